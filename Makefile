@@ -1,0 +1,117 @@
+# agentjail — GNU Makefile. `make`, `make check`, `make check SAN=1`, `make bench`,
+# `make install PREFIX=/usr/local DESTDIR=`, `make deps` (Debian packages), `make run`.
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PREFIX ?= /usr/local
+DESTDIR ?=
+SAN ?=
+PKGS := libseccomp jansson
+
+ifeq ($(SAN),1)
+BUILD := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT := -O1
+else
+BUILD := build/rel
+SANFLAGS :=
+OPT := -O2
+endif
+
+IS_GCC := $(shell $(CC) --version 2>/dev/null | grep -q 'Free Software Foundation' && echo 1)
+WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-unused-parameter
+ifeq ($(IS_GCC),1)
+WARN += -Werror=jump-misses-init -Wjump-misses-init
+endif
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+CPPFLAGS += -D_GNU_SOURCE -Isrc
+CFLAGS ?= $(OPT) -g
+CFLAGS += -std=gnu17 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+LDFLAGS += $(SANFLAGS)
+LDLIBS += $(PKG_LIBS)
+
+LIB_SRC := $(sort $(shell find src -name '*.c' ! -name main.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TB_OBJ := $(LIB_SRC:%.c=$(BUILD)/tb/%.o) $(BUILD)/tb/src/main.o
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
+HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
+BIN := $(BUILD)/agentjail
+TESTBIN := $(BUILD)/agentjail-testbuild
+
+.PHONY: all check unit-check clean install deps run bench format
+all: agentjail
+
+agentjail: $(BIN)
+ifneq ($(SAN),1)
+	@cp -f $(BIN) $@
+else
+	@true
+endif
+
+$(BIN): $(BUILD)/src/main.o $(BUILD)/libagentjail.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(TESTBIN): $(TB_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libagentjail.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tb/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DAJ_TEST_BUILD $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libagentjail.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a $(LDLIBS) $(CMOCKA_LIBS)
+
+# Helpers run inside jails as probes: no sanitizers (they are not our shipped code).
+$(BUILD)/tests/helpers/%: tests/helpers/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -o $@ $<
+
+# Fuzz targets: libFuzzer under clang when FUZZ=1, else a replay main over the corpus.
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libagentjail.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libagentjail.a $(LDLIBS)
+
+unit-check: $(UNIT_BIN)
+
+check: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN)
+	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
+	  CMOCKA_MESSAGE_OUTPUT=TAP \
+	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
+
+bench: $(BIN)
+	@AJ_BUILD=$(abspath $(BUILD)) bench/startup
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
+
+deps:
+	@./scripts/deps.sh
+
+run: deps agentjail
+	./agentjail run -- $${SHELL:-/bin/bash}
+
+format:
+	clang-format -i $$(find src tests -name '*.[ch]')
+
+clean:
+	rm -rf build agentjail
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,62 @@
+/* policy: what a jail may see and do. Pure: parsing, validation, JSON. */
+#pragma once
+#include <stdbool.h>
+
+#include "util/err.h"
+#include "util/strv.h"
+
+#define POLICY_VERSION 1
+
+enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
+enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
+
+struct policy {
+	enum fs_mode fs;
+	enum net_mode net;
+	char *workspace;          /* absolute, normalized (canonical once resolved) */
+	bool workspace_explicit;  /* given with --workspace */
+	struct strv rw;           /* extra writable paths, absolute */
+	struct strv ro;           /* extra read-only paths, absolute */
+	struct strv hide;         /* masked paths, absolute */
+	struct strv dev;          /* device nodes, absolute */
+	struct strv env;          /* NAME or NAME=VALUE */
+	bool allow_ptrace;
+};
+
+/* What `agentjail run` was asked to do. */
+struct run_request {
+	struct policy pol;
+	struct strv cmd;          /* the command and its arguments */
+	bool dry_run;
+};
+
+/* The context the parser needs (plain values, from the host). */
+struct parse_ctx {
+	const char *cwd;
+	const char *home;
+	const char *env_fs;       /* AGENTJAIL_FS or NULL */
+	const char *env_net;      /* AGENTJAIL_NET or NULL */
+};
+
+void policy_init(struct policy *p);
+void policy_free(struct policy *p);
+void run_request_free(struct run_request *r);
+
+const char *fs_mode_name(enum fs_mode m);
+const char *net_mode_name(enum net_mode m);
+int fs_mode_parse(const char *s, enum fs_mode *out);   /* 0 or -1 */
+int net_mode_parse(const char *s, enum net_mode *out); /* 0 or -1 */
+
+/* Parse `run`'s arguments (argv[0] is the first argument after "run").
+ * On error fills e (usage errors) and returns -1: the caller exits 2. */
+int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
+		   struct err *e) WUR;
+
+/* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
+int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;
+
+/* Whether a variable name may be passed with --env (never LD_*, BASH_ENV, …). */
+bool env_name_forbidden(const char *name);
+
+/* A versioned JSON document of the policy (values of --env NAME=VALUE redacted). */
+char *policy_to_json(const struct policy *p);

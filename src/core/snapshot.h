@@ -1,0 +1,57 @@
+/* snapshot: the state of protected paths before a run, compared after it (DESIGN §3 step 7).
+ * A protected path that appeared or changed during the run is a violation: it is reported and
+ * moved aside into the state directory, never deleted. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+#include "util/strv.h"
+
+struct snap_entry {
+	char *path;          /* absolute */
+	bool exists;
+	mode_t type;         /* S_IFMT bits of lstat */
+	dev_t dev;
+	ino_t ino;
+	uint8_t digest[32];  /* SHA-256 over type, content (files), target (symlinks), or the
+			      * recursive listing with each entry's type and content (dirs) */
+};
+
+struct snapshot {
+	struct snap_entry *e;
+	size_t n;
+};
+
+struct violation {
+	char *path;          /* the protected path */
+	char *what;          /* "appeared", "changed", "replaced", "removed", ".git changed kind" */
+	char *moved_to;      /* where it was moved, NULL if it was not moved (e.g. removed) */
+};
+
+struct violations {
+	struct violation *v;
+	size_t n;
+};
+
+/* Record each path (existing or not). A path that cannot be read is an error. */
+int snapshot_take(const struct strv *paths, struct snapshot *out, struct err *e) WUR;
+/* Compare a new snapshot of the same paths with `before`; for each difference add a violation
+ * and, when the path exists now, move it into `quarantine_dir`/<timestamp>-<pid>/<path>. */
+int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
+		   struct violations *out, struct err *e) WUR;
+void snapshot_free(struct snapshot *s);
+void violations_free(struct violations *v);
+
+/* SHA-256 (in-house, FIPS 180-4). */
+struct sha256 {
+	uint32_t h[8];
+	uint64_t len;
+	uint8_t buf[64];
+	size_t nbuf;
+};
+void sha256_init(struct sha256 *c);
+void sha256_update(struct sha256 *c, const void *data, size_t n);
+void sha256_final(struct sha256 *c, uint8_t out[32]);

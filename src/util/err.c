@@ -1,0 +1,66 @@
+#include "util/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void vset(char *dst, size_t len, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(dst, len, fmt, ap);
+	if (n < 0)
+		dst[0] = '\0';
+}
+
+int err_set(struct err *e, int errnum, const char *path, const char *fmt, ...)
+{
+	if (!e)
+		return -1;
+	e->errnum = errnum;
+	va_list ap;
+	va_start(ap, fmt);
+	vset(e->what, sizeof e->what, fmt, ap);
+	va_end(ap);
+	snprintf(e->path, sizeof e->path, "%s", path ? path : "");
+	e->hint[0] = '\0';
+	return -1;
+}
+
+void err_hint(struct err *e, const char *fmt, ...)
+{
+	if (!e)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vset(e->hint, sizeof e->hint, fmt, ap);
+	va_end(ap);
+}
+
+void err_clear(struct err *e)
+{
+	if (e)
+		memset(e, 0, sizeof *e);
+}
+
+void err_format(const struct err *e, char *buf, size_t len)
+{
+	size_t off = 0;
+	int n;
+#define APPEND(...)                                                   \
+	do {                                                          \
+		n = snprintf(buf + off, len - off, __VA_ARGS__);      \
+		if (n < 0 || (size_t)n >= len - off) {                \
+			return;                                       \
+		}                                                     \
+		off += (size_t)n;                                     \
+	} while (0)
+	if (!len)
+		return;
+	buf[0] = '\0';
+	APPEND("%s", e->what[0] ? e->what : "unknown error");
+	if (e->path[0])
+		APPEND(": %s", e->path);
+	if (e->errnum)
+		APPEND(": %s", strerror(e->errnum));
+	if (e->hint[0])
+		APPEND(" (%s)", e->hint);
+#undef APPEND
+}

@@ -1,0 +1,22 @@
+/* err: an error value filled by core functions and printed by the command layer. */
+#pragma once
+#include <stdarg.h>
+#include <stddef.h>
+
+#define WUR __attribute__((warn_unused_result))
+
+struct err {
+	int errnum;        /* errno seen, 0 if none */
+	char what[512];    /* what failed, e.g. "cannot open bind source" */
+	char path[1024];   /* the offending path or input, may be empty */
+	char hint[512];    /* what to do about it, may be empty */
+};
+
+/* Fill e (if not NULL). Always returns -1 so callers can `return err_set(...)`. */
+int err_set(struct err *e, int errnum, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Add or replace the hint. */
+void err_hint(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "what: path: strerror (hint)" into buf. */
+void err_format(const struct err *e, char *buf, size_t len);
+void err_clear(struct err *e);

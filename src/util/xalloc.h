@@ -1,0 +1,11 @@
+/* xalloc: allocation that aborts on exhaustion (a CLI cannot do anything useful without memory). */
+#pragma once
+#include <stddef.h>
+#include <stdarg.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -50,7 +50,7 @@ struct hostfacts {
 	char *hooks_path;      /* core.hooksPath, absolute */
 	char *session_id;      /* AGENTJAIL_SESSION value */
 
-	struct hf_entry *tab;
+	struct hf_entry **tab;
 	size_t ntab, captab;
 	hf_probe_fn probe;     /* NULL in tests */
 	hf_list_fn list;       /* NULL in tests */

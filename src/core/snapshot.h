@@ -10,6 +10,14 @@
 #include "util/err.h"
 #include "util/strv.h"
 
+/* What lstat said about one path: enough to notice that it was swapped for another entry. */
+struct snap_id {
+	bool exists;
+	mode_t type;
+	dev_t dev;
+	ino_t ino;
+};
+
 struct snap_entry {
 	char *path;          /* absolute */
 	bool exists;
@@ -18,6 +26,11 @@ struct snap_entry {
 	ino_t ino;
 	uint8_t digest[32];  /* SHA-256 over type, content (files), target (symlinks), or the
 			      * recursive listing with each entry's type and content (dirs) */
+	/* Each strict ancestor of `path` ("/" excluded), outermost first. A parent that became a
+	 * symlink during the run would otherwise lead the check, and the move aside, out of the
+	 * tree (e.g. `.claude -> ~/.claude` would move the user's own settings). */
+	struct snap_id *anc;
+	size_t nanc;
 };
 
 struct snapshot {
@@ -44,6 +57,12 @@ int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
 		   struct violations *out, struct err *e) WUR;
 void snapshot_free(struct snapshot *s);
 void violations_free(struct violations *v);
+
+/* The EXDEV fallback of a move aside: copy `src` to `dst` (which must not exist; its parent must)
+ * recursively, without following symlinks, keeping permission bits (setuid/setgid dropped), then
+ * remove `src` — only once the copy fully succeeded and was synced. On failure the partial copy is
+ * removed and `src` is left as it was. */
+int move_aside_copy(const char *src, const char *dst, struct err *e) WUR;
 
 /* SHA-256 (in-house, FIPS 180-4). */
 struct sha256 {

@@ -1,0 +1,15 @@
+/* The command layer: the only code that prints to the user or decides exit codes. */
+#pragma once
+#include "util/err.h"
+
+enum {
+	EXIT_USAGE = 2,     /* rejected before touching the system */
+	EXIT_JAIL = 125,    /* building or starting the jail failed */
+	EXIT_NOEXEC = 126,
+	EXIT_NOTFOUND = 127,
+};
+
+void cmd_print_err(const struct err *e);
+void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int cmd_run(int argc, char **argv);

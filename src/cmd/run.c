@@ -1,0 +1,191 @@
+/* agentjail run [POLICY] [--] CMD [ARG…] */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "core/bwrap_argv.h"
+#include "core/hostfacts_probe.h"
+#include "core/launch.h"
+#include "core/policy.h"
+#include "core/userns_diag.h"
+#include "util/path.h"
+
+extern char **environ;
+
+static const char usage[] =
+	"usage: agentjail run [POLICY] [--] CMD [ARG...]\n"
+	"POLICY:\n"
+	"  --fs read-only|workspace-write|danger-full-access   (ro|rw|full; default rw)\n"
+	"  --net off|on                 network (default off)\n"
+	"  --workspace DIR              the project (default: the current directory)\n"
+	"  --rw PATH  --ro PATH  --hide PATH   extra writable, read-only, masked paths\n"
+	"  --dev PATH                   a character device (e.g. /dev/kvm)\n"
+	"  --env NAME[=VALUE]           pass a variable (its value is never shown)\n"
+	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
+	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
+	"      126/127 command not executable / not found\n";
+
+static int run_full_access(struct run_request *req)
+{
+	cmd_warn("danger-full-access: running WITHOUT a sandbox (the command sees and can "
+		 "change everything you can)");
+	if (req->dry_run) {
+		printf("# no jail: danger-full-access runs the command directly\n");
+		for (size_t i = 0; i < req->cmd.n; i++)
+			printf("%s%s", i ? " " : "", req->cmd.v[i]);
+		printf("\n");
+		return 0;
+	}
+	struct err e = {0};
+	int st = launch_unjailed(strv_data(&req->cmd), &e);
+	if (e.what[0])
+		cmd_print_err(&e);
+	return st;
+}
+
+static void report_violations(const struct launch_result *r)
+{
+	for (size_t i = 0; i < r->viol.n; i++) {
+		const struct violation *v = &r->viol.v[i];
+		if (v->moved_to)
+			cmd_warn("violation: protected path %s %s during the run; moved aside to %s",
+				 v->path, v->what, v->moved_to);
+		else
+			cmd_warn("violation: protected path %s %s during the run", v->path,
+				 v->what);
+	}
+	if (r->snapshot_failed) {
+		cmd_warn("could not check protected paths after the run:");
+		cmd_print_err(&r->snap_err);
+	}
+}
+
+static int seccomp_test_errno(void)
+{
+#ifdef AJ_TEST_BUILD
+	const char *v = getenv("AGENTJAIL_TEST_SECCOMP_ERRNO");
+	return v ? atoi(v) : 0;
+#else
+	return 0;
+#endif
+}
+
+static int dry_run(const struct run_request *req, const struct bw_plan *plan)
+{
+	char *bwrap = NULL;
+	struct err e = {0};
+	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;
+	char *pj = policy_to_json(&req->pol);
+	char *txt = bw_plan_render(plan, have ? bwrap : "bwrap");
+	printf("# policy: %s\n%s", pj, txt);
+	free(pj);
+	free(txt);
+	free(bwrap);
+	if (!have) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
+	return 0;
+}
+
+static int start_failed(void)
+{
+	struct userns_facts uf;
+	userns_facts_read(&uf);
+	struct userns_cause c = userns_diagnose(&uf);
+	cmd_warn("the jail could not be started: %s", c.cause);
+	cmd_warn("fix: %s", c.fix);
+	cmd_warn("nothing was run outside the sandbox");
+	return EXIT_JAIL;
+}
+
+static int launch(const struct run_request *req, const struct hostfacts *hf,
+		  const struct bw_plan *plan)
+{
+	char *bwrap = NULL;
+	struct err e = {0};
+	if (launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) < 0) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
+	if (req->pol.net == NET_ON)
+		cmd_warn("net on: the jail shares the host's network, including services on "
+			 "loopback and abstract Unix sockets");
+	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
+				  .test_errno = seccomp_test_errno()};
+	char *quarantine = path_join(hf->state_dir, "quarantine");
+	struct launch_result r;
+	int lr = launch_run(plan, bwrap, &sc, quarantine, &r, &e);
+	free(quarantine);
+	free(bwrap);
+	if (lr < 0) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
+	report_violations(&r);
+	int rc = r.started ? r.status : start_failed();
+	launch_result_free(&r);
+	return rc;
+}
+
+static int run_jailed(struct run_request *req)
+{
+	struct err e = {0};
+	if (policy_canonicalize(&req->pol, &e) < 0 ||
+	    policy_validate(&req->pol, getenv("HOME"), &e) < 0) {
+		cmd_print_err(&e);
+		return EXIT_USAGE;
+	}
+	struct hostfacts hf;
+	hostfacts_init(&hf);
+	struct bw_plan plan = {0};
+	int rc;
+	if (hostfacts_gather(&hf, &req->pol, &req->cmd, environ, &e) < 0) {
+		cmd_print_err(&e);
+		rc = EXIT_JAIL;
+	} else if (bwrap_build(&req->pol, &hf, &req->cmd, &plan, &e) < 0) {
+		cmd_print_err(&e);
+		rc = EXIT_USAGE;
+	} else {
+		rc = req->dry_run ? dry_run(req, &plan) : launch(req, &hf, &plan);
+	}
+	bw_plan_free(&plan);
+	hostfacts_free(&hf);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	char *cwd = getcwd(NULL, 0);
+	if (!cwd) {
+		cmd_warn("cannot read the current directory: %s", strerror(errno));
+		return EXIT_USAGE;
+	}
+	struct parse_ctx ctx = {.cwd = cwd,
+				.home = getenv("HOME"),
+				.env_fs = getenv("AGENTJAIL_FS"),
+				.env_net = getenv("AGENTJAIL_NET")};
+	struct run_request req;
+	struct err e = {0};
+	int rc;
+	if (run_parse_args(argc, argv, &ctx, &req, &e) < 0 ||
+	    policy_validate(&req.pol, ctx.home, &e) < 0) {
+		cmd_print_err(&e);
+		rc = EXIT_USAGE;
+	} else if (launch_harden_self(req.pol.fs != FS_DANGER_FULL, &e) < 0) {
+		cmd_print_err(&e);
+		rc = EXIT_JAIL;
+	} else {
+		rc = req.pol.fs == FS_DANGER_FULL ? run_full_access(&req) : run_jailed(&req);
+	}
+	run_request_free(&req);
+	free(cwd);
+	return rc;
+}

@@ -1,0 +1,676 @@
+/* bwrap_argv: policy + host facts → bwrap argv (DESIGN §3). No syscalls here: every question
+ * about the host goes to the hostfacts table. */
+#include "core/bwrap_argv.h"
+
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+/* tmpfs sizes: generous for builds, but bounded so a runaway jail cannot eat the host's RAM */
+#define SIZE_TMP "4294967296"     /* 4 GiB */
+#define SIZE_VARTMP "1073741824"  /* 1 GiB */
+#define SIZE_RUN "67108864"       /* 64 MiB */
+#define SIZE_SHM "1073741824"     /* 1 GiB */
+#define SIZE_HOME "1073741824"    /* 1 GiB */
+
+const char *const bw_protected_names[] = {
+	".git/hooks", ".git/config", ".gitmodules", ".pre-commit-config.yaml", ".agentjail.toml",
+	".envrc", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".mcp.json",
+	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks", ".codex",
+	".gemini/settings.json", NULL};
+
+/* ---- plan construction helpers ---- */
+
+static struct bw_op *op_new(struct bw_plan *p, const char *comment)
+{
+	if (p->nops == p->capops) {
+		p->capops = p->capops ? p->capops * 2 : 64;
+		p->ops = xrealloc(p->ops, p->capops * sizeof *p->ops);
+	}
+	struct bw_op *o = &p->ops[p->nops++];
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	o->comment = comment ? xstrdup(comment) : NULL;
+	return o;
+}
+
+static void op(struct bw_plan *p, const char *comment, int n, ...)
+{
+	struct bw_op *o = op_new(p, comment);
+	va_list ap;
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		strv_push(&o->args, va_arg(ap, const char *));
+	va_end(ap);
+}
+
+static void op_fd_bind(struct bw_plan *p, bool rw, const char *src, const char *dest,
+		       const char *comment)
+{
+	struct bw_op *o = op_new(p, comment);
+	o->fd = p->next_fd++;
+	o->src = xstrdup(src);
+	strv_push(&o->args, rw ? "--bind-fd" : "--ro-bind-fd");
+	strv_pushf(&o->args, "%d", o->fd);
+	strv_push(&o->args, dest);
+}
+
+static void skip(struct bw_plan *p, const char *path, const char *why)
+{
+	strv_pushf(&p->skipped, "%s: %s", path, why);
+}
+
+/* Mask a host path inside the view: directories become an empty read-only tmpfs, anything else
+ * a read-only /dev/null (bwrap mounts it nodev, so it cannot even be opened). */
+static void mask(struct bw_plan *p, struct hostfacts *hf, const char *path, const char *why)
+{
+	enum hf_type t = hf_type(hf, path);
+	if (t == HF_MISSING) {
+		skip(p, path, "mask: does not exist");
+		return;
+	}
+	if (t == HF_SYMLINK) {
+		skip(p, path, "mask: is a symlink (its target is judged where it lies)");
+		return;
+	}
+	if (t == HF_DIR) {
+		op(p, why, 4, "--perms", "0000", "--tmpfs", path);
+		op(p, "  … and read-only", 2, "--remount-ro", path);
+	} else {
+		op(p, why, 3, "--ro-bind", "/dev/null", path);
+	}
+}
+
+/* ---- the sections, in DESIGN §3 mount order ---- */
+
+static void add_always(struct bw_plan *p, const struct policy *pol)
+{
+	op(p, "new user, mount, pid, ipc, uts, cgroup and network namespaces", 1,
+	   "--unshare-all");
+	op(p, "a user namespace even as root, so --disable-userns applies", 1, "--unshare-user");
+	if (pol->net == NET_ON)
+		op(p, "net on: the host's network (its loopback services too)", 1, "--share-net");
+	op(p, "no nested user namespaces inside the jail", 1, "--disable-userns");
+	op(p, "no capabilities, whatever the uid", 2, "--cap-drop", "ALL");
+	op(p, "the jail dies when agentjail dies", 1, "--die-with-parent");
+	op(p, "our init helper is PID 1: it forwards signals and reaps", 1, "--as-pid-1");
+	op(p, "fixed hostname", 2, "--hostname", "agentjail");
+	char fd[16];
+	snprintf(fd, sizeof fd, "%d", BW_FD_SECCOMP);
+	op(p, "syscall filter for every process in the jail", 2, "--seccomp", fd);
+	snprintf(fd, sizeof fd, "%d", BW_FD_STATUS);
+	op(p, "tells agentjail whether the command really started", 2, "--json-status-fd", fd);
+}
+
+static void add_system(struct bw_plan *p, struct hostfacts *hf)
+{
+	static const char *const sys[] = {"/usr",    "/bin", "/sbin", "/lib", "/lib32",
+					  "/lib64", "/libx32", "/opt", "/etc", NULL};
+	for (size_t i = 0; sys[i]; i++) {
+		const struct hf_stat *st = hf_stat(hf, sys[i]);
+		if (st->type == HF_DIR) {
+			char *c = xasprintf("%s: system files, read-only", sys[i]);
+			op_fd_bind(p, false, sys[i], sys[i], c);
+			free(c);
+		} else if (st->type == HF_SYMLINK) {
+			op(p, "merged-/usr link, as on the host", 3, "--symlink", st->link, sys[i]);
+		} else if (st->type == HF_MISSING) {
+			skip(p, sys[i], "does not exist on this host");
+		} else {
+			skip(p, sys[i], "not a directory");
+		}
+	}
+}
+
+/* Well-known secrets in /etc: matched against its entries (and a few subdirectories). */
+static void etc_secret_paths(struct hostfacts *hf, struct strv *out)
+{
+	static const char *const top[] = {"shadow*", "gshadow*", "sudoers", "sudoers.d",
+					  "krb5.keytab", "wireguard", ".pwd.lock", NULL};
+	static const struct {
+		const char *dir;
+		const char *glob;
+	} sub[] = {{"/etc/ssh", "ssh_host_*_key"},
+		   {"/etc/ssl", "private"},
+		   {"/etc/security", "opasswd"},
+		   {"/etc/NetworkManager", "system-connections"},
+		   {"/etc/libvirt", "secrets"},
+		   {"/etc/openvpn", "*.key"},
+		   {NULL, NULL}};
+	const struct strv *names = hf_children(hf, "/etc");
+	for (size_t i = 0; i < names->n; i++)
+		for (size_t g = 0; top[g]; g++)
+			if (fnmatch(top[g], names->v[i], FNM_PERIOD) == 0 ||
+			    (top[g][0] == '.' && !strcmp(top[g], names->v[i])))
+				strv_push_take(out, path_join("/etc", names->v[i]));
+	for (size_t s = 0; sub[s].dir; s++) {
+		const struct strv *kids = hf_children(hf, sub[s].dir);
+		for (size_t i = 0; i < kids->n; i++)
+			if (fnmatch(sub[s].glob, kids->v[i], 0) == 0)
+				strv_push_take(out, path_join(sub[s].dir, kids->v[i]));
+	}
+}
+
+static bool under_any(const struct strv *v, const char *path)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (path_is_under(path, v->v[i]))
+			return true;
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_etc_masks(struct bw_plan *p, struct hostfacts *hf)
+{
+	if (hf_type(hf, "/etc") != HF_DIR)
+		return;
+	struct strv all = STRV_INIT;
+	etc_secret_paths(hf, &all);
+	if (hf->uid == 0)
+		strv_copy(&all, &hf->etc_unreadable);
+	if (all.n)
+		qsort(all.v, all.n, sizeof *all.v, cmp_str);
+	struct strv done = STRV_INIT;
+	for (size_t i = 0; i < all.n; i++) {
+		/* sorted: a masked directory comes before its contents, which it already hides */
+		if (under_any(&done, all.v[i]))
+			continue;
+		strv_push(&done, all.v[i]);
+		bool unreadable = strv_contains(&hf->etc_unreadable, all.v[i]);
+		mask(p, hf, all.v[i],
+		     unreadable ? "/etc entry an unprivileged user could not read: masked for root"
+				: "well-known secret in /etc: masked");
+	}
+	strv_free(&done);
+	strv_free(&all);
+}
+
+static void add_proc_dev(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	op(p, "a fresh /proc for the jail's pid namespace", 2, "--proc", "/proc");
+	static const char *const ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+					 "/proc/bus", "/proc/fs", NULL};
+	for (size_t i = 0; ro[i]; i++) {
+		if (hf_type(hf, ro[i]) == HF_MISSING) {
+			skip(p, ro[i], "not on this kernel");
+			continue;
+		}
+		op(p, i == 0 ? "read-only: as root, a writable core_pattern is a host takeover"
+			     : "kernel knobs, read-only",
+		   3, "--ro-bind", ro[i], ro[i]);
+	}
+	static const char *const hide[] = {"/proc/kcore",     "/proc/keys", "/proc/timer_list",
+					   "/proc/sched_debug", "/proc/acpi", "/proc/scsi",
+					   NULL};
+	for (size_t i = 0; hide[i]; i++) {
+		if (hf_type(hf, hide[i]) == HF_MISSING) {
+			skip(p, hide[i], "not on this kernel");
+			continue;
+		}
+		mask(p, hf, hide[i], "kernel information the jail does not need: masked");
+	}
+	op(p, "a minimal /dev (null, zero, random, tty, pts, shm)", 2, "--dev", "/dev");
+	for (size_t i = 0; i < pol->dev.n; i++)
+		op(p, "device asked for with --dev", 3, "--dev-bind", pol->dev.v[i],
+		   pol->dev.v[i]);
+}
+
+static void add_tmpfs(struct bw_plan *p)
+{
+	op(p, "private /tmp", 6, "--size", SIZE_TMP, "--perms", "1777", "--tmpfs", "/tmp");
+	op(p, "private /var/tmp", 6, "--size", SIZE_VARTMP, "--perms", "1777", "--tmpfs",
+	   "/var/tmp");
+	op(p, "private /run: no host sockets", 6, "--size", SIZE_RUN, "--perms", "0755",
+	   "--tmpfs", "/run");
+	op(p, "private shared memory", 6, "--size", SIZE_SHM, "--perms", "1777", "--tmpfs",
+	   "/dev/shm");
+	op(p, "as on the host", 3, "--symlink", "../run", "/var/run");
+	char fd[16];
+	snprintf(fd, sizeof fd, "%d", BW_FD_INIT);
+	op(p, "agentjail's init helper, read-only, from an fd", 3, "--ro-bind-fd", fd,
+	   BW_INIT_PATH);
+}
+
+static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	if (pol->net == NET_OFF || !hf->resolv_target)
+		return;
+	if (!path_is_under(hf->resolv_target, "/run")) {
+		skip(p, hf->resolv_target, "resolv.conf target outside /run: visible through /etc");
+		return;
+	}
+	op_fd_bind(p, false, hf->resolv_target, hf->resolv_target,
+		   "resolv.conf's target, after the /run tmpfs (before it, it would be hidden)");
+}
+
+/* The directory a command's files live in: the package root for node and versioned
+ * installs, else the directory of the binary. */
+static char *install_root(const char *real)
+{
+	const char *nm = strstr(real, "/node_modules/");
+	if (nm) {
+		const char *pkg = nm + strlen("/node_modules/");
+		const char *end = strchr(pkg, '/');
+		if (end && pkg[0] == '@')
+			end = strchr(end + 1, '/');
+		if (end)
+			return xstrndup(real, (size_t)(end - real));
+	}
+	const char *ver = strstr(real, "/versions/");
+	if (ver) {
+		const char *v = ver + strlen("/versions/");
+		const char *end = strchr(v, '/');
+		if (end)
+			return xstrndup(real, (size_t)(end - real));
+	}
+	return path_dirname(real);
+}
+
+static bool is_home_or_ancestor(const char *dir, const char *home)
+{
+	return path_is_under(home, dir);
+}
+
+static void add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	const char *home = hf->home;
+	if (!home || !strcmp(home, "/") || home[0] != '/') {
+		skip(p, home ? home : "$HOME", "home is unset or /: no home tmpfs");
+		return;
+	}
+	if (path_is_under(home, pol->workspace)) {
+		skip(p, home, "home lies inside the workspace: the workspace bind shows it");
+		return;
+	}
+	op(p, "$HOME is an empty private tmpfs", 6, "--size", SIZE_HOME, "--perms", "0700",
+	   "--tmpfs", home);
+
+	_cleanup_free_ char *gitconfig = path_join(home, ".gitconfig");
+	enum hf_type gt = hf_type(hf, gitconfig);
+	if (gt == HF_FILE)
+		op_fd_bind(p, false, gitconfig, gitconfig, "your git identity, read-only");
+	else if (gt == HF_SYMLINK)
+		skip(p, gitconfig, "is a symlink: not followed");
+
+	struct strv bound = STRV_INIT;
+	const char *path = hf_getenv(hf, "PATH");
+	_cleanup_free_ char *copy = xstrdup(path ? path : "");
+	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (d[0] != '/')
+			continue; /* ".", relative: meaningless across a chdir */
+		_cleanup_free_ char *dir = path_normalize("/", d);
+		if (!path_is_under(dir, home) || is_home_or_ancestor(dir, home))
+			continue;
+		if (strv_contains(&bound, dir) || under_any(&bound, dir) ||
+		    path_is_under(dir, pol->workspace))
+			continue;
+		if (hf_type(hf, dir) != HF_DIR || hf_has_symlink_below(hf, home, dir)) {
+			skip(p, dir, "PATH entry under $HOME: missing or through a symlink");
+			continue;
+		}
+		op_fd_bind(p, false, dir, dir, "PATH directory under $HOME, read-only");
+		strv_push(&bound, dir);
+	}
+
+	if (hf->cmd_real && path_is_under(hf->cmd_real, home) &&
+	    !path_is_under(hf->cmd_real, pol->workspace) && !under_any(&bound, hf->cmd_real)) {
+		_cleanup_free_ char *root = install_root(hf->cmd_real);
+		if (is_home_or_ancestor(root, home))
+			skip(p, root, "the command's install tree would be $HOME itself");
+		else if (hf_has_symlink_below(hf, home, root))
+			skip(p, root, "the command's install tree is reached through a symlink");
+		else
+			op_fd_bind(p, false, root, root, "the command's install tree, read-only");
+	}
+	strv_free(&bound);
+}
+
+struct wroot {
+	char *path;
+	bool rw;
+};
+
+static void add_workspace(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			  struct strv *writable)
+{
+	bool rw = pol->fs == FS_WORKSPACE_WRITE;
+	op_fd_bind(p, rw, pol->workspace, pol->workspace,
+		   rw ? "the workspace, writable" : "the workspace, read-only");
+	if (rw)
+		strv_push(writable, pol->workspace);
+	const char *gd[] = {hf->gitdir, hf->commondir};
+	for (size_t i = 0; i < 2; i++) {
+		if (!gd[i] || path_is_under(gd[i], pol->workspace))
+			continue;
+		if (i == 1 && hf->gitdir && path_is_under(gd[1], hf->gitdir))
+			continue;
+		if (hf_type(hf, gd[i]) != HF_DIR) {
+			skip(p, gd[i], "git metadata of the workspace: not a directory");
+			continue;
+		}
+		op_fd_bind(p, rw, gd[i], gd[i],
+			   i == 0 ? "the worktree's git dir, like the workspace"
+				  : "the repository's common git dir, like the workspace");
+		if (rw)
+			strv_push(writable, gd[i]);
+	}
+	for (size_t i = 0; i < pol->rw.n; i++) {
+		enum hf_type t = hf_type(hf, pol->rw.v[i]);
+		if (t != HF_DIR && t != HF_FILE) {
+			skip(p, pol->rw.v[i], "--rw: missing or not a file or directory");
+			continue;
+		}
+		op_fd_bind(p, true, pol->rw.v[i], pol->rw.v[i], "--rw: writable");
+		strv_push(writable, pol->rw.v[i]);
+	}
+}
+
+/* Candidates for protection inside one writable root. */
+static void protected_candidates(struct hostfacts *hf, const char *root, struct strv *out)
+{
+	for (size_t i = 0; bw_protected_names[i]; i++)
+		strv_push_take(out, path_join(root, bw_protected_names[i]));
+	_cleanup_free_ char *claude = path_join(root, ".claude");
+	/* watched even when absent, so one that appears is caught */
+	strv_push_take(out, path_join(claude, "settings.json"));
+	strv_push_take(out, path_join(claude, "settings.local.json"));
+	const struct strv *kids = hf_children(hf, claude);
+	for (size_t i = 0; i < kids->n; i++)
+		if (fnmatch("settings*.json", kids->v[i], 0) == 0)
+			strv_push_take(out, path_join(claude, kids->v[i]));
+}
+
+static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable)
+{
+	struct strv cand = STRV_INIT;
+	for (size_t r = 0; r < writable->n; r++) {
+		if (hf_type(hf, writable->v[r]) == HF_DIR)
+			protected_candidates(hf, writable->v[r], &cand);
+	}
+	const char *extra[] = {hf->hooks_path, hf->self_exe};
+	for (size_t i = 0; i < 2; i++)
+		if (extra[i] && under_any(writable, extra[i]))
+			strv_push(&cand, extra[i]);
+	const char *gd[] = {hf->gitdir, hf->commondir};
+	for (size_t i = 0; i < 2; i++) {
+		if (!gd[i] || !under_any(writable, gd[i]))
+			continue;
+		strv_push_take(&cand, path_join(gd[i], "hooks"));
+		strv_push_take(&cand, path_join(gd[i], "config"));
+	}
+	if (cand.n)
+		qsort(cand.v, cand.n, sizeof *cand.v, cmp_str);
+
+	struct strv prot = STRV_INIT, selfb = STRV_INIT;
+	for (size_t i = 0; i < cand.n; i++) {
+		const char *c = cand.v[i];
+		if (i > 0 && !strcmp(c, cand.v[i - 1]))
+			continue;
+		if (!strv_contains(&p->watch, c))
+			strv_push(&p->watch, c);
+		enum hf_type t = hf_type(hf, c);
+		if (t == HF_MISSING)
+			continue;
+		if (under_any(&prot, c))
+			continue; /* an ancestor is already read-only */
+		const char *root = NULL;
+		for (size_t r = 0; r < writable->n; r++)
+			if (path_is_under(c, writable->v[r]) &&
+			    (!root || strlen(writable->v[r]) > strlen(root)))
+				root = writable->v[r];
+		if (!root)
+			continue;
+		if (hf_has_symlink_below(hf, root, c)) {
+			skip(p, c, "protected path is (or is reached through) a symlink: watched, "
+				   "not bound");
+			continue;
+		}
+		strv_push(&prot, c);
+		/* every directory between the root and the path becomes a mount point, so it
+		 * cannot be renamed away and rebuilt (EBUSY) */
+		_cleanup_free_ char *d = path_dirname(c);
+		while (path_is_strict_ancestor(root, d)) {
+			if (!strv_contains(&selfb, d))
+				strv_push(&selfb, d);
+			char *up = path_dirname(d);
+			free(d);
+			d = up;
+		}
+	}
+	/* .git itself: a rename-proof mount point even when it holds no hooks or config */
+	for (size_t r = 0; r < writable->n; r++) {
+		_cleanup_free_ char *g = path_join(writable->v[r], ".git");
+		if (!strv_contains(&p->watch, g))
+			strv_push(&p->watch, g);
+		if (hf_type(hf, g) == HF_DIR && !strv_contains(&selfb, g) &&
+		    !under_any(&prot, g))
+			strv_push(&selfb, g);
+	}
+	if (selfb.n)
+		qsort(selfb.v, selfb.n, sizeof *selfb.v, cmp_str);
+	for (size_t i = 0; i < selfb.n; i++)
+		op_fd_bind(p, true, selfb.v[i], selfb.v[i],
+			   "rename guard: a mount point cannot be moved away (EBUSY)");
+	for (size_t i = 0; i < prot.n; i++)
+		op_fd_bind(p, false, prot.v[i], prot.v[i], "protected: read-only inside the jail");
+	strv_free(&prot);
+	strv_free(&selfb);
+	strv_free(&cand);
+}
+
+static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		      const struct strv *visible)
+{
+	for (size_t i = 0; i < pol->hide.n; i++)
+		mask(p, hf, pol->hide.v[i], "--hide: masked");
+	const char *own[] = {hf->state_dir, hf->config_dir};
+	for (size_t i = 0; i < 2; i++) {
+		if (!own[i] || !under_any(visible, own[i]))
+			continue;
+		if (hf_type(hf, own[i]) == HF_MISSING)
+			continue;
+		mask(p, hf, own[i], "agentjail's own state/config: masked");
+	}
+	for (size_t i = 0; i < pol->ro.n; i++) {
+		enum hf_type t = hf_type(hf, pol->ro.v[i]);
+		if (t != HF_DIR && t != HF_FILE) {
+			skip(p, pol->ro.v[i], "--ro: missing or not a file or directory");
+			continue;
+		}
+		op_fd_bind(p, false, pol->ro.v[i], pol->ro.v[i], "--ro: read-only (narrows)");
+	}
+}
+
+static const char *const env_keep[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM",
+				       "COLORTERM", "LANG", "TZ", NULL};
+
+static void setenv_op(struct bw_plan *p, const char *name, const char *value, bool secret,
+		      const char *why)
+{
+	struct bw_op *o = op_new(p, why);
+	strv_push(&o->args, "--setenv");
+	strv_push(&o->args, name);
+	strv_push(&o->args, value);
+	o->secret = secret;
+}
+
+static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	op(p, "start from an empty environment", 1, "--clearenv");
+	for (size_t i = 0; env_keep[i]; i++) {
+		const char *v = hf_getenv(hf, env_keep[i]);
+		if (!strcmp(env_keep[i], "PATH") && !v)
+			v = "/usr/local/bin:/usr/bin:/bin";
+		if (!strcmp(env_keep[i], "HOME") && !v)
+			v = hf->home;
+		if (v)
+			setenv_op(p, env_keep[i], v, false, "kept from the host");
+	}
+	for (size_t i = 0; i < hf->env.n; i++) {
+		const char *kv = hf->env.v[i];
+		if (strncmp(kv, "LC_", 3) != 0)
+			continue;
+		const char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+		setenv_op(p, name, eq + 1, false, "locale, kept from the host");
+	}
+	for (size_t i = 0; i < pol->env.n; i++) {
+		const char *kv = pol->env.v[i];
+		const char *eq = strchr(kv, '=');
+		if (eq) {
+			_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+			setenv_op(p, name, eq + 1, true, "--env NAME=VALUE");
+			continue;
+		}
+		const char *v = hf_getenv(hf, kv);
+		if (!v) {
+			skip(p, kv, "--env: not set on the host");
+			continue;
+		}
+		setenv_op(p, kv, v, true, "--env NAME: passed through from the host");
+	}
+	if (hf->session_id)
+		setenv_op(p, "AGENTJAIL_SESSION", hf->session_id, false, "this session's id");
+}
+
+static int check_devices(const struct policy *pol, struct hostfacts *hf, struct err *e)
+{
+	for (size_t i = 0; i < pol->dev.n; i++) {
+		const char *d = pol->dev.v[i];
+		enum hf_type t = hf_type(hf, d);
+		if (t == HF_BLK) {
+			err_set(e, 0, d, "--dev refuses block devices");
+			err_hint(e, "a block device gives raw access to a disk; agentjail only passes "
+				    "character devices");
+			return -1;
+		}
+		if (t != HF_CHR) {
+			err_set(e, 0, d, "--dev needs a character device");
+			err_hint(e, "check the path (e.g. /dev/kvm)");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
+		struct bw_plan *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	out->next_fd = BW_FD_BIND0;
+	if (check_devices(pol, hf, e) < 0)
+		return -1;
+	if (hf_type(hf, pol->workspace) != HF_DIR) {
+		err_set(e, 0, pol->workspace, "the workspace is not a directory");
+		return -1;
+	}
+	add_always(out, pol);
+	add_system(out, hf);
+	add_etc_masks(out, hf);
+	add_proc_dev(out, hf, pol);
+	add_tmpfs(out);
+	add_resolv(out, hf, pol);
+	add_home(out, hf, pol);
+	struct strv writable = STRV_INIT;
+	add_workspace(out, hf, pol, &writable);
+	add_protection(out, hf, &writable);
+	struct strv visible = STRV_INIT;
+	strv_push(&visible, pol->workspace);
+	strv_copy(&visible, &pol->rw);
+	strv_copy(&visible, &pol->ro);
+	add_masks(out, hf, pol, &visible);
+	strv_free(&visible);
+	strv_free(&writable);
+	add_env(out, hf, pol);
+
+	const char *cwd = hf->cwd && path_is_under(hf->cwd, pol->workspace) ? hf->cwd
+									       : pol->workspace;
+	out->chdir = xstrdup(cwd);
+	op(out, "start in the workspace", 2, "--chdir", cwd);
+
+	strv_push(&out->cmd, BW_INIT_PATH);
+	strv_push(&out->cmd, "__init");
+	strv_push(&out->cmd, "--");
+	for (size_t i = 0; i < cmd->n; i++)
+		strv_push(&out->cmd, cmd->v[i]);
+	return 0;
+}
+
+void bw_plan_free(struct bw_plan *p)
+{
+	for (size_t i = 0; i < p->nops; i++) {
+		strv_free(&p->ops[i].args);
+		free(p->ops[i].comment);
+		free(p->ops[i].src);
+	}
+	free(p->ops);
+	strv_free(&p->skipped);
+	strv_free(&p->watch);
+	strv_free(&p->notes);
+	strv_free(&p->cmd);
+	free(p->chdir);
+	memset(p, 0, sizeof *p);
+}
+
+void bw_plan_argv(const struct bw_plan *p, struct strv *out)
+{
+	for (size_t i = 0; i < p->nops; i++)
+		strv_copy(out, &p->ops[i].args);
+}
+
+char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
+{
+	struct strbuf b = STRBUF_INIT;
+	sb_addf(&b, "# %s --args %d -- COMMAND, where fd %d holds:\n",
+		bwrap_path ? bwrap_path : "bwrap", BW_FD_ARGS, BW_FD_ARGS);
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		struct strbuf line = STRBUF_INIT;
+		for (size_t a = 0; a < o->args.n; a++) {
+			if (a)
+				sb_addc(&line, ' ');
+			if (o->secret && a == o->args.n - 1)
+				sb_add(&line, "'<redacted>'");
+			else
+				sb_add_shquoted(&line, o->args.v[a]);
+		}
+		sb_add(&b, sb_str(&line));
+		size_t w = line.len;
+		sb_free(&line);
+		if (o->comment || o->src) {
+			for (; w < 44; w++)
+				sb_addc(&b, ' ');
+			sb_add(&b, "  # ");
+			if (o->src && o->args.n == 3 && strcmp(o->src, o->args.v[2]) != 0)
+				sb_addf(&b, "fd %d = %s: ", o->fd, o->src);
+			sb_add(&b, o->comment ? o->comment : "");
+		}
+		sb_addc(&b, '\n');
+	}
+	sb_add(&b, "# COMMAND (on bwrap's command line):\n--");
+	for (size_t i = 0; i < p->cmd.n; i++) {
+		sb_addc(&b, ' ');
+		sb_add_shquoted(&b, p->cmd.v[i]);
+	}
+	sb_add(&b, "\n");
+	for (size_t i = 0; i < p->skipped.n; i++)
+		sb_addf(&b, "# skipped: %s\n", p->skipped.v[i]);
+	for (size_t i = 0; i < p->watch.n; i++)
+		sb_addf(&b, "# watched: %s\n", p->watch.v[i]);
+	for (size_t i = 0; i < p->notes.n; i++)
+		sb_addf(&b, "# note: %s\n", p->notes.v[i]);
+	return sb_steal(&b);
+}

@@ -1,0 +1,59 @@
+/* bwrap_argv: the one pure function from (policy, host facts, command) to bwrap's argv.
+ *
+ * Every bind source that comes from the host is passed as an fd (`--bind-fd`/`--ro-bind-fd`):
+ * the plan names the host path and the fd number; the launcher opens the path without following
+ * symlinks and puts the fd at that number. The numbers are fixed by the plan, so `--dry-run`,
+ * `verify` and the real run print the same argv. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/hostfacts.h"
+#include "core/policy.h"
+#include "util/err.h"
+#include "util/strv.h"
+
+enum {
+	BW_FD_ARGS = 3,    /* bwrap --args: the whole argv, NUL separated */
+	BW_FD_SECCOMP = 4, /* the BPF filter */
+	BW_FD_STATUS = 5,  /* --json-status-fd */
+	BW_FD_INIT = 6,    /* our own binary, mounted as the jail's PID 1 */
+	BW_FD_BIND0 = 7,   /* first bind source */
+};
+
+#define BW_INIT_PATH "/run/agentjail/init"
+
+struct bw_op {
+	struct strv args;  /* the option and its arguments */
+	char *comment;     /* why it is there */
+	char *src;         /* host source for an fd bind, else NULL */
+	int fd;            /* that source's fd number, or -1 */
+	bool secret;       /* last argument is a secret value (redacted when shown) */
+};
+
+struct bw_plan {
+	struct bw_op *ops;
+	size_t nops, capops;
+	struct strv skipped;  /* "PATH: reason" for what was left out */
+	struct strv watch;    /* protected paths to snapshot before and compare after */
+	struct strv notes;    /* things the user should know (exposures) */
+	struct strv cmd;      /* what bwrap runs: the init helper, then the command */
+	char *chdir;          /* the directory the command starts in */
+	int next_fd;
+};
+
+/* Build the plan. Fails (exit 2 material) only on a policy the host facts make impossible:
+ * a block device, a --dev that is not a character device. */
+int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
+		struct bw_plan *out, struct err *e) WUR;
+void bw_plan_free(struct bw_plan *p);
+
+/* The options for --args (no "bwrap" in front, no command: bwrap reads only options from
+ * that fd; the command follows "--" on its command line). Secret values are included. */
+void bw_plan_argv(const struct bw_plan *p, struct strv *out);
+/* Human/dry-run rendering: one option per line, shell-quoted, with its comment; secret values
+ * shown as <redacted>; then the skipped list. */
+char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);
+
+/* The protected names inside every writable root (DESIGN §3 step 7). */
+extern const char *const bw_protected_names[];

@@ -1,0 +1,532 @@
+/* etcscan: see etcscan.h for the rules, the cache format and its known limit. */
+#include "core/etcscan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#define CACHE_MAGIC "agentjail-etcscan 1"
+/* The cache for /etc is about 10 KiB; anything much larger is not ours. */
+#define CACHE_MAX ((off_t)8 << 20)
+/* Deeper directories are masked whole: bounds the number of directory fds held open. */
+#define MAX_DEPTH 64
+/* A timestamp this close to the scan may not move on the next change (see etcscan.h). */
+#define RACY_SEC 2
+
+struct dirrec {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtim, ctim;
+};
+
+struct scan {
+	struct strv masked;
+	struct dirrec *d;
+	size_t nd, capd;
+	struct strbuf path; /* the entry being judged */
+};
+
+static void scan_free(struct scan *s)
+{
+	strv_free(&s->masked);
+	for (size_t i = 0; i < s->nd; i++)
+		free(s->d[i].path);
+	free(s->d);
+	sb_free(&s->path);
+}
+
+static void record_dir(struct scan *s, const char *path, const struct stat *st)
+{
+	if (s->nd == s->capd) {
+		s->capd = s->capd ? 2 * s->capd : 64;
+		s->d = xrealloc(s->d, s->capd * sizeof *s->d);
+	}
+	s->d[s->nd++] = (struct dirrec){
+		.path = xstrdup(path),
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.mtim = st->st_mtim,
+		.ctim = st->st_ctim,
+	};
+}
+
+static void mask_here(struct scan *s) { strv_push(&s->masked, sb_str(&s->path)); }
+
+/* Forget what was found after the given counts (a directory that could not be read whole). */
+static void rollback(struct scan *s, size_t nmasked, size_t nd)
+{
+	while (s->masked.n > nmasked)
+		free(s->masked.v[--s->masked.n]);
+	if (s->masked.v)
+		s->masked.v[s->masked.n] = NULL;
+	while (s->nd > nd)
+		free(s->d[--s->nd].path);
+}
+
+/* An unprivileged user can list and enter it: otherwise everything inside is out of reach. */
+static bool dir_is_open(const struct stat *st)
+{
+	return (st->st_mode & S_IROTH) && (st->st_mode & S_IXOTH);
+}
+
+static int scan_dir(struct scan *s, int fd, int depth);
+
+static void judge_dir(struct scan *s, int dfd, const char *name, const struct stat *lst,
+		      int depth)
+{
+	if (!dir_is_open(lst) || depth >= MAX_DEPTH) {
+		/* recorded so that a chmod making it readable (its ctime) forces a rescan */
+		record_dir(s, sb_str(&s->path), lst);
+		mask_here(s);
+		return;
+	}
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			mask_here(s);
+		return;
+	}
+	/* Record what we opened, before reading it: a change made while we read moves these
+	 * timestamps past the recorded ones. */
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		mask_here(s);
+		return;
+	}
+	record_dir(s, sb_str(&s->path), &st);
+	if (!dir_is_open(&st)) {
+		close(fd);
+		mask_here(s);
+		return;
+	}
+	if (scan_dir(s, fd, depth + 1) < 0)
+		mask_here(s);
+}
+
+/* Judge the entry `name` of the directory open at dfd; s->path is its full path. */
+static void judge(struct scan *s, int dfd, const char *name, int depth)
+{
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT) /* vanished since readdir: nothing to mask */
+			mask_here(s);
+		return;
+	}
+	if (S_ISDIR(st.st_mode))
+		judge_dir(s, dfd, name, &st, depth);
+	else if (S_ISLNK(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))
+		return; /* a symlink's target is judged where it lives */
+	else if (!(st.st_mode & S_IROTH))
+		mask_here(s);
+}
+
+/* Judge every entry of the directory open at fd (taken). -1 (errno set) when it cannot be read
+ * whole: what was found in it is dropped and the caller masks the directory instead. */
+static int scan_dir(struct scan *s, int fd, int depth)
+{
+	size_t nmasked = s->masked.n, nd = s->nd;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	_cleanup_closedir_ DIR *dir = d;
+	size_t base = s->path.len;
+	int rerr;
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(dir);
+		if (!de) {
+			rerr = errno;
+			break;
+		}
+		const char *n = de->d_name;
+		if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
+			continue;
+		/* /etc is mostly symlinks (alternatives, rc?.d): skip them without a stat */
+		if (de->d_type == DT_LNK || de->d_type == DT_SOCK || de->d_type == DT_FIFO)
+			continue;
+		sb_addc(&s->path, '/');
+		sb_add(&s->path, n);
+		judge(s, dirfd(dir), n, depth);
+		s->path.len = base;
+		s->path.s[base] = '\0';
+	}
+	if (rerr) {
+		rollback(s, nmasked, nd);
+		errno = rerr;
+		return -1;
+	}
+	return 0;
+}
+
+static int do_scan(const char *root, struct scan *s, struct err *e)
+{
+	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(e, errno, root, "cannot open the directory to scan");
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return err_set(e, errno, root, "cannot stat the directory to scan");
+	record_dir(s, root, &st);
+	if (!dir_is_open(&st)) {
+		strv_push(&s->masked, root);
+		return 0;
+	}
+	/* children of "/" are "/name", not "//name" */
+	sb_add(&s->path, strcmp(root, "/") == 0 ? "" : root);
+	if (scan_dir(s, steal_fd(&fd), 0) < 0)
+		return err_set(e, errno, root, "cannot read the directory to scan");
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void sort_strv(struct strv *v)
+{
+	if (v->n > 1)
+		qsort(v->v, v->n, sizeof *v->v, cmp_str);
+}
+
+/* True when a change made now could leave t where it is (same clock tick or second). */
+static bool is_recent(const struct timespec *t, const struct timespec *now)
+{
+	if (t->tv_sec > now->tv_sec)
+		return true;
+	if (t->tv_sec < now->tv_sec - RACY_SEC - 1)
+		return false;
+	long long dt = (long long)(now->tv_sec - t->tv_sec) * 1000000000LL +
+		       (now->tv_nsec - t->tv_nsec);
+	return dt < RACY_SEC * 1000000000LL;
+}
+
+/* A later change sets both mtime and ctime to the time of that change: it goes unnoticed only
+ * if both recorded values could equal it. */
+static bool scan_is_racy(const struct scan *s, const struct timespec *start)
+{
+	for (size_t i = 0; i < s->nd; i++)
+		if (is_recent(&s->d[i].mtim, start) && is_recent(&s->d[i].ctim, start))
+			return true;
+	return false;
+}
+
+/* ---- cache file ---- */
+
+static void add_escaped(struct strbuf *b, const char *p)
+{
+	for (; *p; p++) {
+		if (*p == '\\')
+			sb_add(b, "\\\\");
+		else if (*p == '\n')
+			sb_add(b, "\\n");
+		else
+			sb_addc(b, *p);
+	}
+}
+
+/* The inverse of add_escaped, or NULL for an unknown escape. */
+static char *unescape(const char *p)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (; *p; p++) {
+		if (*p != '\\') {
+			sb_addc(&b, *p);
+			continue;
+		}
+		p++;
+		if (*p == '\\') {
+			sb_addc(&b, '\\');
+		} else if (*p == 'n') {
+			sb_addc(&b, '\n');
+		} else {
+			sb_free(&b);
+			return NULL;
+		}
+	}
+	return sb_steal(&b);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* mkdir -p with mode 0700 for the new ones (existing directories are left as they are). */
+static int mkdir_parents(const char *dir)
+{
+	_cleanup_free_ char *p = xstrdup(dir);
+	for (char *q = p + 1;; q++) {
+		if (*q != '/' && *q != '\0')
+			continue;
+		char c = *q;
+		*q = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return -1;
+		*q = c;
+		if (c == '\0')
+			return 0;
+	}
+}
+
+static int open_temp(const char *file, char **tmpl)
+{
+	*tmpl = xasprintf("%s.tmp.XXXXXX", file);
+	return mkostemp(*tmpl, O_CLOEXEC);
+}
+
+/* Best effort: a state directory that cannot be written costs a rescan next time, nothing else. */
+static void write_atomically(const char *file, const struct strbuf *content)
+{
+	_cleanup_free_ char *tmpl = NULL;
+	int fd = open_temp(file, &tmpl);
+	if (fd < 0 && errno == ENOENT) {
+		_cleanup_free_ char *dir = path_dirname(file);
+		if (mkdir_parents(dir) < 0)
+			return;
+		free(tmpl);
+		fd = open_temp(file, &tmpl);
+	}
+	if (fd < 0)
+		return;
+	int rc = fchmod(fd, 0600);
+	if (rc == 0)
+		rc = write_all(fd, content->s, content->len);
+	if (close(fd) < 0)
+		rc = -1;
+	if (rc == 0)
+		rc = rename(tmpl, file);
+	if (rc < 0)
+		(void)unlink(tmpl);
+}
+
+static void cache_store(const char *file, const char *root, const struct scan *s)
+{
+	struct strbuf b = STRBUF_INIT;
+	sb_add(&b, CACHE_MAGIC "\nroot ");
+	add_escaped(&b, root);
+	sb_addc(&b, '\n');
+	for (size_t i = 0; i < s->nd; i++) {
+		const struct dirrec *d = &s->d[i];
+		sb_addf(&b, "d %ju %ju %jd %ld %jd %ld ", (uintmax_t)d->dev, (uintmax_t)d->ino,
+			(intmax_t)d->mtim.tv_sec, d->mtim.tv_nsec, (intmax_t)d->ctim.tv_sec,
+			d->ctim.tv_nsec);
+		add_escaped(&b, d->path);
+		sb_addc(&b, '\n');
+	}
+	for (size_t i = 0; i < s->masked.n; i++) {
+		sb_add(&b, "m ");
+		add_escaped(&b, s->masked.v[i]);
+		sb_addc(&b, '\n');
+	}
+	sb_addf(&b, "end %zu %zu\n", s->nd, s->masked.n);
+	write_atomically(file, &b);
+	sb_free(&b);
+}
+
+/* The cache's text, NUL-terminated, if it is ours and nobody else could have written it. */
+static char *read_trusted(const char *file)
+{
+	_cleanup_close_ int fd =
+		open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    st.st_size > CACHE_MAX)
+		return NULL;
+	size_t cap = (size_t)st.st_size + 1, len = 0;
+	_cleanup_free_ char *buf = xmalloc(cap + 1);
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return NULL;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == cap) /* grew while we read it: not a finished cache */
+			return NULL;
+	}
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len))
+		return NULL;
+	return steal_pointer(&buf);
+}
+
+/* Parse "<digits> " and step past the space. */
+static bool take_u(char **p, uintmax_t *v)
+{
+	char *end;
+	if (!(**p >= '0' && **p <= '9'))
+		return false;
+	errno = 0;
+	*v = strtoumax(*p, &end, 10);
+	if (errno || *end != ' ')
+		return false;
+	*p = end + 1;
+	return true;
+}
+
+/* Parse "[-]<digits> " (seconds may be before 1970) and step past the space. */
+static bool take_s(char **p, intmax_t *v)
+{
+	char *end;
+	const char *d = **p == '-' ? *p + 1 : *p;
+	if (!(*d >= '0' && *d <= '9'))
+		return false;
+	errno = 0;
+	*v = strtoimax(*p, &end, 10);
+	if (errno || *end != ' ')
+		return false;
+	*p = end + 1;
+	return true;
+}
+
+/* A "d" record ("<dev> <ino> <ms> <mns> <cs> <cns> <path>") still describes the directory on
+ * disk. *path receives the unescaped path. */
+static bool dir_unchanged(char *rec, char **path)
+{
+	uintmax_t dev, ino, mns, cns;
+	intmax_t ms, cs;
+	if (!take_u(&rec, &dev) || !take_u(&rec, &ino) || !take_s(&rec, &ms) ||
+	    !take_u(&rec, &mns) || !take_s(&rec, &cs) || !take_u(&rec, &cns))
+		return false;
+	*path = unescape(rec);
+	if (!*path)
+		return false;
+	struct stat st;
+	if (lstat(*path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	return st.st_dev == dev && st.st_ino == ino && st.st_mtim.tv_sec == ms &&
+	       (uintmax_t)st.st_mtim.tv_nsec == mns && st.st_ctim.tv_sec == cs &&
+	       (uintmax_t)st.st_ctim.tv_nsec == cns;
+}
+
+/* A cached entry must be a normalized path below root. */
+static bool valid_entry(const char *p, const char *root)
+{
+	if (p[0] != '/' || !path_below(p, root))
+		return false;
+	_cleanup_free_ char *norm = path_normalize("/", p);
+	return strcmp(norm, p) == 0;
+}
+
+/* Parse the lines after the header; fills masked when every recorded directory is unchanged. */
+static bool parse_records(char *line, const char *root, struct strv *masked)
+{
+	size_t nd = 0;
+	for (;;) {
+		char *nl = strchr(line, '\n');
+		if (!nl)
+			return false; /* truncated: the last line has no newline */
+		*nl = '\0';
+		if (strncmp(line, "d ", 2) == 0 && masked->n == 0) {
+			_cleanup_free_ char *path = NULL;
+			if (!dir_unchanged(line + 2, &path))
+				return false;
+			if (nd == 0 ? strcmp(path, root) != 0 : !valid_entry(path, root))
+				return false;
+			nd++;
+		} else if (strncmp(line, "m ", 2) == 0 && nd > 0) {
+			char *path = unescape(line + 2);
+			if (!path || !valid_entry(path, root)) {
+				free(path);
+				return false;
+			}
+			strv_push_take(masked, path);
+		} else {
+			_cleanup_free_ char *end = xasprintf("end %zu %zu", nd, masked->n);
+			return nd > 0 && strcmp(line, end) == 0 && nl[1] == '\0';
+		}
+		line = nl + 1;
+	}
+}
+
+/* 0 with the cached list appended to out when the cache is trustworthy and current. */
+static int cache_load(const char *file, const char *root, struct strv *out)
+{
+	_cleanup_free_ char *text = read_trusted(file);
+	if (!text)
+		return -1;
+	struct strbuf head = STRBUF_INIT;
+	sb_add(&head, CACHE_MAGIC "\nroot ");
+	add_escaped(&head, root);
+	sb_addc(&head, '\n');
+	bool same = strncmp(text, head.s, head.len) == 0;
+	size_t skip = head.len;
+	sb_free(&head);
+	struct strv masked = STRV_INIT;
+	if (!same || !parse_records(text + skip, root, &masked)) {
+		strv_free(&masked);
+		return -1;
+	}
+	sort_strv(&masked);
+	for (size_t i = 0; i < masked.n; i++)
+		strv_push_take(out, steal_pointer(&masked.v[i]));
+	free(masked.v);
+	return 0;
+}
+
+/* Absolute and normalized; NULL when p is relative and the cwd is unknown. */
+static char *absolute(const char *p)
+{
+	if (p[0] == '/')
+		return path_normalize("/", p);
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	return cwd ? path_normalize(cwd, p) : NULL;
+}
+
+int etcscan_get(const char *etc_root, const char *cache_file, bool refresh, struct strv *out,
+		struct err *e)
+{
+	_cleanup_free_ char *root = absolute(etc_root);
+	if (!root)
+		return err_set(e, errno, etc_root, "cannot make the scan root absolute");
+	_cleanup_free_ char *cache = cache_file ? absolute(cache_file) : NULL;
+	if (cache && !refresh && cache_load(cache, root, out) == 0)
+		return 0;
+
+	struct timespec start;
+	clock_gettime(CLOCK_REALTIME, &start);
+	struct scan s = {0};
+	if (do_scan(root, &s, e) < 0) {
+		scan_free(&s);
+		return -1;
+	}
+	sort_strv(&s.masked);
+	if (cache && !scan_is_racy(&s, &start))
+		cache_store(cache, root, &s);
+	for (size_t i = 0; i < s.masked.n; i++)
+		strv_push_take(out, steal_pointer(&s.masked.v[i]));
+	scan_free(&s);
+	return 0;
+}

@@ -1,0 +1,252 @@
+/* hostfacts_probe: fill the fact table from the running system (the only impure part of the
+ * argv builder's inputs) and canonicalize the policy's paths. */
+#include "core/hostfacts_probe.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/etcscan.h"
+#include "core/gitinfo.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+static enum hf_type type_of(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFDIR:
+		return HF_DIR;
+	case S_IFREG:
+		return HF_FILE;
+	case S_IFLNK:
+		return HF_SYMLINK;
+	case S_IFSOCK:
+		return HF_SOCKET;
+	case S_IFCHR:
+		return HF_CHR;
+	case S_IFBLK:
+		return HF_BLK;
+	case S_IFIFO:
+		return HF_FIFO;
+	default:
+		return HF_OTHER;
+	}
+}
+
+static int probe_lstat(struct hostfacts *hf, const char *path, struct hf_stat *out)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return -1;
+	out->type = type_of(st.st_mode);
+	out->mode = st.st_mode & 07777;
+	out->uid = st.st_uid;
+	out->link = NULL;
+	if (out->type == HF_SYMLINK) {
+		char buf[PATH_MAX];
+		ssize_t n = readlink(path, buf, sizeof buf - 1);
+		if (n < 0)
+			return -1;
+		buf[n] = '\0';
+		out->link = xstrdup(buf);
+	}
+	return 0;
+}
+
+static int probe_list(struct hostfacts *hf, const char *path, struct strv *names)
+{
+	_cleanup_closedir_ DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		strv_push(names, de->d_name);
+	}
+	return 0;
+}
+
+/* realpath that keeps a missing path (normalized) instead of failing */
+static char *canon_or_keep(const char *p)
+{
+	char *r = realpath(p, NULL);
+	return r ? r : xstrdup(p);
+}
+
+static void canon_list(struct strv *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		char *c = canon_or_keep(v->v[i]);
+		free(v->v[i]);
+		v->v[i] = c;
+	}
+}
+
+static char *xdg_dir(const char *env, const char *home, const char *fallback)
+{
+	const char *v = getenv(env);
+	if (v && v[0] == '/')
+		return path_normalize("/", v);
+	return path_join(home, fallback);
+}
+
+static char *new_uuid(void)
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		/* no entropy source: a unique-enough id from time and pid */
+		for (size_t i = 0; i < sizeof b; i++)
+			b[i] = (unsigned char)((unsigned)getpid() >> (i % 4 * 8) ^ (unsigned)i * 31u);
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	return xasprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+			 b[12], b[13], b[14], b[15]);
+}
+
+static int find_home(struct hostfacts *hf, struct err *e)
+{
+	const char *h = getenv("HOME");
+	if (h && h[0] == '/') {
+		hf->home = path_normalize("/", h);
+	} else {
+		struct passwd *pw = getpwuid(hf->uid);
+		if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/')
+			return err_set(e, 0, "$HOME", "cannot tell your home directory");
+		hf->home = path_normalize("/", pw->pw_dir);
+	}
+	const char *u = getenv("USER");
+	if (u && *u) {
+		hf->user = xstrdup(u);
+	} else {
+		struct passwd *pw = getpwuid(hf->uid);
+		hf->user = xstrdup(pw && pw->pw_name ? pw->pw_name : "user");
+	}
+	return 0;
+}
+
+static void resolve_command(struct hostfacts *hf, const char *name)
+{
+	if (strchr(name, '/')) {
+		_cleanup_free_ char *abs = path_normalize(hf->cwd, name);
+		if (access(abs, F_OK) == 0) {
+			hf->cmd_path = xstrdup(abs);
+			hf->cmd_real = canon_or_keep(abs);
+		}
+		return;
+	}
+	const char *path = hf_getenv(hf, "PATH");
+	_cleanup_free_ char *copy = xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (d[0] != '/')
+			continue;
+		_cleanup_free_ char *cand = path_join(d, name);
+		struct stat st;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			hf->cmd_path = path_normalize("/", cand);
+			hf->cmd_real = canon_or_keep(cand);
+			return;
+		}
+	}
+}
+
+static int canon_workspace(struct policy *pol, struct err *e)
+{
+	char *ws = realpath(pol->workspace, NULL);
+	if (!ws) {
+		err_set(e, errno, pol->workspace, "cannot use the workspace");
+		err_hint(e, "pass an existing directory with --workspace");
+		return -1;
+	}
+	struct stat st;
+	if (stat(ws, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		free(ws);
+		err_set(e, ENOTDIR, pol->workspace, "cannot use the workspace");
+		return -1;
+	}
+	free(pol->workspace);
+	pol->workspace = ws;
+	return 0;
+}
+
+int policy_canonicalize(struct policy *pol, struct err *e)
+{
+	if (canon_workspace(pol, e) < 0)
+		return -1;
+	canon_list(&pol->rw);
+	canon_list(&pol->ro);
+	canon_list(&pol->hide);
+	canon_list(&pol->dev);
+	return 0;
+}
+
+int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
+		     char **environ_, struct err *e)
+{
+	hf->probe = probe_lstat;
+	hf->list = probe_list;
+	hf->uid = getuid();
+	hf->gid = getgid();
+	for (char **ep = environ_; ep && *ep; ep++)
+		strv_push(&hf->env, *ep);
+	if (find_home(hf, e) < 0)
+		return -1;
+	char *cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return err_set(e, errno, ".", "cannot read the current directory");
+	hf->cwd = cwd;
+
+	const char *sd = getenv("AGENTJAIL_STATE_DIR");
+	char *state = sd && sd[0] == '/' ? path_normalize("/", sd)
+					  : xdg_dir("XDG_STATE_HOME", hf->home, ".local/state");
+	hf->state_dir = sd && sd[0] == '/' ? state : path_join(state, "agentjail");
+	if (hf->state_dir != state)
+		free(state);
+	char *cfg = xdg_dir("XDG_CONFIG_HOME", hf->home, ".config");
+	hf->config_dir = path_join(cfg, "agentjail");
+	free(cfg);
+	char *sc = canon_or_keep(hf->state_dir);
+	free(hf->state_dir);
+	hf->state_dir = sc;
+
+	char *self = realpath("/proc/self/exe", NULL);
+	if (!self)
+		return err_set(e, errno, "/proc/self/exe", "cannot find agentjail's own binary");
+	hf->self_exe = self;
+
+	char *resolv = realpath("/etc/resolv.conf", NULL);
+	if (resolv && path_is_under(resolv, "/run"))
+		hf->resolv_target = resolv;
+	else
+		free(resolv);
+
+	if (hf->uid == 0 && pol->fs != FS_DANGER_FULL) {
+		_cleanup_free_ char *cache = path_join(hf->state_dir, "etcscan.cache");
+		if (etcscan_get("/etc", cache, false, &hf->etc_unreadable, e) < 0)
+			return -1;
+	}
+
+	if (cmd->n)
+		resolve_command(hf, cmd->v[0]);
+
+	struct git_info gi = {0};
+	if (git_resolve(pol->workspace, hf->home, &gi, e) < 0)
+		return -1;
+	hf->gitdir = steal_pointer(&gi.gitdir);
+	hf->commondir = steal_pointer(&gi.commondir);
+	hf->hooks_path = steal_pointer(&gi.hooks_path);
+	git_info_free(&gi);
+
+	hf->session_id = new_uuid();
+	return 0;
+}

@@ -1,0 +1,13 @@
+/* hostfacts_probe: fill hostfacts from the running system. */
+#pragma once
+#include "core/hostfacts.h"
+#include "core/policy.h"
+
+/* Resolve the policy's paths on the host (symlinks the user typed are followed here, once;
+ * what is derived later never follows one). The workspace must exist: -1 otherwise. */
+int policy_canonicalize(struct policy *pol, struct err *e) WUR;
+
+/* Gather the facts for a run of `cmd` under `pol` (already canonicalized). Installs the lazy
+ * lstat/readdir probe. */
+int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
+		     char **environ_, struct err *e) WUR;

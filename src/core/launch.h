@@ -1,0 +1,36 @@
+/* launch: start bwrap with a plan and wait for the jail (syscalls live here). */
+#pragma once
+#include <stdbool.h>
+
+#include "core/bwrap_argv.h"
+#include "core/seccomp.h"
+#include "core/snapshot.h"
+#include "util/err.h"
+
+/* Host self-hardening before anything else: not dumpable, no core files, a fresh session
+ * keyring, every inherited fd >= 3 closed, and (when nnp) no_new_privs. */
+int launch_harden_self(bool nnp, struct err *e) WUR;
+
+/* Find bwrap in a trusted place: `configured` (AGENTJAIL_BWRAP) if given, else
+ * /usr/bin/bwrap, /usr/local/bin/bwrap. Refused unless the file and every directory above it
+ * are owned by root and not writable by group or others. */
+int launch_find_bwrap(const char *configured, char **out, struct err *e) WUR;
+
+struct launch_result {
+	bool started;          /* bwrap reported the command running */
+	int status;            /* shell-style: n, or 128+signal */
+	struct violations viol;
+	bool snapshot_failed;  /* the after-run comparison could not be done */
+	struct err snap_err;
+};
+
+/* Run the plan. Returns -1 (e filled) when the jail could not even be attempted
+ * (an fd source that changed, no memory for the filter…): exit 125. Otherwise fills r; when
+ * !r->started the jail failed during setup: exit 125 too. */
+int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
+	       const char *quarantine_dir, struct launch_result *r, struct err *e) WUR;
+void launch_result_free(struct launch_result *r);
+
+/* danger-full-access: run the command directly, no jail. Returns its shell-style status, or
+ * 126/127 when it cannot be executed. */
+int launch_unjailed(char **argv, struct err *e);

@@ -1,0 +1,342 @@
+#include "core/policy.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/path.h"
+#include "util/xalloc.h"
+
+void policy_init(struct policy *p)
+{
+	memset(p, 0, sizeof *p);
+	p->fs = FS_WORKSPACE_WRITE;
+	p->net = NET_OFF;
+}
+
+void policy_free(struct policy *p)
+{
+	free(p->workspace);
+	strv_free(&p->rw);
+	strv_free(&p->ro);
+	strv_free(&p->hide);
+	strv_free(&p->dev);
+	strv_free(&p->env);
+	memset(p, 0, sizeof *p);
+}
+
+void run_request_free(struct run_request *r)
+{
+	policy_free(&r->pol);
+	strv_free(&r->cmd);
+}
+
+const char *fs_mode_name(enum fs_mode m)
+{
+	switch (m) {
+	case FS_READ_ONLY:
+		return "read-only";
+	case FS_WORKSPACE_WRITE:
+		return "workspace-write";
+	case FS_DANGER_FULL:
+		return "danger-full-access";
+	}
+	return "?";
+}
+
+const char *net_mode_name(enum net_mode m)
+{
+	switch (m) {
+	case NET_OFF:
+		return "off";
+	case NET_ON:
+		return "on";
+	case NET_ALLOW:
+		return "allow";
+	}
+	return "?";
+}
+
+int fs_mode_parse(const char *s, enum fs_mode *out)
+{
+	if (!strcmp(s, "read-only") || !strcmp(s, "ro"))
+		*out = FS_READ_ONLY;
+	else if (!strcmp(s, "workspace-write") || !strcmp(s, "rw"))
+		*out = FS_WORKSPACE_WRITE;
+	else if (!strcmp(s, "danger-full-access") || !strcmp(s, "full"))
+		*out = FS_DANGER_FULL;
+	else
+		return -1;
+	return 0;
+}
+
+int net_mode_parse(const char *s, enum net_mode *out)
+{
+	if (!strcmp(s, "off"))
+		*out = NET_OFF;
+	else if (!strcmp(s, "on"))
+		*out = NET_ON;
+	else if (!strcmp(s, "allow"))
+		*out = NET_ALLOW;
+	else
+		return -1;
+	return 0;
+}
+
+/* Variables that must never reach a jail, whatever the user asks: they change how the next
+ * program loads or starts (LD_*, BASH_ENV, ENV, IFS) or hand the jail a door to the host
+ * (agent sockets, the session bus, the display). */
+bool env_name_forbidden(const char *name)
+{
+	static const char *const exact[] = {"BASH_ENV", "ENV", "IFS", "SSH_AUTH_SOCK",
+					    "DBUS_SESSION_BUS_ADDRESS", "DISPLAY",
+					    "WAYLAND_DISPLAY", "XAUTHORITY", "GPG_AGENT_INFO",
+					    "AGENTJAIL_SESSION", NULL};
+	if (!strncmp(name, "LD_", 3))
+		return true;
+	for (size_t i = 0; exact[i]; i++)
+		if (!strcmp(name, exact[i]))
+			return true;
+	return false;
+}
+
+static bool env_name_valid(const char *name, size_t n)
+{
+	if (n == 0 || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		      (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+#define usage_err(e, input, ...)                                       \
+	(err_set((e), 0, (input), __VA_ARGS__),                        \
+	 err_hint((e), "see `agentjail run --help`"), -1)
+
+/* Options that take a value; returns the index of the value or -1. "--opt=value" works too. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, struct err *e,
+			     int *failed)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		(void)usage_err(e, name, "option %s needs a value", name);
+		*failed = 1;
+		return NULL;
+	}
+	(*i)++;
+	return argv[*i];
+}
+
+static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *arg)
+{
+	char *exp = path_expand_home(ctx->home, arg);
+	strv_push_take(v, path_normalize(ctx->cwd, exp));
+	free(exp);
+}
+
+int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
+		   struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	policy_init(&out->pol);
+	struct policy *p = &out->pol;
+
+	if (ctx->env_fs && *ctx->env_fs && fs_mode_parse(ctx->env_fs, &p->fs) < 0)
+		return usage_err(e, ctx->env_fs,
+				 "AGENTJAIL_FS has an unknown filesystem mode (%s)",
+				 "read-only, workspace-write or danger-full-access");
+	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
+		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
+				 "off or on");
+
+	int i = 0;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v;
+		int failed = 0;
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !strcmp(a, "-"))
+			break;
+		if (!strcmp(a, "--dry-run")) {
+			out->dry_run = true;
+		} else if ((v = opt_value(argc, argv, &i, "--fs", e, &failed))) {
+			if (fs_mode_parse(v, &p->fs) < 0)
+				return usage_err(e, v, "unknown filesystem mode (%s)",
+						 "read-only|ro, workspace-write|rw, "
+						 "danger-full-access|full");
+		} else if (!failed && (v = opt_value(argc, argv, &i, "--net", e, &failed))) {
+			if (net_mode_parse(v, &p->net) < 0)
+				return usage_err(e, v, "unknown network mode (%s)", "off, on");
+		} else if (!failed && (v = opt_value(argc, argv, &i, "--workspace", e, &failed))) {
+			free(p->workspace);
+			char *exp = path_expand_home(ctx->home, v);
+			p->workspace = path_normalize(ctx->cwd, exp);
+			free(exp);
+			p->workspace_explicit = true;
+		} else if (!failed && (v = opt_value(argc, argv, &i, "--rw", e, &failed))) {
+			push_path(&p->rw, ctx, v);
+		} else if (!failed && (v = opt_value(argc, argv, &i, "--ro", e, &failed))) {
+			push_path(&p->ro, ctx, v);
+		} else if (!failed && (v = opt_value(argc, argv, &i, "--hide", e, &failed))) {
+			push_path(&p->hide, ctx, v);
+		} else if (!failed && (v = opt_value(argc, argv, &i, "--dev", e, &failed))) {
+			push_path(&p->dev, ctx, v);
+		} else if (!failed && (v = opt_value(argc, argv, &i, "--env", e, &failed))) {
+			const char *eq = strchr(v, '=');
+			size_t n = eq ? (size_t)(eq - v) : strlen(v);
+			if (!env_name_valid(v, n))
+				return usage_err(e, v, "--env needs NAME or NAME=VALUE (%s)",
+						 "NAME: letters, digits, _");
+			strv_push(&p->env, v);
+		} else if (!failed && !strcmp(a, "--allow-ptrace")) {
+			p->allow_ptrace = true;
+		} else if (!failed) {
+			return usage_err(e, a, "unknown option");
+		}
+		if (failed)
+			return -1;
+	}
+	for (; i < argc; i++)
+		strv_push(&out->cmd, argv[i]);
+	if (out->cmd.n == 0)
+		return usage_err(e, "", "no command given (usage: agentjail run [POLICY] [--] CMD "
+					"[ARG...])");
+	if (!p->workspace)
+		p->workspace = path_normalize("/", ctx->cwd);
+	return 0;
+}
+
+static int check_env(const struct policy *p, struct err *e)
+{
+	for (size_t i = 0; i < p->env.n; i++) {
+		const char *s = p->env.v[i];
+		const char *eq = strchr(s, '=');
+		char *name = eq ? xstrndup(s, (size_t)(eq - s)) : xstrdup(s);
+		bool bad = env_name_forbidden(name);
+		if (bad) {
+			err_set(e, 0, name, "--env refuses this variable");
+			err_hint(e, "it changes how programs load or opens a door to the host; "
+				    "agentjail never passes it into a jail");
+		}
+		free(name);
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_overlap(const struct policy *p, struct err *e)
+{
+	for (size_t i = 0; i < p->rw.n; i++) {
+		if (strv_contains(&p->ro, p->rw.v[i]) || strv_contains(&p->hide, p->rw.v[i])) {
+			err_set(e, 0, p->rw.v[i], "contradictory policy: path is both --rw and "
+						  "--ro/--hide");
+			err_hint(e, "give each path one mode");
+			return -1;
+		}
+		if (!strcmp(p->rw.v[i], "/")) {
+			err_set(e, 0, "/", "--rw refuses the root directory");
+			err_hint(e, "a jail never makes / writable; use danger-full-access instead");
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < p->ro.n; i++) {
+		if (strv_contains(&p->hide, p->ro.v[i])) {
+			err_set(e, 0, p->ro.v[i], "contradictory policy: path is both --ro and "
+						  "--hide");
+			err_hint(e, "give each path one mode");
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < p->hide.n; i++) {
+		if (!strcmp(p->hide.v[i], "/")) {
+			err_set(e, 0, "/", "--hide refuses the root directory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int policy_validate(const struct policy *p, const char *home, struct err *e)
+{
+	if (p->fs == FS_DANGER_FULL && p->net != NET_ON) {
+		err_set(e, 0, net_mode_name(p->net),
+			"danger-full-access runs without a jail and cannot enforce --net");
+		err_hint(e, "use --net on with --fs danger-full-access, or keep a jail with "
+			    "--fs workspace-write");
+		return -1;
+	}
+	if (p->net == NET_ALLOW) {
+		err_set(e, 0, "allow", "--net allow is not available yet");
+		err_hint(e, "use --net off or --net on");
+		return -1;
+	}
+	if (!p->workspace_explicit && p->fs != FS_DANGER_FULL) {
+		bool refuse = !strcmp(p->workspace, "/") ||
+			      (home && (path_is_under(home, p->workspace)));
+		if (refuse) {
+			err_set(e, 0, p->workspace,
+				"refusing this directory as the workspace: it is / or your home "
+				"or one of its ancestors");
+			err_hint(e, "cd into a project directory, or pass --workspace %s if you "
+				    "really mean it",
+				 p->workspace);
+			return -1;
+		}
+	}
+	if (check_env(p, e) < 0)
+		return -1;
+	return check_overlap(p, e);
+}
+
+static json_t *strv_json(const struct strv *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, json_string(v->v[i]));
+	return a;
+}
+
+char *policy_to_json(const struct policy *p)
+{
+	json_t *env = json_array();
+	for (size_t i = 0; i < p->env.n; i++) {
+		const char *eq = strchr(p->env.v[i], '=');
+		if (eq) {
+			char *red = xasprintf("%.*s=<redacted>", (int)(eq - p->env.v[i]),
+					      p->env.v[i]);
+			json_array_append_new(env, json_string(red));
+			free(red);
+		} else {
+			json_array_append_new(env, json_string(p->env.v[i]));
+		}
+	}
+	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:b}",
+			      "version", POLICY_VERSION, "fs", fs_mode_name(p->fs), "net",
+			      net_mode_name(p->net), "workspace", p->workspace ? p->workspace : "",
+			      "workspace_explicit", p->workspace_explicit, "rw", strv_json(&p->rw),
+			      "ro", strv_json(&p->ro), "hide", strv_json(&p->hide), "dev",
+			      strv_json(&p->dev), "env", env, "allow_ptrace", p->allow_ptrace);
+	if (!o)
+		abort();
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!s)
+		abort();
+	return s;
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The filesystem view: writes outside the workspace, read-only mode, $HOME, /etc secrets,
+# /proc/sys, extra binds, masks, and nothing left behind on the host.
+. "$(dirname "$0")/lib.sh"
+aj_setup
+
+if aj_is_root; then
+	# A non-world-readable entry in /etc: must be masked when agentjail runs as root.
+	ETC_SECRET=/etc/agentjail-test-$$.secret
+	AJ_CLEAN+=("$ETC_SECRET")
+	printf 'etc-secret\n' >"$ETC_SECRET"
+	chmod 0600 "$ETC_SECRET"
+fi
+
+for who in "${AJ_WHOS[@]}"; do
+	aj_use "$who"
+	before=$(aj_tree "$WS" "$HOMEDIR")
+
+	# --- the workspace ---------------------------------------------------------------------
+	aj_run "$who" -- run -- "$P" write "$WS/created" hello
+	probe_ok "$who: the workspace is writable (default workspace-write)"
+	is "$(cat "$WS/created" 2>/dev/null)" hello "$who: … and the file is on the host"
+	rm -f "$WS/created"
+
+	aj_run "$who" -- run --fs read-only -- "$P" write "$WS/created"
+	probe_denied "$who: --fs read-only: the workspace is not writable"
+	check "$who: … and nothing was created on the host" test ! -e "$WS/created"
+	aj_run "$who" -- run --fs ro -- "$P" read "$WS/probe"
+	probe_ok "$who: --fs ro: the workspace is readable"
+	aj_run "$who" -- run --fs ro -- "$P" write "$WS/created"
+	probe_denied "$who: --fs ro (alias): the workspace is not writable"
+	aj_run "$who" -e AGENTJAIL_FS=read-only -- run -- "$P" write "$WS/created"
+	probe_denied "$who: AGENTJAIL_FS=read-only: the workspace is not writable"
+	aj_run "$who" -e AGENTJAIL_FS=read-only -- run --fs rw -- "$P" write "$WS/created"
+	probe_ok "$who: --fs rw overrides AGENTJAIL_FS=read-only"
+	rm -f "$WS/created"
+	aj_run "$who" -- run -- "$P" mknod "$WS/nulldev"
+	probe_denied "$who: mknod of a device in the workspace fails"
+	rm -f "$WS/nulldev"
+
+	# --- writes outside the workspace fail and leave nothing ------------------------------------
+	name=agentjail-test-$$-outside
+	for dir in / /usr /usr/local /bin /etc /var /opt /lib "$(dirname "$WS")" "$AJ_TMP" /root /home /srv /mnt; do
+		[ -d "$dir" ] || continue
+		aj_run "$who" -- run -- "$P" write "${dir%/}/$name"
+		probe_denied "$who: write to ${dir%/}/$name fails"
+		check "$who: … and ${dir%/}/$name does not exist on the host" test ! -e "${dir%/}/$name"
+		rm -f "${dir%/}/$name"
+	done
+	# /tmp and $HOME are private tmpfs inside: writable there, never reaching the host.
+	aj_run "$who" -- run -- sh -c "'$P' write /tmp/$name && '$P' write /var/tmp/$name && '$P' write /dev/shm/$name && '$P' write '$HOMEDIR/$name'"
+	rc_is 0 "$who: /tmp, /var/tmp, /dev/shm and \$HOME are writable scratch space inside"
+	for f in "/tmp/$name" "/var/tmp/$name" "/dev/shm/$name" "$HOMEDIR/$name"; do
+		check "$who: … $f was not created on the host" test ! -e "$f"
+		rm -f "$f"
+	done
+	aj_run "$who" -- run -- "$P" write "/run/$name"
+	check "$who: a write to /run does not reach the host" test ! -e "/run/$name"
+	rm -f "/run/$name"
+
+	# --- $HOME is empty: a canary is unreachable ------------------------------------------------
+	printf 'canary\n' >"$HOMEDIR/canary"
+	mkdir -p "$HOMEDIR/.ssh"
+	printf 'private key\n' >"$HOMEDIR/.ssh/id_ed25519"
+	chmod 0644 "$HOMEDIR/canary" "$HOMEDIR/.ssh/id_ed25519"
+	aj_chown "$HOMEDIR/canary" "$HOMEDIR/.ssh"
+	aj_run "$who" -- run -- "$P" read "$HOMEDIR/canary"
+	probe_denied "$who: a canary file in \$HOME is unreachable"
+	aj_run "$who" -- run -- "$P" read "$HOMEDIR/.ssh/id_ed25519"
+	probe_denied "$who: \$HOME/.ssh is unreachable"
+	aj_run "$who" -- run -- sh -c 'ls -A "$HOME"'
+	is "$OUT" "" "$who: \$HOME is empty inside"
+	# PATH directories under $HOME come back read-only, the rest of $HOME does not.
+	mkdir -p "$HOMEDIR/bin"
+	printf '#!/bin/sh\necho hello-from-home-bin\n' >"$HOMEDIR/bin/aj-home-tool"
+	chmod 0755 "$HOMEDIR/bin/aj-home-tool"
+	aj_chown "$HOMEDIR/bin"
+	aj_run "$who" -e PATH="$HOMEDIR/bin:$AJ_SYS_PATH" -- run -- aj-home-tool
+	is "$OUT" hello-from-home-bin "$who: a PATH directory under \$HOME is available inside"
+	aj_run "$who" -e PATH="$HOMEDIR/bin:$AJ_SYS_PATH" -- run -- "$P" write "$HOMEDIR/bin/planted"
+	probe_denied "$who: … read-only"
+	check "$who: … nothing planted on the host" test ! -e "$HOMEDIR/bin/planted"
+	aj_run "$who" -e PATH="$HOMEDIR/bin:$AJ_SYS_PATH" -- run -- "$P" read "$HOMEDIR/canary"
+	probe_denied "$who: … while the canary beside it stays unreachable"
+	rm -rf "${HOMEDIR:?}/bin" "${HOMEDIR:?}/canary" "${HOMEDIR:?}/.ssh"
+
+	# --- /etc ------------------------------------------------------------------------------------
+	aj_run "$who" -- run -- "$P" read /etc/passwd
+	probe_ok "$who: /etc/passwd is readable"
+	for f in /etc/shadow /etc/gshadow; do
+		[ -e "$f" ] || continue
+		aj_run "$who" -- run -- "$P" read "$f"
+		probe_denied "$who: $f is unreadable"
+	done
+	if [ "$who" = root ]; then
+		aj_run "$who" -- run -- "$P" read "$ETC_SECRET"
+		probe_denied "$who: a root-only (0600) file in /etc is masked when run as root"
+		aj_run "$who" -- run -- sh -c 'cat /etc/shadow /etc/gshadow /etc/sudoers 2>/dev/null; exit 0'
+		unlike "$OUT" 'root:' "$who: no content of shadow/gshadow/sudoers can be read"
+	fi
+
+	# --- /proc/sys ------------------------------------------------------------------------------
+	for f in /proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe /proc/sys/vm/overcommit_memory \
+		/proc/sys/kernel/hostname; do
+		[ -e "$f" ] || continue
+		cur=$(cat "$f")
+		aj_run "$who" -- run -- "$P" write "$f" "$cur"$'\n'
+		probe_denied "$who: writing $f's current value back fails"
+		is "$(cat "$f")" "$cur" "$who: … and $f is unchanged on the host"
+	done
+	aj_run "$who" -- run -- sh -c 'for f in /proc/sys/kernel/*; do [ -w "$f" ] && [ -f "$f" ] && echo "$f"; done; exit 0'
+	is "$OUT" "" "$who: no file under /proc/sys/kernel is writable (access(W_OK))"
+
+	# --- extra binds, masks ------------------------------------------------------------------------
+	printf 'extra\n' >"$EXTRA/file"
+	aj_chown "$EXTRA/file"
+	aj_run "$who" -- run -- "$P" read "$EXTRA/file"
+	probe_denied "$who: a path outside the workspace is invisible without --ro/--rw"
+	aj_run "$who" -- run --ro "$EXTRA" -- "$P" read "$EXTRA/file"
+	probe_ok "$who: --ro DIR: readable"
+	aj_run "$who" -- run --ro "$EXTRA" -- "$P" write "$EXTRA/new"
+	probe_denied "$who: --ro DIR: not writable"
+	aj_run "$who" -- run --rw "$EXTRA" -- "$P" write "$EXTRA/new" via-rw
+	probe_ok "$who: --rw DIR: writable"
+	is "$(cat "$EXTRA/new" 2>/dev/null)" via-rw "$who: … and the write reached the host"
+	rm -f "$EXTRA/new"
+	mkdir -p "$WS/ro-sub" "$WS/hidden"
+	printf 'hidden\n' >"$WS/hidden/secret"
+	aj_chown "$WS/ro-sub" "$WS/hidden"
+	aj_run "$who" -- run --ro "$WS/ro-sub" -- "$P" write "$WS/ro-sub/x"
+	probe_denied "$who: --ro narrows a directory inside the writable workspace"
+	aj_run "$who" -- run --hide "$WS/hidden" -- "$P" read "$WS/hidden/secret"
+	probe_denied "$who: --hide masks a directory inside the workspace"
+	aj_run "$who" -- run --hide "$WS/hidden" -- "$P" write "$WS/hidden/new"
+	check "$who: … and nothing written there reaches the host" test ! -e "$WS/hidden/new"
+	rm -rf "$WS/ro-sub" "$WS/hidden"
+
+	# agentjail's own state directory is out of reach when it falls under the workspace.
+	mkdir -p "$WS/.state"
+	printf 'state\n' >"$WS/.state/record"
+	aj_chown "$WS/.state"
+	aj_run "$who" -e AGENTJAIL_STATE_DIR="$WS/.state" -- run -- "$P" read "$WS/.state/record"
+	probe_denied "$who: agentjail's state directory inside the workspace is masked"
+	aj_run "$who" -e AGENTJAIL_STATE_DIR="$WS/.state" -- run -- "$P" write "$WS/.state/planted"
+	check "$who: … and nothing can be planted in it" test ! -e "$WS/.state/planted"
+	rm -rf "$WS/.state"
+
+	# --- nothing left behind -------------------------------------------------------------------
+	aj_run "$who" -- run -- "$P" exit 0
+	aj_run "$who" -- run --fs ro -- "$P" exit 0
+	aj_run "$who" -- run --dry-run -- "$P" exit 0
+	after=$(aj_tree "$WS" "$HOMEDIR")
+	is "$after" "$before" "$who: no file was left behind in the workspace or \$HOME"
+done
+aj_skip_missing_whos "filesystem view"
+
+done_testing

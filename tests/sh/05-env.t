@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The environment: cleared, then an allowlist; secrets passed with --env are visible inside and
+# never on any host process's command line.
+. "$(dirname "$0")/lib.sh"
+aj_setup
+
+LIBC=$(ldd /bin/true 2>/dev/null | awk '/libc\.so/ {print $3; exit}')
+SECRET_ENV=(
+	GITHUB_TOKEN=ghp_agentjailtestsecret0001
+	GH_TOKEN=gho_agentjailtestsecret0002
+	GITLAB_TOKEN=glpat-agentjailtestsecret0003
+	SSH_AUTH_SOCK=/tmp/ssh-agentjailtest/agent.4
+	AWS_ACCESS_KEY_ID=AKIAAGENTJAILTEST0005
+	AWS_SECRET_ACCESS_KEY=agentjailtestsecret0006
+	AWS_SESSION_TOKEN=agentjailtestsecret0007
+	GOOGLE_APPLICATION_CREDENTIALS=/tmp/agentjailtestsecret0008.json
+	AZURE_CLIENT_SECRET=agentjailtestsecret0009
+	ANTHROPIC_API_KEY=sk-ant-agentjailtestsecret0010
+	OPENAI_API_KEY=sk-agentjailtestsecret0011
+	NPM_TOKEN=npm_agentjailtestsecret0012
+	DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/agentjailtestsecret0013
+	DISPLAY=:97
+	WAYLAND_DISPLAY=wayland-agentjailtest
+	"LD_PRELOAD=${LIBC:-/lib/x86_64-linux-gnu/libc.so.6}"
+	LD_LIBRARY_PATH=/agentjailtest/lib
+	BASH_ENV=/agentjailtest/bash_env
+	ENV=/agentjailtest/env
+	PYTHONPATH=/agentjailtest/py
+	NODE_OPTIONS=--require=/agentjailtest/hook.js
+	AGENTJAIL_TEST_UNLISTED=agentjailtestsecret0014
+)
+env_args=()
+for kv in "${SECRET_ENV[@]}"; do env_args+=(-e "$kv"); done
+
+for who in "${AJ_WHOS[@]}"; do
+	aj_use "$who"
+
+	aj_run "$who" "${env_args[@]}" -- run -- "$P" env
+	rc_is 0 "$who: probe env runs with a hostile host environment"
+	for kv in "${SECRET_ENV[@]}"; do
+		name=${kv%%=*}
+		unlike "$OUT" "(^|"$'\n'")$name=" "$who: $name is absent inside"
+	done
+	unlike "$OUT" 'agentjailtest' "$who: no value of a host secret appears anywhere inside"
+	like "$OUT" "(^|"$'\n'")HOME=$HOMEDIR("$'\n'"|$)" "$who: HOME is kept"
+	like "$OUT" "(^|"$'\n'")PATH=" "$who: PATH is kept"
+	like "$OUT" "(^|"$'\n'")USER=$RUN_NAME("$'\n'"|$)" "$who: USER is kept"
+	like "$OUT" "(^|"$'\n'")LANG=C.UTF-8("$'\n'"|$)" "$who: LANG is kept"
+	diag "$who: environment inside: $(printf '%s' "$OUT" | cut -d= -f1 | tr '\n' ' ')"
+
+	# --env NAME=VALUE and --env NAME (pass-through of a host variable the user names).
+	aj_run "$who" "${env_args[@]}" -- run --env AJ_EXPLICIT=explicit-value --env GITHUB_TOKEN -- "$P" env
+	like "$OUT" "(^|"$'\n'")AJ_EXPLICIT=explicit-value("$'\n'"|$)" "$who: --env NAME=VALUE is visible inside"
+	like "$OUT" "(^|"$'\n'")GITHUB_TOKEN=ghp_agentjailtestsecret0001("$'\n'"|$)" \
+		"$who: --env NAME passes the host's value through"
+	unlike "$OUT" "(^|"$'\n'")AWS_SECRET_ACCESS_KEY=" "$who: … and only that one"
+
+	# --- the secret never appears on a host command line while the jail runs ----------------
+	for form in value passthrough; do
+		secret="agentjail-cmdline-secret-$form-$$-$RANDOM$RANDOM"
+		rm -f "$WS/seen"
+		if [ $form = value ]; then
+			aj_cmd "$who" -- run --env AJ_SECRET="$secret" -- \
+				sh -c 'printf %s "$AJ_SECRET" > seen.tmp && mv seen.tmp seen && sleep 2'
+			desc="--env NAME=VALUE"
+		else
+			aj_cmd "$who" -e AJ_SECRET="$secret" -- run --env AJ_SECRET -- \
+				sh -c 'printf %s "$AJ_SECRET" > seen.tmp && mv seen.tmp seen && sleep 2'
+			desc="--env NAME (value from the host environment)"
+		fi
+		"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/bg.out" 2>"$AJ_TMP/bg.err" &
+		bgpid=$!
+		AJ_PIDS+=("$bgpid")
+		for _ in $(seq 1 250); do
+			[ -e "$WS/seen" ] && break
+			kill -0 "$bgpid" 2>/dev/null || break
+			sleep 0.02
+		done
+		leaked=() scanned=0 sawbwrap=
+		for f in /proc/[0-9]*/cmdline; do
+			pid=${f#/proc/}; pid=${pid%/cmdline}
+			[ "$pid" = "$$" ] && continue
+			c=$(tr '\0' ' ' <"$f" 2>/dev/null) || continue
+			scanned=$((scanned + 1))
+			[[ $c == *bwrap* ]] && sawbwrap=1
+			[[ $c == *"$secret"* ]] && leaked+=("$pid: ${c:0:300}")
+		done
+		check "$who: $desc: the jail was running during the scan" test -e "$WS/seen"
+		is "${#leaked[@]}" 0 "$who: $desc: the value is on no host command line ($scanned scanned)"
+		[ "${#leaked[@]}" -eq 0 ] || diag "${leaked[@]}"
+		[ -n "$sawbwrap" ] || diag "(no bwrap process seen during the scan)"
+		wait "$bgpid"
+		is "$(cat "$WS/seen" 2>/dev/null)" "$secret" "$who: $desc: … while it is visible inside"
+		rm -f "$WS/seen" "$WS/seen.tmp"
+	done
+done
+aj_skip_missing_whos "environment"
+
+done_testing

@@ -1,0 +1,338 @@
+/* The argv builder: golden files per case (tests/data/argv/NAME.facts → NAME.golden) and
+ * property tests over generated policies and hosts. AJ_UPDATE_GOLDEN=1 rewrites the goldens. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bwrap_argv.h"
+#include "core/hostfacts.h"
+#include "core/policy.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+#include "util/strv.h"
+#include "util/xalloc.h"
+
+static const char *data_dir(void)
+{
+	static char buf[4096];
+	const char *src = getenv("AJ_SRC");
+	snprintf(buf, sizeof buf, "%s/tests/data/argv", src ? src : ".");
+	return buf;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	struct strbuf b = STRBUF_INIT;
+	char tmp[4096];
+	size_t n;
+	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+		sb_addn(&b, tmp, n);
+	fclose(f);
+	return sb_steal(&b);
+}
+
+/* "# args: a b c" on the first line of a case */
+static void case_args(const char *facts, struct strv *args)
+{
+	char *txt = read_all(facts);
+	assert_non_null(txt);
+	assert_true(strncmp(txt, "# args: ", 8) == 0);
+	char *nl = strchr(txt, '\n');
+	*nl = '\0';
+	char *save = NULL;
+	for (char *t = strtok_r(txt + 8, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		strv_push(args, t);
+	free(txt);
+}
+
+/* parse + validate + build, rendered as the golden text */
+static char *render_case(struct hostfacts *hf, struct strv *args)
+{
+	struct parse_ctx ctx = {.cwd = hf->cwd, .home = hf->home};
+	struct run_request req;
+	struct err e = {0};
+	struct bw_plan plan = {0};
+	char buf[4096];
+	char *out;
+	if (run_parse_args((int)args->n, strv_data(args), &ctx, &req, &e) < 0 ||
+	    policy_validate(&req.pol, hf->home, &e) < 0 ||
+	    bwrap_build(&req.pol, hf, &req.cmd, &plan, &e) < 0) {
+		err_format(&e, buf, sizeof buf);
+		out = xasprintf("error: %s\n", buf);
+	} else {
+		char *pj = policy_to_json(&req.pol);
+		char *txt = bw_plan_render(&plan, "/usr/bin/bwrap");
+		out = xasprintf("# policy: %s\n%s", pj, txt);
+		free(pj);
+		free(txt);
+	}
+	bw_plan_free(&plan);
+	run_request_free(&req);
+	return out;
+}
+
+static void golden_case(void **state)
+{
+	const char *name = *state;
+	char facts[4200], golden[4200];
+	snprintf(facts, sizeof facts, "%s/%s.facts", data_dir(), name);
+	snprintf(golden, sizeof golden, "%s/%s.golden", data_dir(), name);
+	struct hostfacts hf;
+	hostfacts_init(&hf);
+	struct err e = {0};
+	assert_int_equal(hostfacts_load_fixture(&hf, facts, &e), 0);
+	struct strv args = STRV_INIT;
+	case_args(facts, &args);
+	char *got = render_case(&hf, &args);
+	if (getenv("AJ_UPDATE_GOLDEN")) {
+		FILE *f = fopen(golden, "we");
+		assert_non_null(f);
+		fputs(got, f);
+		fclose(f);
+	}
+	char *want = read_all(golden);
+	if (!want || strcmp(want, got) != 0) {
+		fprintf(stderr, "# golden mismatch for %s; got:\n%s", name, got);
+		fail_msg("%s differs from %s (AJ_UPDATE_GOLDEN=1 rewrites it)", name, golden);
+	}
+	free(want);
+	free(got);
+	strv_free(&args);
+	hostfacts_free(&hf);
+}
+
+/* ---- properties over generated policies ---- */
+
+static const char *const pool[] = {
+	"/home/u/proj/.git",	     "/home/u/proj/.git/hooks",	 "/home/u/proj/.git/config",
+	"/home/u/proj/.envrc",	     "/home/u/proj/.vscode",	 "/home/u/proj/.claude",
+	"/home/u/proj/.claude/commands", "/home/u/proj/.claude/settings.json",
+	"/home/u/proj/src",	     "/home/u/proj/.husky",	 "/home/u/data",
+	"/home/u/data/.git",	     "/home/u/data/.git/hooks",	 "/home/u/data/.bashrc",
+	"/home/u/bin",		     "/home/u/.cache",		 "/srv",
+	"/srv/ref",		     "/home/u/proj/secret",	 "/home/u/.local/state/agentjail",
+	"/home/u/.config",	     "/home/u/.config/agentjail", NULL};
+
+static unsigned rnd(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 16) & 0x7fff;
+}
+
+static void gen_host(struct hostfacts *hf, unsigned *seed)
+{
+	struct err e = {0};
+	char f[4200];
+	snprintf(f, sizeof f, "%s/user.inc", data_dir());
+	assert_int_equal(hostfacts_load_fixture(hf, f, &e), 0);
+	if (rnd(seed) % 3 == 0)
+		hf->uid = 0;
+	for (size_t i = 0; pool[i]; i++) {
+		unsigned r = rnd(seed) % 6;
+		if (r == 0)
+			continue;
+		hf_add(hf, pool[i], r == 5 ? HF_SYMLINK : (r == 4 ? HF_FILE : HF_DIR), 0755, 1000,
+		       r == 5 ? "/home/u/.ssh" : NULL);
+	}
+	/* parents of everything added are directories */
+	hf_add(hf, "/home/u/proj", HF_DIR, 0755, 1000, NULL);
+	if (rnd(seed) % 2)
+		hf->hooks_path = xstrdup("/home/u/proj/.husky");
+}
+
+static void gen_args(struct strv *a, unsigned *seed)
+{
+	static const char *const fs[] = {"ro", "rw"};
+	static const char *const net[] = {"off", "on"};
+	strv_push(a, "--fs");
+	strv_push(a, fs[rnd(seed) % 2]);
+	strv_push(a, "--net");
+	strv_push(a, net[rnd(seed) % 2]);
+	static const char *const opts[] = {"--rw", "--ro", "--hide"};
+	unsigned n = rnd(seed) % 5;
+	for (unsigned i = 0; i < n; i++) {
+		strv_push(a, opts[rnd(seed) % 3]);
+		strv_push(a, pool[rnd(seed) % (sizeof pool / sizeof *pool - 1)]);
+	}
+	strv_push(a, "--env");
+	strv_push(a, "SECRET_TOKEN=s3cr3t-value-xyz");
+	strv_push(a, "--");
+	strv_push(a, "bash");
+}
+
+static bool is_mount(const char *opt)
+{
+	static const char *const m[] = {"--bind-fd", "--ro-bind-fd", "--ro-bind", "--bind",
+					"--dev-bind", "--tmpfs", "--proc", "--dev", "--symlink",
+					NULL};
+	for (size_t i = 0; m[i]; i++)
+		if (!strcmp(opt, m[i]))
+			return true;
+	return false;
+}
+
+static const char *dest_of(const struct bw_op *o)
+{
+	return o->args.v[o->args.n - 1];
+}
+
+static void check_plan(const struct bw_plan *p, const char *rendered)
+{
+	struct strv dests = STRV_INIT;
+	bool seen_seccomp = false, seen_capdrop = false, seen_userns = false;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		const char *opt = o->args.v[0];
+		if (!strcmp(opt, "--perms") || !strcmp(opt, "--size")) {
+			/* "--size N --perms M --tmpfs D": the mount is the last pair */
+			opt = o->args.v[o->args.n - 2];
+		}
+		if (!strcmp(opt, "--seccomp"))
+			seen_seccomp = true;
+		if (!strcmp(opt, "--cap-drop"))
+			seen_capdrop = true;
+		if (!strcmp(opt, "--disable-userns"))
+			seen_userns = true;
+		if (!is_mount(opt))
+			continue;
+		const char *d = dest_of(o);
+		/* one mount per destination */
+		if (strv_contains(&dests, d))
+			fail_msg("two mounts on %s", d);
+		strv_push(&dests, d);
+		/* / is never bound, never writable */
+		assert_string_not_equal(d, "/");
+		/* no host /run: only the resolv.conf target may come from there */
+		if (o->src && path_is_under(o->src, "/run"))
+			assert_true(strstr(o->src, "resolv") != NULL);
+		if (!strcmp(opt, "--ro-bind") && strcmp(o->args.v[1], "/dev/null") != 0)
+			assert_true(path_is_under(o->args.v[1], "/proc"));
+		/* a protected path: every directory between it and its writable root was
+		 * self-bound before it */
+		if (o->comment && strstr(o->comment, "protected:")) {
+			for (size_t j = 0; j < p->nops; j++) {
+				const struct bw_op *q = &p->ops[j];
+				if (!q->comment || !strstr(q->comment, "rename guard"))
+					continue;
+				if (path_is_strict_ancestor(dest_of(q), d))
+					assert_true(j < i);
+			}
+		}
+	}
+	assert_true(seen_seccomp && seen_capdrop && seen_userns);
+	assert_null(strstr(rendered, "s3cr3t-value-xyz"));
+	assert_null(strstr(rendered, "ghp_shouldnotleak"));
+	assert_null(strstr(rendered, "awsshouldnotleak"));
+	assert_null(strstr(rendered, "LD_PRELOAD"));
+	assert_null(strstr(rendered, "SSH_AUTH_SOCK"));
+	strv_free(&dests);
+}
+
+static void properties(void **state)
+{
+	(void)state;
+	unsigned seed = 20261129;
+	for (int iter = 0; iter < 400; iter++) {
+		struct hostfacts hf;
+		hostfacts_init(&hf);
+		gen_host(&hf, &seed);
+		struct strv args = STRV_INIT;
+		gen_args(&args, &seed);
+		struct parse_ctx ctx = {.cwd = hf.cwd, .home = hf.home};
+		struct run_request req;
+		struct err e = {0};
+		if (run_parse_args((int)args.n, strv_data(&args), &ctx, &req, &e) == 0 &&
+		    policy_validate(&req.pol, hf.home, &e) == 0) {
+			struct bw_plan plan = {0};
+			assert_int_equal(bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e), 0);
+			char *txt = bw_plan_render(&plan, "bwrap");
+			struct strv flat = STRV_INIT;
+			bw_plan_argv(&plan, &flat);
+			/* the flat argv (sent through the args fd) does carry the value */
+			bool found = false;
+			for (size_t i = 0; i < flat.n; i++)
+				found |= !strcmp(flat.v[i], "s3cr3t-value-xyz");
+			assert_true(found);
+			check_plan(&plan, txt);
+			free(txt);
+			strv_free(&flat);
+			bw_plan_free(&plan);
+		}
+		run_request_free(&req);
+		strv_free(&args);
+		hostfacts_free(&hf);
+	}
+}
+
+/* the plan is a pure function: the same inputs give byte-identical output */
+static void deterministic(void **state)
+{
+	(void)state;
+	char *a = NULL, *b = NULL;
+	for (int k = 0; k < 2; k++) {
+		struct hostfacts hf;
+		hostfacts_init(&hf);
+		char f[4200];
+		struct err e = {0};
+		snprintf(f, sizeof f, "%s/protected.facts", data_dir());
+		assert_int_equal(hostfacts_load_fixture(&hf, f, &e), 0);
+		struct strv args = STRV_INIT;
+		case_args(f, &args);
+		char *r = render_case(&hf, &args);
+		if (k == 0)
+			a = r;
+		else
+			b = r;
+		strv_free(&args);
+		hostfacts_free(&hf);
+	}
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(void)
+{
+	DIR *d = opendir(data_dir());
+	if (!d) {
+		printf("1..0 # SKIP no fixtures at %s (set AJ_SRC)\n", data_dir());
+		return 0;
+	}
+	struct strv names = STRV_INIT;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (n > 6 && !strcmp(de->d_name + n - 6, ".facts"))
+			strv_push_take(&names, xstrndup(de->d_name, n - 6));
+	}
+	closedir(d);
+	qsort(names.v, names.n, sizeof *names.v, cmp_name);
+	struct CMUnitTest *tests = xcalloc(names.n + 2, sizeof *tests);
+	size_t k = 0;
+	for (size_t i = 0; i < names.n; i++) {
+		tests[k].name = names.v[i];
+		tests[k].test_func = golden_case;
+		tests[k].initial_state = names.v[i];
+		k++;
+	}
+	tests[k++] = (struct CMUnitTest)cmocka_unit_test(properties);
+	tests[k++] = (struct CMUnitTest)cmocka_unit_test(deterministic);
+	int rc = _cmocka_run_group_tests("bwrap_argv", tests, k, NULL, NULL);
+	free(tests);
+	strv_free(&names);
+	return rc;
+}

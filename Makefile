@@ -46,7 +46,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
 BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
 
-.PHONY: all check unit-check clean install deps run bench format
+.PHONY: all check test unit-check clean install deps run bench format
 all: agentjail
 
 agentjail: $(BIN)
@@ -90,7 +90,12 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libagentjail.
 
 unit-check: $(UNIT_BIN)
 
-check: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN)
+# `make check` first installs missing Debian packages, then builds and tests in a fresh make
+# (pkg-config flags are read when the Makefile is parsed, so after the install).
+check: deps
+	@$(MAKE) --no-print-directory test
+
+test: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN)
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
@@ -105,7 +110,8 @@ install: $(BIN)
 deps:
 	@./scripts/deps.sh
 
-run: deps agentjail
+run: deps
+	@$(MAKE) --no-print-directory agentjail
 	./agentjail run -- $${SHELL:-/bin/bash}
 
 format:

@@ -349,18 +349,20 @@ static void add_workspace(struct bw_plan *p, struct hostfacts *hf, const struct 
 		   rw ? "the workspace, writable" : "the workspace, read-only");
 	if (rw)
 		strv_push(writable, pol->workspace);
-	const char *gd[] = {hf->gitdir, hf->commondir};
+	/* the common dir first: a worktree's git dir usually lies inside it, and a mount of the
+	 * ancestor after the child would cover the child */
+	const char *gd[] = {hf->commondir, hf->gitdir};
 	for (size_t i = 0; i < 2; i++) {
 		if (!gd[i] || path_is_under(gd[i], pol->workspace))
 			continue;
-		if (i == 1 && hf->gitdir && path_is_under(gd[1], hf->gitdir))
+		if (i == 1 && hf->commondir && path_is_under(gd[1], hf->commondir))
 			continue;
 		if (hf_type(hf, gd[i]) != HF_DIR) {
 			skip(p, gd[i], "git metadata of the workspace: not a directory");
 			continue;
 		}
 		op_fd_bind(p, rw, gd[i], gd[i],
-			   i == 0 ? "the worktree's git dir, like the workspace"
+			   i == 1 ? "the worktree's git dir, like the workspace"
 				  : "the repository's common git dir, like the workspace");
 		if (rw)
 			strv_push(writable, gd[i]);
@@ -566,6 +568,74 @@ static int check_devices(const struct policy *pol, struct hostfacts *hf, struct 
 	return 0;
 }
 
+/* The mount an op makes (its destination), or NULL for a non-mount option. The option may
+ * be preceded by "--size N" and "--perms M". */
+static const char *mount_dest(const struct bw_op *o)
+{
+	static const char *const m[] = {"--bind-fd", "--ro-bind-fd", "--ro-bind", "--bind",
+					"--dev-bind", "--tmpfs", "--proc", "--dev", "--symlink",
+					NULL};
+	size_t k = 0;
+	while (k + 1 < o->args.n &&
+	       (!strcmp(o->args.v[k], "--size") || !strcmp(o->args.v[k], "--perms")))
+		k += 2;
+	if (k >= o->args.n)
+		return NULL;
+	for (size_t i = 0; m[i]; i++)
+		if (!strcmp(o->args.v[k], m[i]))
+			return o->args.v[o->args.n - 1];
+	return NULL;
+}
+
+static void op_free(struct bw_op *o)
+{
+	strv_free(&o->args);
+	free(o->comment);
+	free(o->src);
+}
+
+/* One mount per destination: when a later op mounts on the same path, it would cover the
+ * earlier one anyway, so the earlier one (and a --remount-ro right after it) goes. Later
+ * sections are the narrower ones (protection, masks, --ro), so the view is unchanged and
+ * never widened. Bind fds are renumbered afterwards. */
+static void dedupe_mounts(struct bw_plan *p)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const char *d = mount_dest(&p->ops[i]);
+		bool later = false;
+		for (size_t j = i + 1; d && j < p->nops && !later; j++) {
+			const char *dj = mount_dest(&p->ops[j]);
+			later = dj && !strcmp(dj, d);
+		}
+		if (!later) {
+			p->ops[w++] = p->ops[i];
+			continue;
+		}
+		skip(p, d, "mounted again later in the plan: the later, narrower mount wins");
+		struct bw_op *next = i + 1 < p->nops ? &p->ops[i + 1] : NULL;
+		if (next && !strcmp(next->args.v[0], "--remount-ro") &&
+		    !strcmp(next->args.v[1], d)) {
+			op_free(next);
+			op_free(&p->ops[i]);
+			i++;
+			continue;
+		}
+		op_free(&p->ops[i]);
+	}
+	p->nops = w;
+	int fd = BW_FD_BIND0;
+	for (size_t i = 0; i < p->nops; i++) {
+		struct bw_op *o = &p->ops[i];
+		if (o->fd < 0)
+			continue;
+		o->fd = fd++;
+		free(o->args.v[1]);
+		o->args.v[1] = xasprintf("%d", o->fd);
+	}
+	p->next_fd = fd;
+}
+
 int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
 		struct bw_plan *out, struct err *e)
 {
@@ -595,6 +665,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_free(&visible);
 	strv_free(&writable);
 	add_env(out, hf, pol);
+
+	dedupe_mounts(out);
 
 	const char *cwd = hf->cwd && path_is_under(hf->cwd, pol->workspace) ? hf->cwd
 									       : pol->workspace;

@@ -208,7 +208,7 @@ int git_config_each(const char *text, git_config_fn fn, void *ctx)
 	if (strncmp(c.s, "\xef\xbb\xbf", 3) == 0) /* a UTF-8 byte order mark, as git allows */
 		c.s += 3;
 	struct strbuf sec = STRBUF_INIT, sub = STRBUF_INIT, key = STRBUF_INIT;
-	bool in_section = false, has_sub = false;
+	bool has_sub = false;
 	int rc = 0;
 	for (;;) {
 		int ch = cfg_next(&c);
@@ -228,16 +228,16 @@ int git_config_each(const char *text, git_config_fn fn, void *ctx)
 			rc = cfg_header(&c, &sec, &sub, &has_sub);
 			if (rc < 0)
 				break;
-			in_section = true;
 			continue; /* git allows a variable on the header's line */
 		}
 		char *value = NULL;
 		buf_reset(&key);
-		if (!in_section || !isalpha(ch) || cfg_variable(&c, ch, &key, &value) < 0) {
+		if (!isalpha(ch) || cfg_variable(&c, ch, &key, &value) < 0) {
 			rc = -1;
 			break;
 		}
-		rc = fn(sec.s, has_sub ? sb_str(&sub) : NULL, key.s, value, ctx);
+		/* before any header, git files the variable under an empty section */
+		rc = fn(sb_str(&sec), has_sub ? sb_str(&sub) : NULL, key.s, value, ctx);
 		free(value);
 		if (rc)
 			break;

@@ -22,9 +22,10 @@ struct git_info {
 char *git_parse_gitfile(const char *content);
 
 /* Called for each variable of a git config text, in order. section and key are lowercased;
- * subsection is NULL for "[section]", as written for [section "sub"], lowercased for the old
- * [section.sub] form; value is NULL for a key without "=" (git's implicit "true"). A nonzero
- * return stops the walk and is returned by git_config_each. */
+ * section is "" for a variable before any header (git accepts it); subsection is NULL for
+ * "[section]", as written for [section "sub"], lowercased for the old [section.sub] form; value
+ * is NULL for a key without "=" (git's implicit "true"). A nonzero return stops the walk and is
+ * returned by git_config_each. */
 typedef int (*git_config_fn)(const char *section, const char *subsection, const char *key,
 			     const char *value, void *ctx);
 

@@ -210,6 +210,15 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 		return 0;
 	}
 	if (!strcmp(key, "env") && rest) {
+		/* a later line for the same variable replaces the earlier one (includes) */
+		size_t n = strcspn(rest, "=");
+		for (size_t i = 0; i < hf->env.n; i++) {
+			if (!strncmp(hf->env.v[i], rest, n) && hf->env.v[i][n] == '=') {
+				free(hf->env.v[i]);
+				hf->env.v[i] = xstrdup(rest);
+				return 0;
+			}
+		}
 		strv_push(&hf->env, rest);
 		return 0;
 	}

@@ -52,94 +52,100 @@ struct sc_rule {
 };
 
 /* Refused unconditionally. */
+/* clang-format off */
 static const struct sc_rule deny_rules[] = {
-        /* Namespaces and mounts: the jail's view of the system is bwrap's to set up, not its
-         * tenant's. */
-        {"unshare", EPERM, REQUIRED},
-        {"setns", EPERM, REQUIRED},
-        {"mount", EPERM, REQUIRED},
-        {"umount2", EPERM, REQUIRED},
-        {"umount", EPERM, OPTIONAL},
-        {"pivot_root", EPERM, REQUIRED},
-        {"chroot", EPERM, REQUIRED},
-        /* ENOSYS, not EPERM: libc treats ENOSYS from clone3 as "old kernel" and falls back to
-         * clone, whose flags we can inspect (clone3 passes them in memory, out of our reach).
-         * clone3 is required because it could otherwise create namespaces unseen, and fixed
-         * because a test build answering its distinctive errno here would break every
-         * pthread_create and posix_spawn in the jail. */
-        {"clone3", ENOSYS, REQUIRED | FIXED},
-        {"open_tree", ENOSYS, OPTIONAL},
-        {"open_tree_attr", ENOSYS, OPTIONAL},
-        {"move_mount", ENOSYS, OPTIONAL},
-        {"fsopen", ENOSYS, OPTIONAL},
-        {"fsconfig", ENOSYS, OPTIONAL},
-        {"fsmount", ENOSYS, OPTIONAL},
-        {"fspick", ENOSYS, OPTIONAL},
-        {"mount_setattr", ENOSYS, OPTIONAL},
-        /* Kernel keyrings are not namespaced per jail. */
-        {"keyctl", EPERM, OPTIONAL},
-        {"add_key", EPERM, OPTIONAL},
-        {"request_key", EPERM, OPTIONAL},
-        /* Large kernel attack surface with little use for an agent. io_uring also creates
-         * sockets without socket(), which would bypass the family check below. */
-        {"bpf", EPERM, OPTIONAL},
-        {"perf_event_open", EPERM, OPTIONAL},
-        {"userfaultfd", EPERM, OPTIONAL},
-        {"io_uring_setup", EPERM, OPTIONAL},
-        {"io_uring_enter", EPERM, OPTIONAL},
-        {"io_uring_register", EPERM, OPTIONAL},
-        /* Host administration. */
-        {"kexec_load", EPERM, OPTIONAL},
-        {"kexec_file_load", EPERM, OPTIONAL},
-        {"init_module", EPERM, OPTIONAL},
-        {"finit_module", EPERM, OPTIONAL},
-        {"delete_module", EPERM, OPTIONAL},
-        {"reboot", EPERM, OPTIONAL},
-        {"swapon", EPERM, OPTIONAL},
-        {"swapoff", EPERM, OPTIONAL},
-        {"syslog", EPERM, OPTIONAL},
-        {"acct", EPERM, OPTIONAL},
-        {"quotactl", EPERM, OPTIONAL},
-        {"quotactl_fd", EPERM, OPTIONAL},
-        {"sethostname", EPERM, OPTIONAL},
-        {"setdomainname", EPERM, OPTIONAL},
-        /* x86 legacy hardware access (absent elsewhere, hence optional). */
-        {"modify_ldt", EPERM, OPTIONAL},
-        {"iopl", EPERM, OPTIONAL},
-        {"ioperm", EPERM, OPTIONAL},
-        /* File handles bypass path-based confinement (the "shocker" escape). */
-        {"open_by_handle_at", EPERM, OPTIONAL},
-        {"name_to_handle_at", EPERM, OPTIONAL},
-        /* Setting the clock changes it for the whole host. */
-        {"settimeofday", EPERM, OPTIONAL},
-        {"clock_settime", EPERM, OPTIONAL},
-        {"clock_adjtime", EPERM, OPTIONAL},
-        {"adjtimex", EPERM, OPTIONAL},
-        {"stime", EPERM, OPTIONAL},
-        /* NUMA memory policy: can move other processes' pages and pin host memory placement.
-         * get_mempolicy only reads and stays allowed. */
-        {"mbind", EPERM, OPTIONAL},
-        {"set_mempolicy", EPERM, OPTIONAL},
-        {"set_mempolicy_home_node", EPERM, OPTIONAL},
-        {"migrate_pages", EPERM, OPTIONAL},
-        {"move_pages", EPERM, OPTIONAL},
+	/* Namespaces and mounts: the jail's view of the system is bwrap's to set up, not its
+	 * tenant's. */
+	{"unshare", EPERM, REQUIRED},
+	{"setns", EPERM, REQUIRED},
+	{"mount", EPERM, REQUIRED},
+	{"umount2", EPERM, REQUIRED},
+	{"umount", EPERM, OPTIONAL},
+	{"pivot_root", EPERM, REQUIRED},
+	{"chroot", EPERM, REQUIRED},
+	/* ENOSYS, not EPERM: libc treats ENOSYS from clone3 as "old kernel" and falls back to
+	 * clone, whose flags we can inspect (clone3 passes them in memory, out of our reach).
+	 * clone3 is required because it could otherwise create namespaces unseen, and fixed
+	 * because a test build answering its distinctive errno here would break every
+	 * pthread_create and posix_spawn in the jail. */
+	{"clone3", ENOSYS, REQUIRED | FIXED},
+	{"open_tree", ENOSYS, OPTIONAL},
+	{"open_tree_attr", ENOSYS, OPTIONAL},
+	{"move_mount", ENOSYS, OPTIONAL},
+	{"fsopen", ENOSYS, OPTIONAL},
+	{"fsconfig", ENOSYS, OPTIONAL},
+	{"fsmount", ENOSYS, OPTIONAL},
+	{"fspick", ENOSYS, OPTIONAL},
+	{"mount_setattr", ENOSYS, OPTIONAL},
+	/* Kernel keyrings are not namespaced per jail. */
+	{"keyctl", EPERM, OPTIONAL},
+	{"add_key", EPERM, OPTIONAL},
+	{"request_key", EPERM, OPTIONAL},
+	/* Large kernel attack surface with little use for an agent. io_uring also creates
+	 * sockets without socket(), which would bypass the family check below. */
+	{"bpf", EPERM, OPTIONAL},
+	{"perf_event_open", EPERM, OPTIONAL},
+	{"userfaultfd", EPERM, OPTIONAL},
+	{"io_uring_setup", EPERM, OPTIONAL},
+	{"io_uring_enter", EPERM, OPTIONAL},
+	{"io_uring_register", EPERM, OPTIONAL},
+	/* Host administration. */
+	{"kexec_load", EPERM, OPTIONAL},
+	{"kexec_file_load", EPERM, OPTIONAL},
+	{"init_module", EPERM, OPTIONAL},
+	{"finit_module", EPERM, OPTIONAL},
+	{"delete_module", EPERM, OPTIONAL},
+	{"reboot", EPERM, OPTIONAL},
+	{"swapon", EPERM, OPTIONAL},
+	{"swapoff", EPERM, OPTIONAL},
+	{"syslog", EPERM, OPTIONAL},
+	{"acct", EPERM, OPTIONAL},
+	{"quotactl", EPERM, OPTIONAL},
+	{"quotactl_fd", EPERM, OPTIONAL},
+	{"sethostname", EPERM, OPTIONAL},
+	{"setdomainname", EPERM, OPTIONAL},
+	/* x86 legacy hardware access (absent elsewhere, hence optional). */
+	{"modify_ldt", EPERM, OPTIONAL},
+	{"iopl", EPERM, OPTIONAL},
+	{"ioperm", EPERM, OPTIONAL},
+	/* File handles bypass path-based confinement (the "shocker" escape). */
+	{"open_by_handle_at", EPERM, OPTIONAL},
+	{"name_to_handle_at", EPERM, OPTIONAL},
+	/* Setting the clock changes it for the whole host. */
+	{"settimeofday", EPERM, OPTIONAL},
+	{"clock_settime", EPERM, OPTIONAL},
+	{"clock_adjtime", EPERM, OPTIONAL},
+	{"adjtimex", EPERM, OPTIONAL},
+	{"stime", EPERM, OPTIONAL},
+	/* NUMA memory policy: can move other processes' pages and pin host memory placement.
+	 * get_mempolicy only reads and stays allowed. */
+	{"mbind", EPERM, OPTIONAL},
+	{"set_mempolicy", EPERM, OPTIONAL},
+	{"set_mempolicy_home_node", EPERM, OPTIONAL},
+	{"migrate_pages", EPERM, OPTIONAL},
+	{"move_pages", EPERM, OPTIONAL},
 };
+/* clang-format on */
 
 /* Refused unless the profile allows debugging. */
+/* clang-format off */
 static const struct sc_rule ptrace_rules[] = {
-        {"ptrace", EPERM, REQUIRED},
-        {"process_vm_readv", EPERM, OPTIONAL},
-        {"process_vm_writev", EPERM, OPTIONAL},
+	{"ptrace", EPERM, REQUIRED},
+	{"process_vm_readv", EPERM, OPTIONAL},
+	{"process_vm_writev", EPERM, OPTIONAL},
 };
+/* clang-format on */
 
 /* Namespace flags refused in clone(2). CLONE_NEWTIME (0x80) is deliberately absent: clone(2)
  * keeps the exit signal in the low byte of its flags (CSIGNAL), so that bit is a signal number
  * there, not a namespace request, and clone(2) cannot create a time namespace at all (only
  * unshare and clone3 can, and both are refused outright). */
+/* clang-format off */
 static const unsigned long clone_ns_flags[] = {
-        CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,    CLONE_NEWUSER,
-        CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP,
+	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+	CLONE_NEWCGROUP,
 };
+/* clang-format on */
 
 /* Socket families a coding agent needs; every other one answers EAFNOSUPPORT, which programs
  * already handle ("this kernel has no such family"). Sorted. */
@@ -353,8 +359,11 @@ static int build_x32(scmp_filter_ctx *out, const struct seccomp_opts *o, struct 
 		        seccomp_syscall_resolve_num_arch(SCMP_ARCH_X32, (int)(X32_SYSCALL_BIT | i));
 		if (!name)
 			continue;
-		/* Rule numbers are native numbers; libseccomp maps them to x32 by name. */
+		/* Rule numbers are native numbers (possibly a negative pseudo-number for a call
+		 * x86_64 lacks); libseccomp maps them to x32 by name. */
 		int nr = seccomp_syscall_resolve_name(name);
+		if (nr == __NR_SCMP_ERROR)
+			continue;
 		rc = seccomp_rule_add(x, act_errno(o, ENOSYS), nr, 0);
 		if (rc < 0)
 			return err_set(e, -rc, name, "cannot add x32 seccomp rule");
@@ -395,8 +404,8 @@ static int build_ctx(const struct seccomp_opts *o, scmp_filter_ctx *out, struct 
 		return -1;
 	if (add_x32(ctx, o, e) < 0)
 		return -1;
-	/* With some 400 x32 rules a linear scan would cost every syscall; a binary tree keeps
-	 * the per-call path short. */
+	/* With some 350 x32 rules and 62 personality rules, a binary tree over syscall numbers
+	 * keeps each call's path through the filter short. */
 	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (rc < 0)
 		return err_set(e, -rc, NULL, "cannot enable seccomp filter optimisation");

@@ -85,9 +85,10 @@ for who in "${AJ_WHOS[@]}"; do
 			[[ $c == *bwrap* ]] && sawbwrap=1
 			[[ $c == *"$secret"* ]] && leaked+=("$pid: ${c:0:300}")
 		done
+		AJ_LAST=
 		check "$who: $desc: the jail was running during the scan" test -e "$WS/seen"
 		is "${#leaked[@]}" 0 "$who: $desc: the value is on no host command line ($scanned scanned)"
-		[ "${#leaked[@]}" -eq 0 ] || diag "${leaked[@]}"
+		[ "${#leaked[@]}" -eq 0 ] || printf '%s\n' "${leaked[@]}" | while IFS= read -r l; do diag "  leaked in pid $l"; done
 		[ -n "$sawbwrap" ] || diag "(no bwrap process seen during the scan)"
 		wait "$bgpid"
 		is "$(cat "$WS/seen" 2>/dev/null)" "$secret" "$who: $desc: … while it is visible inside"

@@ -29,16 +29,25 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- "$P" write "$WS/.husky/post-checkout" 'echo planted'
 	probe_denied "$who: … no new hook can be added to it"
 
+	# Each rename is tried on an intact tree (undone on the host if it wrongly succeeded), and must
+	# fail for a reason other than "no such file".
+	undo_renames() {
+		local a
+		for a in .git .git/hooks .husky; do
+			[ -e "$WS/$a-old" ] && [ ! -e "$WS/$a" ] && mv "$WS/$a-old" "$WS/$a"
+		done
+		return 0
+	}
 	aj_run "$who" -- run -- mv .git .git-old
 	isnt "$RC" 0 "$who: mv .git .git-old fails inside"
-	aj_run "$who" -- run -- "$P" rename "$WS/.git" "$WS/.git-old"
-	probe_denied "$who: rename(.git, .git-old) fails"
-	aj_run "$who" -- run -- "$P" rename "$WS/.git/hooks" "$WS/.git/hooks-old"
-	probe_denied "$who: rename(.git/hooks, .git/hooks-old) fails"
-	aj_run "$who" -- run -- "$P" rename "$WS/.husky" "$WS/.husky-old"
-	probe_denied "$who: rename(.husky, .husky-old) fails"
 	check "$who: … .git is still a directory on the host" test -d "$WS/.git" -a ! -L "$WS/.git"
 	check "$who: … no .git-old on the host" test ! -e "$WS/.git-old"
+	undo_renames
+	for a in .git .git/hooks .husky; do
+		aj_run "$who" -- run -- "$P" rename "$WS/$a" "$WS/$a-old"
+		probe_denied "$who: rename($a, $a-old) fails (EBUSY/EXDEV/EPERM/EACCES/EROFS)" '(1|13|16|18|30)'
+		undo_renames
+	done
 
 	aj_run "$who" -- run -- sh -c "git ${GIT_ID[*]} add .gitignore && git ${GIT_ID[*]} commit -qm test && git log --oneline"
 	rc_is 0 "$who: git add and commit still work inside"
@@ -64,7 +73,13 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- "$P" write "$WS/.idea/workspace.xml" planted
 	probe_denied "$who: .idea is read-only"
 	aj_run "$who" -- run -- "$P" rename "$WS/.claude" "$WS/.claude-old"
-	probe_denied "$who: the directory above a protected path (.claude) cannot be renamed"
+	probe_denied "$who: the directory above a protected path (.claude) cannot be renamed" '(1|13|16|18|30)'
+	aj_run "$who" -- run -- "$P" rename "$WS/.vscode" "$WS/.vscode-old"
+	probe_denied "$who: a protected directory (.vscode) cannot be renamed" '(1|13|16|18|30)'
+	aj_run "$who" -- run -- "$P" rename "$WS/.envrc" "$WS/.envrc-old"
+	probe_denied "$who: a protected file (.envrc) cannot be renamed away" '(1|13|16|18|30)'
+	aj_run "$who" -- run -- sh -c "rm -f '$WS/.envrc'"
+	check "$who: … nor removed" test -e "$WS/.envrc"
 
 	# --- a protected path created during the run: reported and moved aside ------------------
 	aj_fresh_ws "$who"

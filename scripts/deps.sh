@@ -1,0 +1,26 @@
+#!/bin/sh
+# Install the Debian packages agentjail needs to build, run and test, when any is missing.
+# Uses apt-get directly as root, through sudo otherwise. Prints nothing when all are present.
+set -eu
+PKGS="make gcc clang pkg-config libseccomp-dev libjansson-dev libcmocka-dev bubblewrap \
+perl git procps util-linux iproute2 python3 ca-certificates"
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+echo "agentjail: installing Debian packages:$missing" >&2
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO="sudo"
+else
+	echo "agentjail: need root (or sudo) to install:$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

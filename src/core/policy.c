@@ -286,6 +286,12 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 		err_hint(e, "use --net off or --net on");
 		return -1;
 	}
+	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
+		err_set(e, 0, "/", "the workspace cannot be /");
+		err_hint(e, "a jail never binds the whole root (it would expose every host "
+			    "socket); pick a project directory");
+		return -1;
+	}
 	if (!p->workspace_explicit && p->fs != FS_DANGER_FULL) {
 		bool refuse = !strcmp(p->workspace, "/") ||
 			      (home && (path_is_under(home, p->workspace)));

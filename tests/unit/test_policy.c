@@ -1,0 +1,240 @@
+/* Policy parsing and validation, path handling, the environment rules. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/policy.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+
+static int parse(struct run_request *r, const char *cwd, const char *home, const char *const *args,
+		 struct err *e)
+{
+	int n = 0;
+	while (args[n])
+		n++;
+	struct parse_ctx ctx = {.cwd = cwd, .home = home};
+	int rc = run_parse_args(n, (char **)args, &ctx, r, e);
+	if (rc == 0)
+		rc = policy_validate(&r->pol, home, e);
+	return rc;
+}
+
+static void defaults(void **state)
+{
+	(void)state;
+	struct run_request r;
+	struct err e = {0};
+	const char *a[] = {"--", "ls", "-l", NULL};
+	assert_int_equal(parse(&r, "/home/u/proj", "/home/u", a, &e), 0);
+	assert_int_equal(r.pol.fs, FS_WORKSPACE_WRITE);
+	assert_int_equal(r.pol.net, NET_OFF);
+	assert_string_equal(r.pol.workspace, "/home/u/proj");
+	assert_false(r.pol.workspace_explicit);
+	assert_int_equal(r.cmd.n, 2);
+	assert_string_equal(r.cmd.v[1], "-l");
+	run_request_free(&r);
+}
+
+static void modes_and_aliases(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *fs, *net;
+		enum fs_mode f;
+		enum net_mode n;
+	} t[] = {{"ro", "off", FS_READ_ONLY, NET_OFF},
+		 {"read-only", "on", FS_READ_ONLY, NET_ON},
+		 {"rw", "on", FS_WORKSPACE_WRITE, NET_ON},
+		 {"workspace-write", "off", FS_WORKSPACE_WRITE, NET_OFF},
+		 {"full", "on", FS_DANGER_FULL, NET_ON},
+		 {"danger-full-access", "on", FS_DANGER_FULL, NET_ON}};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		struct run_request r;
+		struct err e = {0};
+		const char *a[] = {"--fs", t[i].fs, "--net", t[i].net, "true", NULL};
+		assert_int_equal(parse(&r, "/w", "/home/u", a, &e), 0);
+		assert_int_equal(r.pol.fs, t[i].f);
+		assert_int_equal(r.pol.net, t[i].n);
+		run_request_free(&r);
+	}
+	/* --opt=value form */
+	struct run_request r;
+	struct err e = {0};
+	const char *a[] = {"--fs=ro", "--net=on", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", a, &e), 0);
+	assert_int_equal(r.pol.fs, FS_READ_ONLY);
+	run_request_free(&r);
+}
+
+static void expect_reject(const char *cwd, const char *home, const char *const *a,
+			  const char *needle)
+{
+	struct run_request r;
+	struct err e = {0};
+	assert_int_equal(parse(&r, cwd, home, a, &e), -1);
+	char buf[4096];
+	err_format(&e, buf, sizeof buf);
+	if (!strstr(buf, needle))
+		fail_msg("error `%s` does not mention `%s`", buf, needle);
+	run_request_free(&r);
+}
+
+static void rejections(void **state)
+{
+	(void)state;
+	const char *a1[] = {"--fs", "bogus", "true", NULL};
+	expect_reject("/w", "/home/u", a1, "bogus");
+	const char *a2[] = {"--net", "maybe", "true", NULL};
+	expect_reject("/w", "/home/u", a2, "maybe");
+	const char *a3[] = {"--fs", "full", "--net", "off", "true", NULL};
+	expect_reject("/w", "/home/u", a3, "danger-full-access");
+	const char *a3b[] = {"--fs", "full", "true", NULL}; /* net defaults to off */
+	expect_reject("/w", "/home/u", a3b, "cannot enforce");
+	const char *a4[] = {"--frobnicate", "true", NULL};
+	expect_reject("/w", "/home/u", a4, "--frobnicate");
+	const char *a5[] = {"--fs", NULL};
+	expect_reject("/w", "/home/u", a5, "needs a value");
+	const char *a6[] = {"--fs", "ro", NULL};
+	expect_reject("/w", "/home/u", a6, "no command");
+	const char *a7[] = {"--env", "LD_PRELOAD=/x.so", "true", NULL};
+	expect_reject("/w", "/home/u", a7, "LD_PRELOAD");
+	const char *a8[] = {"--env", "SSH_AUTH_SOCK", "true", NULL};
+	expect_reject("/w", "/home/u", a8, "SSH_AUTH_SOCK");
+	const char *a9[] = {"--env", "BAD-NAME=1", "true", NULL};
+	expect_reject("/w", "/home/u", a9, "BAD-NAME");
+	const char *a10[] = {"--rw", "/data", "--ro", "/data", "true", NULL};
+	expect_reject("/w", "/home/u", a10, "contradictory");
+	const char *a11[] = {"--rw", "/", "true", NULL};
+	expect_reject("/w", "/home/u", a11, "root directory");
+	const char *a12[] = {"--net", "allow", "true", NULL};
+	expect_reject("/w", "/home/u", a12, "allow");
+}
+
+static void refused_workspaces(void **state)
+{
+	(void)state;
+	const char *a[] = {"true", NULL};
+	expect_reject("/", "/home/u", a, "cannot be /");
+	expect_reject("/home/u", "/home/u", a, "refusing");
+	expect_reject("/home/u/", "/home/u", a, "refusing");
+	expect_reject("/home", "/home/u", a, "refusing");
+	expect_reject("/home/u/proj/..", "/home/u", a, "refusing");
+	const char *root[] = {"--workspace", "/", "--fs", "ro", "true", NULL};
+	expect_reject("/tmp", "/home/u", root, "cannot be /");
+	/* explicit --workspace is allowed for $HOME, and a sibling is fine */
+	struct run_request r;
+	struct err e = {0};
+	const char *b[] = {"--workspace", "~", "true", NULL};
+	assert_int_equal(parse(&r, "/tmp", "/home/u", b, &e), 0);
+	assert_string_equal(r.pol.workspace, "/home/u");
+	run_request_free(&r);
+	const char *c[] = {"true", NULL};
+	assert_int_equal(parse(&r, "/home/user2", "/home/u", c, &e), 0);
+	run_request_free(&r);
+	assert_int_equal(parse(&r, "/home/uu", "/home/u", c, &e), 0); /* not an ancestor */
+	run_request_free(&r);
+	/* danger-full-access needs no workspace check: nothing is bound */
+	const char *d[] = {"--fs", "full", "--net", "on", "true", NULL};
+	assert_int_equal(parse(&r, "/", "/home/u", d, &e), 0);
+	run_request_free(&r);
+}
+
+static void paths(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cwd, *in, *out;
+	} t[] = {{"/w", "a/b", "/w/a/b"},	    {"/w", "./a/./b/", "/w/a/b"},
+		 {"/w", "../x", "/x"},	       {"/w", "a/../../..", "/"},
+		 {"/w", "//a//b//", "/a/b"},	    {"/", ".", "/"},
+		 {"/w/", "..", "/"},		    {"/w", "/abs/../y", "/y"},
+		 {"/w", "a/..b/c", "/w/a/..b/c"}, {"/w", "...", "/w/..."}};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char *n = path_normalize(t[i].cwd, t[i].in);
+		assert_string_equal(n, t[i].out);
+		free(n);
+	}
+	assert_true(path_is_under("/a/b", "/a"));
+	assert_true(path_is_under("/a", "/a"));
+	assert_false(path_is_under("/ab", "/a"));
+	assert_true(path_is_under("/x", "/"));
+	assert_true(path_is_strict_ancestor("/", "/a"));
+	assert_false(path_is_strict_ancestor("/a", "/a"));
+	char *h = path_expand_home("/home/u", "~/x");
+	assert_string_equal(h, "/home/u/x");
+	free(h);
+	h = path_expand_home("/home/u", "~other/x"); /* not ours to expand */
+	assert_string_equal(h, "~other/x");
+	free(h);
+	/* option paths are normalized against the cwd, ~ expanded */
+	struct run_request r;
+	struct err e = {0};
+	const char *a[] = {"--rw", "../data/", "--ro", "~/ref", "--hide", "./secrets/../.env",
+			   "true", NULL};
+	assert_int_equal(parse(&r, "/home/u/proj", "/home/u", a, &e), 0);
+	assert_string_equal(r.pol.rw.v[0], "/home/u/data");
+	assert_string_equal(r.pol.ro.v[0], "/home/u/ref");
+	assert_string_equal(r.pol.hide.v[0], "/home/u/proj/.env");
+	run_request_free(&r);
+}
+
+static void env_rules(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV",
+					  "ENV", "IFS", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
+					  "DISPLAY", "WAYLAND_DISPLAY", "AGENTJAIL_SESSION", NULL};
+	for (size_t i = 0; bad[i]; i++)
+		assert_true(env_name_forbidden(bad[i]));
+	static const char *const good[] = {"ANTHROPIC_API_KEY", "GITHUB_TOKEN", "LDFLAGS",
+					   "ENVIRONMENT", "PATH2", NULL};
+	for (size_t i = 0; good[i]; i++)
+		assert_false(env_name_forbidden(good[i]));
+}
+
+static void json_redacts(void **state)
+{
+	(void)state;
+	struct run_request r;
+	struct err e = {0};
+	const char *a[] = {"--env", "TOKEN=hunter2", "--env", "EDITOR", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", a, &e), 0);
+	char *j = policy_to_json(&r.pol);
+	assert_null(strstr(j, "hunter2"));
+	assert_non_null(strstr(j, "TOKEN=<redacted>"));
+	assert_non_null(strstr(j, "\"EDITOR\""));
+	assert_non_null(strstr(j, "\"version\":1"));
+	free(j);
+	run_request_free(&r);
+}
+
+static void shell_quoting(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} t[] = {{"plain", "plain"},   {"", "''"},	     {"a b", "'a b'"},
+		 {"it's", "'it'\\''s'"}, {"$HOME", "'$HOME'"}, {"/a/b-c.d", "/a/b-c.d"}};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		struct strbuf b = STRBUF_INIT;
+		sb_add_shquoted(&b, t[i].in);
+		assert_string_equal(sb_str(&b), t[i].out);
+		sb_free(&b);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),	      cmocka_unit_test(modes_and_aliases),
+		cmocka_unit_test(rejections),	      cmocka_unit_test(refused_workspaces),
+		cmocka_unit_test(paths),	      cmocka_unit_test(env_rules),
+		cmocka_unit_test(json_redacts),    cmocka_unit_test(shell_quoting),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static long read_long(const char *path, long dflt)
@@ -43,10 +45,24 @@ void userns_facts_read(struct userns_facts *f)
 			  file_has("/proc/1/cgroup", "docker") || file_has("/proc/1/cgroup", "lxc") ||
 			  file_has("/proc/1/cgroup", "kubepods");
 	f->proc_masked = access("/proc/sys/kernel", R_OK) != 0;
+	/* the one live test: can a child of ours make a user namespace? (only run after a
+	 * failure, never on the normal start path) */
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	int ws = 0;
+	f->userns_works = pid > 0 && waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) &&
+			  WEXITSTATUS(ws) == 0;
 }
 
 struct userns_cause userns_diagnose(const struct userns_facts *f)
 {
+	if (f->userns_works)
+		return (struct userns_cause){
+			"bubblewrap refused the jail's setup (its message is above); user "
+			"namespaces work on this host",
+			"check the paths named in bwrap's message; `agentjail run --dry-run ...` "
+			"prints the exact jail"};
 	if (f->max_user_ns == 0)
 		return (struct userns_cause){
 			"user namespaces are disabled on this host (user.max_user_namespaces = 0)",

@@ -10,6 +10,7 @@ struct userns_facts {
 	int unpriv_clone;       /* kernel.unprivileged_userns_clone (Debian < 11), -1 if absent */
 	bool in_container;      /* docker/podman/lxc markers */
 	bool proc_masked;       /* /proc/sys unreadable */
+	bool userns_works;      /* a child could create a user namespace just now */
 };
 
 struct userns_cause {

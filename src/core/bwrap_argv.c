@@ -133,7 +133,7 @@ static void add_system(struct bw_plan *p, struct hostfacts *hf)
 static void etc_secret_paths(struct hostfacts *hf, struct strv *out)
 {
 	static const char *const top[] = {"shadow*", "gshadow*", "sudoers", "sudoers.d",
-					  "krb5.keytab", "wireguard", ".pwd.lock", NULL};
+					  "krb5.keytab", "wireguard", NULL};
 	static const struct {
 		const char *dir;
 		const char *glob;
@@ -147,8 +147,7 @@ static void etc_secret_paths(struct hostfacts *hf, struct strv *out)
 	const struct strv *names = hf_children(hf, "/etc");
 	for (size_t i = 0; i < names->n; i++)
 		for (size_t g = 0; top[g]; g++)
-			if (fnmatch(top[g], names->v[i], FNM_PERIOD) == 0 ||
-			    (top[g][0] == '.' && !strcmp(top[g], names->v[i])))
+			if (fnmatch(top[g], names->v[i], FNM_PERIOD) == 0)
 				strv_push_take(out, path_join("/etc", names->v[i]));
 	for (size_t s = 0; sub[s].dir; s++) {
 		const struct strv *kids = hf_children(hf, sub[s].dir);
@@ -186,6 +185,13 @@ static void add_etc_masks(struct bw_plan *p, struct hostfacts *hf)
 		/* sorted: a masked directory comes before its contents, which it already hides */
 		if (under_any(&done, all.v[i]))
 			continue;
+		size_t n = strlen(all.v[i]);
+		if (n > 5 && !strcmp(all.v[i] + n - 5, ".lock")) {
+			/* empty lock files come and go (useradd, passwd): masking one that vanished
+			 * before bwrap mounts would fail the whole jail, and they hold nothing */
+			skip(p, all.v[i], "lock file: transient and empty, not masked");
+			continue;
+		}
 		strv_push(&done, all.v[i]);
 		bool unreadable = strv_contains(&hf->etc_unreadable, all.v[i]);
 		mask(p, hf, all.v[i],

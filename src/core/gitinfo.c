@@ -373,7 +373,7 @@ static int find_gitdir(const char *ws, struct git_info *gi, struct err *e)
 struct cfg_walk {
 	const char *home;
 	const char *dir;      /* the directory of the file being walked, for relative includes */
-	bool follow;          /* the file may be a symlink (the user's own config, not the repo's) */
+	bool follow;          /* it may be a symlink: the user's own config, not the repo's */
 	int depth;
 	char *hooks;          /* the last core.hooksPath seen; "" disables hooks */
 	bool worktree_config; /* extensions.worktreeConfig */

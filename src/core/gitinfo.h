@@ -9,7 +9,7 @@
 #include "util/err.h"
 
 struct git_info {
-	char *dotgit_kind; /* "dir", "file", "symlink", "other" (socket, fifo…), NULL when absent */
+	char *dotgit_kind; /* "dir", "file", "symlink", "other" (a fifo…), NULL when absent */
 	char *gitdir;      /* absolute, normalized: <ws>/.git when a directory; the target named by
 			    * a .git file (worktree, submodule); NULL when absent, a symlink, or a
 			    * malformed .git file */

@@ -149,6 +149,9 @@ void sha256_final(struct sha256 *c, uint8_t out[32])
 #define WALK_MAX_DEPTH 64u
 #define WALK_MAX_ENTRIES ((size_t)100000)
 
+/* A directory opened for reading, never through a symlink. */
+#define DIR_OPEN_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
 struct walk {
 	struct strbuf path;  /* the entry being visited, for error messages */
 	size_t entries;      /* entries seen so far in this walk */
@@ -176,6 +179,12 @@ static void walk_pop(struct walk *w, size_t old)
 	w->path.s[old] = '\0';
 }
 
+/* Fail on the entry being visited. */
+static int walk_err(struct walk *w, int errnum, const char *what)
+{
+	return err_set(w->e, errnum, sb_str(&w->path), "%s", what);
+}
+
 static int walk_enter_dir(struct walk *w, unsigned depth)
 {
 	if (depth <= WALK_MAX_DEPTH)
@@ -201,10 +210,10 @@ static int walk_same_entry(struct walk *w, int fd, const struct stat *st)
 {
 	struct stat now;
 	if (fstat(fd, &now) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot inspect protected path");
+		return walk_err(w, errno, "cannot inspect protected path");
 	if (now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
 	    (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT))
-		return err_set(w->e, 0, sb_str(&w->path), "protected path changed while being read");
+		return walk_err(w, 0, "protected path changed while being read");
 	return 0;
 }
 
@@ -220,9 +229,9 @@ static void strv_freep(struct strv *s) { strv_free(s); }
 static int walk_list_dir(struct walk *w, int dfd, const char *name, const struct stat *st,
 			 DIR **out, struct strv *names)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dfd, name, DIR_OPEN_FLAGS);
 	if (fd < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot open protected directory");
+		return walk_err(w, errno, "cannot open protected directory");
 	if (walk_same_entry(w, fd, st) < 0) {
 		close(fd);
 		return -1;
@@ -231,7 +240,7 @@ static int walk_list_dir(struct walk *w, int dfd, const char *name, const struct
 	if (!d) {
 		int saved = errno;
 		close(fd);
-		return err_set(w->e, saved, sb_str(&w->path), "cannot list protected directory");
+		return walk_err(w, saved, "cannot list protected directory");
 	}
 	*out = d;
 	for (;;) {
@@ -321,7 +330,7 @@ static int hash_file_at(struct walk *w, int dfd, const char *name, const struct 
 	_cleanup_close_ int fd =
 		openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot open protected file");
+		return walk_err(w, errno, "cannot open protected file");
 	if (walk_same_entry(w, fd, st) < 0)
 		return -1;
 	uint8_t buf[65536];
@@ -330,7 +339,7 @@ static int hash_file_at(struct walk *w, int dfd, const char *name, const struct 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return err_set(w->e, errno, sb_str(&w->path), "cannot read protected file");
+			return walk_err(w, errno, "cannot read protected file");
 		if (r == 0)
 			return 0;
 		sha256_update(c, buf, (size_t)r);
@@ -342,7 +351,7 @@ static int hash_link_at(struct walk *w, int dfd, const char *name, const struct 
 {
 	_cleanup_free_ char *target = read_link_at(dfd, name, st->st_size);
 	if (!target)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot read protected symlink");
+		return walk_err(w, errno, "cannot read protected symlink");
 	sha256_update(c, target, strlen(target));
 	return 0;
 }
@@ -363,7 +372,7 @@ static int hash_dir_at(struct walk *w, int dfd, const char *name, const struct s
 		struct stat cst;
 		uint8_t digest[32];
 		if (fstatat(dirfd(d), child, &cst, AT_SYMLINK_NOFOLLOW) < 0)
-			return err_set(w->e, errno, sb_str(&w->path), "cannot inspect protected path");
+			return walk_err(w, errno, "cannot inspect protected path");
 		if (hash_at(w, dirfd(d), child, &cst, depth + 1, digest) < 0)
 			return -1;
 		walk_pop(w, old);
@@ -471,7 +480,7 @@ static int probe(const char *path, struct snap_entry *se, struct stat *st, struc
 		struct stat ast;
 		*p = '\0';
 		if (lstat_id(buf, &se->anc[se->nanc], &ast) < 0)
-			return err_set(e, errno, buf, "cannot inspect a parent of a protected path");
+			return err_set(e, errno, buf, "cannot inspect a parent of protected path");
 		se->nanc++;
 		*p = '/';
 	}
@@ -497,7 +506,7 @@ static int take_one(const char *raw, struct snap_entry *se, struct err *e)
 	if (probe(path, se, &st, e) < 0)
 		return -1;
 	if (se->exists && digest_entry(se, &st, e) < 0) {
-		err_hint(e, "make it readable by the user running agentjail, or stop protecting it");
+		err_hint(e, "make it readable by the user running agentjail, or unprotect it");
 		return -1;
 	}
 	return 0;
@@ -570,13 +579,13 @@ static int copy_file_at(struct walk *w, int sdir, const char *sname, const struc
 	_cleanup_close_ int in =
 		openat(sdir, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (in < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot open file to copy it aside");
+		return walk_err(w, errno, "cannot open file to copy it aside");
 	if (walk_same_entry(w, in, st) < 0)
 		return -1;
 	_cleanup_close_ int out =
 		openat(ddir, dname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot create the copy of a file");
+		return walk_err(w, errno, "cannot create the copy of a file");
 	w->made_top |= depth == 0;
 	uint8_t buf[65536];
 	for (;;) {
@@ -584,17 +593,17 @@ static int copy_file_at(struct walk *w, int sdir, const char *sname, const struc
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return err_set(w->e, errno, sb_str(&w->path), "cannot read file to copy it");
+			return walk_err(w, errno, "cannot read file to copy it");
 		if (r == 0)
 			break;
 		if (write_all(out, buf, (size_t)r) < 0)
-			return err_set(w->e, errno, sb_str(&w->path), "cannot write the copy of a file");
+			return walk_err(w, errno, "cannot write the copy of a file");
 	}
 	if (fchmod(out, copy_mode(st)) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot set the mode of a copy");
+		return walk_err(w, errno, "cannot set the mode of a copy");
 	/* close reports delayed write errors (NFS, quota): the copy is not done before it */
 	if (close(steal_fd(&out)) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot write the copy of a file");
+		return walk_err(w, errno, "cannot write the copy of a file");
 	return 0;
 }
 
@@ -603,9 +612,9 @@ static int copy_link_at(struct walk *w, int sdir, const char *sname, const struc
 {
 	_cleanup_free_ char *target = read_link_at(sdir, sname, st->st_size);
 	if (!target)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot read symlink to copy it");
+		return walk_err(w, errno, "cannot read symlink to copy it");
 	if (symlinkat(target, ddir, dname) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot create the copy of a symlink");
+		return walk_err(w, errno, "cannot create the copy of a symlink");
 	w->made_top |= depth == 0;
 	return 0;
 }
@@ -618,11 +627,11 @@ static int copy_dir_at(struct walk *w, int sdir, const char *sname, const struct
 	if (walk_enter_dir(w, depth) < 0 || walk_list_dir(w, sdir, sname, st, &d, &names) < 0)
 		return -1;
 	if (mkdirat(ddir, dname, 0700) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot create the copy of a directory");
+		return walk_err(w, errno, "cannot create the copy of a directory");
 	w->made_top |= depth == 0;
-	_cleanup_close_ int out = openat(ddir, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int out = openat(ddir, dname, DIR_OPEN_FLAGS);
 	if (out < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot open the copy of a directory");
+		return walk_err(w, errno, "cannot open the copy of a directory");
 	for (size_t i = 0; i < names.n; i++) {
 		size_t old = walk_push(w, names.v[i]);
 		if (copy_at(w, dirfd(d), names.v[i], out, names.v[i], depth + 1) < 0)
@@ -631,7 +640,7 @@ static int copy_dir_at(struct walk *w, int sdir, const char *sname, const struct
 	}
 	/* only now: a read-only source directory would have refused its own children */
 	if (fchmod(out, copy_mode(st)) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot set the mode of a copy");
+		return walk_err(w, errno, "cannot set the mode of a copy");
 	return 0;
 }
 
@@ -640,7 +649,7 @@ static int copy_at(struct walk *w, int sdir, const char *sname, int ddir, const 
 {
 	struct stat st;
 	if (fstatat(sdir, sname, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot inspect path to copy it aside");
+		return walk_err(w, errno, "cannot inspect path to copy it aside");
 	if (walk_count(w) < 0)
 		return -1;
 	if (S_ISREG(st.st_mode))
@@ -651,7 +660,7 @@ static int copy_at(struct walk *w, int sdir, const char *sname, int ddir, const 
 		return copy_dir_at(w, sdir, sname, &st, ddir, dname, depth);
 	/* FIFOs and sockets copy as empty nodes; a device only where we may create one */
 	if (mknodat(ddir, dname, (st.st_mode & S_IFMT) | copy_mode(&st), st.st_rdev) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot create the copy of a node");
+		return walk_err(w, errno, "cannot create the copy of a node");
 	w->made_top |= depth == 0;
 	return 0;
 }
@@ -661,7 +670,7 @@ static int remove_at(struct walk *w, int dfd, const char *name, unsigned depth)
 {
 	struct stat st;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot inspect path to remove it");
+		return walk_err(w, errno, "cannot inspect path to remove it");
 	if (S_ISDIR(st.st_mode)) {
 		_cleanup_closedir_ DIR *d = NULL;
 		_cleanup_(strv_freep) struct strv names = STRV_INIT;
@@ -679,7 +688,7 @@ static int remove_at(struct walk *w, int dfd, const char *name, unsigned depth)
 		}
 	}
 	if (unlinkat(dfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
-		return err_set(w->e, errno, sb_str(&w->path), "cannot remove path after copying it");
+		return walk_err(w, errno, "cannot remove path after copying it");
 	return 0;
 }
 
@@ -739,8 +748,8 @@ static int mkdir_open_at(int dfd, const char *name, bool nofollow, const char **
 		*what = "cannot create quarantine directory";
 		return -1;
 	}
-	int flags = O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0) | (made ? O_RDONLY : O_PATH);
-	int fd = openat(dfd, name, flags);
+	int flags = O_DIRECTORY | O_CLOEXEC | (made ? O_RDONLY : O_PATH);
+	int fd = openat(dfd, name, nofollow ? flags | O_NOFOLLOW : flags);
 	if (fd < 0) {
 		*what = "cannot open quarantine directory";
 		return -1;
@@ -880,6 +889,19 @@ static void check_one(struct check *ck, const struct snap_entry *b)
 	entry_free(&now);
 }
 
+/* The quarantine directory itself, made with its parents as needed. Its location is agentjail's
+ * state directory, trusted: symlinks on the way there are followed. */
+static int open_quarantine(const char *qdir, struct err *e)
+{
+	const char *root = qdir[0] == '/' ? "/" : ".";
+	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return err_set(e, errno, root, "cannot open quarantine directory");
+	return mkdirs_at(rfd, root, qdir, false, e);
+}
+
+/* qdir/<UTC time>-<pid>, fresh: a second check within the same second gets ".1", ".2"… rather
+ * than mixing its entries with (or failing against) the first one's. */
 static int make_stamp(struct check *ck, struct err *e)
 {
 	char ts[32];
@@ -887,16 +909,9 @@ static int make_stamp(struct check *ck, struct err *e)
 	struct tm tm;
 	if (!gmtime_r(&t, &tm) || !strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm))
 		return err_set(e, errno, ck->qdir, "cannot format the time for a quarantine name");
-	_cleanup_close_ int qfd = open(ck->qdir[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int qfd = open_quarantine(ck->qdir, e);
 	if (qfd < 0)
-		return err_set(e, errno, ck->qdir, "cannot open quarantine directory");
-	/* the quarantine's own location is agentjail's state directory, symlinks and all */
-	int fd = mkdirs_at(qfd, ck->qdir[0] == '/' ? "/" : ".", ck->qdir, false, e);
-	if (fd < 0)
 		return -1;
-	close(qfd);
-	qfd = fd;
-	/* a fresh directory per check: a second check in the same second must not mix with it */
 	for (unsigned k = 0; k < 1000; k++) {
 		_cleanup_free_ char *name = k ? xasprintf("%s-%d.%u", ts, (int)getpid(), k)
 					      : xasprintf("%s-%d", ts, (int)getpid());
@@ -906,8 +921,8 @@ static int make_stamp(struct check *ck, struct err *e)
 				continue;
 			return err_set(e, errno, full, "cannot create quarantine directory");
 		}
-		/* exactly 0700 whatever the umask */
-		_cleanup_close_ int sfd = openat(qfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* exactly 0700 whatever the umask: it will hold what an agent planted */
+		_cleanup_close_ int sfd = openat(qfd, name, DIR_OPEN_FLAGS);
 		if (sfd < 0 || fchmod(sfd, 0700) < 0)
 			return err_set(e, errno, full, "cannot open quarantine directory");
 		ck->stampfd = steal_fd(&sfd);

@@ -60,8 +60,8 @@ void violations_free(struct violations *v);
 
 /* The EXDEV fallback of a move aside: copy `src` to `dst` (which must not exist; its parent must)
  * recursively, without following symlinks, keeping permission bits (setuid/setgid dropped), then
- * remove `src` — only once the copy fully succeeded and was synced. On failure the partial copy is
- * removed and `src` is left as it was. */
+ * remove `src`, only once the copy fully succeeded and was synced. On failure the partial copy
+ * is removed and `src` is left as it was. */
 int move_aside_copy(const char *src, const char *dst, struct err *e) WUR;
 
 /* SHA-256 (in-house, FIPS 180-4). */

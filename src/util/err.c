@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void vset(char *dst, size_t len, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vset(char *dst, size_t len, const char *fmt,
+						 va_list ap)
 {
 	int n = vsnprintf(dst, len, fmt, ap);
 	if (n < 0)

@@ -90,8 +90,9 @@ static void test_config_get(void **state)
 		const struct get_case *c = &get_cases[i];
 		_cleanup_free_ char *got = git_config_get(c->text, c->section, c->key);
 		if (!c->want != !got || (got && strcmp(got, c->want) != 0))
-			fail_msg("case %zu: %s.%s in \"%s\": got \"%s\", want \"%s\"", i, c->section,
-				 c->key, c->text, got ? got : "(null)", c->want ? c->want : "(null)");
+			fail_msg("case %zu: %s.%s in \"%s\": got \"%s\", want \"%s\"", i,
+				 c->section, c->key, c->text, got ? got : "(null)",
+				 c->want ? c->want : "(null)");
 	}
 }
 
@@ -230,8 +231,8 @@ static void expect(const struct fx *f, const char *ws_rel, const char *kind, con
 		_cleanup_free_ char *w = want[i] && i > 0 ? fx_path(f, want[i])
 							  : want[i] ? xstrdup(want[i]) : NULL;
 		if (!w != !got[i] || (w && strcmp(w, got[i]) != 0))
-			fail_msg("field %zu: got \"%s\", want \"%s\"", i, got[i] ? got[i] : "(null)",
-				 w ? w : "(null)");
+			fail_msg("field %zu: got \"%s\", want \"%s\"", i,
+				 got[i] ? got[i] : "(null)", w ? w : "(null)");
 	}
 	git_info_free(&gi);
 	assert_null(gi.gitdir);

@@ -232,7 +232,8 @@ static void test_sha256_million_a(void **state)
 	}
 	sha256_final(&c, d);
 	hex(d, got);
-	assert_string_equal(got, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	assert_string_equal(got,
+			    "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 /* ----------------------------------------------------------------------------------------------

@@ -1,0 +1,186 @@
+/* bench/startup: `agentjail run -- /bin/true` against raw bwrap with the same view running
+ * /bin/true directly (same argv, same fds, same seccomp filter; no init helper, no
+ * snapshot), alternating, N pairs. Prints the medians and their ratio (goal <= 1.15).
+ * usage: startup AGENTJAIL [PAIRS]   (run from the workspace directory) */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/bwrap_argv.h"
+#include "core/hostfacts_probe.h"
+#include "core/launch.h"
+#include "core/policy.h"
+#include "core/seccomp.h"
+#include "util/strv.h"
+
+extern char **environ;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int die(const char *what, const struct err *e)
+{
+	char buf[2600];
+	if (e) {
+		err_format(e, buf, sizeof buf);
+		fprintf(stderr, "startup: %s: %s\n", what, buf);
+	} else {
+		fprintf(stderr, "startup: %s: %s\n", what, strerror(errno));
+	}
+	return 1;
+}
+
+struct raw {
+	const char *bwrap;
+	int *src, *dst;
+	size_t n;
+	int args_fd, sc_fd;
+	char **argv;
+};
+
+static double time_raw(struct raw *r)
+{
+	(void)lseek(r->args_fd, 0, SEEK_SET);
+	(void)lseek(r->sc_fd, 0, SEEK_SET);
+	double t0 = now_ms();
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (size_t i = 0; i < r->n; i++) {
+			int hi = fcntl(r->src[i], F_DUPFD_CLOEXEC, 200);
+			r->src[i] = hi;
+		}
+		for (size_t i = 0; i < r->n; i++)
+			if (dup2(r->src[i], r->dst[i]) < 0)
+				_exit(125);
+		char *envp[] = {NULL};
+		execve(r->bwrap, r->argv, envp);
+		_exit(127);
+	}
+	int ws;
+	waitpid(pid, &ws, 0);
+	double t = now_ms() - t0;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		fprintf(stderr, "startup: raw bwrap failed\n");
+		exit(1);
+	}
+	return t;
+}
+
+static double time_agentjail(const char *aj)
+{
+	double t0 = now_ms();
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(aj, aj, "run", "--", "/bin/true", (char *)NULL);
+		_exit(127);
+	}
+	int ws;
+	waitpid(pid, &ws, 0);
+	double t = now_ms() - t0;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		fprintf(stderr, "startup: agentjail run failed (status %d)\n", ws);
+		exit(1);
+	}
+	return t;
+}
+
+static void add(struct raw *r, int src, int dst)
+{
+	r->src = realloc(r->src, (r->n + 1) * sizeof *r->src);
+	r->dst = realloc(r->dst, (r->n + 1) * sizeof *r->dst);
+	r->src[r->n] = src;
+	r->dst[r->n++] = dst;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: startup AGENTJAIL [PAIRS]\n");
+		return 2;
+	}
+	int pairs = argc > 2 ? atoi(argv[2]) : 40;
+	struct err e = {0};
+	char *cwd = getcwd(NULL, 0);
+	struct parse_ctx ctx = {.cwd = cwd, .home = getenv("HOME")};
+	char *args[] = {"--", "/bin/true", NULL};
+	struct run_request req;
+	if (run_parse_args(2, args, &ctx, &req, &e) < 0 || policy_canonicalize(&req.pol, &e) < 0 ||
+	    policy_validate(&req.pol, ctx.home, &e) < 0)
+		return die("policy", &e);
+	struct hostfacts hf;
+	hostfacts_init(&hf);
+	struct bw_plan plan;
+	if (hostfacts_gather(&hf, &req.pol, &req.cmd, environ, &e) < 0 ||
+	    bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e) < 0)
+		return die("plan", &e);
+	struct raw r = {0};
+	if (launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), (char **)&r.bwrap, &e) < 0)
+		return die("bwrap", &e);
+
+	/* the same options through the same --args fd; the command is /bin/true itself */
+	struct strv flat = STRV_INIT;
+	bw_plan_argv(&plan, &flat);
+	r.args_fd = memfd_create("args", MFD_CLOEXEC);
+	for (size_t i = 0; i < flat.n; i++)
+		if (write(r.args_fd, flat.v[i], strlen(flat.v[i]) + 1) < 0)
+			return die("write", NULL);
+	add(&r, r.args_fd, BW_FD_ARGS);
+	struct seccomp_opts sc = {0};
+	if (seccomp_build_fd(&sc, &r.sc_fd, &e) < 0)
+		return die("seccomp", &e);
+	add(&r, r.sc_fd, BW_FD_SECCOMP);
+	add(&r, open("/dev/null", O_WRONLY | O_CLOEXEC), BW_FD_STATUS);
+	add(&r, open("/proc/self/exe", O_PATH | O_CLOEXEC), BW_FD_INIT);
+	for (size_t i = 0; i < plan.nops; i++)
+		if (plan.ops[i].src)
+			add(&r, open(plan.ops[i].src, O_PATH | O_CLOEXEC | O_NOFOLLOW),
+			    plan.ops[i].fd);
+	char fdnum[16];
+	snprintf(fdnum, sizeof fdnum, "%d", BW_FD_ARGS);
+	char *bargv[] = {"bwrap", "--args", fdnum, "--", "/bin/true", NULL};
+	r.argv = bargv;
+
+	double *a = calloc((size_t)pairs, sizeof *a), *b = calloc((size_t)pairs, sizeof *b);
+	double *ratio = calloc((size_t)pairs, sizeof *ratio);
+	(void)time_raw(&r); /* warm caches for both */
+	(void)time_agentjail(argv[1]);
+	for (int i = 0; i < pairs; i++) {
+		if (i % 2) {
+			a[i] = time_agentjail(argv[1]);
+			b[i] = time_raw(&r);
+		} else {
+			b[i] = time_raw(&r);
+			a[i] = time_agentjail(argv[1]);
+		}
+		ratio[i] = a[i] / b[i];
+	}
+	double ma = median(a, pairs), mb = median(b, pairs), mr = median(ratio, pairs);
+	printf("startup: %d pairs, alternating\n", pairs);
+	printf("  raw bwrap, same view, /bin/true : median %.2f ms\n", mb);
+	printf("  agentjail run -- /bin/true      : median %.2f ms\n", ma);
+	printf("  ratio of medians %.3f, median of pair ratios %.3f (goal <= 1.15)\n", ma / mb,
+	       mr);
+	return 0;
+}

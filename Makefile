@@ -46,7 +46,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
 BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
 
-.PHONY: all check test unit-check clean install deps run bench format
+.PHONY: all check test unit-check clean install deps run bench format fuzz clang-build
 all: agentjail
 
 agentjail: $(BIN)
@@ -90,12 +90,29 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libagentjail.
 
 unit-check: $(UNIT_BIN)
 
+# warnings are errors under clang too: build the binary with it as part of `make check`
+clang-build:
+	@if command -v clang >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory CC=clang BUILD=build/clang SAN= build/clang/agentjail \
+	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
+	else echo "clang build: skipped, clang not installed"; fi
+
+# libFuzzer (clang): `make fuzz FUZZ_SECONDS=60` explores beyond the replayed corpus.
+FUZZ_SECONDS ?= 30
+fuzz:
+	@mkdir -p build/fuzz
+	clang $(CPPFLAGS) -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -o build/fuzz/fuzz_parsers tests/fuzz/fuzz_parsers.c $(filter-out src/main.c,$(LIB_SRC)) \
+	  $(PKG_LIBS)
+	build/fuzz/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  build/fuzz/corpus tests/fuzz/corpus 2>&1 | tail -5
+
 # `make check` first installs missing Debian packages, then builds and tests in a fresh make
 # (pkg-config flags are read when the Makefile is parsed, so after the install).
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN)
+test: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))

@@ -1,0 +1,41 @@
+/* Fuzz target: the parsers that read text we do not control — git config and .git files from
+ * the workspace, paths from the command line — must never crash, leak or read out of bounds,
+ * and must keep their invariants (a normalized path is absolute, has no "//", "/./", "/../"). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/gitinfo.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	if (!s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+
+	free(git_config_get(s, "core", "hooksPath"));
+	free(git_config_get(s, "include", "path"));
+	free(git_parse_gitfile(s));
+
+	char *n = path_normalize("/w", s);
+	if (n[0] != '/' || strstr(n, "//") || strstr(n, "/./") || strstr(n, "/../") ||
+	    (strlen(n) > 1 && n[strlen(n) - 1] == '/'))
+		abort();
+	char *again = path_normalize("/", n);
+	if (strcmp(again, n) != 0) /* idempotent */
+		abort();
+	free(again);
+	free(n);
+
+	struct strbuf b = STRBUF_INIT;
+	sb_add_shquoted(&b, s);
+	sb_free(&b);
+	free(s);
+	return 0;
+}

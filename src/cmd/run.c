@@ -157,6 +157,22 @@ static int run_jailed(struct run_request *req)
 	return rc;
 }
 
+/* The values of --env NAME=VALUE are already copied into the policy: overwrite them in our own
+ * argv so /proc/PID/cmdline (what `ps` shows) no longer carries them while the jail runs. */
+static void scrub_env_values(int nopts, char **argv)
+{
+	for (int i = 0; i < nopts; i++) {
+		char *v = NULL;
+		if (!strcmp(argv[i], "--env") && i + 1 < nopts)
+			v = argv[++i];
+		else if (!strncmp(argv[i], "--env=", 6))
+			v = argv[i] + 6;
+		char *eq = v ? strchr(v, '=') : NULL;
+		if (eq)
+			memset(eq + 1, '*', strlen(eq + 1));
+	}
+}
+
 int cmd_run(int argc, char **argv)
 {
 	if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
@@ -175,8 +191,10 @@ int cmd_run(int argc, char **argv)
 	struct run_request req;
 	struct err e = {0};
 	int rc;
-	if (run_parse_args(argc, argv, &ctx, &req, &e) < 0 ||
-	    policy_validate(&req.pol, ctx.home, &e) < 0) {
+	int parsed = run_parse_args(argc, argv, &ctx, &req, &e);
+	if (parsed == 0)
+		scrub_env_values(argc - (int)req.cmd.n, argv); /* the command's own args stay */
+	if (parsed < 0 || policy_validate(&req.pol, ctx.home, &e) < 0) {
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else if (launch_harden_self(req.pol.fs != FS_DANGER_FULL, &e) < 0) {

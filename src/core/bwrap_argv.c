@@ -672,6 +672,9 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_free(&writable);
 	add_env(out, hf, pol);
 
+	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes
+	 * read-only, so / is never writable and nothing written outside the mounts piles up */
+	op(out, "the jail's root, read-only: / is never writable", 2, "--remount-ro", "/");
 	dedupe_mounts(out);
 
 	const char *cwd = hf->cwd && path_is_under(hf->cwd, pol->workspace) ? hf->cwd

@@ -161,6 +161,7 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
 				 "off or on");
 
+	bool net_given = ctx->env_net && *ctx->env_net;
 	int i = 0;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -182,6 +183,7 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		} else if (!failed && (v = opt_value(argc, argv, &i, "--net", e, &failed))) {
 			if (net_mode_parse(v, &p->net) < 0)
 				return usage_err(e, v, "unknown network mode (%s)", "off, on");
+			net_given = true;
 		} else if (!failed && (v = opt_value(argc, argv, &i, "--workspace", e, &failed))) {
 			free(p->workspace);
 			char *exp = path_expand_home(ctx->home, v);
@@ -218,6 +220,10 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 					"[ARG...])");
 	if (!p->workspace)
 		p->workspace = path_normalize("/", ctx->cwd);
+	/* no jail, nothing to enforce: danger-full-access means the host's network, unless the
+	 * user asked for something else (then policy_validate refuses the contradiction) */
+	if (p->fs == FS_DANGER_FULL && !net_given)
+		p->net = NET_ON;
 	return 0;
 }
 

@@ -11,6 +11,12 @@ for who in "${AJ_WHOS[@]}"; do
 		rc_is "$n" "$who: run -- probe exit $n exits $n"
 	done
 
+	aj_run "$who" -- run -- "$P" exit 255
+	rc_is 255 "$who: run -- probe exit 255 exits 255"
+	printf 'from-stdin\n' >"$AJ_TMP/stdin.txt"
+	aj_run "$who" -i "$AJ_TMP/stdin.txt" -- run -- cat
+	is "$OUT" from-stdin "$who: stdin is passed through"
+
 	aj_run "$who" -- run -- sh -c 'echo to-stdout; echo to-stderr >&2; exit 3'
 	rc_is 3 "$who: sh -c '… exit 3' exits 3"
 	is "$OUT" to-stdout "$who: the command's stdout is passed through"

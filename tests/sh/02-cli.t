@@ -24,7 +24,17 @@ for who in "${AJ_WHOS[@]}"; do
 	unlike "$OUT$ERR" "dry-run-secret-value-$$" "$who: --dry-run redacts the value of --env NAME=VALUE"
 	like "$OUT$ERR" 'AJ_DRY_SECRET' "$who: --dry-run still names the variable"
 
+	aj_run "$who" -e AJ_PASS_SECRET=passthrough-secret-value-$$ -- run --dry-run --env AJ_PASS_SECRET -- "$P" exit 0
+	rc_is 0 "$who: --dry-run --env NAME exits 0"
+	unlike "$OUT$ERR" "passthrough-secret-value-$$" "$who: --dry-run redacts the value of a passed-through variable"
+	aj_run "$who" -- run --dry-run --ro /nonexistent/agentjail-test -- "$P" exit 0
+	like "$OUT$ERR" '/nonexistent/agentjail-test' "$who: --dry-run lists a missing --ro source as skipped"
+
 	# --- contradictions and bad usage: exit 2 -------------------------------------------------
+	aj_run "$who" -- run --rw / -- "$P" exit 0
+	rc_is 2 "$who: --rw / is refused with 2 (/ is never writable)"
+	aj_run "$who" -- run --ro /nonexistent/agentjail-test --rw /nonexistent/agentjail-test2 -- "$P" exit 0
+	rc_is 0 "$who: a missing --ro/--rw source is skipped, not fatal"
 	aj_run "$who" -- run --fs danger-full-access --net off -- "$P" exit 0
 	rc_is 2 "$who: --fs danger-full-access --net off exits 2"
 	like "$ERR" 'agentjail: ' "$who: … with a message prefixed 'agentjail: '"
@@ -57,10 +67,13 @@ for who in "${AJ_WHOS[@]}"; do
 
 	# --- danger-full-access: no sandbox, said on stderr ---------------------------------------
 	rm -f "$EXTRA/full-access"
-	aj_run "$who" -- run --fs danger-full-access -- "$P" write "$EXTRA/full-access"
-	probe_ok "$who: --fs danger-full-access runs unsandboxed (writes outside the workspace)"
+	aj_run "$who" -- run --fs danger-full-access --net on -- "$P" write "$EXTRA/full-access"
+	probe_ok "$who: --fs danger-full-access --net on runs unsandboxed (writes outside the workspace)"
 	like "$ERR" 'agentjail: .*([Uu]nsandboxed|[Nn]ot sandboxed|[Nn]o sandbox|without|danger)' \
 		"$who: … and says so on stderr"
+	rm -f "$EXTRA/full-access"
+	aj_run "$who" -- run --fs danger-full-access -- "$P" write "$EXTRA/full-access"
+	probe_ok "$who: --fs danger-full-access alone implies --net on (DESIGN §1) and runs"
 	rm -f "$EXTRA/full-access"
 
 	# --- refused workspaces: /, $HOME, an ancestor of $HOME (unless explicit) -----------------

@@ -7,7 +7,12 @@ aj_setup
 if aj_is_root; then
 	# A non-world-readable entry in /etc: must be masked when agentjail runs as root.
 	ETC_SECRET=/etc/agentjail-test-$$.secret
-	AJ_CLEAN+=("$ETC_SECRET")
+	ETC_SECRET_LATE=/etc/agentjail-test-$$.late
+	ETC_DIR=/etc/agentjail-test-$$.d
+	ETC_FLIP=/etc/agentjail-test-$$.flip
+	AJ_CLEAN+=("$ETC_SECRET" "$ETC_SECRET_LATE" "$ETC_DIR" "$ETC_FLIP")
+	printf 'readable for now\n' >"$ETC_FLIP"
+	chmod 0644 "$ETC_FLIP"
 	printf 'etc-secret\n' >"$ETC_SECRET"
 	chmod 0600 "$ETC_SECRET"
 fi
@@ -40,7 +45,9 @@ for who in "${AJ_WHOS[@]}"; do
 
 	# --- writes outside the workspace fail and leave nothing ------------------------------------
 	name=agentjail-test-$$-outside
-	for dir in / /usr /usr/local /bin /etc /var /opt /lib "$(dirname "$WS")" "$AJ_TMP" /root /home /srv /mnt; do
+	# (The workspace's parent directories are not in this list: the fixture lives under /tmp, which
+	# is a private tmpfs inside, covered below.)
+	for dir in / /usr /usr/local /bin /etc /var /opt /lib /root /home /srv /mnt; do
 		[ -d "$dir" ] || continue
 		aj_run "$who" -- run -- "$P" write "${dir%/}/$name"
 		probe_denied "$who: write to ${dir%/}/$name fails"
@@ -50,7 +57,9 @@ for who in "${AJ_WHOS[@]}"; do
 	# /tmp and $HOME are private tmpfs inside: writable there, never reaching the host.
 	aj_run "$who" -- run -- sh -c "'$P' write /tmp/$name && '$P' write /var/tmp/$name && '$P' write /dev/shm/$name && '$P' write '$HOMEDIR/$name'"
 	rc_is 0 "$who: /tmp, /var/tmp, /dev/shm and \$HOME are writable scratch space inside"
-	for f in "/tmp/$name" "/var/tmp/$name" "/dev/shm/$name" "$HOMEDIR/$name"; do
+	aj_run "$who" -- run -- sh -c "'$P' write '$AJ_TMP/$name'; '$P' write '$(dirname "$WS")/$name'"
+	for f in "/tmp/$name" "/var/tmp/$name" "/dev/shm/$name" "$HOMEDIR/$name" "$AJ_TMP/$name" \
+		"$(dirname "$WS")/$name"; do
 		check "$who: … $f was not created on the host" test ! -e "$f"
 		rm -f "$f"
 	done
@@ -99,6 +108,35 @@ for who in "${AJ_WHOS[@]}"; do
 		unlike "$OUT" 'root:' "$who: no content of shadow/gshadow/sudoers can be read"
 	fi
 
+	if [ "$who" = root ]; then
+		# The /etc scan is cached in the state directory: a new root-only entry must still be masked.
+		mkdir -m 0755 "$ETC_DIR"
+		printf 'etc-secret-2\n' >"$ETC_DIR/secret"
+		chmod 0600 "$ETC_DIR/secret"
+		printf 'etc-secret-3\n' >"$ETC_SECRET_LATE"
+		chmod 0600 "$ETC_SECRET_LATE"
+		aj_run "$who" -- run -- "$P" read "$ETC_DIR/secret"
+		probe_denied "$who: a root-only file created in a new /etc subdirectory after a run is masked (cache revalidated)"
+		aj_run "$who" -- run -- "$P" read "$ETC_SECRET_LATE"
+		probe_denied "$who: a root-only file created in /etc after a run is masked (cache revalidated)"
+		# A world-readable file made root-only (chmod changes no directory's mtime) after a run.
+		chmod 0600 "$ETC_FLIP"
+		aj_run "$who" -- run -- "$P" read "$ETC_FLIP"
+		probe_denied "$who: a file in /etc made root-only (chmod 0600) after a run is masked"
+	fi
+
+	# --- /proc, /sys, leaked fds, hostname --------------------------------------------------------
+	aj_run "$who" -- run -- sh -c 'ls -A /sys 2>/dev/null'
+	is "$OUT" "" "$who: /sys is absent or empty"
+	aj_run "$who" -- run -- cat /proc/sys/kernel/hostname
+	is "$OUT" agentjail "$who: the hostname inside is agentjail"
+	printf 'canary\n' >"$HOMEDIR/fd-canary"
+	aj_cmd "$who" -- run -- sh -c "ls /proc/self/fd/ | tr '\n' ' '; echo; '$P' read /proc/self/fd/7/fd-canary"
+	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/out" 2>"$AJ_TMP/err" 7<"$HOMEDIR"
+	RC=$?; OUT=$(cat "$AJ_TMP/out"); ERR=$(cat "$AJ_TMP/err"); AJ_LAST="[$who] 7<\$HOME ${AJ_CMD[*]}"
+	probe_denied "$who: a directory fd (7 → \$HOME) inherited by agentjail does not reach the jail"
+	rm -f "$HOMEDIR/fd-canary"
+
 	# --- /proc/sys ------------------------------------------------------------------------------
 	for f in /proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe /proc/sys/vm/overcommit_memory \
 		/proc/sys/kernel/hostname; do
@@ -144,6 +182,16 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -e AGENTJAIL_STATE_DIR="$WS/.state" -- run -- "$P" write "$WS/.state/planted"
 	check "$who: … and nothing can be planted in it" test ! -e "$WS/.state/planted"
 	rm -rf "$WS/.state"
+
+	# agentjail's own binary is read-only when it lies under a writable root.
+	mkdir -p "$WS/tools"
+	install -m 0755 "$AJ_BIN/agentjail" "$WS/tools/agentjail"
+	aj_chown "$WS/tools"
+	aj_run "$who" -B "$WS/tools/agentjail" -- run -- "$P" write "$WS/tools/agentjail" planted
+	probe_denied "$who: agentjail run from inside the workspace cannot overwrite its own binary"
+	cmp -s "$AJ_BIN/agentjail" "$WS/tools/agentjail"
+	ok $? "$who: … and the binary is unchanged on the host"
+	rm -rf "$WS/tools"
 
 	# --- nothing left behind -------------------------------------------------------------------
 	aj_run "$who" -- run -- "$P" exit 0

@@ -76,20 +76,33 @@ for who in "${AJ_WHOS[@]}"; do
 			kill -0 "$bgpid" 2>/dev/null || break
 			sleep 0.02
 		done
-		leaked=() scanned=0 sawbwrap=
+		leaked=() scanned=0 sawbwrap='' bwrap_args=''
 		for f in /proc/[0-9]*/cmdline; do
 			pid=${f#/proc/}; pid=${pid%/cmdline}
 			[ "$pid" = "$$" ] && continue
-			c=$(tr '\0' ' ' <"$f" 2>/dev/null) || continue
+			c=$(tr '\0' ' ' 2>/dev/null <"$f") || continue
 			scanned=$((scanned + 1))
-			[[ $c == *bwrap* ]] && sawbwrap=1
+			if [[ $c == */bwrap\ * || $c == bwrap\ * ]]; then
+				sawbwrap=1
+				[[ $c == *" --args "* ]] && bwrap_args=1
+			fi
 			[[ $c == *"$secret"* ]] && leaked+=("$pid: ${c:0:300}")
 		done
+		# The host side of agentjail itself (bgpid: setpriv/env exec into agentjail).
+		nnp=$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$bgpid/status" 2>/dev/null)
+		owner=$(stat -c %u "/proc/$bgpid/environ" 2>/dev/null)
 		AJ_LAST=
 		check "$who: $desc: the jail was running during the scan" test -e "$WS/seen"
 		is "${#leaked[@]}" 0 "$who: $desc: the value is on no host command line ($scanned scanned)"
 		[ "${#leaked[@]}" -eq 0 ] || printf '%s\n' "${leaked[@]}" | while IFS= read -r l; do diag "  leaked in pid $l"; done
-		[ -n "$sawbwrap" ] || diag "(no bwrap process seen during the scan)"
+		if [ $form = value ]; then
+			check "$who: bwrap runs during the jail" test -n "$sawbwrap"
+			check "$who: … and gets its arguments through --args FD" test -n "$bwrap_args"
+			is "$nnp" 1 "$who: agentjail on the host has no_new_privs set"
+			if [ "$who" = user ]; then
+				is "$owner" 0 "$who: agentjail on the host is not dumpable (/proc/PID owned by root)"
+			fi
+		fi
 		wait "$bgpid"
 		is "$(cat "$WS/seen" 2>/dev/null)" "$secret" "$who: $desc: … while it is visible inside"
 		rm -f "$WS/seen" "$WS/seen.tmp"

@@ -13,9 +13,10 @@
 # directory under one temporary directory. Everything is removed by an EXIT trap.
 #
 # Running a jail:
-#   aj_run WHO [-e NAME=VALUE]… [-C DIR] [-b BINARY] [-t] [-i FILE] -- AGENTJAIL-ARGS…
+#   aj_run WHO [-e NAME=VALUE]… [-C DIR] [-b BINARY] [-B PATH] [-t] [-i FILE] -- AGENTJAIL-ARGS…
 #     WHO: root | user.  -e: extra host environment; -C: cwd (default: WHO's workspace);
-#     -b: agentjail (default) or agentjail-testbuild; -t: run under a pseudo-terminal (script);
+#     -b: agentjail (default) or agentjail-testbuild, from the installed prefix; -B: the binary's
+#     absolute path; -t: run under a pseudo-terminal (script);
 #     -i: stdin (default /dev/null).  Sets OUT, ERR (stdout/stderr, \r removed) and RC.
 #   aj_use WHO  sets WS, HOMEDIR, STATE, P (the probe inside the workspace), RUN_UID, RUN_NAME.
 
@@ -275,12 +276,13 @@ aj_cmd() {
 	local who=$1; shift
 	aj_use "$who"
 	local -a xenv=()
-	local cwd=$WS bin=agentjail tty='' stdin=/dev/null
+	local cwd=$WS bin=agentjail binpath='' tty='' stdin=/dev/null
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-e) xenv+=("$2"); shift 2 ;;
 		-C) cwd=$2; shift 2 ;;
 		-b) bin=$2; shift 2 ;;
+		-B) binpath=$2; shift 2 ;;
 		-t) tty=1; shift ;;
 		-i) stdin=$2; shift 2 ;;
 		--) shift; break ;;
@@ -288,13 +290,14 @@ aj_cmd() {
 		esac
 	done
 	AJ_STDIN=$stdin
+	[ -n "$binpath" ] || binpath=$AJ_BIN/$bin
 	AJ_CMD=()
 	if [ "$who" = user ] && aj_is_root; then
 		AJ_CMD+=(setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups)
 	fi
 	AJ_CMD+=(env -i -C "$cwd" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME"
 		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="${TERM:-xterm}"
-		AGENTJAIL_STATE_DIR="$STATE" "${xenv[@]}" "$AJ_BIN/$bin" "$@")
+		AGENTJAIL_STATE_DIR="$STATE" "${xenv[@]}" "$binpath" "$@")
 	if [ -n "$tty" ]; then
 		local q
 		q=$(printf '%q ' "${AJ_CMD[@]}")

@@ -188,7 +188,7 @@ static const char *dest_of(const struct bw_op *o)
 static void check_plan(const struct bw_plan *p, const char *rendered)
 {
 	struct strv dests = STRV_INIT;
-	bool seen_seccomp = false, seen_capdrop = false, seen_userns = false;
+	bool seen_seccomp = false, seen_capdrop = false, seen_userns = false, root_ro = false;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct bw_op *o = &p->ops[i];
 		const char *opt = o->args.v[0];
@@ -202,6 +202,10 @@ static void check_plan(const struct bw_plan *p, const char *rendered)
 			seen_capdrop = true;
 		if (!strcmp(opt, "--disable-userns"))
 			seen_userns = true;
+		if (!strcmp(opt, "--remount-ro") && !strcmp(o->args.v[1], "/"))
+			root_ro = true;
+		else if (root_ro && (is_mount(opt) || !strcmp(opt, "--remount-ro")))
+			fail_msg("a mount after / was made read-only: %s", dest_of(o));
 		if (!is_mount(opt))
 			continue;
 		const char *d = dest_of(o);
@@ -228,7 +232,7 @@ static void check_plan(const struct bw_plan *p, const char *rendered)
 			}
 		}
 	}
-	assert_true(seen_seccomp && seen_capdrop && seen_userns);
+	assert_true(seen_seccomp && seen_capdrop && seen_userns && root_ro);
 	assert_null(strstr(rendered, "s3cr3t-value-xyz"));
 	assert_null(strstr(rendered, "ghp_shouldnotleak"));
 	assert_null(strstr(rendered, "awsshouldnotleak"));

@@ -93,8 +93,6 @@ static void rejections(void **state)
 	expect_reject("/w", "/home/u", a2, "maybe");
 	const char *a3[] = {"--fs", "full", "--net", "off", "true", NULL};
 	expect_reject("/w", "/home/u", a3, "danger-full-access");
-	const char *a3b[] = {"--fs", "full", "true", NULL}; /* net defaults to off */
-	expect_reject("/w", "/home/u", a3b, "cannot enforce");
 	const char *a4[] = {"--frobnicate", "true", NULL};
 	expect_reject("/w", "/home/u", a4, "--frobnicate");
 	const char *a5[] = {"--fs", NULL};
@@ -137,6 +135,11 @@ static void refused_workspaces(void **state)
 	assert_int_equal(parse(&r, "/home/user2", "/home/u", c, &e), 0);
 	run_request_free(&r);
 	assert_int_equal(parse(&r, "/home/uu", "/home/u", c, &e), 0); /* not an ancestor */
+	run_request_free(&r);
+	/* danger-full-access implies --net on when the network is not given */
+	const char *f[] = {"--fs", "full", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", f, &e), 0);
+	assert_int_equal(r.pol.net, NET_ON);
 	run_request_free(&r);
 	/* danger-full-access needs no workspace check: nothing is bound */
 	const char *d[] = {"--fs", "full", "--net", "on", "true", NULL};

@@ -118,32 +118,78 @@ static bool env_name_valid(const char *name, size_t n)
 	(err_set((e), 0, (input), __VA_ARGS__),                        \
 	 err_hint((e), "see `agentjail run --help`"), -1)
 
-/* Options that take a value; returns the index of the value or -1. "--opt=value" works too. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, struct err *e,
-			     int *failed)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc) {
-		(void)usage_err(e, name, "option %s needs a value", name);
-		*failed = 1;
-		return NULL;
-	}
-	(*i)++;
-	return argv[*i];
-}
-
 static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *arg)
 {
 	char *exp = path_expand_home(ctx->home, arg);
 	strv_push_take(v, path_normalize(ctx->cwd, exp));
 	free(exp);
+}
+
+enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
+	      OPT_HIDE, OPT_DEV, OPT_ENV };
+
+static const struct {
+	const char *name;
+	enum opt_id id;
+	bool value;
+} run_opts[] = {{"--dry-run", OPT_DRY_RUN, false}, {"--allow-ptrace", OPT_ALLOW_PTRACE, false},
+		{"--fs", OPT_FS, true},		 {"--net", OPT_NET, true},
+		{"--workspace", OPT_WORKSPACE, true}, {"--rw", OPT_RW, true},
+		{"--ro", OPT_RO, true},		 {"--hide", OPT_HIDE, true},
+		{"--dev", OPT_DEV, true},		 {"--env", OPT_ENV, true}};
+
+/* Apply one option with its value (NULL for flags). */
+static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
+		     struct run_request *out, bool *net_given, struct err *e)
+{
+	struct policy *p = &out->pol;
+	switch (id) {
+	case OPT_DRY_RUN:
+		out->dry_run = true;
+		return 0;
+	case OPT_ALLOW_PTRACE:
+		p->allow_ptrace = true;
+		return 0;
+	case OPT_FS:
+		if (fs_mode_parse(v, &p->fs) < 0)
+			return usage_err(e, v, "unknown filesystem mode (%s)",
+					 "read-only|ro, workspace-write|rw, danger-full-access|full");
+		return 0;
+	case OPT_NET:
+		if (net_mode_parse(v, &p->net) < 0)
+			return usage_err(e, v, "unknown network mode (%s)", "off, on");
+		*net_given = true;
+		return 0;
+	case OPT_WORKSPACE: {
+		free(p->workspace);
+		char *exp = path_expand_home(ctx->home, v);
+		p->workspace = path_normalize(ctx->cwd, exp);
+		free(exp);
+		p->workspace_explicit = true;
+		return 0;
+	}
+	case OPT_RW:
+		push_path(&p->rw, ctx, v);
+		return 0;
+	case OPT_RO:
+		push_path(&p->ro, ctx, v);
+		return 0;
+	case OPT_HIDE:
+		push_path(&p->hide, ctx, v);
+		return 0;
+	case OPT_DEV:
+		push_path(&p->dev, ctx, v);
+		return 0;
+	case OPT_ENV: {
+		const char *eq = strchr(v, '=');
+		if (!env_name_valid(v, eq ? (size_t)(eq - v) : strlen(v)))
+			return usage_err(e, v, "--env needs NAME or NAME=VALUE (%s)",
+					 "NAME: letters, digits, _");
+		strv_push(&p->env, v);
+		return 0;
+	}
+	}
+	return usage_err(e, "", "internal: unknown option id");
 }
 
 int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
@@ -160,57 +206,35 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
 				 "off or on");
-
 	bool net_given = ctx->env_net && *ctx->env_net;
+
 	int i = 0;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
-		const char *v;
-		int failed = 0;
 		if (!strcmp(a, "--")) {
 			i++;
 			break;
 		}
 		if (a[0] != '-' || !strcmp(a, "-"))
-			break;
-		if (!strcmp(a, "--dry-run")) {
-			out->dry_run = true;
-		} else if ((v = opt_value(argc, argv, &i, "--fs", e, &failed))) {
-			if (fs_mode_parse(v, &p->fs) < 0)
-				return usage_err(e, v, "unknown filesystem mode (%s)",
-						 "read-only|ro, workspace-write|rw, "
-						 "danger-full-access|full");
-		} else if (!failed && (v = opt_value(argc, argv, &i, "--net", e, &failed))) {
-			if (net_mode_parse(v, &p->net) < 0)
-				return usage_err(e, v, "unknown network mode (%s)", "off, on");
-			net_given = true;
-		} else if (!failed && (v = opt_value(argc, argv, &i, "--workspace", e, &failed))) {
-			free(p->workspace);
-			char *exp = path_expand_home(ctx->home, v);
-			p->workspace = path_normalize(ctx->cwd, exp);
-			free(exp);
-			p->workspace_explicit = true;
-		} else if (!failed && (v = opt_value(argc, argv, &i, "--rw", e, &failed))) {
-			push_path(&p->rw, ctx, v);
-		} else if (!failed && (v = opt_value(argc, argv, &i, "--ro", e, &failed))) {
-			push_path(&p->ro, ctx, v);
-		} else if (!failed && (v = opt_value(argc, argv, &i, "--hide", e, &failed))) {
-			push_path(&p->hide, ctx, v);
-		} else if (!failed && (v = opt_value(argc, argv, &i, "--dev", e, &failed))) {
-			push_path(&p->dev, ctx, v);
-		} else if (!failed && (v = opt_value(argc, argv, &i, "--env", e, &failed))) {
-			const char *eq = strchr(v, '=');
-			size_t n = eq ? (size_t)(eq - v) : strlen(v);
-			if (!env_name_valid(v, n))
-				return usage_err(e, v, "--env needs NAME or NAME=VALUE (%s)",
-						 "NAME: letters, digits, _");
-			strv_push(&p->env, v);
-		} else if (!failed && !strcmp(a, "--allow-ptrace")) {
-			p->allow_ptrace = true;
-		} else if (!failed) {
+			break; /* the command starts here */
+		const char *eq = strchr(a, '=');
+		size_t n = eq ? (size_t)(eq - a) : strlen(a);
+		size_t k = 0;
+		while (k < sizeof run_opts / sizeof *run_opts &&
+		       !(strlen(run_opts[k].name) == n && !strncmp(run_opts[k].name, a, n)))
+			k++;
+		if (k == sizeof run_opts / sizeof *run_opts || (eq && !run_opts[k].value))
 			return usage_err(e, a, "unknown option");
+		const char *v = NULL;
+		if (run_opts[k].value) {
+			if (eq)
+				v = eq + 1;
+			else if (i + 1 < argc)
+				v = argv[++i];
+			else
+				return usage_err(e, a, "option %s needs a value", run_opts[k].name);
 		}
-		if (failed)
+		if (apply_opt(run_opts[k].id, v, ctx, out, &net_given, e) < 0)
 			return -1;
 	}
 	for (; i < argc; i++)

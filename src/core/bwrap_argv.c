@@ -186,10 +186,11 @@ static void add_etc_masks(struct bw_plan *p, struct hostfacts *hf)
 		if (under_any(&done, all.v[i]))
 			continue;
 		size_t n = strlen(all.v[i]);
-		if (n > 5 && !strcmp(all.v[i] + n - 5, ".lock")) {
-			/* empty lock files come and go (useradd, passwd): masking one that vanished
-			 * before bwrap mounts would fail the whole jail, and they hold nothing */
-			skip(p, all.v[i], "lock file: transient and empty, not masked");
+		if ((n > 5 && !strcmp(all.v[i] + n - 5, ".lock")) || all.v[i][n - 1] == '+') {
+			/* lock files and shadow-utils' "+" copies live for the moment of an edit
+			 * (useradd, passwd): masking one that vanished before bwrap mounts would
+			 * fail the whole jail */
+			skip(p, all.v[i], "transient lock or edit copy: not masked");
 			continue;
 		}
 		strv_push(&done, all.v[i]);
@@ -288,16 +289,17 @@ static bool is_home_or_ancestor(const char *dir, const char *home)
 	return path_is_under(home, dir);
 }
 
-static void add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+/* Returns whether $HOME became a private tmpfs. */
+static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
 {
 	const char *home = hf->home;
 	if (!home || !strcmp(home, "/") || home[0] != '/') {
 		skip(p, home ? home : "$HOME", "home is unset or /: no home tmpfs");
-		return;
+		return false;
 	}
 	if (path_is_under(home, pol->workspace)) {
 		skip(p, home, "home lies inside the workspace: the workspace bind shows it");
-		return;
+		return false;
 	}
 	op(p, "$HOME is an empty private tmpfs", 6, "--size", SIZE_HOME, "--perms", "0700",
 	   "--tmpfs", home);
@@ -340,6 +342,7 @@ static void add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 			op_fd_bind(p, false, root, root, "the command's install tree, read-only");
 	}
 	strv_free(&bound);
+	return true;
 }
 
 struct wroot {
@@ -659,7 +662,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_proc_dev(out, hf, pol);
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
-	add_home(out, hf, pol);
+	bool home_tmpfs = add_home(out, hf, pol);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable);
@@ -669,7 +672,6 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_copy(&visible, &pol->ro);
 	add_masks(out, hf, pol, &visible);
 	strv_free(&visible);
-	strv_free(&writable);
 	add_env(out, hf, pol);
 
 	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes
@@ -684,9 +686,28 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 
 	strv_push(&out->cmd, BW_INIT_PATH);
 	strv_push(&out->cmd, "__init");
+	strv_push(&out->cmd, "--control");
+	strv_pushf(&out->cmd, "%d", BW_FD_CONTROL);
+	/* Landlock in init mirrors the writable view: the writable roots and the private tmpfs
+	 * mounts (home included, when it is a tmpfs) */
+	for (size_t i = 0; i < writable.n; i++) {
+		strv_push(&out->cmd, "--writable");
+		strv_push(&out->cmd, writable.v[i]);
+	}
+	static const char *const scratch[] = {"/tmp", "/var/tmp", "/dev/shm", NULL};
+	for (size_t i = 0; scratch[i]; i++) {
+		strv_push(&out->cmd, "--writable");
+		strv_push(&out->cmd, scratch[i]);
+	}
+	if (home_tmpfs) {
+		strv_push(&out->cmd, "--writable");
+		strv_push(&out->cmd, hf->home);
+	}
+	strv_push(&out->cmd, "--scope");
 	strv_push(&out->cmd, "--");
 	for (size_t i = 0; i < cmd->n; i++)
 		strv_push(&out->cmd, cmd->v[i]);
+	strv_free(&writable);
 	return 0;
 }
 

@@ -18,7 +18,8 @@ enum {
 	BW_FD_SECCOMP = 4, /* the BPF filter */
 	BW_FD_STATUS = 5,  /* --json-status-fd */
 	BW_FD_INIT = 6,    /* our own binary, mounted as the jail's PID 1 */
-	BW_FD_BIND0 = 7,   /* first bind source */
+	BW_FD_CONTROL = 7, /* the control channel, inherited by init */
+	BW_FD_BIND0 = 8,   /* first bind source */
 };
 
 #define BW_INIT_PATH "/run/agentjail/init"

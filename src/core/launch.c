@@ -12,11 +12,15 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/pty.h"
+#include "core/supervise.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
@@ -237,10 +241,15 @@ static void fdmap_close(struct fdmap *m)
  * target, so no source is overwritten before it is moved), close the rest, exec bwrap. The
  * child shares our memory until execve: it only makes system calls and writes nothing but its
  * own stack. Never returns. */
-static void child_exec(const char *bwrap, const struct fdmap *m, int base, const sigset_t *mask)
+static void child_exec(const char *bwrap, const struct fdmap *m, int base, const sigset_t *mask,
+		       int slave, unsigned which)
 {
 	static const char msg[] = "agentjail: cannot start bwrap\n";
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		_exit(125);
+	/* a session of its own: no signal for our process group or our terminal reaches the
+	 * jail except through agentjail; with a pty, that pty is its controlling terminal */
+	if (which ? pty_child_setup(slave, which) < 0 : setsid() < 0)
 		_exit(125);
 	for (size_t i = 0; i < m->n; i++)
 		if (dup3(m->src[i], base + (int)i, O_CLOEXEC) < 0)
@@ -259,101 +268,6 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
 	ssize_t r = write(2, msg, sizeof msg - 1);
 	(void)r;
 	_exit(125);
-}
-
-static volatile sig_atomic_t pending_sig;
-
-static void on_signal(int sig) { pending_sig = sig; }
-
-/* Parse bwrap's JSON lines: we only need two integers, so a small scan is enough. */
-static bool json_int(const char *buf, const char *key, long *out)
-{
-	char pat[64];
-	snprintf(pat, sizeof pat, "\"%s\"", key);
-	const char *p = strstr(buf, pat);
-	if (!p)
-		return false;
-	p += strlen(pat);
-	while (*p == ' ' || *p == ':')
-		p++;
-	char *end;
-	long v = strtol(p, &end, 10);
-	if (end == p)
-		return false;
-	*out = v;
-	return true;
-}
-
-static void install_handlers(struct sigaction *old)
-{
-	static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
-	struct sigaction sa = {0};
-	sa.sa_handler = on_signal; /* no SA_RESTART: a blocking read returns EINTR */
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < 4; i++)
-		(void)sigaction(sigs[i], &sa, &old[i]);
-}
-
-static void restore_handlers(const struct sigaction *old)
-{
-	static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
-	for (size_t i = 0; i < 4; i++)
-		(void)sigaction(sigs[i], &old[i], NULL);
-}
-
-/* Forward a signal we received to the jail's init (it passes it to the command). Terminal
- * signals (INT, QUIT) already reached the whole foreground group, the jail included. */
-static void forward(int sig, pid_t jail_pid, pid_t bwrap_pid)
-{
-	if (sig == SIGINT || sig == SIGQUIT)
-		return;
-	if (jail_pid > 0)
-		(void)kill(jail_pid, sig);
-	else
-		(void)kill(bwrap_pid, SIGKILL);
-}
-
-static int wait_jail(pid_t child, int status_fd, struct launch_result *r)
-{
-	struct strbuf buf = STRBUF_INIT;
-	long jail_pid = -1, code = -1;
-	for (;;) {
-		char tmp[512];
-		ssize_t n = read(status_fd, tmp, sizeof tmp);
-		if (n < 0 && errno == EINTR) {
-			int sig = pending_sig;
-			pending_sig = 0;
-			if (sig)
-				forward(sig, (pid_t)jail_pid, child);
-			continue;
-		}
-		if (n <= 0)
-			break;
-		sb_addn(&buf, tmp, (size_t)n);
-		if (jail_pid < 0)
-			(void)json_int(sb_str(&buf), "child-pid", &jail_pid);
-	}
-	bool have_code = json_int(sb_str(&buf), "exit-code", &code);
-	sb_free(&buf);
-	int ws = 0;
-	while (waitpid(child, &ws, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
-		int sig = pending_sig;
-		pending_sig = 0;
-		if (sig)
-			forward(sig, (pid_t)jail_pid, child);
-	}
-	r->started = jail_pid > 0;
-	if (have_code)
-		r->status = (int)code;
-	else if (r->started && WIFSIGNALED(ws))
-		r->status = 128 + WTERMSIG(ws);
-	else
-		r->status = 125;
-	if (!have_code && r->started && !WIFSIGNALED(ws))
-		r->started = false; /* the jail ended without telling how: treat as a failure */
-	return 0;
 }
 
 /* Every fd the child needs, at the number the plan gave it. */
@@ -394,11 +308,12 @@ static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc
 /* vfork: no copy of our page tables (fork's cost dominates on paravirtualized hosts). Kept
  * apart so nothing of the caller's frame is live across it. */
 __attribute__((noinline)) static pid_t spawn_bwrap(const char *bwrap, const struct fdmap *m,
-						    int base, const sigset_t *mask)
+						    int base, const sigset_t *mask, int slave,
+						    unsigned which)
 {
 	pid_t pid = vfork();
 	if (pid == 0)
-		child_exec(bwrap, m, base, mask);
+		child_exec(bwrap, m, base, mask, slave, which);
 	return pid;
 }
 
@@ -412,29 +327,161 @@ static int fd_base(const struct fdmap *m, int maxfd)
 	return base;
 }
 
-static int fork_and_wait(const char *bwrap, struct fdmap *m, int maxfd, int status_read,
-			 struct launch_result *r, struct err *e)
+/* The user's terminal: which of 0-2 are terminals, and the one we take size and raw mode
+ * from (stdin first: it is the one we read). */
+static unsigned tty_ends(int *tty_fd)
 {
-	const int base = fd_base(m, maxfd);
-	struct sigaction old[4];
-	install_handlers(old);
-	/* no handler may run in the vfork child (it shares our memory): block everything until
-	 * the child has exec'd; the child restores the original mask just before execve */
-	sigset_t all, orig;
-	sigfillset(&all);
-	(void)sigprocmask(SIG_SETMASK, &all, &orig);
-	pid_t pid = spawn_bwrap(bwrap, m, base, &orig);
-	int saved = errno;
-	(void)sigprocmask(SIG_SETMASK, &orig, NULL);
-	if (pid < 0) {
-		restore_handlers(old);
-		return err_set(e, saved, NULL, "cannot start bwrap (vfork)");
+	unsigned which = 0;
+	*tty_fd = -1;
+	static const unsigned bit[3] = {PTY_STDIN, PTY_STDOUT, PTY_STDERR};
+	for (int fd = 0; fd < 3; fd++) {
+		if (isatty(fd)) {
+			which |= bit[fd];
+			if (*tty_fd < 0)
+				*tty_fd = fd;
+		}
 	}
-	fdmap_close(m);
-	int rc = wait_jail(pid, status_read, r);
-	restore_handlers(old);
+	return which;
+}
+
+static const int jail_sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGWINCH,
+				SIGCONT, SIGTSTP, SIGUSR1, SIGUSR2};
+
+struct run_ctx {
+	struct fdmap m;
+	int maxfd;
+	int status_read;
+	int ctl;
+	struct pty pty;
+	unsigned which;
+	int tty_fd;
+	struct strv argv;
+};
+
+static void run_ctx_free(struct run_ctx *c)
+{
+	fdmap_close(&c->m);
+	if (c->status_read >= 0)
+		(void)close(c->status_read);
+	if (c->ctl >= 0)
+		(void)close(c->ctl);
+	if (c->pty.master >= 0)
+		(void)close(c->pty.master);
+	if (c->pty.slave >= 0)
+		(void)close(c->pty.slave);
+	strv_free(&c->argv);
+}
+
+static int setup(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
+		 struct run_ctx *c, struct err *e)
+{
+	strv_push(&c->argv, "bwrap");
+	strv_push(&c->argv, "--args");
+	strv_pushf(&c->argv, "%d", BW_FD_ARGS);
+	strv_push(&c->argv, "--");
+	strv_copy(&c->argv, &plan->cmd);
+	c->m.argv = strv_data(&c->argv);
+	(void)bwrap;
+	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, e) < 0)
+		return -1;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return err_set(e, errno, NULL, "cannot create the control channel");
+	c->ctl = sp[0];
+	fdmap_add(&c->m, sp[1], BW_FD_CONTROL);
+	if (BW_FD_CONTROL > c->maxfd)
+		c->maxfd = BW_FD_CONTROL;
+	c->which = tty_ends(&c->tty_fd);
+	if (c->which && pty_open(&c->pty, c->tty_fd, e) < 0)
+		return -1;
+	return 0;
+}
+
+static void collect(const struct supervise_out *so, int ws, struct launch_result *r)
+{
+	r->started = so->started;
+	r->term_signal = so->term_signal;
+	r->killed = so->killed;
+	r->landlock = so->landlock;
+	if (so->have_status)
+		r->status = so->status;
+	else if (so->started && WIFSIGNALED(ws))
+		r->status = 128 + WTERMSIG(ws);
+	else
+		r->status = 125;
+	if (!so->have_status && so->started && !WIFSIGNALED(ws))
+		r->started = false; /* the jail ended without telling how: treat as a failure */
+}
+
+static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *r,
+		    struct err *e)
+{
+	sigset_t set, orig;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof jail_sigs / sizeof *jail_sigs; i++)
+		sigaddset(&set, jail_sigs[i]);
+	/* everything blocked across vfork (no handler may run in the child, which shares our
+	 * memory); the child restores `orig` before exec */
+	sigset_t all;
+	sigfillset(&all);
+	if (sigprocmask(SIG_BLOCK, &all, &orig) < 0)
+		return err_set(e, errno, NULL, "cannot block signals");
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		int saved = errno;
+		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+		return err_set(e, saved, NULL, "cannot create a signalfd");
+	}
+	const int base = fd_base(&c->m, c->maxfd > c->pty.slave ? c->maxfd : c->pty.slave);
+	pid_t pid = spawn_bwrap(bwrap, &c->m, base, &orig, c->pty.slave, c->which);
+	int saved = errno;
+	sigset_t keep = orig;
+	for (size_t i = 0; i < sizeof jail_sigs / sizeof *jail_sigs; i++)
+		sigaddset(&keep, jail_sigs[i]);
+	(void)sigprocmask(SIG_SETMASK, &keep, NULL);
+	if (pid < 0) {
+		(void)close(sfd);
+		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+		return err_set(e, saved, bwrap, "cannot start bwrap (vfork)");
+	}
+	fdmap_close(&c->m);
+	if (c->pty.slave >= 0) {
+		(void)close(c->pty.slave);
+		c->pty.slave = -1;
+	}
+	struct supervise_in in = {.bwrap = pid,
+				  .status_fd = c->status_read,
+				  .ctl = c->ctl,
+				  .sfd = sfd,
+				  .master = c->which ? c->pty.master : -1,
+				  .in_fd = (c->which & PTY_STDIN) ? 0 : -1,
+				  .out_fd = c->tty_fd == 0 && !(c->which & PTY_STDOUT)
+						    ? ((c->which & PTY_STDERR) ? 2 : 0)
+						    : ((c->which & PTY_STDOUT) ? 1 : 2),
+				  .tty_fd = c->tty_fd,
+				  .grace_ms = 10000};
+	if (c->which & PTY_STDIN) {
+		struct err re = {0};
+		if (pty_raw_enter(0, &in.saved, &re) == 0) {
+			in.raw = true;
+			pty_restore_register(0, &in.saved);
+		}
+	}
+	const char *g = getenv("AGENTJAIL_GRACE_MS");
+	if (g && atoi(g) > 0)
+		in.grace_ms = atoi(g);
+	struct supervise_out so;
+	int rc = supervise(&in, &so, e);
+	if (in.raw)
+		(void)pty_raw_restore(0, &in.saved);
+	int ws = 0;
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	(void)close(sfd);
+	(void)sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (rc < 0)
-		return err_set(e, errno, bwrap, "lost track of the jail");
+		return -1;
+	collect(&so, ws, r);
 	return 0;
 }
 
@@ -442,61 +489,71 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	       const char *quarantine_dir, struct launch_result *r, struct err *e)
 {
 	memset(r, 0, sizeof *r);
-	struct fdmap m = {0};
-	int maxfd = 0;
-	_cleanup_close_ int status_read = -1;
+	r->landlock = -1;
+	struct run_ctx c = {.status_read = -1, .ctl = -1, .pty = {.master = -1, .slave = -1}};
 	struct snapshot before = {0};
-	struct strv argv = STRV_INIT;
-	strv_push(&argv, "bwrap");
-	strv_push(&argv, "--args");
-	strv_pushf(&argv, "%d", BW_FD_ARGS);
-	strv_push(&argv, "--");
-	strv_copy(&argv, &plan->cmd);
-	m.argv = strv_data(&argv);
-	int rc = prepare_fds(plan, sc, &m, &maxfd, &status_read, e);
+	int rc = setup(plan, bwrap, sc, &c, e);
 	if (rc == 0)
 		rc = snapshot_take(&plan->watch, &before, e);
 	if (rc == 0)
-		rc = fork_and_wait(bwrap, &m, maxfd, status_read, r, e);
-	fdmap_close(&m);
+		rc = run_jail(bwrap, &c, r, e);
+	run_ctx_free(&c);
 	if (rc == 0 && snapshot_check(&before, quarantine_dir, &r->viol, &r->snap_err) < 0)
 		r->snapshot_failed = true;
 	snapshot_free(&before);
-	strv_free(&argv);
 	return rc;
 }
 
 void launch_result_free(struct launch_result *r) { violations_free(&r->viol); }
 
+static volatile pid_t unjailed_child;
+
+static void forward_to_child(int sig)
+{
+	if (unjailed_child > 0)
+		(void)kill(unjailed_child, sig);
+}
+
 int launch_unjailed(char **argv, struct err *e)
 {
+	/* like system(): the terminal's INT/QUIT reach the command (same process group) and
+	 * must not kill us first; TERM/HUP sent to us are passed on */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_to_child};
 	struct sigaction old[4];
-	install_handlers(old);
+	sigemptyset(&ign.sa_mask);
+	sigemptyset(&fwd.sa_mask);
+	(void)sigaction(SIGINT, &ign, &old[0]);
+	(void)sigaction(SIGQUIT, &ign, &old[1]);
+	(void)sigaction(SIGTERM, &fwd, &old[2]);
+	(void)sigaction(SIGHUP, &fwd, &old[3]);
 	pid_t pid = fork();
-	if (pid < 0) {
-		restore_handlers(old);
-		err_set(e, errno, NULL, "cannot fork");
-		return 125;
-	}
 	if (pid == 0) {
-		restore_handlers(old);
+		(void)sigaction(SIGINT, &old[0], NULL);
+		(void)sigaction(SIGQUIT, &old[1], NULL);
+		(void)sigaction(SIGTERM, &old[2], NULL);
+		(void)sigaction(SIGHUP, &old[3], NULL);
 		execvp(argv[0], argv);
 		int saved = errno;
-		fprintf(stderr, "agentjail: cannot run %s: %s\n", argv[0], strerror(saved));
+		static const char msg[] = "agentjail: cannot run the command (not found or not "
+					  "executable)\n";
+		ssize_t w = write(2, msg, sizeof msg - 1);
+		(void)w;
 		_exit(saved == ENOENT ? 127 : 126);
 	}
-	int ws;
-	while (waitpid(pid, &ws, 0) < 0) {
-		if (errno != EINTR) {
-			restore_handlers(old);
-			err_set(e, errno, argv[0], "lost track of the command");
-			return 125;
-		}
-		int sig = pending_sig;
-		pending_sig = 0;
-		if (sig && sig != SIGINT && sig != SIGQUIT)
-			(void)kill(pid, sig);
+	int rc;
+	if (pid < 0) {
+		err_set(e, errno, NULL, "cannot fork");
+		rc = 125;
+	} else {
+		unjailed_child = pid;
+		int ws;
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+			;
+		rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 	}
-	restore_handlers(old);
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	(void)sigaction(SIGINT, &old[0], NULL);
+	(void)sigaction(SIGQUIT, &old[1], NULL);
+	(void)sigaction(SIGTERM, &old[2], NULL);
+	(void)sigaction(SIGHUP, &old[3], NULL);
+	return rc;
 }

@@ -21,6 +21,9 @@ struct launch_result {
 	int status;            /* shell-style: n, or 128+signal */
 	struct violations viol;
 	bool snapshot_failed;  /* the after-run comparison could not be done */
+	int term_signal;       /* SIGTERM/SIGHUP/SIGINT agentjail received and passed on, or 0 */
+	bool killed;           /* the command outlived the grace period and the jail was killed */
+	int landlock;          /* what init reported (ctl.h CTL_LANDLOCK value), -1 if nothing */
 	struct err snap_err;
 };
 

@@ -1,0 +1,27 @@
+/* ctl: the control channel between agentjail on the host and `__init` in the jail
+ * (a SOCK_SEQPACKET socketpair: one message per packet, EOF when either side is gone). */
+#pragma once
+#include <stdint.h>
+
+enum ctl_type {
+	CTL_READY = 1,   /* init → host: the command runs; value = its pid in the jail */
+	CTL_STOPPED,     /* init → host: the command was stopped; value = the signal */
+	CTL_CONT,        /* host → init: resume the command (foreground it, SIGCONT) */
+	CTL_EXIT,        /* init → host: the command's status, shell-style */
+	CTL_SIGNAL,      /* host → init: send value to the command's process group */
+	CTL_LANDLOCK,    /* init → host: Landlock ABI in the low byte, flags above (LL_*) */
+	CTL_EXEC_FAILED, /* init → host: the command could not be executed; value = errno */
+};
+
+#define CTL_LL_FS 0x100      /* the writable view is enforced by Landlock too */
+#define CTL_LL_SCOPED 0x200  /* abstract Unix sockets and signals are scoped to the jail */
+
+struct ctl_msg {
+	uint32_t type;
+	int32_t value;
+};
+
+/* 0, or -1 with errno. Retries EINTR. */
+int ctl_send(int fd, uint32_t type, int32_t value);
+/* 1 with a message, 0 at EOF, -1 with errno (EAGAIN when non-blocking and empty). */
+int ctl_recv(int fd, struct ctl_msg *m);

@@ -1,0 +1,33 @@
+/* supervise: the host side of a running jail. One poll loop over bwrap's status pipe, the
+ * control channel to `__init`, a signalfd, and (when the user is on a terminal) our pty. */
+#pragma once
+#include <stdbool.h>
+#include <sys/types.h>
+#include <termios.h>
+
+#include "util/err.h"
+
+struct supervise_in {
+	pid_t bwrap;
+	int status_fd;      /* bwrap --json-status-fd, read end */
+	int ctl;            /* our end of the control channel */
+	int sfd;            /* signalfd of the signals blocked for the jail's lifetime */
+	int master;         /* pty master, -1 without a pty */
+	int in_fd, out_fd;  /* the user's ends relayed to/from the master (-1 when not relayed) */
+	int tty_fd;         /* the user's terminal (for raw mode and its size), -1 if none */
+	bool raw;           /* tty_fd was put in raw mode (saved holds its settings) */
+	struct termios saved;
+	int grace_ms;       /* after SIGTERM/SIGHUP: how long the command may take to exit */
+};
+
+struct supervise_out {
+	bool started;       /* bwrap reported the command (init) running */
+	bool have_status;   /* bwrap reported an exit code */
+	int status;         /* that exit code (the command's, shell-style) */
+	int term_signal;    /* a SIGTERM/SIGHUP/SIGINT agentjail received and passed on, or 0 */
+	bool killed;        /* the grace period ran out: the jail was killed */
+	int landlock;       /* CTL_LANDLOCK value, -1 if init did not report */
+};
+
+/* Runs until bwrap's status pipe closes. Returns -1 only for an internal failure (poll). */
+int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e) WUR;

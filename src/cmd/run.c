@@ -1,5 +1,6 @@
 /* agentjail run [POLICY] [--] CMD [ARG…] */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "core/bwrap_argv.h"
 #include "core/hostfacts_probe.h"
+#include "core/landlock.h"
 #include "core/launch.h"
 #include "core/policy.h"
 #include "core/userns_diag.h"
@@ -24,6 +26,7 @@ static const char usage[] =
 	"  --rw PATH  --ro PATH  --hide PATH   extra writable, read-only, masked paths\n"
 	"  --dev PATH                   a character device (e.g. /dev/kvm)\n"
 	"  --env NAME[=VALUE]           pass a variable (its value is never shown)\n"
+	"  --allow-ptrace               let debuggers work inside (ptrace, process_vm_*)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
 	"      126/127 command not executable / not found\n";
@@ -113,7 +116,10 @@ static int launch(const struct run_request *req, const struct hostfacts *hf,
 	}
 	if (req->pol.net == NET_ON)
 		cmd_warn("net on: the jail shares the host's network, including services on "
-			 "loopback and abstract Unix sockets");
+			 "loopback%s",
+			 landlock_abi() >= 6 ? " (abstract Unix sockets are closed by Landlock)"
+					     : " and abstract Unix sockets (this kernel has no Landlock "
+					       "scoping)");
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .test_errno = seccomp_test_errno()};
 	char *quarantine = path_join(hf->state_dir, "quarantine");
@@ -126,6 +132,9 @@ static int launch(const struct run_request *req, const struct hostfacts *hf,
 		return EXIT_JAIL;
 	}
 	report_violations(&r);
+	if (r.killed)
+		cmd_warn("the command did not exit after %s: the jail was killed",
+			 r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
 	int rc = r.started ? r.status : start_failed();
 	launch_result_free(&r);
 	return rc;

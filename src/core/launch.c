@@ -344,6 +344,22 @@ static unsigned tty_ends(int *tty_fd)
 	return which;
 }
 
+/* A crash must not leave the user's terminal in raw mode: restore it, then die as we would. */
+static void restore_and_die(int sig)
+{
+	pty_restore_now();
+	(void)raise(sig); /* SA_RESETHAND: the default action this time */
+}
+
+static void restore_on_crash(void)
+{
+	static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	struct sigaction sa = {.sa_handler = restore_and_die, .sa_flags = SA_RESETHAND};
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++)
+		(void)sigaction(fatal[i], &sa, NULL);
+}
+
 static const int jail_sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGWINCH,
 				SIGCONT, SIGTSTP, SIGUSR1, SIGUSR2};
 
@@ -465,6 +481,7 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		if (pty_raw_enter(0, &in.saved, &re) == 0) {
 			in.raw = true;
 			pty_restore_register(0, &in.saved);
+			restore_on_crash();
 		}
 	}
 	const char *g = getenv("AGENTJAIL_GRACE_MS");

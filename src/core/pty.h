@@ -94,7 +94,8 @@ void pty_relay_fill_pollfds(const struct pty_relay *r, struct pollfd pfd[3], nfd
 /* Act on the revents of what pty_relay_fill_pollfds filled. EINTR and EAGAIN are retried on the
  * next round; EIO on the master ends the session (master_eof). EOF on a non-terminal in_fd is
  * passed on as the slave's VEOF character when the slave is in canonical mode (the only way to
- * say end-of-file through a terminal). -1 with e filled on a real error (out_fd gone…). */
+ * say end-of-file through a terminal). -1 with e filled on a real error (out_fd gone: EPIPE,
+ * which needs SIGPIPE ignored by the caller). */
 int pty_relay_handle(struct pty_relay *r, const struct pollfd *pfd, nfds_t n, struct err *e) WUR;
 /* True when everything the jail wrote has been written out and it can write no more. */
 bool pty_relay_done(const struct pty_relay *r);

@@ -84,8 +84,16 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 2 "$who: cwd \$HOME as the implicit workspace is refused with 2"
 	aj_run "$who" -C "$(dirname "$HOMEDIR")" -- run -- /bin/true
 	rc_is 2 "$who: an ancestor of \$HOME as the implicit workspace is refused with 2"
+	ln -sfn "$HOMEDIR" "$EXTRA/home-link"
+	aj_run "$who" -C "$EXTRA/home-link" -- run -- /bin/true
+	rc_is 2 "$who: a cwd that is \$HOME through a symlink is refused with 2"
+	rm -f "$EXTRA/home-link"
 	aj_run "$who" -C / -- run --workspace "$HOMEDIR" -- /bin/true
 	rc_is 0 "$who: --workspace \$HOME given explicitly is accepted"
+	aj_run "$who" -- run --workspace /nonexistent/agentjail-test -- /bin/true
+	rc_is 2 "$who: a --workspace that does not exist is refused with 2"
+	aj_run "$who" -- run --workspace "$P" -- /bin/true
+	rc_is 2 "$who: a --workspace that is a file is refused with 2"
 
 	# --- the cwd inside the jail ---------------------------------------------------------------
 	aj_run "$who" -C / -- run --workspace "$WS" -- /bin/pwd

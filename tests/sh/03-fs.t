@@ -96,7 +96,7 @@ for who in "${AJ_WHOS[@]}"; do
 	# --- /etc ------------------------------------------------------------------------------------
 	aj_run "$who" -- run -- "$P" read /etc/passwd
 	probe_ok "$who: /etc/passwd is readable"
-	for f in /etc/shadow /etc/gshadow; do
+	for f in /etc/shadow /etc/gshadow /etc/sudoers /etc/ssh/ssh_host_ed25519_key /etc/ssh/ssh_host_rsa_key; do
 		[ -e "$f" ] || continue
 		aj_run "$who" -- run -- "$P" read "$f"
 		probe_denied "$who: $f is unreadable"
@@ -128,6 +128,9 @@ for who in "${AJ_WHOS[@]}"; do
 	# --- /proc, /sys, leaked fds, hostname --------------------------------------------------------
 	aj_run "$who" -- run -- sh -c 'ls -A /sys 2>/dev/null'
 	is "$OUT" "" "$who: /sys is absent or empty"
+	aj_run "$who" -- run -- sh -c 'ls /dev | tr "\n" " "'
+	unlike "$OUT" '(^| )(loop[0-9]*|sd[a-z]+|nvme[0-9a-z]*|vd[a-z]+|zram[0-9]+|kmsg|mem|kvm|fuse)( |$)' \
+		"$who: /dev is minimal (no disks, kmsg, mem, kvm, fuse)"
 	aj_run "$who" -- run -- cat /proc/sys/kernel/hostname
 	is "$OUT" agentjail "$who: the hostname inside is agentjail"
 	printf 'canary\n' >"$HOMEDIR/fd-canary"

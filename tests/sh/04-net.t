@@ -52,9 +52,7 @@ for who in "${AJ_WHOS[@]}"; do
 		aj_run "$who" -- run --net on -- "$P" connect-abstract "$ABS_NAME"
 		if [ "$landlock_abi" -ge 6 ]; then
 			# DESIGN §3: Landlock scoping closes abstract sockets where the kernel has it.
-			[ "$RC" = 1 ] && [[ $OUT == errno=* ]]
-			todo $? "$who: --net on: the host abstract socket is unreachable (Landlock scope)" \
-				"Landlock is applied by __init (DESIGN §3), not part of issue 2"
+			probe_denied "$who: --net on: the host abstract socket is unreachable (Landlock ABI $landlock_abi scope)"
 		else
 			skip "$who: --net on: abstract socket unreachable" "Landlock ABI $landlock_abi < 6: no scoping on this kernel"
 		fi

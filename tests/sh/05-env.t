@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
-LIBC=$(ldd /bin/true 2>/dev/null | awk '/libc\.so/ {print $3; exit}')
+# (LD_PRELOAD names a missing object: ld.so warns and goes on; a real one would upset ASan builds.)
 SECRET_ENV=(
 	GITHUB_TOKEN=ghp_agentjailtestsecret0001
 	GH_TOKEN=gho_agentjailtestsecret0002
@@ -21,7 +21,7 @@ SECRET_ENV=(
 	DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/agentjailtestsecret0013
 	DISPLAY=:97
 	WAYLAND_DISPLAY=wayland-agentjailtest
-	"LD_PRELOAD=${LIBC:-/lib/x86_64-linux-gnu/libc.so.6}"
+	LD_PRELOAD=/agentjailtest/preload.so
 	LD_LIBRARY_PATH=/agentjailtest/lib
 	BASH_ENV=/agentjailtest/bash_env
 	ENV=/agentjailtest/env
@@ -56,16 +56,19 @@ for who in "${AJ_WHOS[@]}"; do
 	unlike "$OUT" "(^|"$'\n'")AWS_SECRET_ACCESS_KEY=" "$who: … and only that one"
 
 	# --- the secret never appears on a host command line while the jail runs ----------------
+	# Inside: publish the value, then hold the jail open until the host has finished its scan.
+	hold='printf %s "$AJ_SECRET" > seen.tmp && mv seen.tmp seen; i=0
+		while [ ! -e scan-done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done'
 	for form in value passthrough; do
 		secret="agentjail-cmdline-secret-$form-$$-$RANDOM$RANDOM"
-		rm -f "$WS/seen"
+		rm -f "$WS/seen" "$WS/scan-done"
 		if [ $form = value ]; then
 			aj_cmd "$who" -- run --env AJ_SECRET="$secret" -- \
-				sh -c 'printf %s "$AJ_SECRET" > seen.tmp && mv seen.tmp seen && sleep 2'
+				sh -c "$hold"
 			desc="--env NAME=VALUE"
 		else
 			aj_cmd "$who" -e AJ_SECRET="$secret" -- run --env AJ_SECRET -- \
-				sh -c 'printf %s "$AJ_SECRET" > seen.tmp && mv seen.tmp seen && sleep 2'
+				sh -c "$hold"
 			desc="--env NAME (value from the host environment)"
 		fi
 		"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/bg.out" 2>"$AJ_TMP/bg.err" &
@@ -91,8 +94,11 @@ for who in "${AJ_WHOS[@]}"; do
 		# The host side of agentjail itself (bgpid: setpriv/env exec into agentjail).
 		nnp=$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$bgpid/status" 2>/dev/null)
 		owner=$(stat -c %u "/proc/$bgpid/environ" 2>/dev/null)
+		alive=1
+		kill -0 "$bgpid" 2>/dev/null || alive=0
+		: >"$WS/scan-done"
 		AJ_LAST=
-		check "$who: $desc: the jail was running during the scan" test -e "$WS/seen"
+		check "$who: $desc: the jail was running during the scan" test -e "$WS/seen" -a "$alive" = 1
 		is "${#leaked[@]}" 0 "$who: $desc: the value is on no host command line ($scanned scanned)"
 		[ "${#leaked[@]}" -eq 0 ] || printf '%s\n' "${leaked[@]}" | while IFS= read -r l; do diag "  leaked in pid $l"; done
 		if [ $form = value ]; then
@@ -105,7 +111,7 @@ for who in "${AJ_WHOS[@]}"; do
 		fi
 		wait "$bgpid"
 		is "$(cat "$WS/seen" 2>/dev/null)" "$secret" "$who: $desc: … while it is visible inside"
-		rm -f "$WS/seen" "$WS/seen.tmp"
+		rm -f "$WS/seen" "$WS/seen.tmp" "$WS/scan-done"
 	done
 done
 aj_skip_missing_whos "environment"

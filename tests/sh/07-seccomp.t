@@ -21,6 +21,16 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- sh -c 'cat /proc/self/uid_map'
 	diag "$who: uid_map inside: $OUT"
 
+	# --- namespaces: host processes are out of sight and out of reach --------------------------
+	sleep 30 &
+	host_pid=$!
+	AJ_PIDS+=("$host_pid")
+	aj_run "$who" -- run -- sh -c "kill -0 $host_pid 2>/dev/null && echo reachable; ls /proc | grep -c '^[0-9]'"
+	unlike "$OUT" reachable "$who: a host process cannot be signalled (pid namespace)"
+	n=$(printf '%s' "$OUT" | tail -n1)
+	ok $(( n > 0 && n <= 6 ? 0 : 1 )) "$who: only the jail's own processes are in /proc ($n)"
+	kill "$host_pid" 2>/dev/null
+
 	# --- the real build -----------------------------------------------------------------------
 	aj_run "$who" -- run -- "$P" unshare-user
 	probe_denied "$who: unshare(CLONE_NEWUSER) fails"

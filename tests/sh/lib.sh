@@ -309,7 +309,13 @@ aj_run() {
 	aj_cmd "$@"
 	"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
 	RC=$?
-	OUT=$(tr -d '\r' <"$AJ_TMP/out")
+	if [ "${AJ_CMD[0]}" = script ]; then
+		# Through a terminal: drop CRs and the terminal's echo of control characters (e.g. "^@"
+		# or "^D" when script(1) forwards the end of its stdin), so the probe's line stands alone.
+		OUT=$(tr -d '\r\000' <"$AJ_TMP/out" | sed 's/\^[@-_]//g')
+	else
+		OUT=$(tr -d '\r' <"$AJ_TMP/out")
+	fi
 	ERR=$(tr -d '\r' <"$AJ_TMP/err")
 	AJ_LAST="[$AJ_WHO] ${AJ_CMD[*]}"
 	return 0
@@ -358,7 +364,7 @@ aj_listen() {
 	"$PROBE" "$@" >"$AJ_TMP/listen-$name.out" 2>&1 &
 	AJ_PIDS+=($!)
 	local i
-	for i in $(seq 1 100); do
+	for i in $(seq 1 250); do
 		if grep -q '^ready' "$AJ_TMP/listen-$name.out" 2>/dev/null; then
 			LISTEN_OUT=$(head -n1 "$AJ_TMP/listen-$name.out")
 			return 0

@@ -375,7 +375,7 @@ static void test_session(void **state)
 		fail_err(&e);
 
 	spawn(f, &(struct spawn){.which = PTY_ALL, .stdout_fd = -1},
-	      "stty size; tty; read x; echo got:$x");
+	      "stty size; tty; : </dev/tty && echo ctty; read x; echo got:$x");
 	pump_init(&pm, f->outer_slave, f->outer_slave, f->p.master, f->outer_master, &f->seen);
 	/* Enter sends CR; the jail's ICRNL, copied from the user's settings, makes it a newline */
 	pm.feed_fd = &f->outer_master;
@@ -388,6 +388,7 @@ static void test_session(void **state)
 	const char *out = sb_str(&f->seen);
 	assert_non_null(strstr(out, "33 101\r\n"));
 	assert_non_null(strstr(out, "/dev/pts/"));
+	assert_non_null(strstr(out, "ctty\r\n")); /* /dev/tty opens: the pty is its terminal */
 	assert_non_null(strstr(out, "got:hello\r\n"));
 	assert_int_equal(pty_raw_restore(f->outer_slave, &saved), 0);
 }
@@ -614,8 +615,9 @@ static void test_slave_on_stdin(void **state)
 	struct fx *f = *state;
 	inner_open(f, -1);
 	open_pipe(f->out);
-	int st = run_piped(f, &(struct spawn){.which = PTY_ALL, .stdout_fd = -1, .slave_on_0 = true},
-			   "test -t 0 && test -t 1 && test -t 2 && echo all-tty", -1, NULL, 0, 4096);
+	struct spawn o = {.which = PTY_ALL, .stdout_fd = -1, .slave_on_0 = true};
+	int st = run_piped(f, &o, "test -t 0 && test -t 1 && test -t 2 && echo all-tty", -1, NULL,
+			   0, 4096);
 	assert_int_equal(st, 0);
 	assert_string_equal(sb_str(&f->seen), "all-tty\r\n");
 }

@@ -650,6 +650,11 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 {
 	memset(out, 0, sizeof *out);
 	out->next_fd = BW_FD_BIND0;
+	if (pol->fs == FS_DANGER_FULL) {
+		err_set(e, 0, "danger-full-access", "this policy runs without a jail: there is no "
+						    "bwrap argv to build");
+		return -1;
+	}
 	if (check_devices(pol, hf, e) < 0)
 		return -1;
 	if (hf_type(hf, pol->workspace) != HF_DIR) {

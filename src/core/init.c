@@ -138,6 +138,11 @@ static int apply_landlock(const struct init_args *a)
 		fprintf(stderr, "agentjail: jail init: Landlock: %s\n", buf);
 		return -1;
 	}
+	/* tell the command what holds it (tools and `verify` read this; it is not a secret) */
+	char desc[64];
+	snprintf(desc, sizeof desc, "abi=%d%s%s", rep.abi, rep.fs_applied ? ",fs" : "",
+		 rep.scoped ? ",scoped" : "");
+	(void)setenv("AGENTJAIL_LANDLOCK", desc, 1);
 	if (a->ctl >= 0) {
 		int v = rep.abi & 0xff;
 		if (rep.fs_applied)

@@ -27,13 +27,9 @@ void strv_push(struct strv *s, const char *str) { strv_push_take(s, xstrdup(str)
 void strv_pushf(struct strv *s, const char *fmt, ...)
 {
 	va_list ap;
-	char *out = NULL;
 	va_start(ap, fmt);
-	int n = vasprintf(&out, fmt, ap);
+	strv_push_take(s, xvasprintf(fmt, ap));
 	va_end(ap);
-	if (n < 0)
-		abort();
-	strv_push_take(s, out);
 }
 
 bool strv_contains(const struct strv *s, const char *str)

@@ -53,14 +53,19 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *out = NULL;
+	if (vasprintf(&out, fmt, ap) < 0)
+		oom();
+	return out;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
-	char *out = NULL;
 	va_start(ap, fmt);
-	int n = vasprintf(&out, fmt, ap);
+	char *out = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		oom();
 	return out;
 }

@@ -13,3 +13,7 @@ void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_run(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+/* in-jail probe battery entry point (agentjail __probe) */
+int cmd_probe(int argc, char **argv);

@@ -1,5 +1,8 @@
 /* The command layer: the only code that prints to the user or decides exit codes. */
 #pragma once
+#include "core/bwrap_argv.h"
+#include "core/hostfacts.h"
+#include "core/policy.h"
 #include "util/err.h"
 
 enum {
@@ -13,6 +16,19 @@ void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_run(int argc, char **argv);
+
+/* The jail of a request, built exactly as `run` builds it (verify uses the same path). */
+struct jail {
+	struct hostfacts hf;
+	struct bw_plan plan;
+};
+/* Canonicalize and validate the policy, gather host facts, build the plan. 0, or the exit
+ * code to return (the error is printed). cmd_jail_free is needed either way. */
+int cmd_jail_prepare(struct run_request *req, struct jail *j);
+void cmd_jail_free(struct jail *j);
+/* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
+ * user must know and returns the exit status. */
+int cmd_jail_launch(const struct run_request *req, struct jail *j);
 int cmd_doctor(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 /* in-jail probe battery entry point (agentjail __probe) */

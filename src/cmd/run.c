@@ -105,9 +105,10 @@ static int start_failed(void)
 	return EXIT_JAIL;
 }
 
-static int launch(const struct run_request *req, const struct hostfacts *hf,
-		  const struct bw_plan *plan)
+int cmd_jail_launch(const struct run_request *req, struct jail *j)
 {
+	const struct hostfacts *hf = &j->hf;
+	const struct bw_plan *plan = &j->plan;
 	char *bwrap = NULL;
 	struct err e = {0};
 	if (launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) < 0) {
@@ -140,29 +141,40 @@ static int launch(const struct run_request *req, const struct hostfacts *hf,
 	return rc;
 }
 
-static int run_jailed(struct run_request *req)
+int cmd_jail_prepare(struct run_request *req, struct jail *j)
 {
 	struct err e = {0};
+	hostfacts_init(&j->hf);
+	memset(&j->plan, 0, sizeof j->plan);
 	if (policy_canonicalize(&req->pol, &e) < 0 ||
 	    policy_validate(&req->pol, getenv("HOME"), &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;
 	}
-	struct hostfacts hf;
-	hostfacts_init(&hf);
-	struct bw_plan plan = {0};
-	int rc;
-	if (hostfacts_gather(&hf, &req->pol, &req->cmd, environ, &e) < 0) {
+	if (hostfacts_gather(&j->hf, &req->pol, &req->cmd, environ, &e) < 0) {
 		cmd_print_err(&e);
-		rc = EXIT_JAIL;
-	} else if (bwrap_build(&req->pol, &hf, &req->cmd, &plan, &e) < 0) {
-		cmd_print_err(&e);
-		rc = EXIT_USAGE;
-	} else {
-		rc = req->dry_run ? dry_run(req, &plan) : launch(req, &hf, &plan);
+		return EXIT_JAIL;
 	}
-	bw_plan_free(&plan);
-	hostfacts_free(&hf);
+	if (bwrap_build(&req->pol, &j->hf, &req->cmd, &j->plan, &e) < 0) {
+		cmd_print_err(&e);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+void cmd_jail_free(struct jail *j)
+{
+	bw_plan_free(&j->plan);
+	hostfacts_free(&j->hf);
+}
+
+static int run_jailed(struct run_request *req)
+{
+	struct jail j;
+	int rc = cmd_jail_prepare(req, &j);
+	if (rc == 0)
+		rc = req->dry_run ? dry_run(req, &j.plan) : cmd_jail_launch(req, &j);
+	cmd_jail_free(&j);
 	return rc;
 }
 

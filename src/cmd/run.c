@@ -159,6 +159,23 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 		cmd_print_err(&e);
 		return EXIT_USAGE;
 	}
+#ifdef AJ_TEST_BUILD
+	/* test builds only: the mask-only jail, so a test can show the read-deny is what holds */
+	if (getenv("AGENTJAIL_TEST_NO_DENY_READ")) {
+		struct strv *c = &j->plan.cmd;
+		size_t w = 0;
+		for (size_t i = 0; i < c->n; i++) {
+			if (!strcmp(c->v[i], "--deny-read") && i + 1 < c->n) {
+				free(c->v[i]);
+				free(c->v[++i]);
+				continue;
+			}
+			c->v[w++] = c->v[i];
+		}
+		c->n = w;
+		c->v[w] = NULL;
+	}
+#endif
 	return 0;
 }
 

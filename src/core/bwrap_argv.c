@@ -194,6 +194,10 @@ static void add_etc_masks(struct bw_plan *p, struct hostfacts *hf)
 			continue;
 		}
 		strv_push(&done, all.v[i]);
+		/* as root only permissions are bypassed: Landlock keeps these unreadable even
+		 * when the host replaces them by rename (which detaches our mount) */
+		if (hf->uid == 0)
+			strv_push(&p->deny_read, all.v[i]);
 		bool unreadable = strv_contains(&hf->etc_unreadable, all.v[i]);
 		mask(p, hf, all.v[i],
 		     unreadable ? "/etc entry an unprivileged user could not read: masked for root"
@@ -481,10 +485,15 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 }
 
 static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-		      const struct strv *visible)
+		      const struct strv *visible, const struct strv *writable)
 {
-	for (size_t i = 0; i < pol->hide.n; i++)
+	for (size_t i = 0; i < pol->hide.n; i++) {
 		mask(p, hf, pol->hide.v[i], "--hide: masked");
+		/* outside the writable view Landlock can also deny reading it (inside a writable
+		 * root it cannot: write access there needs read access beneath) */
+		if (hf_type(hf, pol->hide.v[i]) != HF_MISSING && !under_any(writable, pol->hide.v[i]))
+			strv_push(&p->deny_read, pol->hide.v[i]);
+	}
 	const char *own[] = {hf->state_dir, hf->config_dir};
 	for (size_t i = 0; i < 2; i++) {
 		if (!own[i] || !under_any(visible, own[i]))
@@ -675,7 +684,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_push(&visible, pol->workspace);
 	strv_copy(&visible, &pol->rw);
 	strv_copy(&visible, &pol->ro);
-	add_masks(out, hf, pol, &visible);
+	add_masks(out, hf, pol, &visible, &writable);
 	strv_free(&visible);
 	add_env(out, hf, pol);
 
@@ -708,6 +717,10 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		strv_push(&out->cmd, "--writable");
 		strv_push(&out->cmd, hf->home);
 	}
+	for (size_t i = 0; i < out->deny_read.n; i++) {
+		strv_push(&out->cmd, "--deny-read");
+		strv_push(&out->cmd, out->deny_read.v[i]);
+	}
 	strv_push(&out->cmd, "--scope");
 	strv_push(&out->cmd, "--");
 	for (size_t i = 0; i < cmd->n; i++)
@@ -726,6 +739,7 @@ void bw_plan_free(struct bw_plan *p)
 	free(p->ops);
 	strv_free(&p->skipped);
 	strv_free(&p->watch);
+	strv_free(&p->deny_read);
 	strv_free(&p->notes);
 	strv_free(&p->cmd);
 	free(p->chdir);

@@ -38,6 +38,8 @@ struct bw_plan {
 	struct strv skipped;  /* "PATH: reason" for what was left out */
 	struct strv watch;    /* protected paths to snapshot before and compare after */
 	struct strv notes;    /* things the user should know (exposures) */
+	struct strv deny_read; /* masked paths init also makes unreadable with Landlock: a mount
+				* over a file vanishes when the host renames over it */
 	struct strv cmd;      /* what bwrap runs: the init helper, then the command */
 	char *chdir;          /* the directory the command starts in */
 	int next_fd;

@@ -82,6 +82,7 @@ static int caps_are_zero(void)
 struct init_args {
 	int ctl;                /* control channel, -1 without */
 	struct strv writable;   /* Landlock: where writes are allowed */
+	struct strv deny_read;  /* Landlock: masked paths that stay unreadable */
 	bool scope;             /* Landlock: scope abstract sockets and signals */
 	char **cmd;
 };
@@ -101,6 +102,8 @@ static int parse_args(int argc, char **argv, struct init_args *a)
 			a->ctl = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--writable") && i + 1 < argc)
 			strv_push(&a->writable, argv[++i]);
+		else if (!strcmp(argv[i], "--deny-read") && i + 1 < argc)
+			strv_push(&a->deny_read, argv[++i]);
 		else if (!strcmp(argv[i], "--scope"))
 			a->scope = true;
 		else
@@ -129,6 +132,8 @@ static int apply_landlock(const struct init_args *a)
 {
 	struct landlock_opts lo = {.writable = (const char *const *)a->writable.v,
 				   .nwritable = a->writable.n,
+				   .deny_read = (const char *const *)a->deny_read.v,
+				   .ndeny_read = a->deny_read.n,
 				   .scope = a->scope};
 	struct landlock_report rep = {0};
 	struct err e = {0};
@@ -140,8 +145,8 @@ static int apply_landlock(const struct init_args *a)
 	}
 	/* tell the command what holds it (tools and `verify` read this; it is not a secret) */
 	char desc[64];
-	snprintf(desc, sizeof desc, "abi=%d%s%s", rep.abi, rep.fs_applied ? ",fs" : "",
-		 rep.scoped ? ",scoped" : "");
+	snprintf(desc, sizeof desc, "abi=%d%s%s%s", rep.abi, rep.fs_applied ? ",fs" : "",
+		 rep.scoped ? ",scoped" : "", rep.read_denied ? ",deny-read" : "");
 	(void)setenv("AGENTJAIL_LANDLOCK", desc, 1);
 	if (a->ctl >= 0) {
 		int v = rep.abi & 0xff;
@@ -264,7 +269,9 @@ int init_main(int argc, char **argv)
 	MARK_IN_JAIL();
 	struct init_args a = {0};
 	if (parse_args(argc, argv, &a) < 0)
-		return fail("usage: __init [--control FD] [--writable PATH]... [--scope] -- CMD", 0);
+		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
+			    "[--scope] -- CMD",
+			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);
 	int z = caps_are_zero();

@@ -4,7 +4,8 @@
  * does not use cmocka's assertions (a failing one would jump back into the runner inside the
  * child): CHECK and friends write one line naming the failed expression to a pipe and _exit; the
  * parent turns that line into the test's failure. A child may instead report "skip" with a
- * reason, printed as a TAP comment (cmocka's skip() prints `not ok # SKIP`, a failure to prove).
+ * reason, printed as a TAP comment (cmocka's skip() prints `not ok # SKIP`, a failure to prove),
+ * and a child that succeeds may leave a line for a TAP comment too (a measurement).
  *
  * Every "refused" assertion has a twin that shows the same operation succeeding without the
  * restriction (or with the right granted), so a probe that fails for another reason cannot pass
@@ -15,16 +16,19 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +36,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/landlock.h"
@@ -84,18 +89,24 @@ enum { CHILD_OK = 0, CHILD_FAIL = 1, CHILD_SKIP = 77 };
 
 #define SKIP_CHILD(...) child_exit(CHILD_SKIP, __VA_ARGS__)
 
-/* Apply with these writable paths, failing the child with the module's own message. */
-static struct landlock_report child_apply(const char *const *w, size_t n, bool scope)
+/* Apply these options, failing the child with the module's own message. */
+static struct landlock_report child_apply_opts(const struct landlock_opts *o)
 {
 	struct landlock_report r = {0};
 	struct err e = {0};
-	struct landlock_opts o = {.writable = w, .nwritable = n, .scope = scope};
-	if (landlock_apply(&o, &r, &e) < 0)
+	if (landlock_apply(o, &r, &e) < 0)
 		child_exit(CHILD_FAIL, "landlock_apply: %s: %s: %s", e.what, e.path,
 			   strerror(e.errnum));
 	if (r.abi == 0)
 		SKIP_CHILD("the kernel has no Landlock");
 	return r;
+}
+
+/* Apply with these writable paths. */
+static struct landlock_report child_apply(const char *const *w, size_t n, bool scope)
+{
+	struct landlock_opts o = {.writable = w, .nwritable = n, .scope = scope};
+	return child_apply_opts(&o);
 }
 
 static struct landlock_report apply_a(bool scope)
@@ -182,6 +193,8 @@ static void finish_child(pid_t pid, int rfd)
 	}
 	if (WEXITSTATUS(status) != CHILD_OK)
 		fail_msg("%s", msg[0] ? msg : "child failed without a message");
+	if (msg[0])
+		printf("# %s\n", msg);
 }
 
 static void run_child(child_fn fn, void *arg)
@@ -209,7 +222,11 @@ static int group_setup(void **state)
 		free(tmpl);
 		return -1;
 	}
-	base = tmpl;
+	/* the read-deny tests walk from "/" and refuse a symlink on the way (TMPDIR may be one) */
+	base = realpath(tmpl, NULL);
+	free(tmpl);
+	if (!base)
+		return -1;
 	dir_a = in(base, "a");
 	dir_b = in(base, "b");
 	file_r = in(dir_b, "r");
@@ -263,6 +280,7 @@ static void child_report_unscoped(void *arg)
 	CHECK(r.abi == landlock_abi());
 	CHECK(r.fs_applied);
 	CHECK(!r.scoped);
+	CHECK(!r.read_denied);
 }
 
 static void test_report(void **state)
@@ -715,6 +733,557 @@ static void test_signal_from_outside(void **state)
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
 }
 
+/* ---- the read-deny list ---- */
+
+/* A fake root's worth of files, one per test (one of them rewrites it):
+ *   etc/{passwd 0644, shadow 0600, shadow-hl (a hard link of shadow), passwd-sl and shadow-sl
+ *   (symlinks to them), ssl/certs/a.pem, ssl/private/key}, usr/bin/x, work/ (the writable one).
+ * etc/missing, etc/later and etc/ssl/certs/b.pem are only named: the parent creates them
+ * while a child is restricted. The deny lists hold real absolute paths, since the rules are
+ * computed from "/". */
+struct tree {
+	char *root, *etc, *passwd, *shadow, *shadow_hl, *passwd_sl, *shadow_sl, *certs, *pem;
+	char *private_dir, *key, *x, *work, *missing, *later, *pem_later;
+};
+
+/* Create a file holding `text`, with this mode whatever the umask. */
+static int put(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(text);
+	bool ok = write(fd, text, n) == (ssize_t)n && fchmod(fd, mode) == 0;
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+static void make_tree(struct tree *t, const char *name)
+{
+	t->root = in(base, name);
+	t->etc = in(t->root, "etc");
+	t->passwd = in(t->etc, "passwd");
+	t->shadow = in(t->etc, "shadow");
+	t->shadow_hl = in(t->etc, "shadow-hl");
+	t->passwd_sl = in(t->etc, "passwd-sl");
+	t->shadow_sl = in(t->etc, "shadow-sl");
+	t->certs = in(t->etc, "ssl/certs");
+	t->pem = in(t->certs, "a.pem");
+	t->private_dir = in(t->etc, "ssl/private");
+	t->key = in(t->private_dir, "key");
+	t->x = in(t->root, "usr/bin/x");
+	t->work = in(t->root, "work");
+	t->missing = in(t->etc, "missing");
+	t->later = in(t->etc, "later");
+	t->pem_later = in(t->certs, "b.pem");
+	char *ssl = in(t->etc, "ssl"), *usr = in(t->root, "usr"), *bin = in(usr, "bin");
+	const char *dirs[] = {t->root, t->etc, ssl, t->certs, t->private_dir, usr, bin, t->work};
+	for (size_t i = 0; i < ARRAY_LEN(dirs); i++)
+		assert_int_equal(mkdir(dirs[i], 0755), 0);
+	assert_int_equal(put(t->passwd, "root:x:0:0::/root:/bin/sh\n", 0644), 0);
+	assert_int_equal(put(t->shadow, "old", 0600), 0);
+	assert_int_equal(put(t->pem, "cert", 0644), 0);
+	assert_int_equal(put(t->key, "key", 0600), 0);
+	assert_int_equal(put(t->x, "#!/bin/sh\n", 0755), 0);
+	assert_int_equal(link(t->shadow, t->shadow_hl), 0);
+	assert_int_equal(symlink("passwd", t->passwd_sl), 0);
+	assert_int_equal(symlink("shadow", t->shadow_sl), 0);
+	free(ssl), free(usr), free(bin);
+}
+
+static void free_tree(struct tree *t)
+{
+	char **all[] = {&t->root, &t->etc, &t->passwd, &t->shadow, &t->shadow_hl, &t->passwd_sl,
+			&t->shadow_sl, &t->certs, &t->pem, &t->private_dir, &t->key, &t->x,
+			&t->work, &t->missing, &t->later, &t->pem_later};
+	for (size_t i = 0; i < ARRAY_LEN(all); i++) {
+		free(*all[i]);
+		*all[i] = NULL;
+	}
+}
+
+/* Read up to len - 1 bytes of a file into buf (NUL-terminated): the count, or -1 with errno. */
+static long read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* 0 when the file opens and reads (an empty one too), -1 with errno. */
+static int can_read(const char *path)
+{
+	char buf[16];
+	return read_text(path, buf, sizeof buf) < 0 ? -1 : 0;
+}
+
+/* 1 when the directory lists `name`, 0 when it lists without it, -1 with errno. */
+static int list_has(const char *dir, const char *name)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int found = 0;
+	struct dirent *de;
+	while (!found && (de = readdir(d)) != NULL)
+		found = strcmp(de->d_name, name) == 0;
+	closedir(d);
+	return found;
+}
+
+/* fork + execve /usr/bin/true: its exit status, or -1. */
+static int run_true(void)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char *argv[] = {"true", NULL};
+		execve("/usr/bin/true", argv, environ);
+		_exit(127);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* Apply with the tree's work/ writable and this deny list. */
+static struct landlock_report apply_deny(const struct tree *t, const char *const *deny,
+					 size_t n)
+{
+	const char *w[] = {t->work};
+	struct landlock_opts o = {.writable = w, .nwritable = 1, .deny_read = deny,
+				  .ndeny_read = n};
+	return child_apply_opts(&o);
+}
+
+static void child_deny_view(void *arg)
+{
+	const struct tree *t = arg;
+	bool hostname = can_read("/etc/hostname") == 0;
+	/* the twins of every refusal below: all of it reads before */
+	CHECK(can_read(t->shadow) == 0 && can_read(t->shadow_hl) == 0 && can_read(t->key) == 0);
+	CHECK(can_read(t->shadow_sl) == 0);
+	const char *deny[] = {t->shadow, t->private_dir};
+	struct landlock_report r = apply_deny(t, deny, ARRAY_LEN(deny));
+	CHECK(r.fs_applied && r.read_denied);
+
+	CHECK(can_read(t->passwd) == 0);
+	CHECK_ERRNO(can_read(t->shadow), EACCES);
+	CHECK_ERRNO(can_read(t->shadow_hl), EACCES); /* same inode: no rule may sit on it */
+	CHECK(can_read(t->passwd_sl) == 0);          /* a symlink is judged by its target */
+	CHECK_ERRNO(can_read(t->shadow_sl), EACCES);
+	CHECK(list_has(t->etc, "passwd") == 1 && list_has(t->etc, "shadow") == 1);
+	CHECK(can_read(t->pem) == 0);
+	CHECK_ERRNO(can_read(t->key), EACCES);
+	/* the documented limit: a denied directory lists (READ_DIR granted on "/" reaches it) */
+	CHECK(list_has(t->private_dir, "key") == 1);
+	CHECK(can_read(t->x) == 0);
+
+	/* the writable directory: written, read back, listed; the rest still read-only */
+	char *f = in(t->work, "out"), *d = in(t->work, "sub"), *etc_new = in(t->etc, "new");
+	char buf[16];
+	CHECK(write_file(f) == 0);
+	CHECK(read_text(f, buf, sizeof buf) == 1 && buf[0] == 'x');
+	CHECK(mkdir(d, 0700) == 0 && list_has(t->work, "sub") == 1);
+	CHECK_ERRNO(write_file(etc_new), EACCES);
+
+	/* the system outside the tree: programs run, and the real /etc, /proc and /dev read */
+	CHECK(run_true() == 0);
+	if (hostname)
+		CHECK(can_read("/etc/hostname") == 0);
+	CHECK(can_read("/proc/self/status") == 0);
+	CHECK(read_text("/dev/zero", buf, 2) == 1);
+	CHECK(can_read("/dev/null") == 0 && write_file("/dev/null") == 0);
+	free(f), free(d), free(etc_new);
+}
+
+static void test_deny_read_view(void **state)
+{
+	struct tree t;
+	make_tree(&t, "view");
+	run_child(child_deny_view, &t);
+	free_tree(&t);
+}
+
+/* The point of it all: the host replaces a denied file the way passwd(1) does while the jail
+ * runs. The new inode has no rule, so it stays unreadable. With `mask`, the child first hides
+ * the file under /dev/null in its own mount namespace, as the launcher does: the control shows
+ * the kernel detaching that mask on the rename (the bug this defends against). */
+struct rename_case {
+	struct tree t;
+	bool deny, mask;
+	int ready[2], go[2];
+};
+
+/* Hide path under /dev/null in a mount namespace of this process's own (a user namespace
+ * too when unprivileged). */
+static void mask_with_dev_null(const char *path)
+{
+	bool ns = unshare(CLONE_NEWNS) == 0;
+	if (!ns && errno == EPERM)
+		ns = unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0;
+	if (!ns)
+		SKIP_CHILD("no mount namespace to mask a file in: %s", strerror(errno));
+	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CHECK(mount("/dev/null", path, NULL, MS_BIND, NULL) == 0);
+	char buf[8];
+	CHECK(read_text(path, buf, sizeof buf) == 0);
+}
+
+static void child_rename(void *arg)
+{
+	struct rename_case *c = arg;
+	const struct tree *t = &c->t;
+	close(c->ready[0]);
+	close(c->go[1]);
+	const char *deny[] = {t->shadow, t->missing};
+	if (c->mask)
+		mask_with_dev_null(t->shadow);
+	apply_deny(t, deny, c->deny ? ARRAY_LEN(deny) : 0);
+	if (c->deny)
+		CHECK_ERRNO(can_read(t->shadow), EACCES);
+	else
+		CHECK(can_read(t->shadow) == 0);
+	/* the mask's /dev/null lost its device rule's read right (an alias of a denied path);
+	 * the rule on /dev still covers it */
+	CHECK(can_read("/dev/null") == 0);
+	CHECK(write(c->ready[1], "r", 1) == 1);
+	char g, buf[16];
+	CHECK(read(c->go[0], &g, 1) == 1);
+
+	CHECK(can_read(t->passwd) == 0);
+	CHECK(can_read(t->pem_later) == 0); /* new, but beneath a read-allowed directory */
+	if (!c->deny) {
+		/* the control: without the list, the new file reads (so the test can fail) */
+		CHECK(read_text(t->shadow, buf, sizeof buf) == 3 && strcmp(buf, "new") == 0);
+		CHECK(can_read(t->later) == 0);
+		return;
+	}
+	CHECK_ERRNO(read_text(t->shadow, buf, sizeof buf), EACCES);
+	CHECK_ERRNO(can_read(t->missing), EACCES); /* denied, and created after the start */
+	CHECK_ERRNO(can_read(t->later), EACCES);   /* documented: new in a walked directory */
+}
+
+/* What passwd(1) and useradd do: write the new file next to it, rename it over. */
+static void replace_by_rename(const char *path, const char *text)
+{
+	char *tmp = xasprintf("%s+", path);
+	assert_int_equal(put(tmp, text, 0600), 0);
+	assert_int_equal(rename(tmp, path), 0);
+	free(tmp);
+}
+
+static void run_rename_case(const char *name, bool deny, bool mask)
+{
+	struct rename_case c = {.deny = deny, .mask = mask};
+	make_tree(&c.t, name);
+	assert_int_equal(pipe2(c.ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(c.go, O_CLOEXEC), 0);
+	int rfd;
+	pid_t pid = start_child(child_rename, &c, &rfd);
+	close(c.ready[1]);
+	close(c.go[0]);
+	char ch;
+	if (read(c.ready[0], &ch, 1) == 1) { /* else it skipped or failed: let it explain */
+		replace_by_rename(c.t.shadow, "new");
+		assert_int_equal(put(c.t.missing, "appeared", 0600), 0);
+		assert_int_equal(put(c.t.later, "later", 0644), 0);
+		assert_int_equal(put(c.t.pem_later, "cert", 0644), 0);
+		assert_int_equal(write(c.go[1], "g", 1), 1);
+	}
+	close(c.ready[0]);
+	close(c.go[1]);
+	finish_child(pid, rfd);
+	free_tree(&c.t);
+}
+
+static void test_deny_read_survives_rename(void **state)
+{
+	run_rename_case("rename-control", false, false);
+	run_rename_case("rename", true, false);
+	run_rename_case("rename-mask-control", false, true);
+	run_rename_case("rename-mask", true, true);
+}
+
+/* Denied paths that do not exist cost nothing and deny nothing else; one in /dev makes /dev a
+ * walked directory, and the devices and terminals must work all the same. One in a directory
+ * the caller cannot list (mode 0400, unprivileged) is no error either: nothing in there gets a
+ * rule. */
+static void child_deny_missing(void *arg)
+{
+	const struct tree *t = arg;
+	char *nope = in(t->root, "nope/deep"), *locked = in(t->root, "locked/secret");
+	const char *deny[] = {t->missing, nope, "/nonexistent/agentjail/x", "/dev/agentjail-none",
+			      locked};
+	struct landlock_report r = apply_deny(t, deny, ARRAY_LEN(deny));
+	CHECK(r.read_denied);
+	CHECK(can_read(t->passwd) == 0 && can_read(t->shadow) == 0 && can_read(t->key) == 0);
+	CHECK(list_has(t->etc, "passwd") == 1);
+	char buf[4];
+	CHECK(can_read("/dev/null") == 0 && write_file("/dev/null") == 0);
+	CHECK(read_text("/dev/zero", buf, 2) == 1);
+	int m, s;
+	open_pty(&m, &s);
+	check_winsize(m, s);
+	CHECK(write(s, "p", 1) == 1 && read(m, buf, 1) == 1 && buf[0] == 'p');
+	close(m);
+	close(s);
+	free(nope), free(locked);
+}
+
+static void test_deny_read_missing(void **state)
+{
+	struct tree t;
+	make_tree(&t, "missing");
+	char *locked = in(t.root, "locked"), *secret = in(locked, "secret");
+	assert_int_equal(mkdir(locked, 0700), 0);
+	assert_int_equal(put(secret, "s", 0600), 0);
+	assert_int_equal(chmod(locked, 0400), 0);
+	run_child(child_deny_missing, &t);
+	assert_int_equal(chmod(locked, 0700), 0); /* or the teardown could not empty it */
+	free(locked), free(secret);
+	free_tree(&t);
+}
+
+/* landlock_apply must fail with errnum on path (NULL: any path) and enforce nothing. */
+static void expect_error(int line, const struct landlock_opts *o, int errnum, const char *path)
+{
+	struct err e = {0};
+	struct landlock_report r = {0};
+	if (landlock_apply(o, &r, &e) != -1)
+		child_exit(CHILD_FAIL, "line %d: landlock_apply accepted it", line);
+	if (e.errnum != errnum || (path && strcmp(e.path, path) != 0) || !e.what[0])
+		child_exit(CHILD_FAIL, "line %d: want %s on %s, got %s on %s (%s)", line,
+			   strerror(errnum), path ? path : "any path", strerror(e.errnum), e.path,
+			   e.what);
+	if (r.fs_applied || r.read_denied)
+		child_exit(CHILD_FAIL, "line %d: the report says something was applied", line);
+}
+
+#define EXPECT_ERROR(o, errnum, path) expect_error(__LINE__, (o), (errnum), (path))
+
+/* Deny lists alone. */
+static void expect_deny_error(int line, const char *d, int errnum)
+{
+	const char *deny[] = {d};
+	struct landlock_opts o = {.deny_read = deny, .ndeny_read = 1};
+	expect_error(line, &o, errnum, d ? d : "(null)");
+}
+
+/* A writable path w against a deny list of one: refused, naming w. */
+static void expect_conflict(int line, const char *w, const char *d, int errnum)
+{
+	const char *wr[] = {w}, *deny[] = {d};
+	struct landlock_opts o = {.writable = wr, .nwritable = 1, .deny_read = deny,
+				  .ndeny_read = 1};
+	expect_error(line, &o, errnum, w);
+}
+
+static void child_deny_errors(void *arg)
+{
+	const struct tree *t = arg;
+	if (landlock_abi() == 0)
+		SKIP_CHILD("the kernel has no Landlock");
+	expect_deny_error(__LINE__, "etc/shadow", EINVAL);
+	expect_deny_error(__LINE__, NULL, EINVAL);
+	expect_deny_error(__LINE__, "/", EINVAL);
+	expect_deny_error(__LINE__, "/etc//shadow", EINVAL);
+	expect_deny_error(__LINE__, "/etc/ssl/", EINVAL);
+	expect_deny_error(__LINE__, "/etc/./shadow", EINVAL);
+	expect_deny_error(__LINE__, "/etc/x/../shadow", EINVAL);
+
+	struct landlock_opts o = {.ndeny_read = 1}; /* a count without a list */
+	EXPECT_ERROR(&o, EINVAL, NULL);
+	const char **many = xcalloc(LANDLOCK_MAX_DENY_READ + 1, sizeof *many);
+	for (size_t i = 0; i <= LANDLOCK_MAX_DENY_READ; i++)
+		many[i] = t->shadow;
+	o = (struct landlock_opts){.deny_read = many, .ndeny_read = LANDLOCK_MAX_DENY_READ + 1};
+	EXPECT_ERROR(&o, E2BIG, NULL);
+
+	/* a writable path must stay readable: above, at or below a denied path it cannot */
+	expect_conflict(__LINE__, t->etc, t->shadow, EINVAL);
+	expect_conflict(__LINE__, t->root, t->shadow, EINVAL);
+	expect_conflict(__LINE__, t->shadow, t->shadow, EINVAL);
+	expect_conflict(__LINE__, t->key, t->private_dir, EINVAL);
+	char *etc_slash = xasprintf("%s/", t->etc);
+	expect_conflict(__LINE__, etc_slash, t->shadow, EINVAL);
+	/* the same through symlinks (resolved) and a hard link (the same inode as the denied) */
+	char *etc_sl = in(t->root, "etc-sl"), *hl = in(t->work, "shadow-hl");
+	char *key_sl = in(t->work, "key-sl");
+	expect_conflict(__LINE__, etc_sl, t->shadow, EINVAL);
+	expect_conflict(__LINE__, key_sl, t->private_dir, EINVAL);
+	expect_conflict(__LINE__, hl, t->shadow, EINVAL);
+
+	/* a denied path cannot be walked through a symlink: its rules would land elsewhere */
+	char *through = in(etc_sl, "shadow");
+	const char *deny[] = {through};
+	o = (struct landlock_opts){.deny_read = deny, .ndeny_read = 1};
+	EXPECT_ERROR(&o, ELOOP, etc_sl);
+
+	/* nothing was enforced by the failed calls */
+	CHECK(can_read(t->shadow) == 0 && can_read(hl) == 0);
+	char *f = in(dir_b, "after-deny-error");
+	CHECK(write_file(f) == 0 && unlink(f) == 0);
+	free(many), free(etc_slash), free(etc_sl), free(hl), free(key_sl), free(through), free(f);
+}
+
+static void test_deny_read_errors(void **state)
+{
+	struct tree t;
+	make_tree(&t, "errors");
+	char *etc_sl = in(t.root, "etc-sl"), *hl = in(t.work, "shadow-hl");
+	char *key_sl = in(t.work, "key-sl");
+	assert_int_equal(symlink("etc", etc_sl), 0);
+	assert_int_equal(link(t.shadow, hl), 0);
+	assert_int_equal(symlink(t.key, key_sl), 0);
+	run_child(child_deny_errors, &t);
+	free(etc_sl), free(hl), free(key_sl);
+	free_tree(&t);
+}
+
+/* A denied path in a directory of more entries than the rule budget: refused, not crawled. */
+static void child_too_many_rules(void *arg)
+{
+	const char *big = arg;
+	if (landlock_abi() == 0)
+		SKIP_CHILD("the kernel has no Landlock");
+	char *f0 = in(big, "f0");
+	const char *deny[] = {f0};
+	struct landlock_opts o = {.deny_read = deny, .ndeny_read = 1};
+	EXPECT_ERROR(&o, E2BIG, NULL);
+	CHECK(can_read(f0) == 0);
+	free(f0);
+}
+
+static void test_deny_read_too_many_rules(void **state)
+{
+	char *big = in(base, "big");
+	assert_int_equal(mkdir(big, 0755), 0);
+	for (int i = 0; i <= LANDLOCK_MAX_RULES; i++) {
+		char *f = xasprintf("%s/f%d", big, i);
+		assert_int_equal(put(f, "", 0644), 0);
+		free(f);
+	}
+	run_child(child_too_many_rules, big);
+	free(big);
+}
+
+/* ---- the real /etc: what __init will do, and what it costs ---- */
+
+/* Secrets a host commonly has, added to the list whether or not they exist here (a missing
+ * one costs the listing of its directory, as it would on a real host). */
+static const char *const typical_secrets[] = {
+	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_rsa_key",
+	"/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key", "/etc/ssl/private",
+	"/etc/security/opasswd", "/etc/crypttab", "/etc/subuid-", "/etc/subgid-",
+};
+
+enum { MAX_REAL_DENY = 64 };
+
+struct real_etc {
+	char *deny[MAX_REAL_DENY];
+	size_t n, root_only;
+};
+
+static bool listed(const struct real_etc *r, const char *p)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->deny[i], p) == 0)
+			return true;
+	return false;
+}
+
+/* Every entry of /etc that others cannot read (what the launcher masks), then the typical
+ * secrets whose directory is a real one (a symlink on the way would be refused, ELOOP). */
+static void collect_real_etc(struct real_etc *r)
+{
+	DIR *d = opendir("/etc");
+	assert_non_null(d);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL && r->n < MAX_REAL_DENY) {
+		char *p = in("/etc", de->d_name);
+		struct stat st;
+		bool dot = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+		if (!dot && lstat(p, &st) == 0 && !S_ISLNK(st.st_mode) && !(st.st_mode & S_IROTH))
+			r->deny[r->n++] = steal_pointer(&p);
+		free(p);
+	}
+	closedir(d);
+	r->root_only = r->n;
+	for (size_t i = 0; i < ARRAY_LEN(typical_secrets) && r->n < MAX_REAL_DENY; i++) {
+		const char *p = typical_secrets[i];
+		char *dir = xstrndup(p, (size_t)(strrchr(p, '/') - p));
+		struct stat st;
+		bool real_dir = lstat(dir, &st) < 0 || S_ISDIR(st.st_mode);
+		if (real_dir && !listed(r, p))
+			r->deny[r->n++] = xstrdup(p);
+		free(dir);
+	}
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+struct real_case {
+	struct real_etc *r;
+	bool deny;
+};
+
+static void child_real_etc(void *arg)
+{
+	const struct real_case *c = arg;
+	const struct real_etc *r = c->r;
+	bool hostname = can_read("/etc/hostname") == 0;
+	size_t readable = 0; /* files this process could read before: root's are the point */
+	for (size_t i = 0; i < r->n; i++)
+		readable += can_read(r->deny[i]) == 0;
+	struct landlock_opts o = {.deny_read = (const char *const *)r->deny,
+				  .ndeny_read = c->deny ? r->n : 0};
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct landlock_report rep = child_apply_opts(&o);
+	double ms = ms_since(&t0);
+	CHECK(rep.read_denied == c->deny);
+	if (hostname)
+		CHECK(can_read("/etc/hostname") == 0);
+	CHECK(can_read("/etc/passwd") == 0);
+	CHECK(run_true() == 0);
+	if (!c->deny)
+		child_exit(CHILD_OK, "landlock_apply without a deny list: %.3f ms", ms);
+	for (size_t i = 0; i < r->n; i++) {
+		struct stat st;
+		if (stat(r->deny[i], &st) == 0 && S_ISREG(st.st_mode))
+			CHECK_ERRNO(can_read(r->deny[i]), EACCES);
+	}
+	child_exit(CHILD_OK,
+		   "landlock_apply denying %zu paths (%zu root-only /etc entries, %zu readable "
+		   "before, none after): %.3f ms",
+		   r->n, r->root_only, readable, ms);
+}
+
+static void test_deny_read_real_etc(void **state)
+{
+	struct real_etc r = {0};
+	collect_real_etc(&r);
+	struct real_case without = {&r, false}, with = {&r, true};
+	run_child(child_real_etc, &without);
+	run_child(child_real_etc, &with);
+	for (size_t i = 0; i < r.n; i++)
+		free(r.deny[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -735,6 +1304,12 @@ int main(void)
 		cmocka_unit_test(test_abstract_inside_allowed),
 		cmocka_unit_test(test_signals),
 		cmocka_unit_test(test_signal_from_outside),
+		cmocka_unit_test(test_deny_read_view),
+		cmocka_unit_test(test_deny_read_survives_rename),
+		cmocka_unit_test(test_deny_read_missing),
+		cmocka_unit_test(test_deny_read_errors),
+		cmocka_unit_test(test_deny_read_too_many_rules),
+		cmocka_unit_test(test_deny_read_real_etc),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -170,6 +170,23 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* NAME.lock, NAME.1234 (shadow-utils' per-pid lock), NAME+ (its edit copy) */
+static bool transient_etc_name(const char *path)
+{
+	size_t n = strlen(path);
+	if (n > 5 && !strcmp(path + n - 5, ".lock"))
+		return true;
+	if (n && path[n - 1] == '+')
+		return true;
+	const char *dot = strrchr(path_basename(path), '.');
+	if (!dot || !dot[1])
+		return false;
+	for (const char *c = dot + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
 static void add_etc_masks(struct bw_plan *p, struct hostfacts *hf)
 {
 	if (hf_type(hf, "/etc") != HF_DIR)
@@ -185,11 +202,11 @@ static void add_etc_masks(struct bw_plan *p, struct hostfacts *hf)
 		/* sorted: a masked directory comes before its contents, which it already hides */
 		if (under_any(&done, all.v[i]))
 			continue;
-		size_t n = strlen(all.v[i]);
-		if ((n > 5 && !strcmp(all.v[i] + n - 5, ".lock")) || all.v[i][n - 1] == '+') {
-			/* lock files and shadow-utils' "+" copies live for the moment of an edit
-			 * (useradd, passwd): masking one that vanished before bwrap mounts would
-			 * fail the whole jail */
+		if (transient_etc_name(all.v[i])) {
+			/* lock files (NAME.lock, NAME.PID) and shadow-utils' "+" copies live for the
+			 * moment of an edit (useradd, passwd): masking one that vanished before bwrap
+			 * mounts would fail the whole jail; they hold a pid or nothing, and as root
+			 * init's Landlock read-deny leaves them unreadable anyway */
 			skip(p, all.v[i], "transient lock or edit copy: not masked");
 			continue;
 		}

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,22 @@ static bool file_has(const char *path, const char *needle)
 	return strstr(buf, needle) != NULL;
 }
 
+/* In a fresh child: a user namespace must be creatable AND usable. Ubuntu's AppArmor
+ * restriction lets unshare succeed and refuses the uid map, which is where bwrap fails. */
+static int userns_child_test(void)
+{
+	char map[64];
+	int n = snprintf(map, sizeof map, "0 %u 1\n", (unsigned)getuid());
+	if (unshare(CLONE_NEWUSER) != 0)
+		return 1;
+	int fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	bool ok = write(fd, map, (size_t)n) == n;
+	(void)close(fd);
+	return ok ? 0 : 1;
+}
+
 void userns_facts_read(struct userns_facts *f)
 {
 	memset(f, 0, sizeof *f);
@@ -49,7 +66,7 @@ void userns_facts_read(struct userns_facts *f)
 	 * failure, never on the normal start path) */
 	pid_t pid = fork();
 	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+		_exit(userns_child_test());
 	int ws = 0;
 	f->userns_works = pid > 0 && waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) &&
 			  WEXITSTATUS(ws) == 0;

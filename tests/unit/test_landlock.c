@@ -1025,7 +1025,14 @@ static void child_deny_missing(void *arg)
 			      locked};
 	struct landlock_report r = apply_deny(t, deny, ARRAY_LEN(deny));
 	CHECK(r.read_denied);
-	CHECK(can_read(t->passwd) == 0 && can_read(t->shadow) == 0 && can_read(t->key) == 0);
+	CHECK(can_read(t->passwd) == 0 && can_read(t->key) == 0);
+	/* as root, an entry beside a denied one that others could not read gets no rule (a file
+	 * renamed over a secret is made under another name first): shadow (0600) sits in the
+	 * walked etc; an unprivileged caller keeps reading its own file */
+	if (geteuid() == 0)
+		CHECK(can_read(t->shadow) < 0 && errno == EACCES);
+	else
+		CHECK(can_read(t->shadow) == 0);
 	CHECK(list_has(t->etc, "passwd") == 1);
 	char buf[4];
 	CHECK(can_read("/dev/null") == 0 && write_file("/dev/null") == 0);

@@ -1,12 +1,47 @@
-/* agentjail doctor — placeholder until the doctor module lands. */
+/* agentjail doctor [--json]: what works on this host, what does not, and the exact fix. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
+#include "core/doctor.h"
+
+static const char usage[] =
+        "usage: agentjail doctor [--json]\n"
+        "  checks bwrap, user namespaces, the jail itself (run on /bin/true), seccomp, Landlock,\n"
+        "  pseudo-terminals, the state and config directories, the /etc scan cache (root) and the\n"
+        "  installed agents; prints one line per check with the fix for each warn and fail.\n"
+        "  --json   the same as one JSON document (schema: doc/doctor-json.md)\n"
+        "exit: 0 when a sandboxed run works here, 1 when it cannot, 2 on a usage error\n";
 
 int cmd_doctor(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "agentjail: doctor is not available in this build yet\n");
-	return EXIT_USAGE;
+	bool json = false;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else {
+			cmd_warn("doctor: unknown argument: %s", argv[i]);
+			fputs(usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	/* the checks start programs: nothing of ours may be pending in stdio buffers then */
+	(void)fflush(NULL);
+	struct doctor_report r = {0};
+	doctor_run(&r);
+	char *out = json ? doctor_render_json(&r) : doctor_render_text(&r);
+	fputs(out, stdout);
+	free(out);
+	int rc = doctor_report_ok(&r) ? 0 : 1;
+	doctor_report_free(&r);
+	if (fflush(stdout) != 0) {
+		cmd_warn("doctor: cannot write the report");
+		return 1;
+	}
+	return rc;
 }

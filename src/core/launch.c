@@ -494,6 +494,11 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
+	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
+	 * stop or kill us now, after the jail is gone and before we report */
+	struct signalfd_siginfo late;
+	while (read(sfd, &late, sizeof late) == (ssize_t)sizeof late)
+		;
 	(void)close(sfd);
 	(void)sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (rc < 0)

@@ -477,20 +477,14 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 				  .tty_fd = c->tty_fd,
 				  .grace_ms = 10000};
 	if (c->which & PTY_STDIN) {
-		struct err re = {0};
-		if (pty_raw_enter(0, &in.saved, &re) == 0) {
-			in.raw = true;
-			pty_restore_register(0, &in.saved);
-			restore_on_crash();
-		}
+		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
+		restore_on_crash();
 	}
 	const char *g = getenv("AGENTJAIL_GRACE_MS");
 	if (g && atoi(g) > 0)
 		in.grace_ms = atoi(g);
 	struct supervise_out so;
 	int rc = supervise(&in, &so, e);
-	if (in.raw)
-		(void)pty_raw_restore(0, &in.saved);
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;

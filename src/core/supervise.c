@@ -47,6 +47,7 @@ struct state {
 	struct pty_relay relay;
 	struct strbuf status;
 	bool status_open, ctl_open;
+	bool raw_on; /* the user's terminal is in raw mode now */
 	long long deadline; /* kill the jail at this time (after SIGTERM), 0 = none */
 };
 
@@ -58,24 +59,51 @@ static void pass_signal(struct state *s, int sig)
 		(void)kill(s->in->bwrap, SIGKILL);
 }
 
-/* Ctrl-Z in the jail stopped the command: give the user's terminal back and stop ourselves;
- * when the shell continues us (fg), take the terminal again and continue the command. */
-static void stop_and_resume(struct state *s)
+/* Take the user's terminal when we are its foreground job: raw mode, its size, and relaying
+ * its input. In the background (continued by `bg`, or by `kill %N`, which sends SIGCONT) we
+ * must neither change its mode nor read it (the kernel would stop us with SIGTTOU/SIGTTIN):
+ * output still flows, input waits until `fg`. */
+static void take_terminal(struct state *s)
 {
 	struct supervise_in *in = s->in;
-	if (in->raw)
-		(void)pty_raw_restore(in->tty_fd, &in->saved);
+	bool fg = in->tty_fd >= 0 && tcgetpgrp(in->tty_fd) == getpgrp();
+	if (in->master >= 0)
+		s->relay.in_fd = fg ? in->in_fd : -1;
+	if (!fg)
+		return;
+	if (in->raw && !s->raw_on) {
+		struct err e = {0};
+		if (pty_raw_enter(in->tty_fd, &in->saved, &e) == 0) {
+			s->raw_on = true;
+			pty_restore_register(in->tty_fd, &in->saved);
+		}
+	}
+	if (in->master >= 0)
+		(void)pty_copy_winsize(in->tty_fd, in->master);
+}
+
+static void give_terminal(struct state *s)
+{
+	if (s->raw_on) {
+		(void)pty_raw_restore(s->in->tty_fd, &s->in->saved);
+		/* nothing left to restore at exit: restoring from the background (after `bg`)
+		 * would stop us with SIGTTOU */
+		pty_restore_unregister();
+	}
+	s->raw_on = false;
+}
+
+/* Ctrl-Z in the jail stopped the command: give the user's terminal back and stop ourselves;
+ * when the shell continues us, take the terminal again (if it is ours) and continue the
+ * command. */
+static void stop_and_resume(struct state *s)
+{
+	give_terminal(s);
 	(void)kill(getpid(), SIGSTOP);
 	/* … here after SIGCONT */
-	if (in->raw) {
-		struct err e = {0};
-		if (pty_raw_enter(in->tty_fd, &in->saved, &e) < 0)
-			in->raw = false;
-	}
-	if (in->master >= 0 && in->tty_fd >= 0)
-		(void)pty_copy_winsize(in->tty_fd, in->master);
+	take_terminal(s);
 	if (s->ctl_open)
-		(void)ctl_send(in->ctl, CTL_CONT, 0);
+		(void)ctl_send(s->in->ctl, CTL_CONT, 0);
 }
 
 static void on_signal(struct state *s)
@@ -90,7 +118,12 @@ static void on_signal(struct state *s)
 			(void)pty_copy_winsize(s->in->tty_fd, s->in->master);
 		break;
 	case SIGCONT:
-		break; /* handled where we stopped */
+		/* continued by the shell (fg/bg) without a stop of ours: re-check who owns the
+		 * terminal, and make sure the command runs */
+		take_terminal(s);
+		if (s->ctl_open)
+			(void)ctl_send(s->in->ctl, CTL_CONT, 0);
+		break;
 	case SIGTSTP:
 		pass_signal(s, SIGTSTP); /* init reports the stop, then we stop */
 		break;
@@ -146,6 +179,7 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 	struct state s = {.in = in, .out = out, .status_open = true, .ctl_open = in->ctl >= 0};
 	if (in->master >= 0)
 		pty_relay_init(&s.relay, in->in_fd, in->out_fd, in->master);
+	take_terminal(&s);
 	while (s.status_open) {
 		struct pollfd pfd[6];
 		nfds_t n = 0;
@@ -193,5 +227,6 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 	sb_free(&s.status);
 	if (in->master >= 0)
 		(void)pty_relay_drain(&s.relay, 200);
+	give_terminal(&s);
 	return 0;
 }

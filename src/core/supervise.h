@@ -15,8 +15,8 @@ struct supervise_in {
 	int master;         /* pty master, -1 without a pty */
 	int in_fd, out_fd;  /* the user's ends relayed to/from the master (-1 when not relayed) */
 	int tty_fd;         /* the user's terminal (for raw mode and its size), -1 if none */
-	bool raw;           /* tty_fd was put in raw mode (saved holds its settings) */
-	struct termios saved;
+	bool raw;           /* stdin is the user's terminal: raw mode while we are its foreground */
+	struct termios saved; /* its settings before raw mode (filled by supervise) */
 	int grace_ms;       /* after SIGTERM/SIGHUP: how long the command may take to exit */
 };
 

@@ -283,6 +283,11 @@ int init_main(int argc, char **argv)
 		return fail("no_new_privs is not set: refusing to run", 0);
 	if (apply_landlock(&a) < 0)
 		return 125;
+	/* not dumpable: otherwise the command (same uid) could open /proc/1/mem and write into
+	 * init, which holds the control channel to the host (fake exits, fake stops). The
+	 * command's exec makes it dumpable again; init stays closed. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return fail("cannot make init non-dumpable", errno);
 
 	/* PID 1 only receives signals it handles or blocks: block them and read a signalfd.
 	 * TTOU/TTIN/TSTP too, so init itself never stops on the terminal. */

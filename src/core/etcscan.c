@@ -207,24 +207,27 @@ static void sort_strv(struct strv *v)
 		qsort(v->v, v->n, sizeof *v->v, cmp_str);
 }
 
-/* True when a change made now could leave t where it is (same clock tick or second). */
-static bool is_recent(const struct timespec *t, const struct timespec *now)
+/* True when a change made now could leave t where it is: within `window` ns of now. */
+static bool is_recent(const struct timespec *t, const struct timespec *now, long long window)
 {
-	if (t->tv_sec > now->tv_sec)
-		return true;
-	if (t->tv_sec < now->tv_sec - RACY_SEC - 1)
-		return false;
 	long long dt = (long long)(now->tv_sec - t->tv_sec) * 1000000000LL +
 		       (now->tv_nsec - t->tv_nsec);
-	return dt < RACY_SEC * 1000000000LL;
+	return dt < window;
 }
 
 /* A later change sets both mtime and ctime to the time of that change: it goes unnoticed only
- * if both recorded values could equal it. */
+ * if both recorded values could equal it. How close "could" is depends on the filesystem's
+ * timestamps: with nanoseconds (ext4, xfs, btrfs, tmpfs) a few clock ticks (the kernel stamps
+ * with a coarse clock), with whole seconds RACY_SEC. */
 static bool scan_is_racy(const struct scan *s, const struct timespec *start)
 {
+	bool fine = false;
+	for (size_t i = 0; i < s->nd && !fine; i++)
+		fine = s->d[i].mtim.tv_nsec != 0 || s->d[i].ctim.tv_nsec != 0;
+	long long window = fine ? 50LL * 1000000 : RACY_SEC * 1000000000LL;
 	for (size_t i = 0; i < s->nd; i++)
-		if (is_recent(&s->d[i].mtim, start) && is_recent(&s->d[i].ctim, start))
+		if (is_recent(&s->d[i].mtim, start, window) &&
+		    is_recent(&s->d[i].ctim, start, window))
 			return true;
 	return false;
 }

@@ -725,7 +725,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		strv_push(&out->cmd, "--writable");
 		strv_push(&out->cmd, writable.v[i]);
 	}
-	static const char *const scratch[] = {"/tmp", "/var/tmp", "/dev/shm", NULL};
+	static const char *const scratch[] = {"/tmp", "/var/tmp", "/run", "/dev/shm", NULL};
 	for (size_t i = 0; scratch[i]; i++) {
 		strv_push(&out->cmd, "--writable");
 		strv_push(&out->cmd, scratch[i]);

@@ -15,12 +15,14 @@ Options:
   --size ROWSxCOLS      initial window size (default 24x80)
   --timeout SECS        default timeout of the waiting steps (default 10)
   --total SECS          hard limit for the whole run (default 60)
-  --transcript FILE     write everything the terminal showed there (CRs removed)
+  --transcript FILE     write everything the terminal showed there (CRs and control sequences
+                        removed)
   --env NAME=VALUE      set a variable in the command's environment (repeatable)
 
 Steps, run in order; the first one that fails stops the run:
   expect:REGEX          wait until the output not consumed yet matches REGEX (Python re, DOTALL
-                        and MULTILINE, CRs removed), then consume it up to the end of the match
+                        and MULTILINE; CRs and terminal control sequences removed), then consume
+                        it up to the end of the match
   mark                  consume all the output received so far
   send:TEXT             type TEXT (Python escapes are decoded: \\r, \\x03 Ctrl-C, \\x1a Ctrl-Z)
   line:TEXT             type TEXT then Return (\\r)
@@ -28,18 +30,23 @@ Steps, run in order; the first one that fails stops the run:
                         to the terminal's foreground process group)
   signal:SIG            send SIG (a name such as TERM or a number) to the command's process
   sleep:SECS            wait, still reading the output
-  termios:NAME          record the terminal's settings (tcgetattr) and window size as NAME; the
-                        settings at the start, before the command ran, are recorded as "initial"
+  termios:NAME          record the terminal's settings (tcgetattr) as NAME; the settings at the
+                        start, before the command ran, are recorded as "initial"
   capture:NAME:CMD      (at a shell prompt) run CMD between two markers and record its output as
-                        NAME
+                        NAME; $? in CMD is the status of the shell's previous command
   same:A:B              the two records A and B are identical
   differ:A:B            the two records A and B are different
   wait[:SECS]           wait for the command to exit (default: --timeout)
-  gone:REGEX[:SECS]     wait (default 2 s) until no process of ours runs with REGEX in its
-                        command line
+  running:REGEX[:SECS]  wait (default 5 s) until some process runs with REGEX in its command
+                        line (e.g. before a signal: a shell that vforks a command and is sent a
+                        signal before the exec can lose it, jail or not)
+  gone:REGEX[:SECS]     wait (default 2 s) until no process runs with REGEX in its command line
+                        (the driver and its ancestors, whose command lines hold the steps, are
+                        never counted)
 
 Printed on stdout, one fact per line, for the test to check:
   step N ok STEP | step N FAIL STEP: REASON
+  matched: TEXT         (after an expect step)
   record NAME: ...      (for termios and capture records)
   compare A B: same | differ
   exit STATUS           the command's exit status, 128+N when killed by signal N (after wait)
@@ -62,6 +69,8 @@ import termios
 import time
 
 DEFAULT_TIMEOUT = 10.0
+# terminal control sequences (bash's bracketed-paste switches…) are left out of the text
+ESCAPES = re.compile(r"\x1b(\[[0-9;?<=>]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>])")
 
 
 def usage(msg):
@@ -78,11 +87,6 @@ def parse_size(s):
 
 def set_winsize(fd, rows, cols):
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-
-
-def get_winsize(fd):
-    rows, cols, _, _ = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
-    return rows, cols
 
 
 def signum(name):
@@ -140,11 +144,12 @@ class Driver:
                     os._exit(127)
         return pid
 
-    def reap(self, block=False):
+    def reap(self):
+        """Has the command exited? (sets self.status)"""
         if self.status is not None:
             return True
         try:
-            p, ws = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+            p, ws = os.waitpid(self.pid, os.WNOHANG)
         except ChildProcessError:
             return True
         if p == 0:
@@ -178,7 +183,7 @@ class Driver:
             time.sleep(min(seconds, 0.02))  # EIO: no slave open (we keep one: rare)
 
     def text(self):
-        return self.raw.decode("utf-8", "replace").replace("\r", "")
+        return ESCAPES.sub("", self.raw.decode("utf-8", "replace")).replace("\r", "")
 
     def pending(self):
         return self.text()[self.pos:]
@@ -191,10 +196,8 @@ class Driver:
     def termios_record(self):
         iflag, oflag, cflag, lflag, ispeed, ospeed, cc = termios.tcgetattr(self.slave)
         cc = [c if isinstance(c, int) else ord(c) for c in cc]
-        rows, cols = get_winsize(self.slave)
-        return ("iflag=%#o oflag=%#o cflag=%#o lflag=%#o ispeed=%d ospeed=%d cc=%s size=%dx%d"
-                % (iflag, oflag, cflag, lflag, ispeed, ospeed,
-                   ",".join(str(c) for c in cc), rows, cols))
+        return ("iflag=%#o oflag=%#o cflag=%#o lflag=%#o ispeed=%d ospeed=%d cc=%s"
+                % (iflag, oflag, cflag, lflag, ispeed, ospeed, ",".join(str(c) for c in cc)))
 
     # ---- steps ----
 
@@ -223,7 +226,9 @@ class Driver:
     def run_step(self, step):
         kind, _, arg = step.partition(":")
         if kind == "expect":
-            _, err = self.step_expect(arg)
+            m, err = self.step_expect(arg)
+            if m:
+                print("matched: %r" % m.group(0))
             return err
         if kind == "mark":
             self.pump(0.05)
@@ -258,7 +263,9 @@ class Driver:
             # the markers appear in the output only once the shell expanded them, never in
             # the echo of what we typed
             tag = "@@$((6*7))-%s-" % name
-            self.write(('echo "%s<"; %s; echo "%s>"\r' % (tag, cmd, tag)).encode())
+            # $? in CMD is still the status of the command before
+            self.write(('__pd_st=$?; echo "%s<"; (exit $__pd_st); %s; echo "%s>"\r'
+                        % (tag, cmd, tag)).encode())
             done = "@@42-%s-" % name
             m, err = self.step_expect(re.escape(done + "<") + r"\n(.*?)" + re.escape(done + ">"))
             if err:
@@ -293,9 +300,17 @@ class Driver:
                 if len(self.raw) == before:
                     break
             return None
+        if kind == "running":
+            pat, secs = regex_secs(arg, 5.0)
+            end = time.monotonic() + secs
+            while not any(re.search(pat, cmd) for _, cmd in processes()):
+                if time.monotonic() >= end:
+                    return "no process runs with /%s/ in its command line" % pat
+                self.pump(0.02)
+            return None
         if kind == "gone":
-            pat, _, secs = arg.partition(":")
-            end = time.monotonic() + (float(secs) if secs else 2.0)
+            pat, secs = regex_secs(arg, 2.0)
+            end = time.monotonic() + secs
             while True:
                 left = [p for p, cmd in processes() if re.search(pat, cmd)]
                 if not left:
@@ -323,7 +338,7 @@ class Driver:
         print("result %s" % ("FAIL" if self.failed else "ok"))
 
     def cleanup(self):
-        """Kill (by pid) whatever still runs in the command's session, then hang up."""
+        """Kill (by pid) whatever still runs in the command's session; save the transcript."""
         for _ in range(3):
             left = session_members(self.pid)
             if self.status is None and not self.reap():
@@ -349,11 +364,32 @@ class Driver:
         os.close(self.slave)
 
 
+def regex_secs(arg, default):
+    """REGEX[:SECS]"""
+    m = re.fullmatch(r"(.*):([0-9]+(?:\.[0-9]+)?)", arg, re.S)
+    return (m.group(1), float(m.group(2))) if m else (arg, default)
+
+
+def ancestors():
+    """Our own pid and those of our ancestors (whose command lines hold our arguments)."""
+    pids = set()
+    p = os.getpid()
+    while p > 1 and p not in pids:
+        pids.add(p)
+        try:
+            with open("/proc/%d/status" % p) as f:
+                p = int(next(ln for ln in f if ln.startswith("PPid:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            break
+    return pids
+
+
 def processes():
-    """(pid, command line) of every process we can see, but ourselves."""
+    """(pid, command line) of every process we can see, but ourselves and our ancestors."""
     out = []
+    skip = ancestors()
     for d in os.listdir("/proc"):
-        if not d.isdigit() or int(d) == os.getpid():
+        if not d.isdigit() or int(d) in skip:
             continue
         try:
             with open("/proc/%s/cmdline" % d, "rb") as f:
@@ -423,10 +459,13 @@ def main(argv):
     for s in steps:
         if s.partition(":")[0] not in ("expect", "mark", "send", "line", "size", "signal",
                                        "sleep", "termios", "capture", "same", "differ",
-                                       "wait", "gone"):
+                                       "wait", "running", "gone"):
             usage("unknown step %r" % s)
 
     sys.stdout.reconfigure(line_buffering=True)
+    # killed by a timeout(1) around us, still clean up the command's session
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda n, _f: sys.exit(128 + n))
     d = Driver(cmd, size, timeout, total, transcript, env)
     try:
         d.run(steps)

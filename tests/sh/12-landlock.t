@@ -62,13 +62,12 @@ ABS_NAME=agentjail-test-$$-ll-abstract
 have_abs=
 aj_listen abs listen-abstract "$ABS_NAME" && have_abs=1
 
-# A workspace outside every scratch path of the jail (/tmp, /var/tmp, /dev/shm, $HOME): only the
-# workspace's own Landlock rule can let a write there through. /run is a tmpfs inside.
+# A workspace outside every scratch path of the jail (/tmp, /var/tmp, /run, /dev/shm, $HOME):
+# only the workspace's own Landlock rule can let a write there through. Inside, its parents
+# are made by bwrap on the jail's read-only root.
 LLROOT=
 if aj_is_root; then
-	LLROOT=$(mktemp -d /run/agentjail-test-ll.XXXXXX 2>/dev/null)
-elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -w "${XDG_RUNTIME_DIR}" ]; then
-	LLROOT=$(mktemp -d "$XDG_RUNTIME_DIR/agentjail-test-ll.XXXXXX" 2>/dev/null)
+	LLROOT=$(mktemp -d /var/lib/agentjail-test-ll.XXXXXX 2>/dev/null)
 fi
 if [ -n "$LLROOT" ]; then
 	AJ_CLEAN+=("$LLROOT")

@@ -645,8 +645,9 @@ static void p_seccomp(const struct probe_ctx *c, struct probe_out *o)
 		set(o, PROBE_FAIL, "Seccomp: %s: no syscall filter", mode);
 }
 
-/* A write the mounts allow but Landlock's writable view does not: /run and /dev are private
- * tmpfs mounts in the jail, and neither is in the list init gives Landlock. */
+/* A write the mounts allow but Landlock's writable view does not: /dev is a private tmpfs in
+ * the jail, owned by its user, and not in the list init gives Landlock (/run is: it is part
+ * of the writable view). */
 static void p_landlock(const struct probe_ctx *c, struct probe_out *o)
 {
 	int abi = landlock_abi();
@@ -654,7 +655,7 @@ static void p_landlock(const struct probe_ctx *c, struct probe_out *o)
 		set(o, PROBE_SKIP, "no Landlock in this kernel");
 		return;
 	}
-	static const char *const dirs[] = {"/run", "/dev"};
+	static const char *const dirs[] = {"/dev"};
 	for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
 		struct statvfs sv;
 		if (statvfs(dirs[i], &sv) < 0 || (sv.f_flag & ST_RDONLY))

@@ -360,7 +360,14 @@ static int run_battery(struct run_request *req, const char *home, bool json)
 		return EXIT_JAIL;
 	}
 	guard_bait();
-	if (bait_plant(&g_bait, &req->pol, home, test_token(), &e) < 0) {
+	/* no signal while the bait is half planted (a helper forked, its pid not yet recorded):
+	 * one that arrives waits, then the handler removes all of it */
+	sigset_t all, orig;
+	sigfillset(&all);
+	(void)sigprocmask(SIG_BLOCK, &all, &orig);
+	int planted = bait_plant(&g_bait, &req->pol, home, test_token(), &e);
+	(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+	if (planted < 0) {
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}

@@ -26,6 +26,8 @@ struct jail {
  * code to return (the error is printed). cmd_jail_free is needed either way. */
 int cmd_jail_prepare(struct run_request *req, struct jail *j);
 void cmd_jail_free(struct jail *j);
+/* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
+int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
 /* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
  * user must know and returns the exit status. */
 int cmd_jail_launch(const struct run_request *req, struct jail *j);

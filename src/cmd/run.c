@@ -76,7 +76,7 @@ static int seccomp_test_errno(void)
 #endif
 }
 
-static int dry_run(const struct run_request *req, const struct bw_plan *plan)
+int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 {
 	char *bwrap = NULL;
 	struct err e = {0};
@@ -190,7 +190,7 @@ static int run_jailed(struct run_request *req)
 	struct jail j;
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc == 0)
-		rc = req->dry_run ? dry_run(req, &j.plan) : cmd_jail_launch(req, &j);
+		rc = req->dry_run ? cmd_jail_dry_run(req, &j.plan) : cmd_jail_launch(req, &j);
 	cmd_jail_free(&j);
 	return rc;
 }

@@ -150,25 +150,6 @@ static void set_probe_cmd(struct run_request *req, const struct probe_ctx *c)
 
 /* ---- the jail ---- */
 
-/* As `run --dry-run` prints it (cmd/run.c). */
-static int dry_run(const struct run_request *req, const struct bw_plan *plan)
-{
-	char *bwrap = NULL;
-	struct err e = {0};
-	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;
-	char *pj = policy_to_json(&req->pol);
-	char *txt = bw_plan_render(plan, have ? bwrap : "bwrap");
-	printf("# policy: %s\n%s", pj, txt);
-	free(pj);
-	free(txt);
-	free(bwrap);
-	if (!have) {
-		cmd_print_err(&e);
-		return EXIT_JAIL;
-	}
-	return 0;
-}
-
 static int swap_fd(int fd, int with)
 {
 	int saved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -412,7 +393,7 @@ static int verify_dry_run(struct run_request *req, const char *home)
 	struct jail j;
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc == 0)
-		rc = dry_run(req, &j.plan);
+		rc = cmd_jail_dry_run(req, &j.plan);
 	cmd_jail_free(&j);
 	return rc;
 }

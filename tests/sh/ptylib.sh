@@ -1,0 +1,37 @@
+# Shared by the terminal tests (10-tty.t, 11-signals.t): agentjail wrappers and the pty driver.
+# Needs lib.sh sourced first, and PYTHON and PTYDRIVE set.
+
+# aj_wrapper WHO [aj_cmd options] — W: a script that execs agentjail as WHO with the fixture's
+# environment, passing its own arguments (exec all the way: the script's pid is agentjail's).
+_wn=0
+aj_wrapper() {
+	local who=$1; shift
+	aj_cmd "$who" "$@" --
+	_wn=$((_wn + 1))
+	W=$AJ_TMP/aj-$who-$_wn
+	{ printf '#!/bin/bash\nexec'; printf ' %q' "${AJ_CMD[@]}"; printf ' "$@"\n'; } >"$W"
+	chmod 0755 "$W"
+}
+
+# pd NAME [ptydrive options] STEP… -- CMD… — runs the driver; sets PD (its report), PD_RC and
+# PD_TR (the transcript file).
+pd() {
+	local name=$1; shift
+	PD_TR=$AJ_TMP/pd-$name.transcript
+	PD_NAME=$name
+	PD_DIAGGED=
+	PD=$(timeout 90 "$PYTHON" "$PTYDRIVE" --transcript "$PD_TR" "$@" 2>&1)
+	PD_RC=$?
+}
+
+_pd_diag() { # the driver's report and the transcript, once per run
+	if [ -n "$PD_DIAGGED" ]; then
+		diag "  (ptydrive run $PD_NAME: see above)"
+		return 0
+	fi
+	PD_DIAGGED=1
+	diag "  ptydrive run: $PD_NAME (rc $PD_RC)"
+	diag "$(printf '%s\n' "$PD" | grep -v '^record ' | grep -v '^step [0-9]* ok' | sed 's/^/    /' | head -c 3000)"
+	[ -r "$PD_TR" ] && diag "  terminal showed (last 1500 bytes):
+$(tail -c 1500 "$PD_TR" | cat -v | sed 's/^/    | /')"
+}

@@ -35,3 +35,30 @@ _pd_diag() { # the driver's report and the transcript, once per run
 	[ -r "$PD_TR" ] && diag "  terminal showed (last 1500 bytes):
 $(tail -c 1500 "$PD_TR" | cat -v | sed 's/^/    | /')"
 }
+
+# pd_ok DESC — every step of the last driver run passed
+pd_ok() {
+	if [ "$PD_RC" = 0 ] && grep -qx 'result ok' <<<"$PD"; then _tap_result 0 "$1"; return 0; fi
+	_tap_result 1 "$1"; _pd_diag; return 1
+}
+
+# pd_has LINE DESC — the report holds LINE (exactly)
+pd_has() {
+	if grep -qxF -- "$1" <<<"$PD"; then _tap_result 0 "$2"; return 0; fi
+	_tap_result 1 "$2"; diag "  expected the line: $1"; _pd_diag; return 1
+}
+
+# The command's exit status reported by the driver ("" when it did not exit).
+pd_exit() { sed -n 's/^exit //p' <<<"$PD" | tail -n1; }
+
+pd_exit_is() { # STATUS DESC
+	local got
+	got=$(pd_exit)
+	if [ "$got" = "$1" ]; then _tap_result 0 "$2"; return 0; fi
+	_tap_result 1 "$2"; diag "  exit status: got '${got:-none}', expected $1"; _pd_diag; return 1
+}
+
+pd_text_like() { # ERE DESC — a line of the transcript matches
+	if grep -qE -- "$1" "$PD_TR" 2>/dev/null; then _tap_result 0 "$2"; return 0; fi
+	_tap_result 1 "$2"; diag "  no line of the terminal's output matches /$1/"; _pd_diag; return 1
+}

@@ -20,6 +20,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
+#include "testutil.h"
 
 /* ---- pure parsers ---- */
 
@@ -200,15 +201,10 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	return remove(p);
-}
-
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	int rc = nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	int rc = test_rm_tree(f->dir);
 	free(f->home);
 	free(f->ws);
 	free(f);

@@ -42,6 +42,7 @@
 #include "core/landlock.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
+#include "testutil.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -204,15 +205,6 @@ static void run_child(child_fn fn, void *arg)
 	finish_child(pid, rfd);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	(void)remove(path);
-	return 0;
-}
-
 static int group_setup(void **state)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -238,7 +230,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	if (base)
-		(void)nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		(void)test_rm_tree(base);
 	free(base);
 	free(dir_a);
 	free(dir_b);

@@ -37,6 +37,7 @@
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "testutil.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define TOKEN "0123456789abcdef"
@@ -58,17 +59,9 @@ static char *tmpdir(void)
 	return t;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 static void rm_rf(const char *p)
 {
-	(void)nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	(void)test_rm_tree(p);
 }
 
 static bool has_cap_sys_admin(void)

@@ -20,6 +20,7 @@
 
 #include "core/snapshot.h"
 #include "util/strv.h"
+#include "testutil.h"
 
 struct fx {
 	char root[PATH_MAX];
@@ -28,16 +29,10 @@ struct fx {
 	char shm[PATH_MAX]; /* a directory on /dev/shm when a test made one, else "" */
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
-
 static void rm_rf(const char *path)
 {
 	if (path[0])
-		(void)nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		(void)test_rm_tree(path);
 }
 
 /* a + b in a ring of buffers, length checked (so a test can hold a few paths at once) */

@@ -366,11 +366,6 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 	return true;
 }
 
-struct wroot {
-	char *path;
-	bool rw;
-};
-
 static void add_workspace(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
 			  struct strv *writable)
 {
@@ -757,7 +752,6 @@ void bw_plan_free(struct bw_plan *p)
 	strv_free(&p->skipped);
 	strv_free(&p->watch);
 	strv_free(&p->deny_read);
-	strv_free(&p->notes);
 	strv_free(&p->cmd);
 	free(p->chdir);
 	memset(p, 0, sizeof *p);
@@ -808,7 +802,5 @@ char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
 		sb_addf(&b, "# skipped: %s\n", p->skipped.v[i]);
 	for (size_t i = 0; i < p->watch.n; i++)
 		sb_addf(&b, "# watched: %s\n", p->watch.v[i]);
-	for (size_t i = 0; i < p->notes.n; i++)
-		sb_addf(&b, "# note: %s\n", p->notes.v[i]);
 	return sb_steal(&b);
 }

@@ -37,7 +37,6 @@ struct bw_plan {
 	size_t nops, capops;
 	struct strv skipped;  /* "PATH: reason" for what was left out */
 	struct strv watch;    /* protected paths to snapshot before and compare after */
-	struct strv notes;    /* things the user should know (exposures) */
 	struct strv deny_read; /* masked paths init also makes unreadable with Landlock: a mount
 				* over a file vanishes when the host renames over it */
 	struct strv cmd;      /* what bwrap runs: the init helper, then the command */

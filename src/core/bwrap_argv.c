@@ -1,6 +1,7 @@
 /* bwrap_argv: policy + host facts → bwrap argv (DESIGN §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/bwrap_argv.h"
+#include "core/resolve.h"
 
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -282,36 +283,14 @@ static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct pol
 		   "resolv.conf's target, after the /run tmpfs (before it, it would be hidden)");
 }
 
-/* The directory a command's files live in: the package root for node and versioned
- * installs, else the directory of the binary. */
-static char *install_root(const char *real)
-{
-	const char *nm = strstr(real, "/node_modules/");
-	if (nm) {
-		const char *pkg = nm + strlen("/node_modules/");
-		const char *end = strchr(pkg, '/');
-		if (end && pkg[0] == '@')
-			end = strchr(end + 1, '/');
-		if (end)
-			return xstrndup(real, (size_t)(end - real));
-	}
-	const char *ver = strstr(real, "/versions/");
-	if (ver) {
-		const char *v = ver + strlen("/versions/");
-		const char *end = strchr(v, '/');
-		if (end)
-			return xstrndup(real, (size_t)(end - real));
-	}
-	return path_dirname(real);
-}
-
 static bool is_home_or_ancestor(const char *dir, const char *home)
 {
 	return path_is_under(home, dir);
 }
 
 /* Returns whether $HOME became a private tmpfs. */
-static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		     const struct strv *cmd)
 {
 	const char *home = hf->home;
 	if (!home || !strcmp(home, "/") || home[0] != '/') {
@@ -332,36 +311,88 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 	else if (gt == HF_SYMLINK)
 		skip(p, gitconfig, "is a symlink: not followed");
 
-	struct strv bound = STRV_INIT;
+	/* symlinks under $HOME on the way to PATH directories and the command: recreated with
+	 * --symlink (before the binds, which show the same links where they overlap); the real
+	 * directories behind them are bound instead, opened without following anything */
+	struct strv bound = STRV_INIT, links = STRV_INIT;
 	const char *path = hf_getenv(hf, "PATH");
 	_cleanup_free_ char *copy = xstrdup(path ? path : "");
 	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		if (d[0] != '/')
 			continue; /* ".", relative: meaningless across a chdir */
 		_cleanup_free_ char *dir = path_normalize("/", d);
-		if (!path_is_under(dir, home) || is_home_or_ancestor(dir, home))
-			continue;
-		if (strv_contains(&bound, dir) || under_any(&bound, dir) ||
+		if (!path_is_under(dir, home) || is_home_or_ancestor(dir, home) ||
 		    path_is_under(dir, pol->workspace))
 			continue;
-		if (hf_type(hf, dir) != HF_DIR || hf_has_symlink_below(hf, home, dir)) {
-			skip(p, dir, "PATH entry under $HOME: missing or through a symlink");
+		struct strv l = STRV_INIT;
+		_cleanup_free_ char *real = hf_realpath(hf, dir, &l);
+		if (!real || hf_type(hf, real) != HF_DIR) {
+			skip(p, dir, "PATH entry under $HOME: missing or not a directory");
+			strv_free(&l);
 			continue;
 		}
-		op_fd_bind(p, false, dir, dir, "PATH directory under $HOME, read-only");
-		strv_push(&bound, dir);
+		for (size_t i = 0; i + 1 < l.n; i += 2)
+			if (path_is_under(l.v[i], home) && !strv_contains(&links, l.v[i])) {
+				strv_push(&links, l.v[i]);
+				strv_push(&links, l.v[i + 1]);
+			}
+		strv_free(&l);
+		if (!path_is_under(real, home) || is_home_or_ancestor(real, home))
+			continue; /* outside $HOME: visible, or not, like any system path */
+		if (!strv_contains(&bound, real))
+			strv_push(&bound, real);
 	}
-
-	if (hf->cmd_real && path_is_under(hf->cmd_real, home) &&
-	    !path_is_under(hf->cmd_real, pol->workspace) && !under_any(&bound, hf->cmd_real)) {
-		_cleanup_free_ char *root = install_root(hf->cmd_real);
-		if (is_home_or_ancestor(root, home))
-			skip(p, root, "the command's install tree would be $HOME itself");
-		else if (hf_has_symlink_below(hf, home, root))
-			skip(p, root, "the command's install tree is reached through a symlink");
-		else
-			op_fd_bind(p, false, root, root, "the command's install tree, read-only");
+	struct resolved rc = {0};
+	struct err ignored = {0};
+	if (cmd->n && resolve_command(hf, cmd->v[0], path, hf->self_exe, &rc, &ignored) == 0) {
+		for (size_t i = 0; i + 1 < rc.links.n; i += 2)
+			if (!strv_contains(&links, rc.links.v[i])) {
+				strv_push(&links, rc.links.v[i]);
+				strv_push(&links, rc.links.v[i + 1]);
+			}
 	}
+	struct strv why = STRV_INIT; /* "p" PATH directory, "c" the command's needs */
+	for (size_t i = 0; i < bound.n; i++)
+		strv_push(&why, "p");
+	for (size_t i = 0; i < rc.binds.n; i++) {
+		if (!strv_contains(&bound, rc.binds.v[i])) {
+			strv_push(&bound, rc.binds.v[i]);
+			strv_push(&why, "c");
+		}
+	}
+	/* parents before children; a child of a bound directory is already shown by it */
+	struct strv done = STRV_INIT, done_why = STRV_INIT;
+	for (;;) {
+		size_t best = bound.n;
+		for (size_t i = 0; i < bound.n; i++)
+			if (bound.v[i][0] && (best == bound.n || strcmp(bound.v[i], bound.v[best]) < 0))
+				best = i;
+		if (best == bound.n)
+			break;
+		const char *b = bound.v[best];
+		if (!path_is_under(b, pol->workspace) && !under_any(&done, b)) {
+			strv_push(&done, b);
+			strv_push(&done_why, why.v[best]);
+		}
+		bound.v[best][0] = '\0';
+	}
+	for (size_t i = 0; i + 1 < links.n; i += 2) {
+		if (path_is_under(links.v[i], pol->workspace) || under_any(&done, links.v[i]))
+			continue; /* a bind shows the link as it is */
+		op(p, "a symlink under $HOME on the way to a program, as on the host", 3,
+		   "--symlink", links.v[i + 1], links.v[i]);
+	}
+	for (size_t i = 0; i < done.n; i++)
+		op_fd_bind(p, false, done.v[i], done.v[i],
+			   done_why.v[i][0] == 'p'
+				   ? "PATH directory under $HOME, read-only"
+				   : "what the command needs to run (its install tree, its "
+				     "interpreter), read-only");
+	strv_free(&why);
+	strv_free(&done_why);
+	resolved_free(&rc);
+	strv_free(&done);
+	strv_free(&links);
 	strv_free(&bound);
 	return true;
 }
@@ -688,7 +719,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_proc_dev(out, hf, pol);
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
-	bool home_tmpfs = add_home(out, hf, pol);
+	bool home_tmpfs = add_home(out, hf, pol, cmd);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable);

@@ -17,13 +17,14 @@ static void entry_free(struct hf_entry *en)
 	free(en->path);
 	free(en->st.link);
 	strv_free(&en->children);
+	free(en->head);
 }
 
 void hostfacts_free(struct hostfacts *hf)
 {
 	char **strs[] = {&hf->home,	     &hf->user,		 &hf->cwd,
 			 &hf->state_dir,     &hf->config_dir,	 &hf->self_exe,
-			 &hf->resolv_target, &hf->cmd_path,	 &hf->cmd_real,
+			 &hf->resolv_target,
 			 &hf->gitdir,	     &hf->commondir,	 &hf->hooks_path,
 			 &hf->session_id};
 	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
@@ -148,6 +149,24 @@ bool hf_has_symlink_below(struct hostfacts *hf, const char *root, const char *pa
 	return false;
 }
 
+const char *hf_head(struct hostfacts *hf, const char *path)
+{
+	if (hf_type(hf, path) != HF_FILE)
+		return NULL;
+	struct hf_entry *en = find(hf, path);
+	if (en->head_known)
+		return en->head;
+	en->head_known = true;
+	if (!hf->head) {
+		en->head = xstrdup(""); /* a fixture file without a head line is no script */
+		return en->head;
+	}
+	char *h = NULL;
+	if (hf->head(hf, path, &h) == 0)
+		en->head = h;
+	return en->head;
+}
+
 const char *hf_getenv(const struct hostfacts *hf, const char *name)
 {
 	size_t n = strlen(name);
@@ -188,8 +207,6 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 		       {"config_dir", &hf->config_dir},
 		       {"self_exe", &hf->self_exe},
 		       {"resolv_target", &hf->resolv_target},
-		       {"cmd_path", &hf->cmd_path},
-		       {"cmd_real", &hf->cmd_real},
 		       {"gitdir", &hf->gitdir},
 		       {"commondir", &hf->commondir},
 		       {"hooks_path", &hf->hooks_path},
@@ -220,6 +237,20 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 			}
 		}
 		strv_push(&hf->env, rest);
+		return 0;
+	}
+	if (!strcmp(key, "head") && rest) {
+		/* head PATH #!LINE: the file's first line */
+		char *sp = strpbrk(rest, " \t");
+		if (!sp)
+			return err_set(e, 0, file, "fixture line %d: head needs PATH LINE", lineno);
+		*sp++ = '\0';
+		struct hf_entry *en = find(hf, rest);
+		if (!en)
+			return err_set(e, 0, file, "fixture line %d: head of an unlisted file", lineno);
+		free(en->head);
+		en->head = xstrdup(sp);
+		en->head_known = true;
 		return 0;
 	}
 	if (!strcmp(key, "etc_unreadable") && rest) {

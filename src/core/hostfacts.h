@@ -25,11 +25,15 @@ struct hf_entry {
 	struct hf_stat st;
 	bool listed;          /* children known (for directories) */
 	struct strv children; /* names, sorted, when listed */
+	bool head_known;      /* head read (for files) */
+	char *head;           /* the "#!" line of a script, "" for other files, NULL unreadable */
 };
 
 struct hostfacts;
 typedef int (*hf_probe_fn)(struct hostfacts *hf, const char *path, struct hf_stat *out);
 typedef int (*hf_list_fn)(struct hostfacts *hf, const char *path, struct strv *names);
+/* The first line of a file when it starts with "#!" (without the newline), else "". */
+typedef int (*hf_head_fn)(struct hostfacts *hf, const char *path, char **out);
 
 struct hostfacts {
 	uid_t uid;
@@ -43,8 +47,6 @@ struct hostfacts {
 	char *self_exe;        /* agentjail's own binary (canonical) */
 	char *resolv_target;   /* canonical target of /etc/resolv.conf when it lies under /run */
 	struct strv etc_unreadable; /* /etc entries without world-read (root only; scan + cache) */
-	char *cmd_path;        /* the command resolved on PATH (as found, absolute) */
-	char *cmd_real;        /* its canonical path */
 	char *gitdir;          /* workspace's git dir when .git is a file (worktree) */
 	char *commondir;       /* the common dir of that git dir */
 	char *hooks_path;      /* core.hooksPath, absolute */
@@ -54,6 +56,7 @@ struct hostfacts {
 	size_t ntab, captab;
 	hf_probe_fn probe;     /* NULL in tests */
 	hf_list_fn list;       /* NULL in tests */
+	hf_head_fn head;       /* NULL in tests */
 };
 
 void hostfacts_init(struct hostfacts *hf);
@@ -69,6 +72,9 @@ enum hf_type hf_type(struct hostfacts *hf, const char *path);
 const struct strv *hf_children(struct hostfacts *hf, const char *path);
 /* true when some component of `path` strictly below `root` (or path itself) is a symlink. */
 bool hf_has_symlink_below(struct hostfacts *hf, const char *root, const char *path);
+/* A file's "#!" line (without "#!"-stripping), "" when it is no script, NULL when it cannot be
+ * read. */
+const char *hf_head(struct hostfacts *hf, const char *path);
 /* Value of a host environment variable, or NULL. */
 const char *hf_getenv(const struct hostfacts *hf, const char *name);
 

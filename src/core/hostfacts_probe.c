@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -75,6 +76,24 @@ static int probe_list(struct hostfacts *hf, const char *path, struct strv *names
 	return 0;
 }
 
+static int probe_head(struct hostfacts *hf, const char *path, char **out)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	char buf[256];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	if (n < 2 || buf[0] != '#' || buf[1] != '!') {
+		*out = xstrdup("");
+		return 0;
+	}
+	*out = xstrndup(buf, strcspn(buf, "\r\n"));
+	return 0;
+}
+
 /* realpath that keeps a missing path (normalized) instead of failing */
 static char *canon_or_keep(const char *p)
 {
@@ -135,31 +154,6 @@ static int find_home(struct hostfacts *hf, struct err *e)
 	return 0;
 }
 
-static void resolve_command(struct hostfacts *hf, const char *name)
-{
-	if (strchr(name, '/')) {
-		_cleanup_free_ char *abs = path_normalize(hf->cwd, name);
-		if (access(abs, F_OK) == 0) {
-			hf->cmd_path = xstrdup(abs);
-			hf->cmd_real = canon_or_keep(abs);
-		}
-		return;
-	}
-	const char *path = hf_getenv(hf, "PATH");
-	_cleanup_free_ char *copy = xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		if (d[0] != '/')
-			continue;
-		_cleanup_free_ char *cand = path_join(d, name);
-		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-			hf->cmd_path = path_normalize("/", cand);
-			hf->cmd_real = canon_or_keep(cand);
-			return;
-		}
-	}
-}
-
 static int canon_workspace(struct policy *pol, struct err *e)
 {
 	char *ws = realpath(pol->workspace, NULL);
@@ -190,11 +184,17 @@ int policy_canonicalize(struct policy *pol, struct err *e)
 	return 0;
 }
 
-int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
-		     char **environ_, struct err *e)
+void hostfacts_use_host(struct hostfacts *hf)
 {
 	hf->probe = probe_lstat;
 	hf->list = probe_list;
+	hf->head = probe_head;
+}
+
+int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
+		     char **environ_, struct err *e)
+{
+	hostfacts_use_host(hf);
 	hf->uid = getuid();
 	hf->gid = getgid();
 	for (char **ep = environ_; ep && *ep; ep++)
@@ -236,8 +236,6 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 			return -1;
 	}
 
-	if (cmd->n)
-		resolve_command(hf, cmd->v[0]);
 
 	struct git_info gi = {0};
 	if (git_resolve(pol->workspace, hf->home, &gi, e) < 0)

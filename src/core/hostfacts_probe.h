@@ -11,3 +11,6 @@ int policy_canonicalize(struct policy *pol, struct err *e) WUR;
  * lstat/readdir probe. */
 int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
 		     char **environ_, struct err *e) WUR;
+
+/* Answer the fact table's questions from the live filesystem (lstat, readdir, a file's "#!"). */
+void hostfacts_use_host(struct hostfacts *hf);

@@ -4,6 +4,9 @@
 
 #include "cmd/cmd.h"
 #include "core/init.h"
+#include "core/profile.h"
+#include "core/shim.h"
+#include "util/path.h"
 
 #define AGENTJAIL_VERSION "0.1.0"
 
@@ -12,10 +15,22 @@ static const char usage[] =
 	"  run [POLICY] [--] CMD [ARG...]   run a command in a jail (agentjail run --help)\n"
 	"  verify [POLICY] [--json]         run the integrity battery from inside a jail\n"
 	"  doctor [--json]                  what works on this host and how to fix the rest\n"
+	"  AGENT [POLICY] [-- ARGS...]      run an agent in a jail: claude, codex, gemini, kiro,\n"
+	"                                   pi, opencode, aider (agentjail profiles)\n"
+	"  profiles [NAME] [--json]         the agent profiles: flags, binds, variables, domains\n"
+	"  shim install|remove|status       `claude` on PATH runs the jailed claude\n"
 	"  --version                        print the version\n";
 
 int main(int argc, char **argv)
 {
+	/* invoked through a shim (a link named like an agent): every argument is the agent's */
+	const char *base = argv[0] ? path_basename(argv[0]) : "agentjail";
+	const struct profile *shim = strcmp(base, "agentjail") ? profile_by_exe(base) : NULL;
+	if (shim) {
+		if (shim_in_jail())
+			return cmd_shim_in_jail(base, argv);
+		return cmd_agent(shim, argc - 1, argv + 1, true);
+	}
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
@@ -31,6 +46,13 @@ int main(int argc, char **argv)
 		return cmd_verify(argc - 2, argv + 2);
 	if (!strcmp(cmd, "__probe"))
 		return cmd_probe(argc - 2, argv + 2);
+	if (!strcmp(cmd, "profiles"))
+		return cmd_profiles(argc - 2, argv + 2);
+	if (!strcmp(cmd, "shim"))
+		return cmd_shim(argc - 2, argv + 2);
+	const struct profile *pr = profile_find(cmd);
+	if (pr && !strcmp(pr->name, cmd))
+		return cmd_agent(pr, argc - 2, argv + 2, false);
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("agentjail %s\n", AGENTJAIL_VERSION);
 		return 0;

@@ -1,5 +1,7 @@
 /* The command layer: the only code that prints to the user or decides exit codes. */
 #pragma once
+#include <stdbool.h>
+
 #include "core/bwrap_argv.h"
 #include "core/hostfacts.h"
 #include "core/policy.h"
@@ -16,6 +18,19 @@ void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_run(int argc, char **argv);
+/* Run a parsed, validated request: harden agentjail, then jail it (or not, for
+ * danger-full-access). Returns the exit status. */
+int cmd_run_request(struct run_request *req);
+/* Overwrite the values of --env NAME=VALUE among the first nopts arguments (what `ps` shows). */
+void cmd_scrub_env_values(int nopts, char **argv);
+/* agentjail AGENT [POLICY] [-- ARGS]; `shim`: invoked as the agent's own name, every argument
+ * is the agent's. */
+struct profile;
+int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim);
+int cmd_profiles(int argc, char **argv);
+int cmd_shim(int argc, char **argv);
+/* A shim invoked inside a jail: run the real agent directly (never returns on success). */
+int cmd_shim_in_jail(const char *exe, char **argv);
 
 /* The jail of a request, built exactly as `run` builds it (verify uses the same path). */
 struct jail {

@@ -14,6 +14,7 @@
 #include "core/policy.h"
 #include "core/userns_diag.h"
 #include "util/path.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 
@@ -116,11 +117,14 @@ int cmd_jail_launch(const struct run_request *req, struct jail *j)
 		return EXIT_JAIL;
 	}
 	if (req->pol.net == NET_ON)
-		cmd_warn("net on: the jail shares the host's network, including services on "
-			 "loopback%s",
+		cmd_warn("%s%snet on: the jail shares the host's network, including services on "
+			 "loopback%s%s",
+			 req->pol.profile ? req->pol.profile : "", req->pol.profile ? ": " : "",
 			 landlock_abi() >= 6 ? " (abstract Unix sockets are closed by Landlock)"
 					     : " and abstract Unix sockets (this kernel has no Landlock "
-					       "scoping)");
+					       "scoping)",
+			 req->pol.profile ? "; per-domain filtering (--net allow) is not built yet"
+					  : "");
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .test_errno = seccomp_test_errno()};
 	char *quarantine = path_join(hf->state_dir, "quarantine");
@@ -146,6 +150,8 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 	struct err e = {0};
 	hostfacts_init(&j->hf);
 	memset(&j->plan, 0, sizeof j->plan);
+	if (req->session_id)
+		j->hf.session_id = xstrdup(req->session_id);
 	if (policy_canonicalize(&req->pol, &e) < 0 ||
 	    policy_validate(&req->pol, getenv("HOME"), &e) < 0) {
 		cmd_print_err(&e);
@@ -195,9 +201,19 @@ static int run_jailed(struct run_request *req)
 	return rc;
 }
 
+int cmd_run_request(struct run_request *req)
+{
+	struct err e = {0};
+	if (launch_harden_self(req->pol.fs != FS_DANGER_FULL, &e) < 0) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
+	return req->pol.fs == FS_DANGER_FULL ? run_full_access(req) : run_jailed(req);
+}
+
 /* The values of --env NAME=VALUE are already copied into the policy: overwrite them in our own
  * argv so /proc/PID/cmdline (what `ps` shows) no longer carries them while the jail runs. */
-static void scrub_env_values(int nopts, char **argv)
+void cmd_scrub_env_values(int nopts, char **argv)
 {
 	for (int i = 0; i < nopts; i++) {
 		char *v = NULL;
@@ -231,15 +247,12 @@ int cmd_run(int argc, char **argv)
 	int rc;
 	int parsed = run_parse_args(argc, argv, &ctx, &req, &e);
 	if (parsed == 0)
-		scrub_env_values(argc - (int)req.cmd.n, argv); /* the command's own args stay */
+		cmd_scrub_env_values(argc - (int)req.cmd.n, argv); /* the command's own args stay */
 	if (parsed < 0 || policy_validate(&req.pol, ctx.home, &e) < 0) {
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
-	} else if (launch_harden_self(req.pol.fs != FS_DANGER_FULL, &e) < 0) {
-		cmd_print_err(&e);
-		rc = EXIT_JAIL;
 	} else {
-		rc = req.pol.fs == FS_DANGER_FULL ? run_full_access(&req) : run_jailed(&req);
+		rc = cmd_run_request(&req);
 	}
 	run_request_free(&req);
 	free(cwd);

@@ -288,9 +288,38 @@ static bool is_home_or_ancestor(const char *dir, const char *home)
 	return path_is_under(home, dir);
 }
 
+/* The agent profile's config and credential paths, writable. One reached through a symlink
+ * (a dotfiles manager's ~/.claude → ~/dotfiles/claude) is bound at its real place and the link
+ * recreated. */
+static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			 struct strv *agent_roots)
+{
+	for (size_t i = 0; i < pol->agent_rw.n; i++) {
+		const char *a = pol->agent_rw.v[i];
+		struct strv l = STRV_INIT;
+		_cleanup_free_ char *real = hf_realpath(hf, a, &l);
+		enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
+		if (t != HF_DIR && t != HF_FILE) {
+			skip(p, a, "agent config path: missing");
+		} else if (!strcmp(real, "/") || path_is_under(hf->home, real)) {
+			skip(p, a, "agent config path resolves to / or $HOME or above: not bound");
+		} else {
+			for (size_t k = 0; k + 1 < l.n; k += 2)
+				op(p, "the agent's config path is a symlink on the host too", 3,
+				   "--symlink", l.v[k + 1], l.v[k]);
+			_cleanup_free_ char *why =
+				xasprintf("%s's config and credentials, writable",
+					  pol->profile ? pol->profile : "the agent");
+			op_fd_bind(p, true, real, real, why);
+			strv_push(agent_roots, real);
+		}
+		strv_free(&l);
+	}
+}
+
 /* Returns whether $HOME became a private tmpfs. */
 static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-		     const struct strv *cmd)
+		     const struct strv *cmd, struct strv *agent_roots)
 {
 	const char *home = hf->home;
 	if (!home || !strcmp(home, "/") || home[0] != '/') {
@@ -310,6 +339,8 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		op_fd_bind(p, false, gitconfig, gitconfig, "your git identity, read-only");
 	else if (gt == HF_SYMLINK)
 		skip(p, gitconfig, "is a symlink: not followed");
+
+	add_agent_rw(p, hf, pol, agent_roots);
 
 	/* symlinks under $HOME on the way to PATH directories and the command: recreated with
 	 * --symlink (before the binds, which show the same links where they overlap); the real
@@ -379,7 +410,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 	for (size_t i = 0; i + 1 < links.n; i += 2) {
 		if (path_is_under(links.v[i], pol->workspace) || under_any(&done, links.v[i]))
 			continue; /* a bind shows the link as it is */
-		op(p, "a symlink under $HOME on the way to a program, as on the host", 3,
+		op(p, "a symlink on the way to a program, as on the host", 3,
 		   "--symlink", links.v[i + 1], links.v[i]);
 	}
 	for (size_t i = 0; i < done.n; i++)
@@ -449,9 +480,16 @@ static void protected_candidates(struct hostfacts *hf, const char *root, struct 
 			strv_push_take(out, path_join(claude, kids->v[i]));
 }
 
-static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable)
+static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable,
+			   const struct strv *agent_roots, const struct strv *agent_protect)
 {
 	struct strv cand = STRV_INIT;
+	struct strv roots = STRV_INIT;
+	strv_copy(&roots, writable);
+	strv_copy(&roots, agent_roots);
+	for (size_t i = 0; i < agent_protect->n; i++)
+		if (under_any(agent_roots, agent_protect->v[i]))
+			strv_push(&cand, agent_protect->v[i]);
 	for (size_t r = 0; r < writable->n; r++) {
 		if (hf_type(hf, writable->v[r]) == HF_DIR)
 			protected_candidates(hf, writable->v[r], &cand);
@@ -483,10 +521,9 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		if (under_any(&prot, c))
 			continue; /* an ancestor is already read-only */
 		const char *root = NULL;
-		for (size_t r = 0; r < writable->n; r++)
-			if (path_is_under(c, writable->v[r]) &&
-			    (!root || strlen(writable->v[r]) > strlen(root)))
-				root = writable->v[r];
+		for (size_t r = 0; r < roots.n; r++)
+			if (path_is_under(c, roots.v[r]) && (!root || strlen(roots.v[r]) > strlen(root)))
+				root = roots.v[r];
 		if (!root)
 			continue;
 		if (hf_has_symlink_below(hf, root, c)) {
@@ -525,6 +562,7 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 	strv_free(&prot);
 	strv_free(&selfb);
 	strv_free(&cand);
+	strv_free(&roots);
 }
 
 static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
@@ -604,6 +642,14 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 			continue;
 		}
 		setenv_op(p, kv, v, true, "--env NAME: passed through from the host");
+	}
+	for (size_t i = 0; i < pol->setenv.n; i++) {
+		const char *kv = pol->setenv.v[i];
+		const char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+		setenv_op(p, name, eq + 1, false, "set by the agent profile");
 	}
 	if (hf->session_id)
 		setenv_op(p, "AGENTJAIL_SESSION", hf->session_id, false, "this session's id");
@@ -719,10 +765,11 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_proc_dev(out, hf, pol);
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
-	bool home_tmpfs = add_home(out, hf, pol, cmd);
+	struct strv agent_roots = STRV_INIT;
+	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
-	add_protection(out, hf, &writable);
+	add_protection(out, hf, &writable, &agent_roots, &pol->protect);
 	struct strv visible = STRV_INIT;
 	strv_push(&visible, pol->workspace);
 	strv_copy(&visible, &pol->rw);
@@ -760,6 +807,10 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		strv_push(&out->cmd, "--writable");
 		strv_push(&out->cmd, hf->home);
 	}
+	for (size_t i = 0; i < agent_roots.n; i++) {
+		strv_push(&out->cmd, "--writable");
+		strv_push(&out->cmd, agent_roots.v[i]);
+	}
 	for (size_t i = 0; i < out->deny_read.n; i++) {
 		strv_push(&out->cmd, "--deny-read");
 		strv_push(&out->cmd, out->deny_read.v[i]);
@@ -769,6 +820,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	for (size_t i = 0; i < cmd->n; i++)
 		strv_push(&out->cmd, cmd->v[i]);
 	strv_free(&writable);
+	strv_free(&agent_roots);
 	return 0;
 }
 

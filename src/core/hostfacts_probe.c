@@ -118,7 +118,7 @@ static char *xdg_dir(const char *env, const char *home, const char *fallback)
 	return path_join(home, fallback);
 }
 
-static char *new_uuid(void)
+char *hostfacts_new_uuid(void)
 {
 	unsigned char b[16];
 	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
@@ -245,6 +245,7 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 	hf->hooks_path = steal_pointer(&gi.hooks_path);
 	git_info_free(&gi);
 
-	hf->session_id = new_uuid();
+	if (!hf->session_id)
+		hf->session_id = hostfacts_new_uuid();
 	return 0;
 }

@@ -14,3 +14,6 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 
 /* Answer the fact table's questions from the live filesystem (lstat, readdir, a file's "#!"). */
 void hostfacts_use_host(struct hostfacts *hf);
+
+/* A random (version 4) UUID, e.g. a session id. */
+char *hostfacts_new_uuid(void);

@@ -23,6 +23,10 @@ void policy_free(struct policy *p)
 	strv_free(&p->hide);
 	strv_free(&p->dev);
 	strv_free(&p->env);
+	free(p->profile);
+	strv_free(&p->agent_rw);
+	strv_free(&p->protect);
+	strv_free(&p->setenv);
 	memset(p, 0, sizeof *p);
 }
 
@@ -30,6 +34,7 @@ void run_request_free(struct run_request *r)
 {
 	policy_free(&r->pol);
 	strv_free(&r->cmd);
+	free(r->session_id);
 }
 
 const char *fs_mode_name(enum fs_mode m)
@@ -138,6 +143,20 @@ static const struct {
 		{"--ro", OPT_RO, true},		 {"--hide", OPT_HIDE, true},
 		{"--dev", OPT_DEV, true},		 {"--env", OPT_ENV, true}};
 
+int policy_opt_arity(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+	for (size_t k = 0; k < sizeof run_opts / sizeof *run_opts; k++) {
+		if (strlen(run_opts[k].name) != n || strncmp(run_opts[k].name, arg, n) != 0)
+			continue;
+		if (eq && !run_opts[k].value)
+			return -1;
+		return run_opts[k].value && !eq ? 1 : 0;
+	}
+	return -1;
+}
+
 /* Apply one option with its value (NULL for flags). */
 static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		     struct run_request *out, bool *net_given, struct err *e)
@@ -207,6 +226,8 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
 				 "off or on");
 	bool net_given = ctx->env_net && *ctx->env_net;
+	if (!net_given && ctx->net_default_on)
+		p->net = NET_ON;
 
 	int i = 0;
 	for (; i < argc; i++) {
@@ -370,6 +391,12 @@ char *policy_to_json(const struct policy *p)
 			      strv_json(&p->dev), "env", env, "allow_ptrace", p->allow_ptrace);
 	if (!o)
 		abort();
+	if (p->profile) {
+		json_object_set_new(o, "profile", json_string(p->profile));
+		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
+		json_object_set_new(o, "protect", strv_json(&p->protect));
+		json_object_set_new(o, "setenv", strv_json(&p->setenv));
+	}
 	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	if (!s)

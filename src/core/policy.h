@@ -21,6 +21,11 @@ struct policy {
 	struct strv dev;          /* device nodes, absolute */
 	struct strv env;          /* NAME or NAME=VALUE */
 	bool allow_ptrace;
+	/* from an agent profile */
+	char *profile;            /* the profile's name, NULL for `run` */
+	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */
+	struct strv protect;      /* inside those, read-only (settings that run host commands) */
+	struct strv setenv;       /* NAME=VALUE it needs set (not secret) */
 };
 
 /* What `agentjail run` was asked to do. */
@@ -28,6 +33,7 @@ struct run_request {
 	struct policy pol;
 	struct strv cmd;          /* the command and its arguments */
 	bool dry_run;
+	char *session_id;         /* chosen before the jail is built (agents), or NULL */
 };
 
 /* The context the parser needs (plain values, from the host). */
@@ -36,6 +42,7 @@ struct parse_ctx {
 	const char *home;
 	const char *env_fs;       /* AGENTJAIL_FS or NULL */
 	const char *env_net;      /* AGENTJAIL_NET or NULL */
+	bool net_default_on;      /* agents: the network is on unless asked otherwise */
 };
 
 void policy_init(struct policy *p);
@@ -51,6 +58,10 @@ int net_mode_parse(const char *s, enum net_mode *out); /* 0 or -1 */
  * On error fills e (usage errors) and returns -1: the caller exits 2. */
 int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
 		   struct err *e) WUR;
+
+/* How a policy option takes its value: 1 from the next argument, 0 a flag or "--opt=value",
+ * -1 not a policy option. */
+int policy_opt_arity(const char *arg);
 
 /* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
 int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;

@@ -102,10 +102,24 @@ static void push_pair_once(struct strv *pairs, const char *a, const char *b)
 	strv_push(pairs, b);
 }
 
-static bool strictly_in_home(const struct hostfacts *hf, const char *p)
+/* Whether the jail must be shown `p` explicitly: the jail sees the system directories
+ * read-only and nothing else of the host, so anything outside them (under $HOME, or a tool
+ * tree in /srv or /data) is bound; never $HOME itself, an ancestor of it, or the kernel's
+ * filesystems. */
+static bool needs_showing(const struct hostfacts *hf, const char *p)
 {
-	return hf->home && strcmp(hf->home, "/") != 0 && path_is_under(p, hf->home) &&
-	       strcmp(p, hf->home) != 0;
+	static const char *const visible[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+					      "/libx32", "/opt", "/etc", NULL};
+	static const char *const never[] = {"/proc", "/sys", "/dev", "/run", "/var/run", NULL};
+	if (!strcmp(p, "/") || (hf->home && path_is_under(hf->home, p)))
+		return false;
+	for (size_t i = 0; visible[i]; i++)
+		if (path_is_under(p, visible[i]))
+			return false;
+	for (size_t i = 0; never[i]; i++)
+		if (path_is_under(p, never[i]))
+			return false;
+	return true;
 }
 
 static void bind_once(struct strv *binds, const char *p)
@@ -146,14 +160,14 @@ static void collect(struct hostfacts *hf, const struct strv *links, const char *
 		    struct resolved *out)
 {
 	for (size_t i = 0; i + 1 < links->n; i += 2)
-		if (strictly_in_home(hf, links->v[i]))
+		if (needs_showing(hf, links->v[i]))
 			push_pair_once(&out->links, links->v[i], links->v[i + 1]);
-	if (!strictly_in_home(hf, real))
+	if (!needs_showing(hf, real))
 		return;
 	if (toolchain_binds(hf, real, &out->binds))
 		return;
 	_cleanup_free_ char *root = resolve_install_root(real);
-	if (strictly_in_home(hf, root))
+	if (needs_showing(hf, root))
 		bind_once(&out->binds, root);
 }
 

@@ -16,9 +16,10 @@ struct resolved {
 	char *path;          /* where it was found (absolute, as on PATH) */
 	char *real;          /* the file after every symlink */
 	char *interp;        /* the interpreter's real file when it is a script, else NULL */
-	struct strv binds;   /* what must be bound read-only: files or dirs strictly under $HOME */
-	struct strv links;   /* pairs (link path, its target as read): symlinks under $HOME on
-			      * the way, recreated in the jail with --symlink */
+	struct strv binds;   /* what must be bound read-only: files or dirs the jail does not
+			      * show otherwise (under $HOME, or outside the system directories) */
+	struct strv links;   /* pairs (link path, its target as read): such symlinks on the way,
+			      * recreated in the jail with --symlink */
 };
 
 void resolved_free(struct resolved *r);

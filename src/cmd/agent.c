@@ -1,0 +1,216 @@
+/* agentjail AGENT [POLICY] [-- AGENT-ARGS…], agentjail profiles, and the shim entry points. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "core/hostfacts_probe.h"
+#include "core/profile.h"
+#include "core/resolve.h"
+#include "core/shim.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+extern char **environ;
+
+static void env_strv(struct strv *out)
+{
+	for (char **ep = environ; ep && *ep; ep++)
+		strv_push(out, *ep);
+}
+
+/* Find the real agent on PATH, passing over agentjail itself (a shim). */
+static int find_agent(const struct profile *pr, const char *home, const char *cwd,
+		      struct resolved *res, struct err *e)
+{
+	struct hostfacts hf;
+	hostfacts_init(&hf);
+	hostfacts_use_host(&hf);
+	hf.home = xstrdup(home);
+	hf.cwd = xstrdup(cwd);
+	_cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
+	int rc = -1;
+	for (size_t i = 0; pr->exe[i] && rc < 0; i++) {
+		err_clear(e);
+		rc = resolve_command(&hf, pr->exe[i], getenv("PATH"), self, res, e);
+	}
+	hostfacts_free(&hf);
+	return rc;
+}
+
+/* The agent's config paths exist before the jail starts, so what it writes there lasts (in
+ * the jail $HOME is a tmpfs): directories as the agent would make them (0700), files only when
+ * the profile knows a valid empty content. */
+static void make_agent_paths(const struct profile *pr, const struct policy *pol)
+{
+	for (size_t i = 0; pr->rw && pr->rw[i] && i < pol->agent_rw.n; i++) {
+		size_t n = strlen(pr->rw[i]);
+		bool dir = n > 0 && pr->rw[i][n - 1] == '/';
+		const char *p = pol->agent_rw.v[i];
+		struct stat st;
+		if (lstat(p, &st) == 0 || (!dir && !pr->file_init))
+			continue;
+		int rc;
+		if (dir) {
+			rc = mkdir(p, 0700);
+		} else {
+			int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+			rc = fd < 0 ? -1 : 0;
+			size_t len = strlen(pr->file_init);
+			if (fd >= 0 && write(fd, pr->file_init, len) != (ssize_t)len)
+				rc = -1;
+			if (fd >= 0 && close(fd) < 0)
+				rc = -1;
+			if (fd >= 0 && rc < 0)
+				unlink(p); /* nothing half-written left behind */
+		}
+		if (rc < 0 && errno != EEXIST)
+			cmd_warn("cannot create %s (%s): what %s saves there will not last", p,
+				 strerror(errno), pr->name);
+	}
+}
+
+static int agent_usage(const struct profile *pr, FILE *f)
+{
+	fprintf(f,
+		"usage: agentjail %s [POLICY] [-- %s-ARGS...]\n"
+		"  runs %s in a jail%s%s\n"
+		"  POLICY: as for `agentjail run` (agentjail run --help); the network is on by "
+		"default\n"
+		"  agentjail profiles %s   shows what is bound and passed\n",
+		pr->name, pr->name, pr->title, pr->skip_flags ? " with " : "",
+		pr->skip_flags ? pr->skip_flags[0] : "", pr->name);
+	return 0;
+}
+
+/* Split [POLICY] [-- ARGS]: policy options up to "--" or the first word that is not one. */
+static int split_args(const struct profile *pr, int argc, char **argv, int *nopts,
+		      struct err *e)
+{
+	int i = 0;
+	while (i < argc) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			break;
+		if (a[0] != '-' || !strcmp(a, "-"))
+			break;
+		int ar = policy_opt_arity(a);
+		if (ar < 0) {
+			err_set(e, 0, a, "not an agentjail option");
+			err_hint(e, "%s's own arguments go after --: agentjail %s -- %s", pr->name,
+				 pr->name, a);
+			return -1;
+		}
+		i += 1 + ar;
+	}
+	if (i > argc) {
+		err_set(e, 0, argv[argc - 1], "option needs a value");
+		return -1;
+	}
+	*nopts = i;
+	return 0;
+}
+
+int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
+{
+	if (!shim && argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+		return agent_usage(pr, stdout);
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	const char *home = getenv("HOME");
+	if (!cwd || !home || home[0] != '/') {
+		cmd_warn("cannot tell the current directory or $HOME");
+		return EXIT_USAGE;
+	}
+	struct err e = {0};
+	int nopts = 0;
+	if (!shim && split_args(pr, argc, argv, &nopts, &e) < 0) {
+		cmd_print_err(&e);
+		return EXIT_USAGE;
+	}
+	/* policy options, then a placeholder command the real one replaces */
+	struct strv pargs = STRV_INIT;
+	for (int i = 0; i < nopts; i++)
+		strv_push(&pargs, argv[i]);
+	strv_push(&pargs, "--");
+	strv_push(&pargs, pr->exe[0]);
+	struct strv agent_args = STRV_INIT;
+	int k = nopts;
+	if (!shim && k < argc && !strcmp(argv[k], "--"))
+		k++;
+	for (; k < argc; k++)
+		strv_push(&agent_args, argv[k]);
+
+	struct parse_ctx ctx = {.cwd = cwd,
+				.home = home,
+				.env_fs = getenv("AGENTJAIL_FS"),
+				.env_net = getenv("AGENTJAIL_NET"),
+				.net_default_on = true};
+	struct run_request req;
+	int rc;
+	if (run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e) < 0) {
+		cmd_print_err(&e);
+		strv_free(&pargs);
+		strv_free(&agent_args);
+		return EXIT_USAGE;
+	}
+	if (!shim)
+		cmd_scrub_env_values(nopts, argv);
+	strv_free(&pargs);
+	struct strv env = STRV_INIT;
+	env_strv(&env);
+	profile_apply(pr, home, &env, &req.pol);
+	strv_free(&env);
+
+	struct resolved res = {0};
+	bool sandboxed = req.pol.fs != FS_DANGER_FULL;
+	if (policy_validate(&req.pol, home, &e) < 0) {
+		cmd_print_err(&e);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (find_agent(pr, home, cwd, &res, &e) < 0) {
+		cmd_print_err(&e);
+		cmd_warn("%s is not installed where agentjail can see it; install it: %s",
+			 pr->exe[0], pr->install);
+		rc = EXIT_NOTFOUND;
+		goto out;
+	}
+	req.session_id = hostfacts_new_uuid();
+	strv_free(&req.cmd);
+	profile_argv(pr, res.path, sandboxed, sandboxed ? req.session_id : NULL, &agent_args,
+		     &req.cmd);
+	if (!req.dry_run)
+		make_agent_paths(pr, &req.pol);
+	rc = cmd_run_request(&req);
+out:
+	resolved_free(&res);
+	strv_free(&agent_args);
+	run_request_free(&req);
+	return rc;
+}
+
+int cmd_shim_in_jail(const char *exe, char **argv)
+{
+	/* already jailed: the real agent, directly, arguments unchanged */
+	const struct profile *pr = profile_by_exe(exe);
+	struct err e = {0};
+	struct resolved res = {0};
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	const char *home = getenv("HOME");
+	if (!pr || find_agent(pr, home ? home : "/", cwd ? cwd : "/", &res, &e) < 0) {
+		if (e.what[0])
+			cmd_print_err(&e);
+		return EXIT_NOTFOUND;
+	}
+	execv(res.path, argv);
+	int err = errno;
+	cmd_warn("cannot run %s: %s", res.path, strerror(err));
+	resolved_free(&res);
+	return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}

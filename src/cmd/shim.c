@@ -1,0 +1,213 @@
+/* agentjail shim install|remove|status [--dir DIR] [AGENT…] */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "core/hostfacts_probe.h"
+#include "core/profile.h"
+#include "core/resolve.h"
+#include "core/shim.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+static const char usage[] =
+	"usage: agentjail shim install [--dir DIR] [AGENT...]   link AGENT to agentjail in DIR\n"
+	"       agentjail shim remove [--dir DIR] [AGENT...]    remove those links\n"
+	"       agentjail shim status [--dir DIR]               what `claude` etc. run now\n"
+	"  DIR defaults to ~/.local/share/agentjail/bin; put it first on PATH.\n"
+	"  AGENT: claude, codex, gemini, kiro, pi, opencode, aider (default: install those found,\n"
+	"  remove all)\n";
+
+/* Where `exe` resolves on PATH: first hit (shims included), and the real one past the shims. */
+static void where(const char *exe, const char *home, const char *self, char **first, char **real)
+{
+	struct hostfacts hf;
+	hostfacts_init(&hf);
+	hostfacts_use_host(&hf);
+	hf.home = xstrdup(home);
+	hf.cwd = xstrdup("/");
+	struct resolved r;
+	struct err e = {0};
+	*first = *real = NULL;
+	if (resolve_command(&hf, exe, getenv("PATH"), NULL, &r, &e) == 0) {
+		*first = xstrdup(r.path);
+		resolved_free(&r);
+	}
+	if (resolve_command(&hf, exe, getenv("PATH"), self, &r, &e) == 0) {
+		*real = xstrdup(r.path);
+		resolved_free(&r);
+	}
+	hostfacts_free(&hf);
+}
+
+static bool dir_on_path(const char *dir)
+{
+	const char *p = getenv("PATH");
+	_cleanup_free_ char *copy = xstrdup(p ? p : "");
+	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (d[0] != '/')
+			continue;
+		_cleanup_free_ char *n = path_normalize("/", d);
+		if (!strcmp(n, dir))
+			return true;
+	}
+	return false;
+}
+
+static void path_advice(const char *dir)
+{
+	const char *rc;
+	char *line;
+	shim_path_hint(getenv("SHELL"), dir, &rc, &line);
+	printf("put the shim directory first on PATH: add this line to %s, then open a new "
+	       "shell:\n  %s\n",
+	       rc, line);
+	free(line);
+}
+
+static int status(const char *dir, const char *home, const char *self)
+{
+	const struct profile *const *all = profile_all();
+	bool on_path = dir_on_path(dir);
+	printf("shim directory: %s%s\n", dir, on_path ? "" : " (not on PATH)");
+	int warnings = 0;
+	for (size_t i = 0; all[i]; i++) {
+		const char *exe = all[i]->exe[0];
+		enum shim_state st = shim_check(dir, exe);
+		_cleanup_free_ char *shim = path_join(dir, exe);
+		char *first, *real;
+		where(exe, home, self, &first, &real);
+		if (st == SHIM_ABSENT) {
+			printf("%-9s no shim%s%s\n", exe, real ? "; runs unjailed: " : "",
+			       real ? real : "");
+		} else if (st == SHIM_FOREIGN) {
+			printf("%-9s %s is not an agentjail shim\n", exe, shim);
+		} else if (!real) {
+			printf("%-9s shim installed, but no real %s on PATH behind it\n", exe, exe);
+		} else if (first && !strcmp(first, shim)) {
+			printf("%-9s jailed: %s → agentjail → %s\n", exe, shim, real);
+		} else if (first) {
+			printf("%-9s WARNING: %s comes before the shim on PATH: `%s` runs unjailed\n",
+			       exe, first, exe);
+			warnings++;
+		} else {
+			printf("%-9s shim installed, not reached: its directory is not on PATH\n", exe);
+			warnings++;
+		}
+		free(first);
+		free(real);
+	}
+	if (warnings || !on_path)
+		path_advice(dir);
+	return 0;
+}
+
+int cmd_shim(int argc, char **argv)
+{
+	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+		fputs(usage, argc < 1 ? stderr : stdout);
+		return argc < 1 ? EXIT_USAGE : 0;
+	}
+	const char *verb = argv[0];
+	const char *home = getenv("HOME");
+	if (!home || home[0] != '/') {
+		cmd_warn("shim: $HOME is not set");
+		return EXIT_USAGE;
+	}
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	struct strv names = STRV_INIT;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+			free(dir);
+			dir = path_normalize(cwd ? cwd : "/", argv[++i]);
+		} else if (!strncmp(argv[i], "--dir=", 6)) {
+			free(dir);
+			dir = path_normalize(cwd ? cwd : "/", argv[i] + 6);
+		} else if (argv[i][0] == '-') {
+			cmd_warn("shim: unknown option %s", argv[i]);
+			fputs(usage, stderr);
+			strv_free(&names);
+			return EXIT_USAGE;
+		} else {
+			const struct profile *pr = profile_find(argv[i]);
+			if (!pr) {
+				cmd_warn("shim: no agent named %s (agentjail profiles lists them)",
+					 argv[i]);
+				strv_free(&names);
+				return EXIT_USAGE;
+			}
+			if (!strv_contains(&names, pr->exe[0]))
+				strv_push(&names, pr->exe[0]);
+		}
+	}
+	if (!dir)
+		dir = shim_default_dir(home, getenv("XDG_DATA_HOME"));
+	_cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
+	if (!self) {
+		cmd_warn("shim: cannot find agentjail's own binary: %s", strerror(errno));
+		strv_free(&names);
+		return EXIT_JAIL;
+	}
+	int rc = 0;
+	const struct profile *const *all = profile_all();
+	if (!strcmp(verb, "status")) {
+		rc = status(dir, home, self);
+	} else if (!strcmp(verb, "install")) {
+		bool chosen = names.n > 0;
+		for (size_t i = 0; !chosen && all[i]; i++) {
+			char *first, *real;
+			where(all[i]->exe[0], home, self, &first, &real);
+			if (real)
+				strv_push(&names, all[i]->exe[0]);
+			free(first);
+			free(real);
+		}
+		if (!names.n) {
+			cmd_warn("shim: none of the known agents is on PATH; name them: agentjail "
+				 "shim install claude codex");
+			rc = EXIT_USAGE;
+		}
+		for (size_t i = 0; i < names.n; i++) {
+			struct err e = {0};
+			bool existed;
+			if (shim_install(dir, names.v[i], self, &existed, &e) < 0) {
+				cmd_print_err(&e);
+				rc = 1;
+				continue;
+			}
+			printf("%s %s/%s → %s\n", existed ? "already there:" : "installed:", dir,
+			       names.v[i], self);
+		}
+		if (rc == 0 && !dir_on_path(dir))
+			path_advice(dir);
+	} else if (!strcmp(verb, "remove")) {
+		for (size_t i = 0; !names.n && all[i]; i++)
+			strv_push(&names, all[i]->exe[0]);
+		for (size_t i = 0; i < names.n; i++) {
+			struct err e = {0};
+			enum shim_state before = shim_check(dir, names.v[i]);
+			if (shim_remove(dir, names.v[i], &e) < 0) {
+				cmd_print_err(&e);
+				rc = 1;
+			} else if (before == SHIM_OURS) {
+				printf("removed: %s/%s\n", dir, names.v[i]);
+			}
+		}
+		/* our own default directory goes when it is empty; rmdir fails otherwise */
+		_cleanup_free_ char *def = shim_default_dir(home, getenv("XDG_DATA_HOME"));
+		if (!strcmp(def, dir) && rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY)
+			cmd_warn("shim: cannot remove %s: %s", dir, strerror(errno));
+	} else {
+		cmd_warn("shim: unknown action %s", verb);
+		fputs(usage, stderr);
+		rc = EXIT_USAGE;
+	}
+	strv_free(&names);
+	return rc;
+}

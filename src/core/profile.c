@@ -1,0 +1,308 @@
+/* profile: the built-in agent profiles (facts checked against each real CLI: doc/agents.md). */
+#include "core/profile.h"
+
+#include <fnmatch.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+#define L(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const struct profile claude = {
+	.name = "claude",
+	.title = "Claude Code (Anthropic)",
+	.exe = L("claude"),
+	.install = "npm install -g @anthropic-ai/claude-code (or the native installer)",
+	.skip_flags = L("--dangerously-skip-permissions"),
+	.rw = L("~/.claude/", "~/.claude.json"),
+	.home_env = "CLAUDE_CONFIG_DIR",
+	/* claude keeps its state in ~/.claude.json; a missing one would be made in the jail's
+	 * private $HOME and lost (claude accepts "{}" and fills it) */
+	.file_init = "{}\n",
+	/* settings carry hooks (host commands run by an unjailed claude); plugins carry hooks
+	 * and MCP servers */
+	.protect = L("~/.claude/settings.json", "~/.claude/settings.local.json",
+		     "~/.claude/hooks", "~/.claude/plugins"),
+	.env = L("ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_TELEMETRY",
+		 "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MAX_THINKING_TOKENS",
+		 "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MCP_TIMEOUT", "MCP_TOOL_TIMEOUT"),
+	/* claude refuses --dangerously-skip-permissions as root unless told it is sandboxed;
+	 * the jail is the sandbox. The install is read-only in the jail: no self-update. */
+	.setenv = L("IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1"),
+	.domains = L("api.anthropic.com", "statsig.anthropic.com", "sentry.io", "claude.ai",
+		     "console.anthropic.com", "platform.claude.com"),
+	.session_flag = "--session-id",
+	.resume_id = L("--resume", "{id}"),
+	.resume_last = L("--continue"),
+	.subcommands = L("config", "mcp", "plugin", "plugins", "migrate-installer", "setup-token",
+			 "doctor", "update", "upgrade", "install", "-v", "--version", "-h",
+			 "--help", "-c", "--continue", "-r", "--resume", "--session-id",
+			 "--from-pr", "--fork-session"),
+};
+
+static const struct profile codex = {
+	.name = "codex",
+	.title = "Codex CLI (OpenAI)",
+	.exe = L("codex"),
+	.install = "npm install -g @openai/codex",
+	.skip_flags = L("--dangerously-bypass-approvals-and-sandbox"),
+	.rw = L("~/.codex/"),
+	.home_env = "CODEX_HOME",
+	/* config.toml names MCP servers and `notify` commands an unjailed codex would run */
+	.protect = L("~/.codex/config.toml", "~/.codex/hooks.json", "~/.codex/rules"),
+	.env = L("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+		 "CODEX_*", "RUST_LOG"),
+	.domains = L("api.openai.com", "chatgpt.com", "auth.openai.com"),
+	.resume_id = L("resume", "{id}"),
+	.resume_last = L("resume", "--last"),
+};
+
+static const struct profile gemini = {
+	.name = "gemini",
+	.title = "Gemini CLI (Google)",
+	.exe = L("gemini"),
+	.install = "npm install -g @google/gemini-cli",
+	.skip_flags = L("--yolo"),
+	.rw = L("~/.gemini/"),
+	.protect = L("~/.gemini/settings.json", "~/.gemini/extensions"),
+	.env = L("GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
+		 "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"),
+	.domains = L("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com",
+		     "oauth2.googleapis.com", "accounts.google.com", "www.googleapis.com",
+		     "play.googleapis.com"),
+	.session_flag = "--session-id",
+	.resume_id = L("--resume", "{id}"),
+	.resume_last = L("--resume", "latest"),
+	.subcommands = L("mcp", "extensions", "extension", "-v", "--version", "-h", "--help", "-r",
+			 "--resume", "--session-id", "--list-sessions", "--delete-session",
+			 "--session-file"),
+};
+
+static const struct profile kiro = {
+	.name = "kiro",
+	.title = "Kiro CLI (AWS)",
+	.exe = L("kiro-cli"),
+	.install = "the installer at https://kiro.dev/cli",
+	.skip_flags = NULL,
+	.skip_note = "kiro-cli has no global flag: pass `chat --trust-all-tools` yourself",
+	.rw = L("~/.kiro/", "~/.local/share/kiro-cli/"),
+	.protect = L("~/.kiro/settings", "~/.kiro/agents", "~/.kiro/hooks"),
+	.env = L("KIRO_*", "Q_*"),
+	.domains = L("q.us-east-1.amazonaws.com", "prod.us-east-1.auth.desktop.kiro.dev",
+		     "oidc.us-east-1.amazonaws.com", "codewhisperer.us-east-1.amazonaws.com"),
+	.resume_last = L("chat", "--resume"),
+};
+
+static const struct profile pi = {
+	.name = "pi",
+	.title = "pi coding agent",
+	.exe = L("pi"),
+	.install = "npm install -g @earendil-works/pi-coding-agent",
+	.skip_flags = NULL,
+	.skip_note = "pi has no permission prompts: it runs every tool call, so the jail is its "
+		     "only boundary",
+	.rw = L("~/.pi/"),
+	.protect = L("~/.pi/agent/settings.json", "~/.pi/agent/extensions"),
+	.env = L("PI_*", "ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY",
+		 "GEMINI_API_KEY", "GROQ_API_KEY", "CEREBRAS_API_KEY", "XAI_API_KEY",
+		 "OPENROUTER_API_KEY", "MISTRAL_API_KEY", "ZAI_API_KEY"),
+	.domains = L("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com"),
+	.session_flag = NULL,
+	.resume_id = L("--session", "{id}"),
+	.resume_last = L("--continue"),
+};
+
+static const struct profile opencode = {
+	.name = "opencode",
+	.title = "opencode",
+	.exe = L("opencode"),
+	.install = "npm install -g opencode-ai",
+	.skip_flags = L("--auto"),
+	.rw = L("~/.config/opencode/", "~/.local/share/opencode/", "~/.local/state/opencode/",
+		"~/.cache/opencode/"),
+	.protect = L("~/.config/opencode/opencode.json", "~/.config/opencode/opencode.jsonc",
+		     "~/.config/opencode/plugin", "~/.config/opencode/plugins"),
+	.env = L("OPENCODE_*", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY",
+		 "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY"),
+	.domains = L("opencode.ai", "models.dev", "api.anthropic.com", "api.openai.com"),
+	.resume_id = L("--session", "{id}"),
+	.resume_last = L("--continue"),
+};
+
+static const struct profile aider = {
+	.name = "aider",
+	.title = "aider",
+	.exe = L("aider"),
+	.install = "pipx install aider-chat (or uv tool install aider-chat)",
+	.skip_flags = L("--yes-always"),
+	.rw = L("~/.aider/"),
+	.env = L("AIDER_*", "OPENAI_API_KEY", "OPENAI_API_BASE", "ANTHROPIC_API_KEY",
+		 "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY"),
+	.domains = L("api.openai.com", "api.anthropic.com", "openrouter.ai"),
+	.resume_last = L("--restore-chat-history"),
+};
+
+static const struct profile *const all[] = {&claude, &codex, &gemini, &kiro, &pi, &opencode,
+					    &aider, NULL};
+
+const struct profile *const *profile_all(void) { return all; }
+
+const struct profile *profile_find(const char *name)
+{
+	for (size_t i = 0; all[i]; i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return profile_by_exe(name);
+}
+
+const struct profile *profile_by_exe(const char *exe)
+{
+	for (size_t i = 0; all[i]; i++)
+		for (size_t k = 0; all[i]->exe[k]; k++)
+			if (!strcmp(all[i]->exe[k], exe))
+				return all[i];
+	return NULL;
+}
+
+static bool env_matches(const char *pattern, const char *name)
+{
+	return fnmatch(pattern, name, 0) == 0;
+}
+
+void profile_apply(const struct profile *pr, const char *home, const struct strv *env,
+		   struct policy *pol)
+{
+	free(pol->profile);
+	pol->profile = xstrdup(pr->name);
+	/* the variable that moves the config dir (CODEX_HOME=/x): rw[0] and what is protected
+	 * inside it move along */
+	const char *moved = NULL;
+	for (size_t k = 0; pr->home_env && k < env->n; k++) {
+		size_t n = strlen(pr->home_env);
+		if (!strncmp(env->v[k], pr->home_env, n) && env->v[k][n] == '=' &&
+		    env->v[k][n + 1] == '/')
+			moved = env->v[k] + n + 1;
+	}
+	_cleanup_free_ char *rw0 = NULL;
+	for (size_t i = 0; pr->rw && pr->rw[i]; i++) {
+		_cleanup_free_ char *x = path_expand_home(home, pr->rw[i]);
+		char *n = path_normalize("/", x); /* "~/.x/": no trailing slash */
+		if (i == 0) {
+			rw0 = xstrdup(n);
+			if (moved) {
+				free(n);
+				n = path_normalize("/", moved);
+			}
+		}
+		strv_push_take(&pol->agent_rw, n);
+	}
+	for (size_t i = 0; pr->protect && pr->protect[i]; i++) {
+		_cleanup_free_ char *x = path_expand_home(home, pr->protect[i]);
+		char *n = path_normalize("/", x);
+		const char *rel = moved && rw0 ? path_below(n, rw0) : NULL;
+		if (rel && *rel) {
+			char *m = path_join(pol->agent_rw.v[0], rel);
+			free(n);
+			n = m;
+		}
+		strv_push_take(&pol->protect, n);
+	}
+	for (size_t i = 0; pr->setenv && pr->setenv[i]; i++)
+		strv_push(&pol->setenv, pr->setenv[i]);
+	for (size_t k = 0; k < env->n; k++) {
+		const char *kv = env->v[k];
+		const char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+		if (env_name_forbidden(name) || strv_contains(&pol->env, name))
+			continue;
+		for (size_t i = 0; pr->env && pr->env[i]; i++) {
+			if (env_matches(pr->env[i], name)) {
+				strv_push(&pol->env, name);
+				break;
+			}
+		}
+	}
+}
+
+bool profile_args_choose_session(const struct profile *pr, const struct strv *args)
+{
+	if (!pr->subcommands)
+		return false;
+	for (size_t i = 0; i < args->n; i++) {
+		const char *a = args->v[i];
+		if (!strcmp(a, "--"))
+			break;
+		for (size_t k = 0; pr->subcommands[k]; k++) {
+			const char *s = pr->subcommands[k];
+			size_t n = strlen(s);
+			/* "--resume=ID" counts as "--resume"; a subcommand only as the first word */
+			if (!strncmp(a, s, n) && (a[n] == '\0' || (s[0] == '-' && a[n] == '=')) &&
+			    (s[0] == '-' || i == 0))
+				return true;
+		}
+	}
+	return false;
+}
+
+void profile_argv(const struct profile *pr, const char *exe, bool sandboxed, const char *session_id,
+		  const struct strv *args, struct strv *out)
+{
+	strv_push(out, exe);
+	if (sandboxed)
+		for (size_t i = 0; pr->skip_flags && pr->skip_flags[i]; i++)
+			strv_push(out, pr->skip_flags[i]);
+	if (session_id && pr->session_flag && !profile_args_choose_session(pr, args)) {
+		strv_push(out, pr->session_flag);
+		strv_push(out, session_id);
+	}
+	strv_copy(out, args);
+}
+
+int profile_resume_argv(const struct profile *pr, const char *exe, bool sandboxed,
+			const char *agent_id, struct strv *out)
+{
+	const char *const *form = agent_id && pr->resume_id ? pr->resume_id : pr->resume_last;
+	if (!form)
+		return -1;
+	strv_push(out, exe);
+	if (sandboxed)
+		for (size_t i = 0; pr->skip_flags && pr->skip_flags[i]; i++)
+			strv_push(out, pr->skip_flags[i]);
+	for (size_t i = 0; form[i]; i++)
+		strv_push(out, strcmp(form[i], "{id}") ? form[i] : agent_id);
+	return 0;
+}
+
+static json_t *list_json(const char *const *l)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; l && l[i]; i++)
+		json_array_append_new(a, json_string(l[i]));
+	return a;
+}
+
+char *profile_to_json(const struct profile *pr)
+{
+	json_t *o = json_pack(
+		"{s:s, s:s, s:o, s:s, s:o, s:s?, s:o, s:o, s:o, s:o, s:o, s:s?, s:o, s:o}", "name",
+		pr->name, "title", pr->title, "exe", list_json(pr->exe), "install", pr->install,
+		"skip_permission_flags", list_json(pr->skip_flags), "skip_permission_note",
+		pr->skip_note, "rw", list_json(pr->rw), "protect", list_json(pr->protect), "env",
+		list_json(pr->env), "setenv", list_json(pr->setenv), "domains",
+		list_json(pr->domains), "session_id_flag", pr->session_flag, "resume_id",
+		pr->resume_id ? list_json(pr->resume_id) : json_null(), "resume_last",
+		pr->resume_last ? list_json(pr->resume_last) : json_null());
+	if (!o)
+		abort();
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!s)
+		abort();
+	return s;
+}

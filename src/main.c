@@ -24,11 +24,10 @@ static const char usage[] =
 int main(int argc, char **argv)
 {
 	/* invoked through a shim (a link named like an agent): every argument is the agent's */
-	const char *base = argv[0] ? path_basename(argv[0]) : "agentjail";
-	const struct profile *shim = strcmp(base, "agentjail") ? profile_by_exe(base) : NULL;
+	const struct profile *shim = shim_profile(argv[0]);
 	if (shim) {
 		if (shim_in_jail())
-			return cmd_shim_in_jail(base, argv);
+			return cmd_shim_in_jail(path_basename(argv[0]), argv);
 		return cmd_agent(shim, argc - 1, argv + 1, true);
 	}
 	if (argc < 2) {

@@ -183,7 +183,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 	}
 	req.session_id = hostfacts_new_uuid();
 	strv_free(&req.cmd);
-	profile_argv(pr, res.path, sandboxed, sandboxed ? req.session_id : NULL, &agent_args,
+	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args,
 		     &req.cmd);
 	if (!req.dry_run)
 		make_agent_paths(pr, &req.pol);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/bwrap_argv.h"
+#include "core/profile.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -31,19 +32,38 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
 	return (ssize_t)got;
 }
 
+bool shim_in_jail_from(const char *cmdline, size_t len, const char *status)
+{
+	/* PID 1 is agentjail's init, run from where only a jail mounts it */
+	static const char want[] = BW_INIT_PATH "\0__init";
+	if (len < sizeof want || memcmp(cmdline, want, sizeof want) != 0)
+		return false;
+	/* and this process is confined as every process in a jail is */
+	return status && strstr(status, "\nNoNewPrivs:\t1\n") && strstr(status, "\nSeccomp:\t2\n");
+}
+
 bool shim_in_jail(void)
 {
-	static const char want[] = BW_INIT_PATH "\0__init";
-	char buf[sizeof want + 8];
+	char buf[64];
 	ssize_t n = read_small("/proc/1/cmdline", buf, sizeof buf);
-	if (n < (ssize_t)sizeof want || memcmp(buf, want, sizeof want) != 0)
-		return false;
-	char st[4096];
-	n = read_small("/proc/self/status", st, sizeof st - 1);
 	if (n <= 0)
 		return false;
-	st[n] = '\0';
-	return strstr(st, "\nNoNewPrivs:\t1\n") && strstr(st, "\nSeccomp:\t2\n");
+	char st[8192];
+	ssize_t m = read_small("/proc/self/status", st, sizeof st - 1);
+	if (m <= 0)
+		return false;
+	st[m] = '\0';
+	return shim_in_jail_from(buf, (size_t)n, st);
+}
+
+const struct profile *shim_profile(const char *argv0)
+{
+	if (!argv0 || !*argv0)
+		return NULL;
+	const char *base = path_basename(argv0);
+	if (!strcmp(base, "agentjail"))
+		return NULL;
+	return profile_by_exe(base);
 }
 
 char *shim_default_dir(const char *home, const char *xdg_data_home)

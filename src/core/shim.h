@@ -1,6 +1,7 @@
 /* shim: `claude` on PATH as a link to agentjail, so the real one always runs in the jail. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util/err.h"
 
@@ -8,6 +9,13 @@
  * init (mounted at /run/agentjail/init) and we are under a seccomp filter with no_new_privs.
  * An environment variable alone cannot make this true outside a jail. */
 bool shim_in_jail(void);
+/* The same decision from /proc/1/cmdline's bytes and /proc/self/status's text (pure). */
+bool shim_in_jail_from(const char *cmdline, size_t len, const char *status);
+
+/* The agent a shim stands for, from argv[0] (a path or a name); NULL for agentjail itself and
+ * for names that are no agent's executable (pure). */
+struct profile;
+const struct profile *shim_profile(const char *argv0);
 
 /* The default shim directory: $XDG_DATA_HOME/agentjail/bin, else ~/.local/share/agentjail/bin. */
 char *shim_default_dir(const char *home, const char *xdg_data_home);

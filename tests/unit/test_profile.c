@@ -1,0 +1,332 @@
+/* Agent profiles: the table, flag injection only in a jail, session ids, resume forms, what a
+ * profile adds to a policy, shim dispatch by argv[0] and the in-jail recursion guard. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/bwrap_argv.h"
+#include "core/profile.h"
+#include "core/shim.h"
+#include "testutil.h"
+
+static bool has(const char *const *l, const char *s)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}
+
+static void table(void **state)
+{
+	(void)state;
+	const struct profile *const *all = profile_all();
+	static const char *const names[] = {"claude", "codex",	  "gemini", "kiro",
+					    "pi",     "opencode", "aider",  NULL};
+	size_t n = 0;
+	while (all[n])
+		n++;
+	assert_int_equal(n, 7);
+	for (size_t i = 0; names[i]; i++) {
+		const struct profile *p = profile_find(names[i]);
+		assert_non_null(p);
+		assert_string_equal(p->name, names[i]);
+		assert_non_null(p->exe[0]);
+		assert_non_null(p->install);
+		/* a skip flag, or a note saying why there is none */
+		assert_true((p->skip_flags && p->skip_flags[0]) || p->skip_note);
+		assert_true(p->rw && p->rw[0]);
+		/* what is protected lies inside what is writable */
+		for (size_t k = 0; p->protect && p->protect[k]; k++) {
+			bool inside = false;
+			for (size_t r = 0; p->rw[r]; r++)
+				if (!strncmp(p->protect[k], p->rw[r], strlen(p->rw[r])))
+					inside = true;
+			if (!inside)
+				fail_msg("%s: protected %s is in no rw path", p->name, p->protect[k]);
+		}
+		/* nothing of another agent's */
+		for (size_t j = 0; all[j]; j++) {
+			if (all[j] == p)
+				continue;
+			for (size_t r = 0; p->rw[r]; r++)
+				for (size_t s = 0; all[j]->rw[s]; s++)
+					if (!strcmp(p->rw[r], all[j]->rw[s]))
+						fail_msg("%s and %s share %s", p->name, all[j]->name,
+							 p->rw[r]);
+		}
+	}
+	assert_true(has(profile_find("claude")->skip_flags, "--dangerously-skip-permissions"));
+	assert_true(has(profile_find("codex")->skip_flags,
+			"--dangerously-bypass-approvals-and-sandbox"));
+	assert_true(has(profile_find("gemini")->skip_flags, "--yolo"));
+	assert_true(has(profile_find("claude")->setenv, "IS_SANDBOX=1"));
+	assert_true(has(profile_find("claude")->rw, "~/.claude/"));
+	assert_true(has(profile_find("claude")->rw, "~/.claude.json"));
+	assert_true(has(profile_find("codex")->rw, "~/.codex/"));
+	assert_true(has(profile_find("gemini")->rw, "~/.gemini/"));
+	/* by executable name too (kiro's is kiro-cli) */
+	assert_ptr_equal(profile_find("kiro-cli"), profile_find("kiro"));
+	assert_null(profile_find("bash"));
+}
+
+static char *joined(const struct strv *v)
+{
+	size_t len = 1;
+	for (size_t i = 0; i < v->n; i++)
+		len += strlen(v->v[i]) + 1;
+	char *s = calloc(1, len);
+	for (size_t i = 0; i < v->n; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, v->v[i]);
+	}
+	return s;
+}
+
+static void argv_cases(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *profile;
+		bool sandboxed;
+		const char *sid;
+		const char *args[4];
+		const char *want;
+	} cases[] = {
+		{"claude", true, "U1", {"-p", "hi"}, "/x/claude --dangerously-skip-permissions --session-id U1 -p hi"},
+		{"claude", false, "U1", {"-p", "hi"}, "/x/claude --session-id U1 -p hi"},
+		{"claude", true, NULL, {"-p", "hi"}, "/x/claude --dangerously-skip-permissions -p hi"},
+		/* the user chose a session, or a subcommand: no id of ours */
+		{"claude", true, "U1", {"--resume", "abc"}, "/x/claude --dangerously-skip-permissions --resume abc"},
+		{"claude", true, "U1", {"--resume=abc"}, "/x/claude --dangerously-skip-permissions --resume=abc"},
+		{"claude", true, "U1", {"-c"}, "/x/claude --dangerously-skip-permissions -c"},
+		{"claude", true, "U1", {"mcp", "list"}, "/x/claude --dangerously-skip-permissions mcp list"},
+		{"claude", true, "U1", {"--version"}, "/x/claude --dangerously-skip-permissions --version"},
+		/* a word that is a subcommand name later on is a prompt, not a subcommand */
+		{"claude", true, "U1", {"-p", "mcp"}, "/x/claude --dangerously-skip-permissions --session-id U1 -p mcp"},
+		{"codex", true, "U1", {"exec", "hi"}, "/x/codex --dangerously-bypass-approvals-and-sandbox exec hi"},
+		{"codex", false, "U1", {"exec", "hi"}, "/x/codex exec hi"},
+		{"gemini", true, "U1", {"-p", "hi"}, "/x/gemini --yolo --session-id U1 -p hi"},
+		{"pi", true, "U1", {"-p", "hi"}, "/x/pi -p hi"},
+		{"aider", true, NULL, {"--message", "hi"}, "/x/aider --yes-always --message hi"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct strv args = STRV_INIT, out = STRV_INIT;
+		for (size_t k = 0; cases[i].args[k]; k++)
+			strv_push(&args, cases[i].args[k]);
+		const struct profile *p = profile_find(cases[i].profile);
+		char exe[32];
+		snprintf(exe, sizeof exe, "/x/%s", p->exe[0]);
+		profile_argv(p, exe, cases[i].sandboxed, cases[i].sid, &args, &out);
+		char *got = joined(&out);
+		if (strcmp(got, cases[i].want))
+			fail_msg("case %zu: got `%s`, want `%s`", i, got, cases[i].want);
+		free(got);
+		strv_free(&args);
+		strv_free(&out);
+	}
+}
+
+static void resume_forms(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *profile;
+		bool sandboxed;
+		const char *agent_id;
+		int rc;
+		const char *want;
+	} cases[] = {
+		{"claude", true, "U1", 0, "claude --dangerously-skip-permissions --resume U1"},
+		{"claude", true, NULL, 0, "claude --dangerously-skip-permissions --continue"},
+		{"codex", true, NULL, 0, "codex --dangerously-bypass-approvals-and-sandbox resume --last"},
+		{"codex", true, "T9", 0, "codex --dangerously-bypass-approvals-and-sandbox resume T9"},
+		{"codex", false, NULL, 0, "codex resume --last"},
+		{"gemini", true, NULL, 0, "gemini --yolo --resume latest"},
+		{"aider", true, NULL, 0, "aider --yes-always --restore-chat-history"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const struct profile *p = profile_find(cases[i].profile);
+		struct strv out = STRV_INIT;
+		assert_int_equal(profile_resume_argv(p, p->exe[0], cases[i].sandboxed,
+						     cases[i].agent_id, &out),
+				 cases[i].rc);
+		char *got = joined(&out);
+		if (strcmp(got, cases[i].want))
+			fail_msg("case %zu: got `%s`, want `%s`", i, got, cases[i].want);
+		free(got);
+		strv_free(&out);
+	}
+}
+
+static void apply(void **state)
+{
+	(void)state;
+	struct strv env = STRV_INIT;
+	strv_push(&env, "ANTHROPIC_API_KEY=sk-secret");
+	strv_push(&env, "CLAUDE_CODE_USE_BEDROCK=1");
+	strv_push(&env, "OPENAI_API_KEY=sk-other"); /* another agent's key: not passed */
+	strv_push(&env, "GITHUB_TOKEN=ghp");
+	strv_push(&env, "ANTHROPIC_LD_PRELOAD=x");  /* matches the pattern, still a name */
+	strv_push(&env, "LD_PRELOAD=/evil.so");
+	struct policy pol;
+	policy_init(&pol);
+	profile_apply(profile_find("claude"), "/home/u", &env, &pol);
+	assert_string_equal(pol.profile, "claude");
+	assert_int_equal(pol.agent_rw.n, 2);
+	assert_string_equal(pol.agent_rw.v[0], "/home/u/.claude");
+	assert_string_equal(pol.agent_rw.v[1], "/home/u/.claude.json");
+	assert_true(strv_contains(&pol.protect, "/home/u/.claude/settings.json"));
+	assert_true(strv_contains(&pol.env, "ANTHROPIC_API_KEY"));
+	assert_true(strv_contains(&pol.env, "CLAUDE_CODE_USE_BEDROCK"));
+	assert_false(strv_contains(&pol.env, "OPENAI_API_KEY"));
+	assert_false(strv_contains(&pol.env, "GITHUB_TOKEN"));
+	assert_false(strv_contains(&pol.env, "LD_PRELOAD"));
+	/* names only: the value is read when the jail is built, never stored */
+	for (size_t i = 0; i < pol.env.n; i++)
+		assert_null(strchr(pol.env.v[i], '='));
+	assert_true(strv_contains(&pol.setenv, "IS_SANDBOX=1"));
+	/* the policy JSON names the profile and its paths */
+	char *j = policy_to_json(&pol);
+	assert_non_null(strstr(j, "\"profile\":\"claude\""));
+	assert_null(strstr(j, "sk-secret"));
+	free(j);
+	policy_free(&pol);
+
+	/* CODEX_HOME moves the config dir and what is protected in it */
+	strv_push(&env, "CODEX_HOME=/data/codex");
+	policy_init(&pol);
+	profile_apply(profile_find("codex"), "/home/u", &env, &pol);
+	assert_string_equal(pol.agent_rw.v[0], "/data/codex");
+	assert_true(strv_contains(&pol.protect, "/data/codex/config.toml"));
+	assert_true(strv_contains(&pol.env, "OPENAI_API_KEY"));
+	assert_true(strv_contains(&pol.env, "CODEX_HOME"));
+	assert_false(strv_contains(&pol.env, "ANTHROPIC_API_KEY"));
+	policy_free(&pol);
+	strv_free(&env);
+}
+
+static void shim_dispatch(void **state)
+{
+	(void)state;
+	assert_ptr_equal(shim_profile("claude"), profile_find("claude"));
+	assert_ptr_equal(shim_profile("/home/u/.local/share/agentjail/bin/codex"),
+			 profile_find("codex"));
+	assert_ptr_equal(shim_profile("kiro-cli"), profile_find("kiro"));
+	assert_null(shim_profile("agentjail"));
+	assert_null(shim_profile("/usr/local/bin/agentjail"));
+	assert_null(shim_profile("bash"));
+	assert_null(shim_profile(""));
+	assert_null(shim_profile(NULL));
+	/* our own init runs as /run/agentjail/init: never a shim */
+	assert_null(shim_profile(BW_INIT_PATH));
+}
+
+static void recursion_guard(void **state)
+{
+	(void)state;
+	static const char init[] = BW_INIT_PATH "\0__init\0--control\0" "7";
+	static const char jailed[] = "Name:\tclaude\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+	assert_true(shim_in_jail_from(init, sizeof init, jailed));
+	/* the host's PID 1 */
+	static const char systemd[] = "/sbin/init\0splash";
+	assert_false(shim_in_jail_from(systemd, sizeof systemd, jailed));
+	/* a process that only claims the name (no filter, or no no_new_privs) */
+	assert_false(shim_in_jail_from(init, sizeof init,
+				       "Name:\tx\nNoNewPrivs:\t1\nSeccomp:\t0\n"));
+	assert_false(shim_in_jail_from(init, sizeof init,
+				       "Name:\tx\nNoNewPrivs:\t0\nSeccomp:\t2\n"));
+	/* a prefix of the path is not the path */
+	static const char almost[] = "/run/agentjail/init2\0__init";
+	assert_false(shim_in_jail_from(almost, sizeof almost, jailed));
+	assert_false(shim_in_jail_from("", 0, jailed));
+	/* here, on the host (a test runs outside any jail), even with the variable set */
+	setenv("AGENTJAIL_SESSION", "00000000-0000-4000-8000-000000000000", 1);
+	assert_false(shim_in_jail());
+	unsetenv("AGENTJAIL_SESSION");
+}
+
+static void shim_files(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/aj-shim-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char sub[600], p[700];
+	snprintf(sub, sizeof sub, "%s/a/b", dir);
+	struct err e = {0};
+	bool existed = true;
+	assert_int_equal(shim_install(sub, "claude", "/usr/local/bin/agentjail", &existed, &e), 0);
+	assert_false(existed);
+	assert_int_equal(shim_check(sub, "claude"), SHIM_OURS);
+	assert_int_equal(shim_install(sub, "claude", "/usr/local/bin/agentjail", &existed, &e), 0);
+	assert_true(existed);
+	/* a moved agentjail: the old link is repointed */
+	assert_int_equal(shim_install(sub, "claude", "/opt/aj/agentjail", &existed, &e), 0);
+	assert_false(existed);
+	char buf[256];
+	snprintf(p, sizeof p, "%s/claude", sub);
+	ssize_t n = readlink(p, buf, sizeof buf - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "/opt/aj/agentjail");
+	/* something else of the same name is never replaced or removed */
+	snprintf(p, sizeof p, "%s/codex", sub);
+	FILE *f = fopen(p, "we");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(shim_check(sub, "codex"), SHIM_FOREIGN);
+	assert_int_equal(shim_install(sub, "codex", "/opt/aj/agentjail", &existed, &e), -1);
+	assert_non_null(strstr(e.what, "not an agentjail shim"));
+	assert_int_equal(shim_remove(sub, "codex", &e), -1);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_int_equal(shim_remove(sub, "claude", &e), 0);
+	assert_int_equal(shim_check(sub, "claude"), SHIM_ABSENT);
+	assert_int_equal(shim_remove(sub, "claude", &e), 0); /* absent: fine */
+	assert_int_equal(test_rm_tree(dir), 0);
+}
+
+static void path_hints(void **state)
+{
+	(void)state;
+	const char *rc;
+	char *line;
+	shim_path_hint("/bin/bash", "/h/.local/share/agentjail/bin", &rc, &line);
+	assert_string_equal(rc, "~/.bashrc");
+	assert_string_equal(line, "export PATH=\"/h/.local/share/agentjail/bin:$PATH\"");
+	free(line);
+	shim_path_hint("/usr/bin/zsh", "/d", &rc, &line);
+	assert_string_equal(rc, "~/.zshrc");
+	free(line);
+	shim_path_hint("/usr/bin/fish", "/d", &rc, &line);
+	assert_string_equal(rc, "~/.config/fish/config.fish");
+	assert_non_null(strstr(line, "fish_add_path"));
+	free(line);
+	shim_path_hint(NULL, "/d", &rc, &line);
+	assert_string_equal(rc, "~/.profile");
+	free(line);
+	char *d = shim_default_dir("/h", NULL);
+	assert_string_equal(d, "/h/.local/share/agentjail/bin");
+	free(d);
+	d = shim_default_dir("/h", "/x/data");
+	assert_string_equal(d, "/x/data/agentjail/bin");
+	free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(table),	   cmocka_unit_test(argv_cases),
+		cmocka_unit_test(resume_forms),	   cmocka_unit_test(apply),
+		cmocka_unit_test(shim_dispatch),   cmocka_unit_test(recursion_guard),
+		cmocka_unit_test(shim_files),	   cmocka_unit_test(path_hints),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -22,6 +22,8 @@
 #include "core/avail.h"
 #include "core/etcscan.h"
 #include "core/landlock.h"
+#include "core/profile.h"
+#include "core/shim.h"
 #include "core/launch.h"
 #include "core/seccomp.h"
 #include "core/userns_diag.h"
@@ -932,14 +934,9 @@ static void check_etcscan(struct doctor_report *r, const char *state_dir)
 	strv_free(&list);
 }
 
-const struct doctor_agent doctor_agents[] = {
-        {"claude", "claude"}, {"codex", "codex"},       {"gemini", "gemini"}, {"kiro", "kiro-cli"},
-        {"pi", "pi"},         {"opencode", "opencode"}, {"aider", "aider"},
-};
-const size_t doctor_nagents = sizeof doctor_agents / sizeof doctor_agents[0];
-
-/* The first executable regular file NAME in PATH's absolute entries (to free), or NULL. */
-static char *find_on_path(const char *name, const char *path)
+/* The first executable regular file NAME in PATH's absolute entries (to free), or NULL;
+ * agentjail itself (a shim) is passed over when `self` is given. */
+static char *find_on_path(const char *name, const char *path, const char *self)
 {
 	_cleanup_free_ char *copy = xstrdup(path);
 	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d;
@@ -949,36 +946,39 @@ static char *find_on_path(const char *name, const char *path)
 			           */
 		char *cand = path_join(d, name);
 		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			_cleanup_free_ char *real = self ? realpath(cand, NULL) : NULL;
+			if (!real || strcmp(real, self) != 0)
+				return cand;
+		}
 		free(cand);
 	}
 	return NULL;
 }
 
-static void report_agent(struct doctor_report *r, const struct doctor_agent *ag, const char *path,
+static void report_agent(struct doctor_report *r, const struct profile *ag, const char *path,
                          struct capture *c)
 {
 	_cleanup_free_ char *id = xasprintf("agent.%s", ag->name);
 	if (!path) {
 		doctor_add(r, id, DOCTOR_OK, NULL, "not installed (%s is not on PATH)",
-		           ag->command);
+		           ag->exe[0]);
 		return;
 	}
 	_cleanup_free_ char *fix = xasprintf(
 	        "check that `%s --version` works in a terminal (doctor runs it without one, with "
 	        "only PATH and HOME set)",
-	        ag->command);
+	        ag->exe[0]);
 	_cleanup_free_ char *line = doctor_clean_line(sb_str(&c->out), 120);
 	if (c->pid < 0)
 		doctor_add(r, id, DOCTOR_WARN, fix, "%s: cannot run it: %s", path,
 		           strerror(c->spawn_errno));
 	else if (c->timed_out)
 		doctor_add(r, id, DOCTOR_WARN, fix, "%s: `%s --version` did not answer within %d s",
-		           path, ag->command, DOCTOR_VERSION_TIMEOUT_MS / 1000);
+		           path, ag->exe[0], DOCTOR_VERSION_TIMEOUT_MS / 1000);
 	else if (!WIFEXITED(c->wstatus) || WEXITSTATUS(c->wstatus) != 0)
 		doctor_add(r, id, DOCTOR_WARN, fix, "%s: `%s --version` %s %d: %s", path,
-		           ag->command, WIFEXITED(c->wstatus) ? "exited" : "died of signal",
+		           ag->exe[0], WIFEXITED(c->wstatus) ? "exited" : "died of signal",
 		           WIFEXITED(c->wstatus) ? WEXITSTATUS(c->wstatus) : WTERMSIG(c->wstatus),
 		           *line ? line : "(no output)");
 	else
@@ -1004,29 +1004,69 @@ static void check_agents(struct doctor_report *r)
 	_cleanup_free_ char *env_home = xasprintf("HOME=%s", home_dir());
 	char *envp[] = {env_path, env_home, NULL};
 	static char version_flag[] = "--version";
-	struct agent_run *ar = xcalloc(doctor_nagents, sizeof *ar);
-	struct capture *c = xcalloc(doctor_nagents, sizeof *c);
+	const struct profile *const *ag = profile_all();
+	size_t nag = 0;
+	while (ag[nag])
+		nag++;
+	_cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
+	struct agent_run *ar = xcalloc(nag, sizeof *ar);
+	struct capture *c = xcalloc(nag, sizeof *c);
 	size_t nrun = 0;
-	for (size_t i = 0; i < doctor_nagents; i++) {
+	for (size_t i = 0; i < nag; i++) {
 		struct agent_run *a = &ar[i];
-		a->path = find_on_path(doctor_agents[i].command, path);
+		a->path = find_on_path(ag[i]->exe[0], path, self);
 		if (!a->path)
 			continue;
-		snprintf(a->argv0, sizeof a->argv0, "%s", doctor_agents[i].command);
+		snprintf(a->argv0, sizeof a->argv0, "%s", ag[i]->exe[0]);
 		a->argv[0] = a->argv0;
 		a->argv[1] = version_flag;
 		a->slot = nrun;
 		c[nrun++] = (struct capture){.path = a->path, .argv = a->argv, .envp = envp};
 	}
 	capture_run(c, nrun, DOCTOR_VERSION_TIMEOUT_MS);
-	for (size_t i = 0; i < doctor_nagents; i++)
-		report_agent(r, &doctor_agents[i], ar[i].path, ar[i].path ? &c[ar[i].slot] : NULL);
+	for (size_t i = 0; i < nag; i++)
+		report_agent(r, ag[i], ar[i].path, ar[i].path ? &c[ar[i].slot] : NULL);
 	for (size_t i = 0; i < nrun; i++)
 		capture_free(&c[i]);
-	for (size_t i = 0; i < doctor_nagents; i++)
+	for (size_t i = 0; i < nag; i++)
 		free(ar[i].path);
 	free(ar);
 	free(c);
+}
+
+/* Installed shims: reached first on PATH, or shadowed (then `claude` runs unjailed). */
+static void check_shims(struct doctor_report *r)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	_cleanup_free_ char *dir = shim_default_dir(home_dir(), getenv("XDG_DATA_HOME"));
+	const struct profile *const *ag = profile_all();
+	for (size_t i = 0; ag[i]; i++) {
+		const char *exe = ag[i]->exe[0];
+		if (shim_check(dir, exe) != SHIM_OURS)
+			continue;
+		_cleanup_free_ char *id = xasprintf("shim.%s", ag[i]->name);
+		_cleanup_free_ char *shim = path_join(dir, exe);
+		_cleanup_free_ char *first = find_on_path(exe, path, NULL);
+		const char *rc;
+		char *line;
+		shim_path_hint(getenv("SHELL"), dir, &rc, &line);
+		_cleanup_free_ char *fix = xasprintf("put %s first on PATH: add `%s` to %s (and "
+		                                     "remove what shadows it)",
+		                                     dir, line, rc);
+		free(line);
+		if (first && !strcmp(first, shim))
+			doctor_add(r, id, DOCTOR_OK, NULL, "%s is first on PATH: `%s` runs jailed",
+			           shim, exe);
+		else if (first)
+			doctor_add(r, id, DOCTOR_WARN, fix,
+			           "%s comes before the shim %s on PATH: `%s` runs unjailed", first,
+			           shim, exe);
+		else
+			doctor_add(r, id, DOCTOR_WARN, fix, "%s is installed but %s is not on PATH",
+			           shim, dir);
+	}
 }
 
 /* Move every check of `from` to the end of `to`. */
@@ -1069,4 +1109,5 @@ void doctor_run(struct doctor_report *r)
 	check_pty(r);
 	report_take(r, &early);
 	check_agents(r);
+	check_shims(r);
 }

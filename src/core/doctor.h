@@ -71,13 +71,6 @@ char *doctor_clean_line(const char *text, size_t max);
 
 /* ---- the checks ------------------------------------------------------------------------- */
 
-/* The agents doctor looks for: profile name and command, in report order. */
-struct doctor_agent {
-	const char *name;
-	const char *command;
-};
-extern const struct doctor_agent doctor_agents[];
-extern const size_t doctor_nagents;
 
 /* Per-program timeout for `NAME --version` and `bwrap --version`. */
 #define DOCTOR_VERSION_TIMEOUT_MS 3000

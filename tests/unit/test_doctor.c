@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/doctor.h"
+#include "core/profile.h"
 
 static void aggregation(void **state)
 {
@@ -262,9 +263,12 @@ static void agent_table(void **state)
 	(void)state;
 	static const char *const want[] = {"claude", "codex",    "gemini", "kiro-cli",
 	                                   "pi",     "opencode", "aider"};
-	assert_int_equal(doctor_nagents, sizeof want / sizeof *want);
-	for (size_t i = 0; i < doctor_nagents; i++)
-		assert_string_equal(doctor_agents[i].command, want[i]);
+	/* doctor reports every profile's executable, in the profile table's order */
+	const struct profile *const *all = profile_all();
+	size_t i = 0;
+	for (; all[i]; i++)
+		assert_string_equal(all[i]->exe[0], want[i]);
+	assert_int_equal(i, sizeof want / sizeof *want);
 }
 
 int main(void)

@@ -33,8 +33,9 @@ static const struct profile claude = {
 	/* claude refuses --dangerously-skip-permissions as root unless told it is sandboxed;
 	 * the jail is the sandbox. The install is read-only in the jail: no self-update. */
 	.setenv = L("IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1"),
-	.domains = L("api.anthropic.com", "statsig.anthropic.com", "sentry.io", "claude.ai",
-		     "console.anthropic.com", "platform.claude.com"),
+	.domains = L("api.anthropic.com", "claude.ai", "claude.com", "platform.claude.com",
+		     "console.anthropic.com", "statsig.anthropic.com",
+		     "http-intake.logs.us5.datadoghq.com"),
 	.session_flag = "--session-id",
 	.resume_id = L("--resume", "{id}"),
 	.resume_last = L("--continue"),
@@ -56,7 +57,7 @@ static const struct profile codex = {
 	.protect = L("~/.codex/config.toml", "~/.codex/hooks.json", "~/.codex/rules"),
 	.env = L("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
 		 "CODEX_*", "RUST_LOG"),
-	.domains = L("api.openai.com", "chatgpt.com", "auth.openai.com"),
+	.domains = L("api.openai.com", "chatgpt.com", "auth.openai.com", "ab.chatgpt.com"),
 	.resume_id = L("resume", "{id}"),
 	.resume_last = L("resume", "--last"),
 };
@@ -66,14 +67,20 @@ static const struct profile gemini = {
 	.title = "Gemini CLI (Google)",
 	.exe = L("gemini"),
 	.install = "npm install -g @google/gemini-cli",
-	.skip_flags = L("--yolo"),
+	/* --yolo alone is overridden back to prompting in a folder gemini does not trust yet;
+	 * --skip-trust trusts the workspace for this session (the jail bounds what it can do) */
+	.skip_flags = L("--yolo", "--skip-trust"),
+	/* before `mcp list` they turn the subcommand into a prompt */
+	.no_skip_subs = L("mcp", "extensions", "extension", "skills", "skill", "hooks", "hook",
+			  "gemma"),
 	.rw = L("~/.gemini/"),
+	.home_env = "GEMINI_CLI_HOME",
 	.protect = L("~/.gemini/settings.json", "~/.gemini/extensions"),
 	.env = L("GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
-		 "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"),
+		 "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL"),
 	.domains = L("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com",
-		     "oauth2.googleapis.com", "accounts.google.com", "www.googleapis.com",
-		     "play.googleapis.com"),
+		     "aiplatform.googleapis.com", "oauth2.googleapis.com", "accounts.google.com",
+		     "www.googleapis.com", "play.googleapis.com"),
 	.session_flag = "--session-id",
 	.resume_id = L("--resume", "{id}"),
 	.resume_last = L("--resume", "latest"),
@@ -86,14 +93,20 @@ static const struct profile kiro = {
 	.name = "kiro",
 	.title = "Kiro CLI (AWS)",
 	.exe = L("kiro-cli"),
-	.install = "the installer at https://kiro.dev/cli",
-	.skip_flags = NULL,
-	.skip_note = "kiro-cli has no global flag: pass `chat --trust-all-tools` yourself",
+	.install = "curl -fsSL https://cli.kiro.dev/install | bash (https://kiro.dev/docs/cli/)",
+	/* an option of `chat`, which a bare kiro-cli means (from kiro's docs: kiro-cli is not
+	 * installable here to check) */
+	.skip_flags = L("--trust-all-tools"),
+	.skip_after = L("chat"),
+	.skip_default_sub = "chat",
 	.rw = L("~/.kiro/", "~/.local/share/kiro-cli/"),
-	.protect = L("~/.kiro/settings", "~/.kiro/agents", "~/.kiro/hooks"),
-	.env = L("KIRO_*", "Q_*"),
-	.domains = L("q.us-east-1.amazonaws.com", "prod.us-east-1.auth.desktop.kiro.dev",
+	.home_env = "KIRO_HOME",
+	/* settings/mcp.json and agents name commands kiro runs */
+	.protect = L("~/.kiro/settings", "~/.kiro/agents"),
+	.env = L("KIRO_*"),
+	.domains = L("prod.us-east-1.auth.desktop.kiro.dev", "q.us-east-1.amazonaws.com",
 		     "oidc.us-east-1.amazonaws.com", "codewhisperer.us-east-1.amazonaws.com"),
+	.resume_id = L("chat", "--resume-id", "{id}"),
 	.resume_last = L("chat", "--resume"),
 };
 
@@ -105,12 +118,15 @@ static const struct profile pi = {
 	.skip_flags = NULL,
 	.skip_note = "pi has no permission prompts: it runs every tool call, so the jail is its "
 		     "only boundary",
-	.rw = L("~/.pi/"),
+	.rw = L("~/.pi/agent/"),
+	.home_env = "PI_CODING_AGENT_DIR",
+	/* extensions are code pi loads; settings name them */
 	.protect = L("~/.pi/agent/settings.json", "~/.pi/agent/extensions"),
 	.env = L("PI_*", "ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY",
 		 "GEMINI_API_KEY", "GROQ_API_KEY", "CEREBRAS_API_KEY", "XAI_API_KEY",
 		 "OPENROUTER_API_KEY", "MISTRAL_API_KEY", "ZAI_API_KEY"),
-	.domains = L("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com"),
+	.domains = L("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com",
+		     "pi.dev"),
 	.session_flag = NULL,
 	.resume_id = L("--session", "{id}"),
 	.resume_last = L("--continue"),
@@ -122,13 +138,18 @@ static const struct profile opencode = {
 	.exe = L("opencode"),
 	.install = "npm install -g opencode-ai",
 	.skip_flags = L("--auto"),
+	.skip_after = L("run"),
+	.no_skip_subs = L("completion", "acp", "mcp", "attach", "debug", "providers", "auth",
+			  "agent", "upgrade", "uninstall", "serve", "web", "models", "stats",
+			  "export", "import", "github", "pr", "session", "plugin", "db"),
 	.rw = L("~/.config/opencode/", "~/.local/share/opencode/", "~/.local/state/opencode/",
 		"~/.cache/opencode/"),
 	.protect = L("~/.config/opencode/opencode.json", "~/.config/opencode/opencode.jsonc",
 		     "~/.config/opencode/plugin", "~/.config/opencode/plugins"),
 	.env = L("OPENCODE_*", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY",
 		 "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY"),
-	.domains = L("opencode.ai", "models.dev", "api.anthropic.com", "api.openai.com"),
+	.domains = L("opencode.ai", "models.opencode.ai", "models.dev", "registry.npmjs.org",
+		     "api.anthropic.com", "api.openai.com"),
 	.resume_id = L("--session", "{id}"),
 	.resume_last = L("--continue"),
 };
@@ -140,6 +161,7 @@ static const struct profile aider = {
 	.install = "pipx install aider-chat (or uv tool install aider-chat)",
 	.skip_flags = L("--yes-always"),
 	.rw = L("~/.aider/"),
+	.ro = L("~/.aider.conf.yml", "~/.aider.model.settings.yml", "~/.aider.model.metadata.json"),
 	.env = L("AIDER_*", "OPENAI_API_KEY", "OPENAI_API_BASE", "ANTHROPIC_API_KEY",
 		 "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY"),
 	.domains = L("api.openai.com", "api.anthropic.com", "openrouter.ai"),
@@ -211,6 +233,10 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
 		}
 		strv_push_take(&pol->protect, n);
 	}
+	for (size_t i = 0; pr->ro && pr->ro[i]; i++) {
+		_cleanup_free_ char *x = path_expand_home(home, pr->ro[i]);
+		strv_push_take(&pol->ro, path_normalize("/", x));
+	}
 	for (size_t i = 0; pr->setenv && pr->setenv[i]; i++)
 		strv_push(&pol->setenv, pr->setenv[i]);
 	for (size_t k = 0; k < env->n; k++) {
@@ -250,18 +276,42 @@ bool profile_args_choose_session(const struct profile *pr, const struct strv *ar
 	return false;
 }
 
+static bool in_list(const char *const *l, const char *s)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}
+
 void profile_argv(const struct profile *pr, const char *exe, bool sandboxed, const char *session_id,
 		  const struct strv *args, struct strv *out)
 {
 	strv_push(out, exe);
-	if (sandboxed)
-		for (size_t i = 0; pr->skip_flags && pr->skip_flags[i]; i++)
-			strv_push(out, pr->skip_flags[i]);
+	const char *a0 = args->n ? args->v[0] : NULL;
+	bool word = a0 && a0[0] != '-';
+	size_t from = 0; /* the user's arguments copied from here on */
+	static const char *const info[] = {"--version", "-V", "-v", "--help", "-h", NULL};
+	/* asking for the version or the help needs no permissions (and an implied subcommand
+	 * would change what they answer) */
+	bool flags = sandboxed && pr->skip_flags && !(a0 && in_list(info, a0));
+	if (flags && a0 && in_list(pr->skip_after, a0)) {
+		strv_push(out, a0); /* `opencode run --auto …` */
+		from = 1;
+	} else if (flags && word && (in_list(pr->no_skip_subs, a0) || pr->skip_default_sub)) {
+		flags = false; /* a subcommand that refuses them (or, with an implied subcommand,
+				* any other one) */
+	} else if (flags && pr->skip_default_sub) {
+		strv_push(out, pr->skip_default_sub); /* `kiro-cli chat --trust-all-tools …` */
+	}
+	for (size_t i = 0; flags && pr->skip_flags[i]; i++)
+		strv_push(out, pr->skip_flags[i]);
 	if (session_id && pr->session_flag && !profile_args_choose_session(pr, args)) {
 		strv_push(out, pr->session_flag);
 		strv_push(out, session_id);
 	}
-	strv_copy(out, args);
+	for (size_t i = from; i < args->n; i++)
+		strv_push(out, args->v[i]);
 }
 
 int profile_resume_argv(const struct profile *pr, const char *exe, bool sandboxed,
@@ -270,12 +320,11 @@ int profile_resume_argv(const struct profile *pr, const char *exe, bool sandboxe
 	const char *const *form = agent_id && pr->resume_id ? pr->resume_id : pr->resume_last;
 	if (!form)
 		return -1;
-	strv_push(out, exe);
-	if (sandboxed)
-		for (size_t i = 0; pr->skip_flags && pr->skip_flags[i]; i++)
-			strv_push(out, pr->skip_flags[i]);
+	struct strv args = STRV_INIT;
 	for (size_t i = 0; form[i]; i++)
-		strv_push(out, strcmp(form[i], "{id}") ? form[i] : agent_id);
+		strv_push(&args, strcmp(form[i], "{id}") ? form[i] : agent_id);
+	profile_argv(pr, exe, sandboxed, NULL, &args, out);
+	strv_free(&args);
 	return 0;
 }
 
@@ -290,10 +339,13 @@ static json_t *list_json(const char *const *l)
 char *profile_to_json(const struct profile *pr)
 {
 	json_t *o = json_pack(
-		"{s:s, s:s, s:o, s:s, s:o, s:s?, s:o, s:o, s:o, s:o, s:o, s:s?, s:o, s:o}", "name",
-		pr->name, "title", pr->title, "exe", list_json(pr->exe), "install", pr->install,
-		"skip_permission_flags", list_json(pr->skip_flags), "skip_permission_note",
-		pr->skip_note, "rw", list_json(pr->rw), "protect", list_json(pr->protect), "env",
+		"{s:s, s:s, s:o, s:s, s:o, s:o, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, s:o, "
+		"s:o}",
+		"name", pr->name, "title", pr->title, "exe", list_json(pr->exe), "install",
+		pr->install, "skip_permission_flags", list_json(pr->skip_flags),
+		"skip_permission_flags_after", list_json(pr->skip_after), "skip_default_subcommand",
+		pr->skip_default_sub, "skip_permission_note", pr->skip_note, "rw", list_json(pr->rw),
+		"ro", list_json(pr->ro), "protect", list_json(pr->protect), "env",
 		list_json(pr->env), "setenv", list_json(pr->setenv), "domains",
 		list_json(pr->domains), "session_id_flag", pr->session_flag, "resume_id",
 		pr->resume_id ? list_json(pr->resume_id) : json_null(), "resume_last",

@@ -14,13 +14,18 @@ struct profile {
 	const char *title;                /* "Claude Code (Anthropic)" */
 	const char *const *exe;           /* executable names, the first is the default */
 	const char *install;              /* how to install it, for "not found" */
-	const char *const *skip_flags;    /* prepended to the agent's arguments, only in a jail */
+	const char *const *skip_flags;    /* put before the agent's arguments, only in a jail */
+	const char *const *skip_after;    /* subcommands the flags belong to: they follow it
+					   * (opencode run, kiro-cli chat) */
+	const char *skip_default_sub;     /* no subcommand given: this one, then the flags */
+	const char *const *no_skip_subs;  /* subcommands that refuse the flags: none added */
 	const char *skip_note;            /* what the agent does about permissions without them */
 	const char *const *rw;            /* "~/..." paths bound writable (dirs end in '/') */
 	const char *home_env;             /* variable that moves rw[0] (e.g. CODEX_HOME), or NULL */
 	const char *file_init;            /* content for a missing rw file, created before the run
 					   * so what the agent writes there lasts; NULL: none */
 	const char *const *protect;       /* "~/..." inside rw, read-only: they run host commands */
+	const char *const *ro;            /* "~/..." config files shown read-only */
 	const char *const *env;           /* variables passed through; "PREFIX*" patterns */
 	const char *const *setenv;        /* NAME=VALUE set in the jail */
 	const char *const *domains;       /* what it needs to reach (for --net allow) */
@@ -46,8 +51,10 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
  * subcommand, so agentjail must not add its own session id. */
 bool profile_args_choose_session(const struct profile *pr, const struct strv *args);
 
-/* The argv the jail runs: exe, then the skip-permission flags when `sandboxed`, then
- * `session_flag ID` when given a session id and the arguments do not choose one, then args. */
+/* The argv the jail runs: exe, then the skip-permission flags when `sandboxed` (where the agent
+ * takes them: first, or after the subcommand they belong to, or not at all for a subcommand
+ * that refuses them), then `session_flag ID` when given a session id and the arguments do not
+ * choose one, then args. */
 void profile_argv(const struct profile *pr, const char *exe, bool sandboxed, const char *session_id,
 		  const struct strv *args, struct strv *out);
 

@@ -67,7 +67,14 @@ restart:;
 char *resolve_install_root(const char *real)
 {
 	const char *nm = strstr(real, "/node_modules/");
+	if (nm && !(nm - real >= 4 && !strncmp(nm - 4, "/lib", 4))) {
+		/* a project's node_modules (npm install --prefix DIR): dependencies are hoisted
+		 * beside the package (codex's native binary is a sibling package), so the whole
+		 * tree */
+		return xstrndup(real, (size_t)(nm - real) + strlen("/node_modules"));
+	}
 	if (nm) {
+		/* a global prefix (PREFIX/lib/node_modules/PKG): dependencies live inside PKG */
 		const char *pkg = nm + strlen("/node_modules/");
 		const char *end = strchr(pkg, '/');
 		if (end && pkg[0] == '@')

@@ -109,12 +109,24 @@ static void argv_cases(void **state)
 		{"claude", true, "U1", {"--resume=abc"}, "/x/claude --dangerously-skip-permissions --resume=abc"},
 		{"claude", true, "U1", {"-c"}, "/x/claude --dangerously-skip-permissions -c"},
 		{"claude", true, "U1", {"mcp", "list"}, "/x/claude --dangerously-skip-permissions mcp list"},
-		{"claude", true, "U1", {"--version"}, "/x/claude --dangerously-skip-permissions --version"},
+		{"claude", true, "U1", {"--version"}, "/x/claude --version"},
 		/* a word that is a subcommand name later on is a prompt, not a subcommand */
 		{"claude", true, "U1", {"-p", "mcp"}, "/x/claude --dangerously-skip-permissions --session-id U1 -p mcp"},
 		{"codex", true, "U1", {"exec", "hi"}, "/x/codex --dangerously-bypass-approvals-and-sandbox exec hi"},
 		{"codex", false, "U1", {"exec", "hi"}, "/x/codex exec hi"},
-		{"gemini", true, "U1", {"-p", "hi"}, "/x/gemini --yolo --session-id U1 -p hi"},
+		{"gemini", true, "U1", {"-p", "hi"}, "/x/gemini --yolo --skip-trust --session-id U1 -p hi"},
+		/* before a subcommand gemini's flags turn it into a prompt */
+		{"gemini", true, "U1", {"mcp", "list"}, "/x/gemini mcp list"},
+		{"opencode", true, NULL, {"run", "hi"}, "/x/opencode run --auto hi"},
+		{"opencode", true, NULL, {}, "/x/opencode --auto"},
+		{"opencode", true, NULL, {"/some/project"}, "/x/opencode --auto /some/project"},
+		{"opencode", true, NULL, {"session", "list"}, "/x/opencode session list"},
+		{"kiro", true, NULL, {}, "/x/kiro-cli chat --trust-all-tools"},
+		{"kiro", true, NULL, {"chat", "--no-interactive", "hi"}, "/x/kiro-cli chat --trust-all-tools --no-interactive hi"},
+		{"kiro", true, NULL, {"--no-interactive", "hi"}, "/x/kiro-cli chat --trust-all-tools --no-interactive hi"},
+		{"kiro", true, NULL, {"login"}, "/x/kiro-cli login"},
+		{"kiro", true, NULL, {"--version"}, "/x/kiro-cli --version"},
+		{"kiro", false, NULL, {}, "/x/kiro-cli"},
 		{"pi", true, "U1", {"-p", "hi"}, "/x/pi -p hi"},
 		{"aider", true, NULL, {"--message", "hi"}, "/x/aider --yes-always --message hi"},
 	};
@@ -150,8 +162,12 @@ static void resume_forms(void **state)
 		{"codex", true, NULL, 0, "codex --dangerously-bypass-approvals-and-sandbox resume --last"},
 		{"codex", true, "T9", 0, "codex --dangerously-bypass-approvals-and-sandbox resume T9"},
 		{"codex", false, NULL, 0, "codex resume --last"},
-		{"gemini", true, NULL, 0, "gemini --yolo --resume latest"},
+		{"gemini", true, NULL, 0, "gemini --yolo --skip-trust --resume latest"},
 		{"aider", true, NULL, 0, "aider --yes-always --restore-chat-history"},
+		{"kiro", true, NULL, 0, "kiro-cli chat --trust-all-tools --resume"},
+		{"kiro", true, "K1", 0, "kiro-cli chat --trust-all-tools --resume-id K1"},
+		{"opencode", true, "ses_1", 0, "opencode --auto --session ses_1"},
+		{"pi", true, NULL, 0, "pi --continue"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		const struct profile *p = profile_find(cases[i].profile);

@@ -236,7 +236,10 @@ static void install_roots(void **state)
 	(void)state;
 	static const char *const cases[][2] = {
 		{"/h/.npm-global/lib/node_modules/@a/b/cli.js", "/h/.npm-global/lib/node_modules/@a/b"},
-		{"/h/p/node_modules/x/bin/x.js", "/h/p/node_modules/x"},
+		{"/h/p/node_modules/x/bin/x.js", "/h/p/node_modules"},
+		{"/h/p/node_modules/@openai/codex/bin/codex.js", "/h/p/node_modules"},
+		{"/h/.nvm/versions/node/v20/lib/node_modules/@google/gemini-cli/dist/index.js",
+		 "/h/.nvm/versions/node/v20/lib/node_modules/@google/gemini-cli"},
 		{"/h/.local/share/claude/versions/2.0.1", "/h/.local/share/claude/versions/2.0.1"},
 		{"/h/.local/share/kiro/versions/1.2/bin/kiro", "/h/.local/share/kiro/versions/1.2"},
 		{"/h/.nvm/versions/node/v20/bin/node", "/h/.nvm/versions/node/v20"},

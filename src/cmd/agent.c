@@ -25,8 +25,7 @@ static void env_strv(struct strv *out)
 		strv_push(out, *ep);
 }
 
-/* Find the real agent on PATH, passing over agentjail itself (a shim). */
-static int find_agent(const struct profile *pr, const char *home, const char *cwd,
+int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		      struct resolved *res, struct err *e)
 {
 	struct hostfacts hf;
@@ -174,7 +173,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (find_agent(pr, home, cwd, &res, &e) < 0) {
+	if (cmd_find_agent(pr, home, cwd, &res, &e) < 0) {
 		cmd_print_err(&e);
 		cmd_warn("%s is not installed where agentjail can see it; install it: %s",
 			 pr->exe[0], pr->install);
@@ -203,7 +202,7 @@ int cmd_shim_in_jail(const char *exe, char **argv)
 	struct resolved res = {0};
 	_cleanup_free_ char *cwd = getcwd(NULL, 0);
 	const char *home = getenv("HOME");
-	if (!pr || find_agent(pr, home ? home : "/", cwd ? cwd : "/", &res, &e) < 0) {
+	if (!pr || cmd_find_agent(pr, home ? home : "/", cwd ? cwd : "/", &res, &e) < 0) {
 		if (e.what[0])
 			cmd_print_err(&e);
 		return EXIT_NOTFOUND;

@@ -28,6 +28,10 @@ void cmd_scrub_env_values(int nopts, char **argv);
 struct profile;
 int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim);
 int cmd_profiles(int argc, char **argv);
+/* The real agent on PATH, passing over agentjail itself (a shim). */
+struct resolved;
+int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
+		   struct resolved *res, struct err *e);
 int cmd_shim(int argc, char **argv);
 /* A shim invoked inside a jail: run the real agent directly (never returns on success). */
 int cmd_shim_in_jail(const char *exe, char **argv);

@@ -25,17 +25,19 @@ struct found {
 static void find(const struct profile *pr, const char *home, struct found *f)
 {
 	memset(f, 0, sizeof *f);
-	struct hostfacts hf;
-	hostfacts_init(&hf);
-	hostfacts_use_host(&hf);
-	hf.home = xstrdup(home);
-	hf.cwd = getcwd(NULL, 0);
-	_cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
-	for (size_t i = 0; pr->exe[i] && !f->ok; i++) {
-		err_clear(&f->e);
-		f->ok = resolve_command(&hf, pr->exe[i], getenv("PATH"), self, &f->res, &f->e) == 0;
-	}
-	hostfacts_free(&hf);
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	f->ok = cmd_find_agent(pr, home, cwd ? cwd : "/", &f->res, &f->e) == 0;
+}
+
+/* What the profile adds to a policy on this host (paths, variables set here). */
+static void host_policy(const struct profile *pr, const char *home, struct policy *pol)
+{
+	policy_init(pol);
+	struct strv env = STRV_INIT;
+	for (char **ep = environ; ep && *ep; ep++)
+		strv_push(&env, *ep);
+	profile_apply(pr, home, &env, pol);
+	strv_free(&env);
 }
 
 static void show_list(const char *label, const char *const *l)
@@ -72,11 +74,7 @@ static void show_one(const struct profile *pr, const char *home)
 	else
 		printf("  %-13s none: %s\n", "skip flags", pr->skip_note);
 	struct policy pol;
-	policy_init(&pol);
-	struct strv env = STRV_INIT;
-	for (char **ep = environ; ep && *ep; ep++)
-		strv_push(&env, *ep);
-	profile_apply(pr, home, &env, &pol);
+	host_policy(pr, home, &pol);
 	for (size_t i = 0; i < pol.agent_rw.n; i++) {
 		struct stat st;
 		printf("  %-13s %s%s\n", i ? "" : "writable", pol.agent_rw.v[i],
@@ -108,7 +106,6 @@ static void show_one(const struct profile *pr, const char *home)
 		printf(" %s", pr->resume_last[i]);
 	printf("\n");
 	policy_free(&pol);
-	strv_free(&env);
 	resolved_free(&f.res);
 }
 
@@ -136,11 +133,7 @@ static json_t *one_json(const struct profile *pr, const char *home)
 	}
 	json_object_set_new(o, "installed", inst);
 	struct policy pol;
-	policy_init(&pol);
-	struct strv env = STRV_INIT;
-	for (char **ep = environ; ep && *ep; ep++)
-		strv_push(&env, *ep);
-	profile_apply(pr, home, &env, &pol);
+	host_policy(pr, home, &pol);
 	json_t *rw = json_array(), *pass = json_array();
 	for (size_t i = 0; i < pol.agent_rw.n; i++)
 		json_array_append_new(rw, json_string(pol.agent_rw.v[i]));
@@ -149,7 +142,6 @@ static json_t *one_json(const struct profile *pr, const char *home)
 	json_object_set_new(o, "rw_paths", rw);
 	json_object_set_new(o, "env_passed", pass);
 	policy_free(&pol);
-	strv_free(&env);
 	resolved_free(&f.res);
 	return o;
 }

@@ -86,6 +86,10 @@ for who in "${AJ_WHOS[@]}"; do
 		"$who: the shim runs the real claude jailed, arguments unchanged"
 	like "$OUT" $'\nhost: agentjail\n' "$who: ... in the jail"
 
+	aj_run "$who" -B /bin/sh -e PATH="$SHIM_PATH" -- -c 'claude -p "from a shell"'
+	like "$OUT" $'(^|\n)args: --dangerously-skip-permissions --session-id [0-9a-f-]{36} -p from a shell\nhost: agentjail\n' \
+		"$who: a shell with the shim dir first on PATH runs \`claude\` jailed"
+
 	aj_run "$who" -B "$SHIMS/claude" -e PATH="$SHIM_PATH" \
 		-e AGENTJAIL_SESSION=00000000-0000-4000-8000-000000000000 -- -p hi
 	like "$OUT" $'\nhost: agentjail\n' "$who: an AGENTJAIL_SESSION variable from outside does not skip the jail"

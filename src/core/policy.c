@@ -403,3 +403,68 @@ char *policy_to_json(const struct policy *p)
 		abort();
 	return s;
 }
+
+static int json_strv(json_t *o, const char *key, struct strv *out, struct err *e)
+{
+	json_t *a = json_object_get(o, key);
+	if (!a)
+		return 0; /* absent: empty (e.g. a run without a profile) */
+	if (!json_is_array(a))
+		return err_set(e, 0, key, "stored policy: %s is not a list", key);
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		if (!json_is_string(v))
+			return err_set(e, 0, key, "stored policy: %s holds a non-string", key);
+		strv_push(out, json_string_value(v));
+	}
+	return 0;
+}
+
+int policy_from_json(const char *text, struct policy *out, struct err *e)
+{
+	policy_init(out);
+	json_error_t je;
+	json_t *o = json_loads(text, 0, &je);
+	if (!o || !json_is_object(o)) {
+		json_decref(o);
+		return err_set(e, 0, "policy", "stored policy is not valid JSON (%s)", je.text);
+	}
+	int rc = -1;
+	json_t *ver = json_object_get(o, "version");
+	const char *fs = json_string_value(json_object_get(o, "fs"));
+	const char *net = json_string_value(json_object_get(o, "net"));
+	const char *ws = json_string_value(json_object_get(o, "workspace"));
+	const char *prof = json_string_value(json_object_get(o, "profile"));
+	if (!json_is_integer(ver) || json_integer_value(ver) > POLICY_VERSION ||
+	    json_integer_value(ver) < 1) {
+		err_set(e, 0, "policy", "stored policy has version %lld; this agentjail reads up to "
+					"%d",
+			json_is_integer(ver) ? (long long)json_integer_value(ver) : -1LL,
+			POLICY_VERSION);
+		err_hint(e, "upgrade agentjail to resume this session");
+		goto out;
+	}
+	if (!fs || fs_mode_parse(fs, &out->fs) < 0 || !net || net_mode_parse(net, &out->net) < 0 ||
+	    !ws || ws[0] != '/') {
+		err_set(e, 0, "policy", "stored policy lacks a valid fs, net or workspace");
+		goto out;
+	}
+	out->workspace = xstrdup(ws);
+	out->workspace_explicit = json_is_true(json_object_get(o, "workspace_explicit"));
+	out->allow_ptrace = json_is_true(json_object_get(o, "allow_ptrace"));
+	out->profile = prof ? xstrdup(prof) : NULL;
+	if (json_strv(o, "rw", &out->rw, e) < 0 || json_strv(o, "ro", &out->ro, e) < 0 ||
+	    json_strv(o, "hide", &out->hide, e) < 0 || json_strv(o, "dev", &out->dev, e) < 0 ||
+	    json_strv(o, "env", &out->env, e) < 0 || json_strv(o, "agent_rw", &out->agent_rw, e) < 0 ||
+	    json_strv(o, "protect", &out->protect, e) < 0 ||
+	    json_strv(o, "setenv", &out->setenv, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	json_decref(o);
+	if (rc < 0)
+		policy_free(out);
+	return rc;
+}

@@ -71,3 +71,6 @@ bool env_name_forbidden(const char *name);
 
 /* A versioned JSON document of the policy (values of --env NAME=VALUE redacted). */
 char *policy_to_json(const struct policy *p);
+/* Read such a document back (a stored session's policy); a redacted --env value comes back as
+ * "NAME=<redacted>". -1 with e filled on anything malformed or from a newer version. */
+int policy_from_json(const char *text, struct policy *out, struct err *e) WUR;

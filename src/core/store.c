@@ -804,9 +804,12 @@ void *store_handle(struct store *st) { return st->db; }
 
 /* ---- sessions ---- */
 
-#define SESSION_COLS                                                                        \
-	"id, profile, argv, workspace, policy, bwrap, agent_session_id, pid, pid_start,"    \
+#define SESSION_COLS_(bwrap)                                                                \
+	"id, profile, argv, workspace, policy, " bwrap ", agent_session_id, pid, pid_start,"  \
 	" started_ms, ended_ms, status, exit_status, attempts, n_events, n_violations"
+#define SESSION_COLS SESSION_COLS_("bwrap")
+/* a listing leaves out the bwrap argv: the largest column, and no listing shows it */
+#define SESSION_LIST_COLS SESSION_COLS_("NULL")
 
 static void row_session(sqlite3_stmt *s, struct session *o)
 {
@@ -1097,11 +1100,11 @@ int store_list(struct store *st, const char *workspace, size_t limit, struct ses
 	long long lim = limit ? (long long)limit : -1;
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
 	int rc = workspace ? prep(st, &s, doing, e,
-				  "SELECT " SESSION_COLS " FROM sessions WHERE workspace = ?"
+				  "SELECT " SESSION_LIST_COLS " FROM sessions WHERE workspace = ?"
 				  " ORDER BY started_ms DESC, id DESC LIMIT ?",
 				  "sL", workspace, lim)
 			   : prep(st, &s, doing, e,
-				  "SELECT " SESSION_COLS " FROM sessions"
+				  "SELECT " SESSION_LIST_COLS " FROM sessions"
 				  " ORDER BY started_ms DESC, id DESC LIMIT ?",
 				  "L", lim);
 	if (rc < 0)

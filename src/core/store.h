@@ -182,7 +182,8 @@ int store_add_event(struct store *st, const char *id, const char *kind, const ch
 int store_get(struct store *st, const char *id_or_prefix, struct session *out, struct err *e) WUR;
 
 /* Sessions newest first (by started_ms, then id), only those of `workspace` when not NULL, at
- * most `limit` of them when limit > 0. *out is NULL when there are none; sessions_free it. */
+ * most `limit` of them when limit > 0; bwrap_json is left NULL (store_get has it). *out is NULL
+ * when there are none; sessions_free it. */
 int store_list(struct store *st, const char *workspace, size_t limit, struct session **out,
 	       size_t *n, struct err *e) WUR;
 

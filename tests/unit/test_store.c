@@ -672,8 +672,12 @@ static void list_newest_first(void **state)
 	assert_int_equal(store_list(st, NULL, 0, &v, &n, &e), 0);
 	assert_int_equal(n, 4);
 	static const char *const all[] = {ID(1), ID(4), ID(3), ID(2)};
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		assert_string_equal(v[i].id, all[i]);
+		assert_int_equal(v[i].argv.n, 2);
+		assert_non_null(v[i].policy_json);
+		assert_null(v[i].bwrap_json); /* not in listings */
+	}
 	sessions_free(v, n);
 	assert_int_equal(store_list(st, "/home/u/proj", 2, &v, &n, &e), 0);
 	assert_int_equal(n, 2);

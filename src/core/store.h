@@ -8,10 +8,11 @@
  *
  * Connection. WAL journal with synchronous=NORMAL (a commit does not fsync; after a power loss
  * the last commits may be missing but the database is consistent), foreign keys on, a busy
- * timeout (5 s by default), no checkpoint when a connection closes (the next writer's automatic
- * checkpoint does it: closing stays cheap), SQLITE_DBCONFIG_DEFENSIVE. Every descriptor SQLite
- * opens is close-on-exec, so a jail never inherits the database. A store must not be used, nor
- * closed, across fork(): a child execs or _exits.
+ * timeout (5 s by default), no checkpoint when a connection closes (the commit that takes the
+ * WAL past 256 pages does it: closing stays cheap, and the WAL the next first opener reads back
+ * stays short), SQLITE_DBCONFIG_DEFENSIVE. Every descriptor SQLite opens is close-on-exec, so a
+ * jail never inherits the database. A store is used by one thread at a time, and neither used
+ * nor closed across fork(): a child execs or _exits.
  *
  * Writes. Each call that writes is one BEGIN IMMEDIATE … COMMIT transaction: it either lands
  * whole or leaves the database as it was (disk full, read-only file system, locked longer than

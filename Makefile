@@ -5,7 +5,7 @@ PKG_CONFIG ?= pkg-config
 PREFIX ?= /usr/local
 DESTDIR ?=
 SAN ?=
-PKGS := libseccomp jansson
+PKGS := libseccomp jansson sqlite3
 
 ifeq ($(SAN),1)
 BUILD := build/san
@@ -25,9 +25,20 @@ WARN += -Werror=jump-misses-init -Wjump-misses-init
 endif
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-# libseccomp and jansson are linked statically: agentjail is exec'd twice per jail (on the
-# host and as the jail's init), and each shared library costs loader time on every start.
-PKG_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -Wl,-Bdynamic
+# The libraries are linked statically: agentjail is exec'd twice per jail (on the host and as
+# the jail's init), and each shared library costs loader time on every start. libsqlite3 is
+# linked dynamically when its archive is not installed; statically, its private libraries
+# (libm; libz is listed but unused) come after, --as-needed so an unused one is not loaded.
+SQLITE_A := $(filter /%,$(shell $(CC) -print-file-name=libsqlite3.a 2>/dev/null))
+PKG_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(filter-out sqlite3,$(PKGS)) 2>/dev/null)
+ifneq ($(SQLITE_A),)
+SQLITE_PRIV := $(filter-out $(shell $(PKG_CONFIG) --libs-only-l sqlite3 2>/dev/null), \
+	$(shell $(PKG_CONFIG) --static --libs-only-l sqlite3 2>/dev/null))
+PKG_LIBS += $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null) -Wl,-Bdynamic \
+	-Wl,--as-needed $(SQLITE_PRIV) -Wl,--no-as-needed
+else
+PKG_LIBS += -Wl,-Bdynamic $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
+endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
 CPPFLAGS += -D_GNU_SOURCE -Isrc

@@ -1,11 +1,14 @@
 /* Fuzz target: the parsers that read text we do not control — git config and .git files from
- * the workspace, paths from the command line — must never crash, leak or read out of bounds,
- * and must keep their invariants (a normalized path is absolute, has no "//", "/./", "/../"). */
+ * the workspace, paths from the command line, policies and strings read back from the session
+ * store — must never crash, leak or read out of bounds, and must keep their invariants (a
+ * normalized path is absolute, has no "//", "/./", "/../"; text cleaned for the terminal has no
+ * control character left, keeps its width, and a cut fits). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/gitinfo.h"
+#include "core/sessfmt.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 
@@ -36,6 +39,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct strbuf b = STRBUF_INIT;
 	sb_add_shquoted(&b, s);
 	sb_free(&b);
+
+	free(sessfmt_policy(s));
+	char *c = fmt_clean(s);
+	for (const unsigned char *p = (const unsigned char *)c; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			abort();
+	char *c2 = fmt_clean(c);
+	if (strcmp(c, c2) != 0 || fmt_width(c) != fmt_width(s)) /* idempotent, same width */
+		abort();
+	free(c2);
+	free(c);
+	size_t k = size % 13;
+	char *cut = fmt_cut(s, k);
+	if (fmt_width(cut) > k)
+		abort();
+	free(cut);
 	free(s);
 	return 0;
 }

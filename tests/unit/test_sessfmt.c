@@ -1,0 +1,378 @@
+/* Unit tests for core/sessfmt: times, durations, policy summaries, status cells, terminal-safe
+ * text and its width, aligned tables and the `agentjail sessions` listing. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/policy.h"
+#include "core/sessfmt.h"
+#include "util/cleanup.h"
+#include "util/xalloc.h"
+
+#define SEC 1000LL
+#define MIN (60 * SEC)
+#define HOUR (60 * MIN)
+#define DAY (24 * HOUR)
+
+/* Compare a returned string with the expected one, then free it. */
+static void is(char *got, const char *want, const char *what)
+{
+	if (strcmp(got, want) != 0)
+		fail_msg("%s: got \"%s\", want \"%s\"", what, got, want);
+	free(got);
+}
+
+static void ago(void **state)
+{
+	(void)state;
+	const long long now = 1709647402000LL; /* 2024-03-05 14:03:22 UTC */
+	static const struct {
+		long long before; /* now - t */
+		long off;
+		const char *want;
+	} t[] = {
+		{0, 0, "just now"},
+		{4999, 0, "just now"},
+		{-59 * SEC, 0, "just now"}, /* a clock a little ahead */
+		{5 * SEC, 0, "5s ago"},
+		{59 * SEC + 999, 0, "59s ago"},
+		{60 * SEC, 0, "1m ago"},
+		{59 * MIN, 0, "59m ago"},
+		{HOUR, 0, "1h ago"},
+		{23 * HOUR + 59 * MIN, 0, "23h ago"},
+		{DAY, 0, "1d ago"},
+		{29 * DAY, 0, "29d ago"},
+		{30 * DAY, 0, "2024-02-04"},
+		{400 * DAY, 0, "2023-01-30"},
+		{30 * DAY, -15 * 3600, "2024-02-03"}, /* the local date, 15 h behind UTC */
+		{-2 * MIN, 0, "2024-03-05"},	      /* the future: the date */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char what[64];
+		snprintf(what, sizeof what, "ago #%zu", i);
+		is(sessfmt_ago(now - t[i].before, now, t[i].off), t[i].want, what);
+	}
+	is(sessfmt_time(now, 0), "2024-03-05 14:03:22", "time");
+	is(sessfmt_time(now, 3600), "2024-03-05 15:03:22", "time +1h");
+	is(sessfmt_time(now, -15 * 3600), "2024-03-04 23:03:22", "time -15h");
+}
+
+static void durations(void **state)
+{
+	(void)state;
+	static const struct {
+		long long ms;
+		const char *want;
+	} t[] = {
+		{-1, "-"},
+		{0, "0.0s"},
+		{49, "0.0s"},
+		{400, "0.4s"},
+		{9999, "9.9s"},
+		{10 * SEC, "10s"},
+		{59 * SEC + 999, "59s"},
+		{MIN + 7 * SEC, "1m07s"},
+		{59 * MIN + 59 * SEC, "59m59s"},
+		{3 * HOUR + 4 * MIN + 59 * SEC, "3h04m"},
+		{2 * DAY + 3 * HOUR + 59 * MIN, "2d03h"},
+		{400 * DAY, "400d00h"},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		is(sessfmt_duration(t[i].ms), t[i].want, "duration");
+}
+
+static void policies(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		const char *want;
+	} t[] = {
+		{"{\"version\":1,\"fs\":\"workspace-write\",\"net\":\"off\"}", "rw·off"},
+		{"{\"version\":1,\"fs\":\"read-only\",\"net\":\"on\"}", "ro·on"},
+		{"{\"fs\":\"workspace-write\",\"net\":\"allow\",\"allow_domains\":[\"a\",\"b\",\"c\"]}",
+		 "rw·allow(3)"},
+		{"{\"fs\":\"workspace-write\",\"net\":\"allow\",\"allow_domains\":[]}", "rw·allow(0)"},
+		{"{\"fs\":\"workspace-write\",\"net\":\"allow\"}", "rw·allow"},
+		{"{\"fs\":\"workspace-write\",\"net\":\"on\",\"allow_domains\":[\"a\"]}", "rw·on"},
+		{"{\"fs\":\"danger-full-access\",\"net\":\"on\"}", "full"},
+		{"{\"fs\":\"read-only\",\"net\":\"off\",\"allow_ptrace\":true}", "ro·off·ptrace"},
+		{"{\"fs\":\"read-only\",\"net\":\"off\",\"allow_ptrace\":false}", "ro·off"},
+		{"{\"fs\":\"overlay\",\"net\":\"off\"}", "overlay·off"}, /* a later mode */
+		{"{\"fs\":\"read-only\"}", "?"},
+		{"[1,2]", "?"},
+		{"not json", "?"},
+		{"", "?"},
+		{NULL, "?"},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		is(sessfmt_policy(t[i].json), t[i].want, t[i].json ? t[i].json : "NULL");
+
+	/* what policy_to_json writes today */
+	struct policy p;
+	policy_init(&p);
+	p.fs = FS_READ_ONLY;
+	p.net = NET_ON;
+	p.workspace = xstrdup("/w");
+	char *j = policy_to_json(&p);
+	is(sessfmt_policy(j), "ro·on", j);
+	free(j);
+	p.fs = FS_DANGER_FULL;
+	j = policy_to_json(&p);
+	is(sessfmt_policy(j), "full", j);
+	free(j);
+	policy_free(&p);
+}
+
+static void statuses(void **state)
+{
+	(void)state;
+	static const struct {
+		enum sess_status st;
+		int ex;
+		const char *want;
+	} t[] = {
+		{SESS_RUNNING, -1, "running"},
+		{SESS_EXITED, 0, "exited 0"},
+		{SESS_EXITED, 127, "exited 127"},
+		{SESS_EXITED, -1, "exited"},
+		{SESS_SIGNALLED, 9, "signalled 9 (KILL)"},
+		{SESS_SIGNALLED, 15, "signalled 15 (TERM)"},
+		{SESS_SIGNALLED, 11, "signalled 11 (SEGV)"},
+		{SESS_SIGNALLED, 77, "signalled 77"},
+		{SESS_SIGNALLED, -1, "signalled"},
+		{SESS_KILLED, -1, "killed"},
+		{SESS_KILLED, 1, "killed (HUP)"},
+		{SESS_LOST, -1, "lost"},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		is(sessfmt_status(t[i].st, t[i].ex), t[i].want, t[i].want);
+}
+
+static void clean_and_width(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		const char *clean;
+		size_t width;
+	} t[] = {
+		{"", "", 0},
+		{"plain", "plain", 5},
+		{"rw·off", "rw·off", 6},
+		{"caf\xc3\xa9", "caf\xc3\xa9", 4},
+		{"e\xcc\x81", "e\xcc\x81", 1},		   /* e + combining acute */
+		{"\xe6\x97\xa5\xe6\x9c\xac", "\xe6\x97\xa5\xe6\x9c\xac", 4}, /* 日本: wide */
+		{"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80", 2},		   /* an emoji */
+		{"a\x1b[31mred", "a?[31mred", 9},
+		{"tab\there\nnl\r", "tab?here?nl?", 12},
+		{"del\x7f", "del?", 4},
+		{"c1\xc2\x9b", "c1?", 3},			       /* U+009B, CSI */
+		{"\xe2\x80\xae" "evil", "?evil", 5},		       /* RIGHT-TO-LEFT OVERRIDE */
+		{"\xe2\x81\xa6x\xe2\x81\xa9", "?x?", 3},	       /* isolates */
+		{"bad\xff\xfe", "bad??", 5},
+		{"trunc\xe2\x80", "trunc??", 7},		       /* a cut sequence */
+		{"\xc0\xaf", "??", 2},				       /* overlong '/' */
+		{"\xed\xa0\x80", "???", 3},			       /* a surrogate */
+		{"\xf4\x90\x80\x80", "????", 4},		       /* beyond U+10FFFF */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char what[64];
+		snprintf(what, sizeof what, "clean #%zu", i);
+		is(fmt_clean(t[i].in), t[i].clean, what);
+		assert_int_equal(fmt_width(t[i].in), t[i].width);
+		_cleanup_free_ char *c = fmt_clean(t[i].in);
+		assert_int_equal(fmt_width(c), t[i].width);
+	}
+}
+
+static void cut(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		size_t width;
+		const char *want;
+	} t[] = {
+		{"abcdef", 6, "abcdef"},
+		{"abcdef", 10, "abcdef"},
+		{"abcdef", 5, "abcd…"},
+		{"abcdef", 1, "…"},
+		{"abcdef", 0, ""},
+		{"a·b·c·d", 4, "a·b…"},
+		{"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 4, "\xe6\x97\xa5…"}, /* 日本語: 日 + … */
+		{"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 5, "\xe6\x97\xa5\xe6\x9c\xac…"},
+		{"x\x1b[2Jyz", 4, "x?[…"},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char *got = fmt_cut(t[i].in, t[i].width);
+		assert_true(fmt_width(got) <= t[i].width);
+		is(got, t[i].want, t[i].in);
+	}
+}
+
+static void argv_line(void **state)
+{
+	(void)state;
+	struct strv a = STRV_INIT;
+	strv_push(&a, "claude");
+	strv_push(&a, "-p");
+	strv_push(&a, "fix the bug");
+	strv_push(&a, "it's");
+	strv_push(&a, "");
+	strv_push(&a, "\x1b]0;title\x07");
+	is(sessfmt_argv(&a), "claude -p 'fix the bug' 'it'\\''s' '' '?]0;title?'", "argv");
+	strv_free(&a);
+	struct strv none = STRV_INIT;
+	is(sessfmt_argv(&none), "", "empty argv");
+}
+
+static void id_prefixes(void **state)
+{
+	(void)state;
+	char *ids[] = {
+		"aaaaaaaa-0000-4000-8000-000000000001",
+		"aaaaaaaa-0000-4000-8000-000000000002",
+		"abcdef01-0000-4000-8000-000000000000",
+		"aaaaaaab-0000-4000-8000-000000000000",
+	};
+	assert_int_equal(sessfmt_id_prefix_len(ids, 4, 8), 36); /* the first two differ last */
+	assert_int_equal(sessfmt_id_prefix_len(ids + 2, 2, 8), 8);
+	assert_int_equal(sessfmt_id_prefix_len(ids + 2, 2, 1), 2);
+	assert_int_equal(sessfmt_id_prefix_len(ids + 1, 3, 4), 8); /* aaaaaaaa- vs aaaaaaab */
+	assert_int_equal(sessfmt_id_prefix_len(ids, 1, 8), 8);
+	assert_int_equal(sessfmt_id_prefix_len(ids, 0, 8), 0);
+	char *same[] = {"abc", "abc"};
+	assert_int_equal(sessfmt_id_prefix_len(same, 2, 1), 3); /* never beyond the ids */
+}
+
+static void tables(void **state)
+{
+	(void)state;
+	static const struct fmt_col cols[] = {{"NAME", false, 0}, {"N", true, 0}, {"NOTE", false, 6}};
+	struct fmt_table t;
+	fmt_table_init(&t, cols, 3);
+	fmt_table_add(&t, "a");
+	fmt_table_add(&t, "1");
+	fmt_table_add(&t, "short");
+	fmt_table_add(&t, "rw·allow(3)");
+	fmt_table_add_take(&t, xstrdup("100"));
+	fmt_table_add(&t, "much too long");
+	fmt_table_add(&t, "\xe6\x97\xa5\xe6\x9c\xac");
+	fmt_table_add(&t, NULL);
+	fmt_table_add(&t, ""); /* trailing spaces trimmed */
+	fmt_table_add(&t, "last");
+	/* an incomplete last row */
+	is(fmt_table_render(&t),
+	   "NAME           N  NOTE\n"
+	   "a              1  short\n"
+	   "rw·allow(3)  100  much …\n"
+	   "\xe6\x97\xa5\xe6\x9c\xac\n"
+	   "last\n",
+	   "table");
+	fmt_table_free(&t);
+	fmt_table_init(&t, cols, 3);
+	is(fmt_table_render(&t), "NAME  N  NOTE\n", "header only");
+	fmt_table_free(&t);
+	fmt_table_init(&t, cols, 0);
+	is(fmt_table_render(&t), "", "no columns");
+	fmt_table_free(&t);
+}
+
+static void mk(struct session *s, const char *id, long long started, long long ended,
+	       enum sess_status st, int ex, const char *policy, const char *profile, const char *ws,
+	       const char *const *argv)
+{
+	memset(s, 0, sizeof *s);
+	s->id = xstrdup(id);
+	s->started_ms = started;
+	s->ended_ms = ended;
+	s->status = st;
+	s->exit_status = ex;
+	s->policy_json = xstrdup(policy);
+	s->profile = profile ? xstrdup(profile) : NULL;
+	s->workspace = xstrdup(ws);
+	for (size_t i = 0; argv[i]; i++)
+		strv_push(&s->argv, argv[i]);
+}
+
+static void sessions_listing(void **state)
+{
+	(void)state;
+	const long long now = 1709647402000LL;
+	static const char *const a1[] = {"claude", "--dangerously-skip-permissions", NULL};
+	static const char *const a2[] = {"codex", "exec", "write the tests", NULL};
+	static const char *const a3[] = {"bash", NULL};
+	static const char *const a4[] = {"make", "-j8", "check", NULL};
+	struct session v[4];
+	mk(&v[0], "3f2a9c1e-0000-4000-8000-000000000001", now - 42 * SEC, 0, SESS_RUNNING, -1,
+	   "{\"fs\":\"workspace-write\",\"net\":\"allow\",\"allow_domains\":[\"a\",\"b\",\"c\"]}",
+	   "claude", "/home/u/proj", a1);
+	mk(&v[1], "3f2a9c1f-0000-4000-8000-000000000002", now - 3 * HOUR,
+	   now - 3 * HOUR + 5 * MIN + 7 * SEC, SESS_EXITED, 0,
+	   "{\"fs\":\"read-only\",\"net\":\"off\"}", "codex", "/home/u/proj", a2);
+	mk(&v[2], "b7000000-0000-4000-8000-000000000003", now - 2 * DAY, 0, SESS_LOST, -1,
+	   "{\"fs\":\"danger-full-access\",\"net\":\"on\"}", NULL, "/srv/other", a3);
+	mk(&v[3], "c1000000-0000-4000-8000-000000000004", now - 40 * DAY,
+	   now - 40 * DAY + 1500, SESS_SIGNALLED, 9, "{\"fs\":\"workspace-write\",\"net\":\"on\"}",
+	   NULL, "/home/u", a4);
+
+	struct sessfmt_opts o = {.now_ms = now};
+	is(sessfmt_sessions(v, 4, &o),
+	   "ID        STARTED      TOOK  STATUS              POLICY       PROFILE  COMMAND\n"
+	   "3f2a9c1e  42s ago       42s  running             rw·allow(3)  claude   claude "
+	   "--dangerously-skip-permissions\n"
+	   "3f2a9c1f  3h ago      5m07s  exited 0            ro·off       codex    codex exec "
+	   "'write the tests'\n"
+	   "b7000000  2d ago          -  lost                full         -        bash\n"
+	   "c1000000  2024-01-25   1.5s  signalled 9 (KILL)  rw·on        -        make -j8 check\n",
+	   "sessions");
+
+	o.workspace = true;
+	o.home = "/home/u";
+	o.width = 100;
+	char *got = sessfmt_sessions(v, 4, &o);
+	/* every line fits in 100 columns; the long command is cut */
+	for (char *line = got, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		assert_true(fmt_width(line) <= 100);
+		*nl = '\n';
+	}
+	assert_non_null(strstr(got, "~/proj"));
+	assert_non_null(strstr(got, "/srv/other"));
+	assert_non_null(strstr(got, "  ~  "));
+	assert_non_null(strstr(got, "claude --dang"));
+	assert_null(strstr(got, "permissions"));
+	assert_non_null(strstr(got, "…\n"));
+	free(got);
+
+	/* ids alike beyond 8 characters get longer prefixes */
+	free(v[1].id);
+	v[1].id = xstrdup("3f2a9c1e-0000-4000-8000-000000000009");
+	o = (struct sessfmt_opts){.now_ms = now};
+	got = sessfmt_sessions(v, 2, &o);
+	assert_non_null(strstr(got, "\n3f2a9c1e-0000-4000-8000-000000000001 "));
+	free(got);
+	/* nothing yet */
+	is(sessfmt_sessions(NULL, 0, &o), "ID  STARTED  TOOK  STATUS  POLICY  PROFILE  COMMAND\n",
+	   "no sessions");
+	for (size_t i = 0; i < 4; i++)
+		session_free(&v[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ago),		   cmocka_unit_test(durations),
+		cmocka_unit_test(policies),	   cmocka_unit_test(statuses),
+		cmocka_unit_test(clean_and_width), cmocka_unit_test(cut),
+		cmocka_unit_test(argv_line),	   cmocka_unit_test(id_prefixes),
+		cmocka_unit_test(tables),	   cmocka_unit_test(sessions_listing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -19,6 +19,9 @@ static const char usage[] =
 	"                                   pi, opencode, aider (agentjail profiles)\n"
 	"  profiles [NAME] [--json]         the agent profiles: flags, binds, variables, domains\n"
 	"  shim install|remove|status       `claude` on PATH runs the jailed claude\n"
+	"  sessions [--all] [--json]        the recorded sessions of this workspace, newest first\n"
+	"  show ID [--json] | rm ID...      one session in full; forget sessions\n"
+	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  --version                        print the version\n";
 
 int main(int argc, char **argv)
@@ -45,6 +48,14 @@ int main(int argc, char **argv)
 		return cmd_verify(argc - 2, argv + 2);
 	if (!strcmp(cmd, "__probe"))
 		return cmd_probe(argc - 2, argv + 2);
+	if (!strcmp(cmd, "sessions"))
+		return cmd_sessions(argc - 2, argv + 2);
+	if (!strcmp(cmd, "show"))
+		return cmd_show(argc - 2, argv + 2);
+	if (!strcmp(cmd, "rm"))
+		return cmd_rm(argc - 2, argv + 2);
+	if (!strcmp(cmd, "resume"))
+		return cmd_resume(argc - 2, argv + 2);
 	if (!strcmp(cmd, "profiles"))
 		return cmd_profiles(argc - 2, argv + 2);
 	if (!strcmp(cmd, "shim"))

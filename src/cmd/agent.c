@@ -181,6 +181,10 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		goto out;
 	}
 	req.session_id = hostfacts_new_uuid();
+	if (pr->session_flag && !profile_args_choose_session(pr, &agent_args))
+		req.agent_session_id = xstrdup(req.session_id);
+	strv_push(&req.record_argv, pr->exe[0]);
+	strv_copy(&req.record_argv, &agent_args);
 	strv_free(&req.cmd);
 	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args,
 		     &req.cmd);

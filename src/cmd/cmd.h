@@ -49,7 +49,32 @@ void cmd_jail_free(struct jail *j);
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
 /* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
  * user must know and returns the exit status. */
-int cmd_jail_launch(const struct run_request *req, struct jail *j);
+struct sess_rec;
+int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *rec);
+
+/* The session record of one run (cmd/session.c). A store that cannot be opened or written
+ * costs one warning; the run goes on. */
+struct sess_rec {
+	struct store *st;
+	char *id;     /* the session recorded, NULL when nothing is */
+	bool warned;  /* the one warning was given */
+	bool failed;  /* the store could not be opened */
+};
+/* A new session (before the jail starts); plan NULL when there is no jail. */
+void cmd_rec_begin(struct sess_rec *r, const struct run_request *req, const struct bw_plan *plan,
+		   const char *bwrap_path);
+/* A new attempt of session id (resume); its number, or -1. */
+int cmd_rec_attempt(struct sess_rec *r, const char *id, int kind, const struct strv *argv,
+		    const char *agent_id);
+void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, const char *moved);
+/* The end: status shell-style; cmd_signal the signal the command died of; term_signal the one
+ * agentjail received (then the session was killed). */
+void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal);
+void cmd_rec_close(struct sess_rec *r);
+int cmd_sessions(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 /* in-jail probe battery entry point (agentjail __probe) */

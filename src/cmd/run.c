@@ -32,7 +32,18 @@ static const char usage[] =
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
 	"      126/127 command not executable / not found\n";
 
-static int run_full_access(struct run_request *req)
+/* Record the start: a new session, or an attempt of the one being resumed. */
+static void rec_start(struct sess_rec *rec, const struct run_request *req,
+		      const struct bw_plan *plan, const char *bwrap)
+{
+	if (req->resume)
+		(void)cmd_rec_attempt(rec, req->session_id, req->attempt_kind, &req->cmd,
+				      req->agent_session_id);
+	else
+		cmd_rec_begin(rec, req, plan, bwrap);
+}
+
+static int run_full_access(struct run_request *req, struct sess_rec *rec)
 {
 	cmd_warn("danger-full-access: running WITHOUT a sandbox (the command sees and can "
 		 "change everything you can)");
@@ -44,16 +55,22 @@ static int run_full_access(struct run_request *req)
 		return 0;
 	}
 	struct err e = {0};
-	int st = launch_unjailed(strv_data(&req->cmd), &e);
+	rec_start(rec, req, NULL, NULL);
+	int sig = 0, term = 0;
+	int st = launch_unjailed(strv_data(&req->cmd), &sig, &term, &e);
 	if (e.what[0])
 		cmd_print_err(&e);
+	cmd_rec_end(rec, st, sig, term);
+	req->interrupted = term != 0;
 	return st;
 }
 
-static void report_violations(const struct launch_result *r)
+static void report_violations(const struct launch_result *r, struct sess_rec *rec)
 {
 	for (size_t i = 0; i < r->viol.n; i++) {
 		const struct violation *v = &r->viol.v[i];
+		if (rec)
+			cmd_rec_violation(rec, v->path, v->what, v->moved_to);
 		if (v->moved_to)
 			cmd_warn("violation: protected path %s %s during the run; moved aside to %s",
 				 v->path, v->what, v->moved_to);
@@ -106,7 +123,7 @@ static int start_failed(void)
 	return EXIT_JAIL;
 }
 
-int cmd_jail_launch(const struct run_request *req, struct jail *j)
+int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
 {
 	const struct hostfacts *hf = &j->hf;
 	const struct bw_plan *plan = &j->plan;
@@ -128,19 +145,26 @@ int cmd_jail_launch(const struct run_request *req, struct jail *j)
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .test_errno = seccomp_test_errno()};
 	char *quarantine = path_join(hf->state_dir, "quarantine");
+	if (rec)
+		rec_start(rec, req, plan, bwrap);
 	struct launch_result r;
 	int lr = launch_run(plan, bwrap, &sc, quarantine, &r, &e);
 	free(quarantine);
 	free(bwrap);
 	if (lr < 0) {
 		cmd_print_err(&e);
+		if (rec)
+			cmd_rec_end(rec, EXIT_JAIL, 0, 0);
 		return EXIT_JAIL;
 	}
-	report_violations(&r);
+	report_violations(&r, rec);
 	if (r.killed)
 		cmd_warn("the command did not exit after %s: the jail was killed",
 			 r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
 	int rc = r.started ? r.status : start_failed();
+	if (rec)
+		cmd_rec_end(rec, rc, r.started ? r.cmd_signal : 0, r.term_signal);
+	req->interrupted = r.term_signal != 0;
 	launch_result_free(&r);
 	return rc;
 }
@@ -191,12 +215,12 @@ void cmd_jail_free(struct jail *j)
 	hostfacts_free(&j->hf);
 }
 
-static int run_jailed(struct run_request *req)
+static int run_jailed(struct run_request *req, struct sess_rec *rec)
 {
 	struct jail j;
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc == 0)
-		rc = req->dry_run ? cmd_jail_dry_run(req, &j.plan) : cmd_jail_launch(req, &j);
+		rc = req->dry_run ? cmd_jail_dry_run(req, &j.plan) : cmd_jail_launch(req, &j, rec);
 	cmd_jail_free(&j);
 	return rc;
 }
@@ -208,7 +232,12 @@ int cmd_run_request(struct run_request *req)
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
-	return req->pol.fs == FS_DANGER_FULL ? run_full_access(req) : run_jailed(req);
+	if (!req->session_id)
+		req->session_id = hostfacts_new_uuid();
+	struct sess_rec rec = {0};
+	int rc = req->pol.fs == FS_DANGER_FULL ? run_full_access(req, &rec) : run_jailed(req, &rec);
+	cmd_rec_close(&rec);
+	return rc;
 }
 
 /* The values of --env NAME=VALUE are already copied into the policy: overwrite them in our own

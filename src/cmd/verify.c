@@ -173,7 +173,7 @@ static void restore_fd(int fd, int saved)
 
 /* Launch with the jail's stdout going to a memfd (the jail inherits only fds 0-2) and its stdin
  * from /dev/null; *out gets what it wrote. Returns the jail's status. */
-static int launch_captured(const struct run_request *req, struct jail *j, char **out)
+static int launch_captured(struct run_request *req, struct jail *j, char **out)
 {
 	*out = NULL;
 	(void)fflush(stdout);
@@ -191,7 +191,7 @@ static int launch_captured(const struct run_request *req, struct jail *j, char *
 			restore_fd(1, s1);
 		return EXIT_JAIL;
 	}
-	int rc = cmd_jail_launch(req, j);
+	int rc = cmd_jail_launch(req, j, NULL);
 	restore_fd(0, s0);
 	restore_fd(1, s1);
 	off_t len = lseek(mfd, 0, SEEK_END);

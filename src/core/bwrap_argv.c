@@ -840,6 +840,19 @@ void bw_plan_free(struct bw_plan *p)
 	memset(p, 0, sizeof *p);
 }
 
+void bw_plan_argv_redacted(const struct bw_plan *p, const char *bwrap_path, struct strv *out)
+{
+	strv_push(out, bwrap_path);
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		for (size_t k = 0; k < o->args.n; k++)
+			strv_push(out, o->secret && k + 1 == o->args.n ? "<redacted>" : o->args.v[k]);
+	}
+	strv_push(out, "--");
+	for (size_t i = 0; i < p->cmd.n; i++)
+		strv_push(out, p->cmd.v[i]);
+}
+
 void bw_plan_argv(const struct bw_plan *p, struct strv *out)
 {
 	for (size_t i = 0; i < p->nops; i++)

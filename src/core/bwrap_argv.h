@@ -53,6 +53,9 @@ void bw_plan_free(struct bw_plan *p);
 /* The options for --args (no "bwrap" in front, no command: bwrap reads only options from
  * that fd; the command follows "--" on its command line). Secret values are included. */
 void bw_plan_argv(const struct bw_plan *p, struct strv *out);
+/* The whole command (bwrap, its options, "--", the command) with secret values replaced by
+ * "<redacted>": what a session record keeps. */
+void bw_plan_argv_redacted(const struct bw_plan *p, const char *bwrap_path, struct strv *out);
 /* Human/dry-run rendering: one option per line, shell-quoted, with its comment; secret values
  * shown as <redacted>; then the skipped list. */
 char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);

@@ -1,13 +1,16 @@
 /* ctl: the control channel between agentjail on the host and `__init` in the jail
  * (a SOCK_SEQPACKET socketpair: one message per packet, EOF when either side is gone). */
 #pragma once
+
+#define CTL_EXIT_SIGNALLED 0x10000
 #include <stdint.h>
 
 enum ctl_type {
 	CTL_READY = 1,   /* init → host: the command runs; value = its pid in the jail */
 	CTL_STOPPED,     /* init → host: the command was stopped; value = the signal */
 	CTL_CONT,        /* host → init: resume the command (foreground it, SIGCONT) */
-	CTL_EXIT,        /* init → host: the command's status, shell-style */
+	CTL_EXIT,        /* init → host: the command's status, shell-style, | CTL_EXIT_SIGNALLED
+			  * when it died of a signal (status is then 128+N) */
 	CTL_SIGNAL,      /* host → init: send value to the command's process group */
 	CTL_LANDLOCK,    /* init → host: Landlock ABI in the low byte, flags above (LL_*) */
 	CTL_EXEC_FAILED, /* init → host: the command could not be executed; value = errno */

@@ -196,6 +196,7 @@ struct loop {
 	int tty;
 	pid_t child;
 	int status;   /* -1 while the command runs */
+	bool signalled; /* it died of a signal */
 };
 
 static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
@@ -212,6 +213,7 @@ static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
 					(void)ctl_send(l->a->ctl, CTL_STOPPED, WSTOPSIG(ws));
 			} else {
 				l->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+				l->signalled = WIFSIGNALED(ws);
 			}
 		}
 		return;
@@ -260,7 +262,8 @@ static int run_loop(struct loop *l, int sfd)
 			on_control(l, &ctl_open);
 	}
 	if (l->a->ctl >= 0)
-		(void)ctl_send(l->a->ctl, CTL_EXIT, l->status);
+		(void)ctl_send(l->a->ctl, CTL_EXIT,
+			       l->status | (l->signalled ? CTL_EXIT_SIGNALLED : 0));
 	return l->status; /* PID 1 exiting takes the rest of the jail with it */
 }
 

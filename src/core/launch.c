@@ -419,6 +419,7 @@ static void collect(const struct supervise_out *so, int ws, struct launch_result
 	r->term_signal = so->term_signal;
 	r->killed = so->killed;
 	r->landlock = so->landlock;
+	r->cmd_signal = so->cmd_signal;
 	if (so->have_status)
 		r->status = so->status;
 	else if (so->started && WIFSIGNALED(ws))
@@ -523,15 +524,19 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 void launch_result_free(struct launch_result *r) { violations_free(&r->viol); }
 
 static volatile pid_t unjailed_child;
+static volatile sig_atomic_t unjailed_term;
 
 static void forward_to_child(int sig)
 {
+	unjailed_term = sig;
 	if (unjailed_child > 0)
 		(void)kill(unjailed_child, sig);
 }
 
-int launch_unjailed(char **argv, struct err *e)
+int launch_unjailed(char **argv, int *cmd_signal, int *term_signal, struct err *e)
 {
+	*cmd_signal = *term_signal = 0;
+	unjailed_term = 0;
 	/* like system(): the terminal's INT/QUIT reach the command (same process group) and
 	 * must not kill us first; TERM/HUP sent to us are passed on */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_to_child};
@@ -566,7 +571,9 @@ int launch_unjailed(char **argv, struct err *e)
 		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 			;
 		rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+		*cmd_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
 	}
+	*term_signal = unjailed_term;
 	(void)sigaction(SIGINT, &old[0], NULL);
 	(void)sigaction(SIGQUIT, &old[1], NULL);
 	(void)sigaction(SIGTERM, &old[2], NULL);

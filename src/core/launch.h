@@ -24,6 +24,7 @@ struct launch_result {
 	int term_signal;       /* SIGTERM/SIGHUP/SIGINT agentjail received and passed on, or 0 */
 	bool killed;           /* the command outlived the grace period and the jail was killed */
 	int landlock;          /* what init reported (ctl.h CTL_LANDLOCK value), -1 if nothing */
+	int cmd_signal;        /* the command died of this signal (status is 128+it), or 0 */
 	struct err snap_err;
 };
 
@@ -35,5 +36,6 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 void launch_result_free(struct launch_result *r);
 
 /* danger-full-access: run the command directly, no jail. Returns its shell-style status, or
- * 126/127 when it cannot be executed. */
-int launch_unjailed(char **argv, struct err *e);
+ * 126/127 when it cannot be executed; *cmd_signal the signal it died of (or 0), *term_signal a
+ * SIGTERM/SIGHUP agentjail received and passed on (or 0). */
+int launch_unjailed(char **argv, int *cmd_signal, int *term_signal, struct err *e);

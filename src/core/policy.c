@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
 
@@ -35,6 +36,8 @@ void run_request_free(struct run_request *r)
 	policy_free(&r->pol);
 	strv_free(&r->cmd);
 	free(r->session_id);
+	strv_free(&r->record_argv);
+	free(r->agent_session_id);
 }
 
 const char *fs_mode_name(enum fs_mode m)
@@ -361,11 +364,48 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 	return check_overlap(p, e);
 }
 
+/* A string as JSON; a path that is not valid UTF-8 (JSON cannot hold it) as {"hex": "2f…"}. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	size_t n = strlen(s);
+	char *hex = xmalloc(2 * n + 1);
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)s[i]);
+	j = json_pack("{s:s}", "hex", hex);
+	free(hex);
+	return j;
+}
+
+/* The string jstr made, or NULL when v is neither form. */
+static char *jstr_get(json_t *v)
+{
+	if (json_is_string(v))
+		return xstrdup(json_string_value(v));
+	const char *hex = json_string_value(json_object_get(v, "hex"));
+	size_t n = hex ? strlen(hex) : 1;
+	if (!hex || n % 2)
+		return NULL;
+	char *out = xmalloc(n / 2 + 1);
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned b;
+		if (sscanf(hex + 2 * i, "%2x", &b) != 1 || b == 0) {
+			free(out);
+			return NULL;
+		}
+		out[i] = (char)b;
+	}
+	out[n / 2] = '\0';
+	return out;
+}
+
 static json_t *strv_json(const struct strv *v)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < v->n; i++)
-		json_array_append_new(a, json_string(v->v[i]));
+		json_array_append_new(a, jstr(v->v[i]));
 	return a;
 }
 
@@ -377,22 +417,22 @@ char *policy_to_json(const struct policy *p)
 		if (eq) {
 			char *red = xasprintf("%.*s=<redacted>", (int)(eq - p->env.v[i]),
 					      p->env.v[i]);
-			json_array_append_new(env, json_string(red));
+			json_array_append_new(env, jstr(red));
 			free(red);
 		} else {
-			json_array_append_new(env, json_string(p->env.v[i]));
+			json_array_append_new(env, jstr(p->env.v[i]));
 		}
 	}
-	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:b}",
+	json_t *o = json_pack("{s:i, s:s, s:s, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:b}",
 			      "version", POLICY_VERSION, "fs", fs_mode_name(p->fs), "net",
-			      net_mode_name(p->net), "workspace", p->workspace ? p->workspace : "",
+			      net_mode_name(p->net), "workspace", jstr(p->workspace ? p->workspace : ""),
 			      "workspace_explicit", p->workspace_explicit, "rw", strv_json(&p->rw),
 			      "ro", strv_json(&p->ro), "hide", strv_json(&p->hide), "dev",
 			      strv_json(&p->dev), "env", env, "allow_ptrace", p->allow_ptrace);
 	if (!o)
 		abort();
 	if (p->profile) {
-		json_object_set_new(o, "profile", json_string(p->profile));
+		json_object_set_new(o, "profile", jstr(p->profile));
 		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
 		json_object_set_new(o, "protect", strv_json(&p->protect));
 		json_object_set_new(o, "setenv", strv_json(&p->setenv));
@@ -415,9 +455,10 @@ static int json_strv(json_t *o, const char *key, struct strv *out, struct err *e
 	json_t *v;
 	json_array_foreach(a, i, v)
 	{
-		if (!json_is_string(v))
+		char *str = jstr_get(v);
+		if (!str)
 			return err_set(e, 0, key, "stored policy: %s holds a non-string", key);
-		strv_push(out, json_string_value(v));
+		strv_push_take(out, str);
 	}
 	return 0;
 }
@@ -435,7 +476,7 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	json_t *ver = json_object_get(o, "version");
 	const char *fs = json_string_value(json_object_get(o, "fs"));
 	const char *net = json_string_value(json_object_get(o, "net"));
-	const char *ws = json_string_value(json_object_get(o, "workspace"));
+	_cleanup_free_ char *ws = jstr_get(json_object_get(o, "workspace"));
 	const char *prof = json_string_value(json_object_get(o, "profile"));
 	if (!json_is_integer(ver) || json_integer_value(ver) > POLICY_VERSION ||
 	    json_integer_value(ver) < 1) {

@@ -34,6 +34,13 @@ struct run_request {
 	struct strv cmd;          /* the command and its arguments */
 	bool dry_run;
 	char *session_id;         /* chosen before the jail is built (agents), or NULL */
+	/* for the session store */
+	struct strv record_argv;  /* the command as the user gave it (agents: name + args), when
+				   * it differs from cmd */
+	char *agent_session_id;   /* the id the agent was told to use (claude --session-id) */
+	bool resume;              /* a rung of `agentjail resume`: an attempt of session_id */
+	int attempt_kind;         /* enum attempt_kind of that rung */
+	bool interrupted;         /* set by the run: agentjail itself got SIGTERM/SIGHUP/SIGINT */
 };
 
 /* The context the parser needs (plain values, from the host). */

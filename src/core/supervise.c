@@ -154,6 +154,8 @@ static void on_control(struct state *s)
 		stop_and_resume(s);
 	else if (m.type == CTL_LANDLOCK)
 		s->out->landlock = m.value;
+	else if (m.type == CTL_EXIT && (m.value & CTL_EXIT_SIGNALLED))
+		s->out->cmd_signal = (m.value & 0xffff) - 128;
 }
 
 static void on_status(struct state *s)
@@ -218,6 +220,13 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
 			on_status(&s);
+	}
+	/* init's last word (CTL_EXIT) may still wait in the socket when bwrap's pipe closes */
+	while (s.ctl_open) {
+		struct pollfd cp = {.fd = in->ctl, .events = POLLIN};
+		if (poll(&cp, 1, 0) <= 0 || !(cp.revents & (POLLIN | POLLHUP | POLLERR)))
+			break;
+		on_control(&s);
 	}
 	long v;
 	if (json_int(sb_str(&s.status), "exit-code", &v)) {

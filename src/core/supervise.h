@@ -27,6 +27,7 @@ struct supervise_out {
 	int term_signal;    /* a SIGTERM/SIGHUP/SIGINT agentjail received and passed on, or 0 */
 	bool killed;        /* the grace period ran out: the jail was killed */
 	int landlock;       /* CTL_LANDLOCK value, -1 if init did not report */
+	int cmd_signal;     /* the signal the command died of (init's CTL_EXIT), or 0 */
 };
 
 /* Runs until bwrap's status pipe closes. Returns -1 only for an internal failure (poll). */

@@ -1,0 +1,586 @@
+/* Session records for every run, and `agentjail sessions | show | rm | resume`. */
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "core/doctor.h"
+#include "core/hostfacts_probe.h"
+#include "core/profile.h"
+#include "core/resolve.h"
+#include "core/sessfmt.h"
+#include "core/store.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+/* A resume rung that fails within this long is followed by the next rung. */
+#define RESUME_FAST_MS 5000
+
+static char *state_dir(void)
+{
+	const char *home = getenv("HOME");
+	return doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"), getenv("XDG_STATE_HOME"),
+				home && home[0] == '/' ? home : "/");
+}
+
+/* ---- recording --------------------------------------------------------------------------- */
+
+static void rec_warn(struct sess_rec *r, const struct err *e)
+{
+	if (r->warned)
+		return;
+	r->warned = true;
+	char buf[2600];
+	err_format(e, buf, sizeof buf);
+	cmd_warn("this run is not recorded in the session store (%s); it runs anyway", buf);
+}
+
+static struct store *rec_store(struct sess_rec *r)
+{
+	if (r->st || r->failed)
+		return r->st;
+	_cleanup_free_ char *dir = state_dir();
+	struct err e = {0};
+	if (store_open(dir, NULL, &r->st, &e) < 0) {
+		r->failed = true;
+		r->st = NULL;
+		rec_warn(r, &e);
+	}
+	return r->st;
+}
+
+void cmd_rec_begin(struct sess_rec *r, const struct run_request *req, const struct bw_plan *plan,
+		   const char *bwrap_path)
+{
+	if (!req->session_id || !rec_store(r))
+		return;
+	struct session s = {0};
+	s.id = req->session_id;
+	s.profile = req->pol.profile;
+	s.argv = req->record_argv.n ? req->record_argv : req->cmd;
+	s.workspace = req->pol.workspace;
+	s.policy_json = policy_to_json(&req->pol);
+	if (plan) {
+		struct strv argv = STRV_INIT;
+		bw_plan_argv_redacted(plan, bwrap_path ? bwrap_path : "bwrap", &argv);
+		json_t *a = json_array();
+		for (size_t i = 0; i < argv.n; i++) {
+			json_t *v = json_string(argv.v[i]);
+			json_array_append_new(a, v ? v : json_pack("{s:s}", "hex", "?"));
+		}
+		s.bwrap_json = json_dumps(a, JSON_COMPACT);
+		json_decref(a);
+		strv_free(&argv);
+	}
+	s.agent_session_id = req->agent_session_id;
+	s.pid = getpid();
+	struct err e = {0};
+	if (store_proc_start(0, &s.pid_start, &e) < 0 || store_begin(r->st, &s, &e) < 0) {
+		rec_warn(r, &e);
+	} else {
+		r->id = xstrdup(s.id);
+	}
+	free(s.policy_json);
+	free(s.bwrap_json);
+}
+
+int cmd_rec_attempt(struct sess_rec *r, const char *id, int kind, const struct strv *argv,
+		    const char *agent_id)
+{
+	if (!rec_store(r))
+		return -1;
+	struct err e = {0};
+	long long start = 0;
+	int n = store_proc_start(0, &start, &e) < 0
+			? -1
+			: store_attempt_begin(r->st, id, (enum attempt_kind)kind, argv, getpid(),
+					      start, &e);
+	if (n < 0) {
+		rec_warn(r, &e);
+		return -1;
+	}
+	free(r->id);
+	r->id = xstrdup(id);
+	if (agent_id && store_set_agent_session_id(r->st, id, agent_id, &e) < 0)
+		rec_warn(r, &e);
+	return n;
+}
+
+void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, const char *moved)
+{
+	if (!r->id)
+		return;
+	json_t *o = json_pack("{s:s?, s:s?, s:s?}", "path", path, "what", what, "moved_to", moved);
+	char *d = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	struct err e = {0};
+	if (store_add_event(r->st, r->id, "violation.protected_path", d, &e) < 0)
+		rec_warn(r, &e);
+	free(d);
+}
+
+void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal)
+{
+	if (!r->id)
+		return;
+	enum sess_status st = SESS_EXITED;
+	int code = status;
+	if (term_signal) {
+		st = SESS_KILLED;
+		code = term_signal;
+	} else if (cmd_signal) {
+		st = SESS_SIGNALLED;
+		code = cmd_signal;
+	}
+	struct err e = {0};
+	if (store_finish(r->st, r->id, st, code, 0, &e) < 0)
+		rec_warn(r, &e);
+}
+
+void cmd_rec_close(struct sess_rec *r)
+{
+	store_close(r->st);
+	free(r->id);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- sessions, show, rm ------------------------------------------------------------------ */
+
+static int open_existing(struct store **st)
+{
+	_cleanup_free_ char *dir = state_dir();
+	_cleanup_free_ char *db = path_join(dir, STORE_DB_NAME);
+	struct stat sb;
+	if (stat(db, &sb) < 0) {
+		*st = NULL;
+		return 1; /* nothing recorded yet */
+	}
+	struct err e = {0};
+	if (store_open(dir, NULL, st, &e) < 0) {
+		cmd_print_err(&e);
+		return -1;
+	}
+	return 0;
+}
+
+static long utc_offset(void)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	return localtime_r(&now, &tm) ? tm.tm_gmtoff : 0;
+}
+
+static json_t *session_json(const struct session *s)
+{
+	json_t *argv = json_array();
+	for (size_t i = 0; i < s->argv.n; i++) {
+		json_t *v = json_string(s->argv.v[i]);
+		json_array_append_new(argv, v ? v : json_string("?"));
+	}
+	json_t *pol = s->policy_json ? json_loads(s->policy_json, 0, NULL) : NULL;
+	json_t *o = json_pack("{s:s, s:s?, s:o, s:s?, s:o, s:s, s:i, s:s?, s:I, s:I, s:I, s:i, s:I, "
+			      "s:I}",
+			      "id", s->id, "profile", s->profile, "argv", argv, "workspace",
+			      s->workspace, "policy", pol ? pol : json_null(), "status",
+			      sess_status_name(s->status), "exit_status", s->exit_status,
+			      "agent_session_id", s->agent_session_id, "pid", (json_int_t)s->pid,
+			      "started_ms", (json_int_t)s->started_ms, "ended_ms",
+			      (json_int_t)s->ended_ms, "attempts", s->attempts, "events",
+			      (json_int_t)s->n_events, "violations", (json_int_t)s->n_violations);
+	if (!o)
+		o = json_pack("{s:s}", "id", s->id);
+	char *summary = sessfmt_policy(s->policy_json ? s->policy_json : "");
+	json_object_set_new(o, "policy_summary", json_string(summary));
+	free(summary);
+	return o;
+}
+
+static void print_json(json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	printf("%s\n", s ? s : "null");
+	free(s);
+	json_decref(j);
+}
+
+int cmd_sessions(int argc, char **argv)
+{
+	bool all = false, json = false;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--all"))
+			all = true;
+		else if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: agentjail sessions [--all] [--json]\n"
+			       "  the sessions of this workspace (all of them with --all), newest "
+			       "first\n");
+			return 0;
+		} else {
+			cmd_warn("sessions: unexpected argument %s (usage: agentjail sessions [--all] "
+				 "[--json])",
+				 argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	struct store *st;
+	int o = open_existing(&st);
+	if (o < 0)
+		return 1;
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	_cleanup_free_ char *ws = cwd ? realpath(cwd, NULL) : NULL;
+	struct session *v = NULL;
+	size_t n = 0;
+	struct err e = {0};
+	if (st && store_list(st, all ? NULL : ws, 0, &v, &n, &e) < 0) {
+		cmd_print_err(&e);
+		store_close(st);
+		return 1;
+	}
+	if (json) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, session_json(&v[i]));
+		print_json(a);
+	} else if (n == 0) {
+		printf("no sessions %s yet%s\n", all ? "recorded" : "in this workspace",
+		       all ? "" : " (agentjail sessions --all shows every workspace)");
+	} else {
+		struct winsize w = {0};
+		struct sessfmt_opts fo = {.now_ms = store_now_ms(),
+					  .utc_offset_s = utc_offset(),
+					  .workspace = all,
+					  .home = getenv("HOME")};
+		if (isatty(1) && ioctl(1, TIOCGWINSZ, &w) == 0)
+			fo.width = w.ws_col;
+		char *t = sessfmt_sessions(v, n, &fo);
+		fputs(t, stdout);
+		free(t);
+	}
+	sessions_free(v, n);
+	store_close(st);
+	return 0;
+}
+
+/* store_get with the command layer's messages; 0, or the exit code. */
+static int get_session(struct store *st, const char *id, struct session *out)
+{
+	struct err e = {0};
+	int rc = st ? store_get(st, id, out, &e) : STORE_NONE;
+	if (rc == 0)
+		return 0;
+	if (!st)
+		cmd_warn("no session %s: nothing has been recorded yet", id);
+	else
+		cmd_print_err(&e);
+	return rc == STORE_NONE || rc == STORE_AMBIGUOUS ? EXIT_USAGE : 1;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	bool json = false;
+	const char *id = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (argv[i][0] != '-' && !id)
+			id = argv[i];
+		else {
+			cmd_warn("usage: agentjail show ID [--json]");
+			return EXIT_USAGE;
+		}
+	}
+	if (!id) {
+		cmd_warn("usage: agentjail show ID [--json] (agentjail sessions lists the ids)");
+		return EXIT_USAGE;
+	}
+	struct store *st;
+	if (open_existing(&st) < 0)
+		return 1;
+	struct session s;
+	int rc = get_session(st, id, &s);
+	if (rc) {
+		store_close(st);
+		return rc;
+	}
+	struct attempt *at = NULL;
+	size_t nat = 0;
+	struct err e = {0};
+	if (store_attempts(st, s.id, &at, &nat, &e) < 0)
+		cmd_print_err(&e);
+	if (json) {
+		json_t *o = session_json(&s);
+		json_t *atts = json_array();
+		for (size_t i = 0; i < nat; i++) {
+			json_t *av = json_array();
+			for (size_t k = 0; k < at[i].argv.n; k++) {
+				json_t *x = json_string(at[i].argv.v[k]);
+				json_array_append_new(av, x ? x : json_string("?"));
+			}
+			json_array_append_new(
+				atts, json_pack("{s:i, s:s, s:o, s:s, s:i, s:I, s:I}", "n", at[i].n,
+						"kind", attempt_kind_name(at[i].kind), "argv", av,
+						"status", sess_status_name(at[i].status),
+						"exit_status", at[i].exit_status, "started_ms",
+						(json_int_t)at[i].started_ms, "ended_ms",
+						(json_int_t)at[i].ended_ms));
+		}
+		json_object_set_new(o, "attempts_detail", atts);
+		json_t *bw = s.bwrap_json ? json_loads(s.bwrap_json, 0, NULL) : NULL;
+		json_object_set_new(o, "bwrap_argv", bw ? bw : json_null());
+		print_json(o);
+	} else {
+		long off = utc_offset();
+		_cleanup_free_ char *started = sessfmt_time(s.started_ms, off);
+		_cleanup_free_ char *ago = sessfmt_ago(s.started_ms, store_now_ms(), off);
+		_cleanup_free_ char *status = sessfmt_status(s.status, s.exit_status);
+		_cleanup_free_ char *pol = sessfmt_policy(s.policy_json ? s.policy_json : "");
+		_cleanup_free_ char *cmdline = sessfmt_argv(&s.argv);
+		_cleanup_free_ char *ws = fmt_clean(s.workspace ? s.workspace : "");
+		_cleanup_free_ char *took =
+			s.ended_ms ? sessfmt_duration(s.ended_ms - s.started_ms) : xstrdup("-");
+		printf("session    %s\n", s.id);
+		printf("profile    %s\n", s.profile ? s.profile : "(run)");
+		printf("command    %s\n", cmdline);
+		printf("workspace  %s\n", ws);
+		printf("policy     %s  %s\n", pol, s.policy_json ? s.policy_json : "");
+		printf("started    %s (%s)\n", started, ago);
+		printf("status     %s (took %s)\n", status, took);
+		if (s.agent_session_id) {
+			_cleanup_free_ char *a = fmt_clean(s.agent_session_id);
+			printf("agent id   %s\n", a);
+		}
+		printf("events     %lld (%lld violations)\n", s.n_events, s.n_violations);
+		for (size_t i = 0; i < nat; i++) {
+			_cleanup_free_ char *ac = sessfmt_argv(&at[i].argv);
+			_cleanup_free_ char *as = sessfmt_status(at[i].status, at[i].exit_status);
+			_cleanup_free_ char *aw = sessfmt_ago(at[i].started_ms, store_now_ms(), off);
+			printf("attempt %d  %-6s %-8s %s  %s\n", at[i].n,
+			       attempt_kind_name(at[i].kind), aw, as, ac);
+		}
+	}
+	attempts_free(at, nat);
+	session_free(&s);
+	store_close(st);
+	return 0;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+	if (argc < 1) {
+		cmd_warn("usage: agentjail rm ID... (agentjail sessions lists the ids)");
+		return EXIT_USAGE;
+	}
+	struct store *st;
+	if (open_existing(&st) < 0)
+		return 1;
+	int rc = 0;
+	for (int i = 0; i < argc; i++) {
+		struct session s;
+		int g = get_session(st, argv[i], &s);
+		if (g) {
+			rc = g;
+			continue;
+		}
+		struct err e = {0};
+		if (s.status == SESS_RUNNING) {
+			cmd_warn("session %s is running (agentjail pid %ld): not removed", s.id, s.pid);
+			rc = 1;
+		} else if (store_rm(st, s.id, &e) < 0) {
+			cmd_print_err(&e);
+			rc = 1;
+		} else {
+			printf("removed %s\n", s.id);
+		}
+		session_free(&s);
+	}
+	store_close(st);
+	return rc;
+}
+
+/* ---- resume ------------------------------------------------------------------------------ */
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The stored policy, ready to run again: --env values were never stored, so those variables
+ * pass through from the host now (when set), with a note. */
+static int stored_policy(const struct session *s, struct policy *pol)
+{
+	struct err e = {0};
+	if (!s->policy_json || policy_from_json(s->policy_json, pol, &e) < 0) {
+		if (!s->policy_json)
+			err_set(&e, 0, s->id, "the session has no stored policy");
+		cmd_print_err(&e);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < pol->env.n; i++) {
+		char *eq = strchr(pol->env.v[i], '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		cmd_warn("resume: the value given with --env %s was not stored; %s passes through "
+			 "from this environment if set",
+			 pol->env.v[i], pol->env.v[i]);
+	}
+	struct stat sb;
+	if (stat(pol->workspace, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		cmd_warn("resume: the session's workspace %s is gone", pol->workspace);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The ladder for an agent: its resume form, then (when that fails at once) a fresh start of
+ * the same agent with the same policy. Each rung is an attempt of the session. */
+static int resume_agent(const struct profile *pr, const struct session *s, struct run_request *req)
+{
+	int rc = 0;
+	struct resolved res = {0};
+	struct err e = {0};
+	const char *home = getenv("HOME");
+	if (cmd_find_agent(pr, home ? home : "/", req->pol.workspace, &res, &e) < 0) {
+		cmd_print_err(&e);
+		return EXIT_NOTFOUND;
+	}
+	bool sandboxed = req->pol.fs != FS_DANGER_FULL;
+	struct strv user_args = STRV_INIT; /* what the user gave the agent: argv[1…] */
+	for (size_t i = 1; i < s->argv.n; i++)
+		strv_push(&user_args, s->argv.v[i]);
+	/* rung 1: the agent's own resume form */
+	bool fresh = profile_resume_argv(pr, res.path, sandboxed, s->agent_session_id, &req->cmd) < 0;
+	if (!fresh) {
+		req->attempt_kind = ATTEMPT_RESUME;
+		long long t0 = mono_ms();
+		rc = cmd_run_request(req);
+		bool quick = mono_ms() - t0 < RESUME_FAST_MS;
+		fresh = !req->dry_run && rc != 0 && quick && rc != EXIT_JAIL && !req->interrupted;
+		if (fresh)
+			cmd_warn("resume: `%s` failed at once (exit %d); starting %s afresh with the "
+				 "same sandbox",
+				 req->cmd.v[0], rc, pr->name);
+	}
+	if (fresh) {
+		/* rung 2: a fresh start of the same agent, same policy, a new agent session */
+		strv_free(&req->cmd);
+		free(req->agent_session_id);
+		req->agent_session_id =
+			pr->session_flag && !profile_args_choose_session(pr, &user_args)
+				? hostfacts_new_uuid()
+				: NULL;
+		profile_argv(pr, res.path, sandboxed, req->agent_session_id, &user_args, &req->cmd);
+		req->attempt_kind = ATTEMPT_FRESH;
+		rc = cmd_run_request(req);
+	}
+	strv_free(&user_args);
+	resolved_free(&res);
+	return rc;
+}
+
+int cmd_resume(int argc, char **argv)
+{
+	const char *id = NULL;
+	bool last = false, dry = false;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--last"))
+			last = true;
+		else if (!strcmp(argv[i], "--dry-run"))
+			dry = true;
+		else if (argv[i][0] != '-' && !id)
+			id = argv[i];
+		else {
+			cmd_warn("usage: agentjail resume [ID | --last] [--dry-run]");
+			return EXIT_USAGE;
+		}
+	}
+	if ((id && last) || (!id && !last))
+		last = !id;
+	struct store *st;
+	int o = open_existing(&st);
+	if (o < 0)
+		return 1;
+	struct session s = {0};
+	if (last) {
+		_cleanup_free_ char *cwd = getcwd(NULL, 0);
+		_cleanup_free_ char *ws = cwd ? realpath(cwd, NULL) : NULL;
+		struct session *v = NULL;
+		size_t n = 0;
+		struct err e = {0};
+		if (st && store_list(st, ws, 1, &v, &n, &e) < 0) {
+			cmd_print_err(&e);
+			store_close(st);
+			return 1;
+		}
+		if (n == 0) {
+			cmd_warn("resume: no session in this workspace (agentjail sessions --all, then "
+				 "agentjail resume ID)");
+			store_close(st);
+			return EXIT_USAGE;
+		}
+		int g = get_session(st, v[0].id, &s);
+		sessions_free(v, n);
+		if (g) {
+			store_close(st);
+			return g;
+		}
+	} else {
+		int g = get_session(st, id, &s);
+		if (g) {
+			store_close(st);
+			return g;
+		}
+	}
+	store_close(st);
+	int rc;
+	struct run_request req = {0};
+	const struct profile *pr = NULL;
+	if (s.status == SESS_RUNNING) {
+		cmd_warn("session %s is still running (agentjail pid %ld)", s.id, s.pid);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	rc = stored_policy(&s, &req.pol);
+	if (rc)
+		goto out;
+	if (chdir(req.pol.workspace) < 0) {
+		cmd_warn("resume: cannot enter %s: %s", req.pol.workspace, strerror(errno));
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	req.dry_run = dry;
+	req.session_id = xstrdup(s.id);
+	req.resume = true;
+	strv_copy(&req.record_argv, &s.argv);
+
+	pr = req.pol.profile ? profile_find(req.pol.profile) : NULL;
+	if (req.pol.profile && !pr) {
+		cmd_warn("resume: the session's profile %s is unknown to this agentjail",
+			 req.pol.profile);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (!pr) {
+		/* a generic command resumes by running again */
+		strv_copy(&req.cmd, &s.argv);
+		req.attempt_kind = ATTEMPT_FRESH;
+		rc = cmd_run_request(&req);
+		goto out;
+	}
+	rc = resume_agent(pr, &s, &req);
+out:
+	session_free(&s);
+	run_request_free(&req);
+	return rc;
+}

@@ -76,6 +76,20 @@ for who in "${AJ_WHOS[@]}"; do
 		ok $? "$who: claude wrote into ~/.claude (writable, and it lasts)"
 		like "$(cat "$HOMEDIR/.claude.json" 2>/dev/null)" '"(firstStartTime|userID|numStartups)"' \
 			"$who: claude kept its state in ~/.claude.json"
+		# resume: claude's own --resume with the id agentjail gave it (--session-id)
+		aj_run "$who" -- sessions --json
+		SID=$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[0]["id"], d[0]["agent_session_id"])')
+		aj_run "$who" -e PATH="$APATH" -- resume --last
+		unlike "$OUT$ERR" 'ENOENT|No such file|Cannot find module|not recorded' \
+			"$who: resume --last runs claude again in the jail"
+		aj_run "$who" -- show "${SID%% *}" --json
+		got=$(printf '%s' "$OUT" | AID="${SID#* }" python3 -c '
+import json,os,sys
+d=json.load(sys.stdin); a=d["attempts_detail"]
+print(a[0]["kind"], a[1]["kind"], "--resume" in a[1]["argv"], os.environ["AID"] in a[1]["argv"],
+      "--dangerously-skip-permissions" in a[1]["argv"])' 2>&1)
+		is "$got" "start resume True True True" \
+			"$who: the resume attempt is claude --dangerously-skip-permissions --resume <its session id>"
 		aj_run "$who" -e PATH="$APATH" -- claude --dry-run -- -p hello
 		home_paths=$(printf '%s\n' "$OUT" | grep -o -- "-bind-fd [0-9]* $HOMEDIR/[^ ]*" |
 			sed "s|.* $HOMEDIR/||" | sort -u | tr '\n' ' ')

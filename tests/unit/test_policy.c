@@ -231,6 +231,75 @@ static void shell_quoting(void **state)
 	}
 }
 
+/* A policy survives the store: to JSON and back gives the same JSON, for every field. */
+static void json_round_trip(void **state)
+{
+	(void)state;
+	struct policy p;
+	policy_init(&p);
+	p.fs = FS_READ_ONLY;
+	p.net = NET_ON;
+	p.workspace = strdup("/home/u/proj");
+	p.workspace_explicit = true;
+	p.allow_ptrace = true;
+	strv_push(&p.rw, "/home/u/scratch");
+	strv_push(&p.ro, "/data");
+	strv_push(&p.hide, "/home/u/proj/secrets");
+	strv_push(&p.dev, "/dev/kvm");
+	strv_push(&p.env, "AWS_PROFILE");
+	strv_push(&p.env, "TOKEN=sekrit");
+	p.profile = strdup("claude");
+	strv_push(&p.agent_rw, "/home/u/.claude");
+	strv_push(&p.protect, "/home/u/.claude/settings.json");
+	strv_push(&p.setenv, "IS_SANDBOX=1");
+	char *j1 = policy_to_json(&p);
+	assert_null(strstr(j1, "sekrit"));
+	struct policy q;
+	struct err e = {0};
+	assert_int_equal(policy_from_json(j1, &q, &e), 0);
+	char *j2 = policy_to_json(&q);
+	assert_string_equal(j1, j2);
+	assert_int_equal(q.fs, FS_READ_ONLY);
+	assert_int_equal(q.net, NET_ON);
+	assert_true(q.workspace_explicit && q.allow_ptrace);
+	assert_string_equal(q.profile, "claude");
+	/* the value was never stored: it comes back redacted, for resume to warn about */
+	assert_string_equal(q.env.v[1], "TOKEN=<redacted>");
+	free(j1);
+	free(j2);
+	policy_free(&q);
+
+	/* a workspace that is not UTF-8 (JSON cannot hold it) survives as hex */
+	free(p.workspace);
+	p.workspace = strdup("/home/u/caf\xe9");
+	j1 = policy_to_json(&p);
+	assert_non_null(strstr(j1, "\"hex\""));
+	assert_int_equal(policy_from_json(j1, &q, &e), 0);
+	assert_string_equal(q.workspace, "/home/u/caf\xe9");
+	free(j1);
+	policy_free(&q);
+	policy_free(&p);
+
+	/* what is refused: not JSON, a newer version, a missing field */
+	static const char *const bad[] = {
+		"not json",
+		"{\"version\":99,\"fs\":\"read-only\",\"net\":\"off\",\"workspace\":\"/w\"}",
+		"{\"version\":1,\"fs\":\"sideways\",\"net\":\"off\",\"workspace\":\"/w\"}",
+		"{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\"}",
+		"{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\",\"workspace\":\"/w\","
+		"\"rw\":[1]}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		err_clear(&e);
+		if (policy_from_json(bad[i], &q, &e) != -1)
+			fail_msg("accepted: %s", bad[i]);
+		assert_true(e.what[0] != '\0');
+	}
+	err_clear(&e);
+	assert_int_equal(policy_from_json(bad[1], &q, &e), -1);
+	assert_non_null(strstr(e.hint, "upgrade"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +307,7 @@ int main(void)
 		cmocka_unit_test(rejections),	      cmocka_unit_test(refused_workspaces),
 		cmocka_unit_test(paths),	      cmocka_unit_test(env_rules),
 		cmocka_unit_test(json_redacts),    cmocka_unit_test(shell_quoting),
+		cmocka_unit_test(json_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

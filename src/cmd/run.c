@@ -43,6 +43,20 @@ static void rec_start(struct sess_rec *rec, const struct run_request *req,
 		cmd_rec_begin(rec, req, plan, bwrap);
 }
 
+/* The record is written while bwrap builds the jail; the command starts after it. */
+struct rec_hook {
+	struct sess_rec *rec;
+	const struct run_request *req;
+	const struct bw_plan *plan;
+	const char *bwrap;
+};
+
+static void rec_started(void *arg)
+{
+	struct rec_hook *h = arg;
+	rec_start(h->rec, h->req, h->plan, h->bwrap);
+}
+
 static int run_full_access(struct run_request *req, struct sess_rec *rec)
 {
 	cmd_warn("danger-full-access: running WITHOUT a sandbox (the command sees and can "
@@ -145,16 +159,16 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .test_errno = seccomp_test_errno()};
 	char *quarantine = path_join(hf->state_dir, "quarantine");
-	if (rec)
-		rec_start(rec, req, plan, bwrap);
+	struct rec_hook rh = {rec, req, plan, bwrap};
+	struct launch_hooks hooks = {.started = rec ? rec_started : NULL, .arg = &rh};
 	struct launch_result r;
-	int lr = launch_run(plan, bwrap, &sc, quarantine, &r, &e);
+	int lr = launch_run(plan, bwrap, &sc, quarantine, &hooks, &r, &e);
 	free(quarantine);
 	free(bwrap);
 	if (lr < 0) {
 		cmd_print_err(&e);
 		if (rec)
-			cmd_rec_end(rec, EXIT_JAIL, 0, 0);
+			cmd_rec_end(rec, EXIT_JAIL, 0, 0); /* when it got as far as recording */
 		return EXIT_JAIL;
 	}
 	report_violations(&r, rec);

@@ -95,7 +95,7 @@ static int probe_jail(const char *ws, const char *quarantine, const char *bwrap,
 	if (rc == 0) {
 		struct seccomp_opts sc = {.allow_ptrace = c.req.pol.allow_ptrace};
 		struct launch_result lr;
-		rc = launch_run(&c.plan, bwrap, &sc, quarantine, &lr, &sh->e);
+		rc = launch_run(&c.plan, bwrap, &sc, quarantine, NULL, &lr, &sh->e);
 		if (rc == 0) {
 			sh->started = lr.started;
 			sh->status = lr.status;

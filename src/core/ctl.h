@@ -14,6 +14,8 @@ enum ctl_type {
 	CTL_SIGNAL,      /* host → init: send value to the command's process group */
 	CTL_LANDLOCK,    /* init → host: Landlock ABI in the low byte, flags above (LL_*) */
 	CTL_EXEC_FAILED, /* init → host: the command could not be executed; value = errno */
+	CTL_GO,          /* host → init: start the command (sent once the session is recorded,
+			  * which happens while bwrap builds the jail) */
 };
 
 #define CTL_LL_FS 0x100      /* the writable view is enforced by Landlock too */

@@ -312,6 +312,18 @@ int init_main(int argc, char **argv)
 	if (sfd < 0)
 		return fail("cannot create a signalfd", errno);
 
+	/* the host records the session while bwrap builds the jail; the command starts only
+	 * once that is done. A signal passed on before then ends the jail without running it. */
+	for (bool go = a.ctl < 0; !go;) {
+		struct ctl_msg m;
+		int r = ctl_recv(a.ctl, &m);
+		if (r <= 0)
+			return fail("the host went away before the command started", r < 0 ? errno : 0);
+		if (m.type == CTL_GO)
+			go = true;
+		else if (m.type == CTL_SIGNAL)
+			return 128 + m.value;
+	}
 	int tty = find_tty();
 	pid_t child = fork();
 	if (child < 0)

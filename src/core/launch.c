@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/ctl.h"
 #include "core/pty.h"
 #include "core/supervise.h"
 #include "util/cleanup.h"
@@ -372,6 +373,7 @@ struct run_ctx {
 	unsigned which;
 	int tty_fd;
 	struct strv argv;
+	const struct launch_hooks *hooks;
 };
 
 static void run_ctx_free(struct run_ctx *c)
@@ -466,6 +468,10 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		(void)close(c->pty.slave);
 		c->pty.slave = -1;
 	}
+	if (c->hooks && c->hooks->started)
+		c->hooks->started(c->hooks->arg);
+	if (c->ctl >= 0)
+		(void)ctl_send(c->ctl, CTL_GO, 0); /* a jail that failed to start never reads it */
 	struct supervise_in in = {.bwrap = pid,
 				  .status_fd = c->status_read,
 				  .ctl = c->ctl,
@@ -503,11 +509,15 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 }
 
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
-	       const char *quarantine_dir, struct launch_result *r, struct err *e)
+	       const char *quarantine_dir, const struct launch_hooks *hooks,
+	       struct launch_result *r, struct err *e)
 {
 	memset(r, 0, sizeof *r);
 	r->landlock = -1;
-	struct run_ctx c = {.status_read = -1, .ctl = -1, .pty = {.master = -1, .slave = -1}};
+	struct run_ctx c = {.status_read = -1,
+			    .ctl = -1,
+			    .pty = {.master = -1, .slave = -1},
+			    .hooks = hooks};
 	struct snapshot before = {0};
 	int rc = setup(plan, bwrap, sc, &c, e);
 	if (rc == 0)

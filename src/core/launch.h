@@ -31,8 +31,15 @@ struct launch_result {
 /* Run the plan. Returns -1 (e filled) when the jail could not even be attempted
  * (an fd source that changed, no memory for the filter…): exit 125. Otherwise fills r; when
  * !r->started the jail failed during setup: exit 125 too. */
+/* Called once bwrap runs and before the command may start (the session record is written
+ * there, in parallel with bwrap building the jail). */
+struct launch_hooks {
+	void (*started)(void *arg);
+	void *arg;
+};
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
-	       const char *quarantine_dir, struct launch_result *r, struct err *e) WUR;
+	       const char *quarantine_dir, const struct launch_hooks *hooks,
+	       struct launch_result *r, struct err *e) WUR;
 void launch_result_free(struct launch_result *r);
 
 /* danger-full-access: run the command directly, no jail. Returns its shell-style status, or

@@ -55,23 +55,29 @@ static void make_agent_paths(const struct profile *pr, const struct policy *pol)
 		struct stat st;
 		if (lstat(p, &st) == 0 || (!dir && !pr->file_init))
 			continue;
-		int rc;
+		int rc, err = 0;
 		if (dir) {
 			rc = mkdir(p, 0700);
+			err = errno;
 		} else {
 			int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 			rc = fd < 0 ? -1 : 0;
+			err = errno;
 			size_t len = strlen(pr->file_init);
-			if (fd >= 0 && write(fd, pr->file_init, len) != (ssize_t)len)
+			if (fd >= 0 && write(fd, pr->file_init, len) != (ssize_t)len) {
 				rc = -1;
-			if (fd >= 0 && close(fd) < 0)
+				err = errno ? errno : ENOSPC;
+			}
+			if (fd >= 0 && close(fd) < 0 && rc == 0) {
 				rc = -1;
+				err = errno;
+			}
 			if (fd >= 0 && rc < 0)
-				unlink(p); /* nothing half-written left behind */
+				(void)unlink(p); /* nothing half-written left behind */
 		}
-		if (rc < 0 && errno != EEXIST)
+		if (rc < 0 && err != EEXIST)
 			cmd_warn("cannot create %s (%s): what %s saves there will not last", p,
-				 strerror(errno), pr->name);
+				 strerror(err), pr->name);
 	}
 }
 
@@ -156,6 +162,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		cmd_print_err(&e);
 		strv_free(&pargs);
 		strv_free(&agent_args);
+		run_request_free(&req);
 		return EXIT_USAGE;
 	}
 	if (!shim)
@@ -186,8 +193,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 	strv_push(&req.record_argv, pr->exe[0]);
 	strv_copy(&req.record_argv, &agent_args);
 	strv_free(&req.cmd);
-	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args,
-		     &req.cmd);
+	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args, &req.cmd);
 	if (!req.dry_run)
 		make_agent_paths(pr, &req.pol);
 	rc = cmd_run_request(&req);

@@ -163,19 +163,44 @@ static bool toolchain_binds(struct hostfacts *hf, const char *real, struct strv 
 	return false;
 }
 
-static void collect(struct hostfacts *hf, const struct strv *links, const char *real,
-		    struct resolved *out)
+/* Where credentials live: a program found there is never shown to a jail (its directory
+ * would come along). NULL when `p` is not in one. */
+static const char *secret_dir(const struct hostfacts *hf, const char *p)
 {
+	static const char *const secret[] = {".ssh",	       ".gnupg",	   ".aws",
+					     ".azure",	       ".config/gcloud",  ".kube",
+					     ".docker",	       ".password-store", ".netrc",
+					     ".git-credentials", ".pki",		   NULL};
+	for (size_t i = 0; hf->home && secret[i]; i++) {
+		_cleanup_free_ char *d = path_join(hf->home, secret[i]);
+		if (path_is_under(p, d))
+			return secret[i];
+	}
+	return NULL;
+}
+
+static int collect(struct hostfacts *hf, const struct strv *links, const char *real,
+		   struct resolved *out, struct err *e)
+{
+	const char *sec = secret_dir(hf, real);
+	for (size_t i = 0; !sec && i + 1 < links->n; i += 2)
+		sec = secret_dir(hf, links->v[i]);
+	if (sec) {
+		err_set(e, EACCES, real, "lies in ~/%s, which agentjail never shows a jail", sec);
+		err_hint(e, "install the program elsewhere (e.g. ~/.local/bin)");
+		return -1;
+	}
 	for (size_t i = 0; i + 1 < links->n; i += 2)
 		if (needs_showing(hf, links->v[i]))
 			push_pair_once(&out->links, links->v[i], links->v[i + 1]);
 	if (!needs_showing(hf, real))
-		return;
+		return 0;
 	if (toolchain_binds(hf, real, &out->binds))
-		return;
+		return 0;
 	_cleanup_free_ char *root = resolve_install_root(real);
 	if (needs_showing(hf, root))
 		bind_once(&out->binds, root);
+	return 0;
 }
 
 /* The interpreter a "#!" line names: a path, or a bare name for `env` to find on PATH. */
@@ -247,8 +272,12 @@ int resolve_command(struct hostfacts *hf, const char *name, const char *path_env
 		strv_free(&links);
 		return -1;
 	}
-	collect(hf, &links, out->real, out);
+	int c = collect(hf, &links, out->real, out, e);
 	strv_free(&links);
+	if (c < 0) {
+		resolved_free(out);
+		return -1;
+	}
 
 	/* a script needs its interpreter inside the jail too (and that one may be a script) */
 	char *cur = xstrdup(out->real);
@@ -268,8 +297,15 @@ int resolve_command(struct hostfacts *hf, const char *name, const char *path_env
 			resolved_free(out);
 			return -1;
 		}
-		collect(hf, &il, ireal, out);
+		int ci = collect(hf, &il, ireal, out, e);
 		strv_free(&il);
+		if (ci < 0) {
+			free(ipath);
+			free(ireal);
+			free(cur);
+			resolved_free(out);
+			return -1;
+		}
 		free(ipath);
 		free(out->interp);
 		out->interp = xstrdup(ireal);

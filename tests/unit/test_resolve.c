@@ -168,6 +168,14 @@ static const struct layout layouts[] = {
 	 "/home/u/.local/bin:/usr/bin", "agent", NULL, 0, "/home/u/.local/bin/agent",
 	 "/srv/tools/bin/agent", "/usr/bin/node", "/srv/tools/bin",
 	 "/home/u/.local/bin/agent>/srv/tools/bin/agent", NULL},
+	{"a program in ~/.ssh is never shown (its directory would come along)",
+	 "d /home/u/.ssh\nf /home/u/.ssh/helper 0755\nl /home/u/.local/bin/helper /home/u/.ssh/helper\n",
+	 "/home/u/.local/bin:/usr/bin", "helper", NULL, -1, NULL, NULL, NULL, NULL, NULL,
+	 "lies in ~/.ssh, which agentjail never shows a jail"},
+	{"... nor one whose interpreter lives in ~/.aws",
+	 "d /home/u/.aws\nf /home/u/.aws/py 0755\nf /home/u/.local/bin/t 0755\n"
+	 "head /home/u/.local/bin/t #!/home/u/.aws/py\n",
+	 "/home/u/.local/bin:/usr/bin", "t", NULL, -1, NULL, NULL, NULL, NULL, NULL, "~/.aws"},
 	{"a script interpreted by a script (two levels)",
 	 "f /home/u/.local/bin/a 0755\nhead /home/u/.local/bin/a #!/home/u/.local/bin/b\n"
 	 "f /home/u/.local/bin/b 0755\nhead /home/u/.local/bin/b #!/usr/bin/env bash\n",

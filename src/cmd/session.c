@@ -345,8 +345,9 @@ int cmd_show(int argc, char **argv)
 		_cleanup_free_ char *pol = sessfmt_policy(s.policy_json ? s.policy_json : "");
 		_cleanup_free_ char *cmdline = sessfmt_argv(&s.argv);
 		_cleanup_free_ char *ws = fmt_clean(s.workspace ? s.workspace : "");
+		long long from = s.last_started_ms ? s.last_started_ms : s.started_ms;
 		_cleanup_free_ char *took =
-			s.ended_ms ? sessfmt_duration(s.ended_ms - s.started_ms) : xstrdup("-");
+			s.ended_ms ? sessfmt_duration(s.ended_ms - from) : xstrdup("-");
 		printf("session    %s\n", s.id);
 		printf("profile    %s\n", s.profile ? s.profile : "(run)");
 		printf("command    %s\n", cmdline);

@@ -378,9 +378,11 @@ char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_o
 	struct strv cells = STRV_INIT;
 	for (size_t i = 0; i < n; i++) {
 		const struct session *s = &v[i];
+		/* the latest attempt's run: a session resumed days later did not take days */
+		long long from = s->last_started_ms ? s->last_started_ms : s->started_ms;
 		long long took = s->status == SESS_LOST	    ? -1
-				 : s->status == SESS_RUNNING ? o->now_ms - s->started_ms
-							     : s->ended_ms - s->started_ms;
+				 : s->status == SESS_RUNNING ? o->now_ms - from
+							     : s->ended_ms - from;
 		strv_push_take(&cells, xstrndup(s->id ? s->id : "", idlen));
 		strv_push_take(&cells, sessfmt_ago(s->started_ms, o->now_ms, o->utc_offset_s));
 		strv_push_take(&cells, sessfmt_duration(took));

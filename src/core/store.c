@@ -806,7 +806,9 @@ void *store_handle(struct store *st) { return st->db; }
 
 #define SESSION_COLS_(bwrap)                                                                \
 	"id, profile, argv, workspace, policy, " bwrap ", agent_session_id, pid, pid_start,"  \
-	" started_ms, ended_ms, status, exit_status, attempts, n_events, n_violations"
+	" started_ms, ended_ms, status, exit_status, attempts, n_events, n_violations,"      \
+	" (SELECT a.started_ms FROM attempts a WHERE a.session_id = sessions.id"           \
+	"  AND a.n = sessions.attempts)"
 #define SESSION_COLS SESSION_COLS_("bwrap")
 /* a listing leaves out the bwrap argv: the largest column, and no listing shows it */
 #define SESSION_LIST_COLS SESSION_COLS_("NULL")
@@ -831,6 +833,7 @@ static void row_session(sqlite3_stmt *s, struct session *o)
 	o->attempts = sqlite3_column_int(s, 13);
 	o->n_events = sqlite3_column_int64(s, 14);
 	o->n_violations = sqlite3_column_int64(s, 15);
+	o->last_started_ms = col_ll_or(s, 16, o->started_ms);
 }
 
 static int begin_tx(struct store *st, const struct session *s, long long started,

@@ -88,6 +88,8 @@ struct session {
 	long long pid_start;    /* its start time: /proc/PID/stat field 22, clock ticks since boot */
 	long long started_ms;   /* unix time in ms, of the first attempt */
 	long long ended_ms;     /* of the latest attempt; 0 while running and for lost */
+	long long last_started_ms; /* when the latest attempt started (read back; = started_ms
+				    * for a session of one attempt) */
 	enum sess_status status;    /* of the latest attempt */
 	int exit_status;        /* see enum sess_status; -1 when none */
 	int attempts;           /* number of attempts, 1 after store_begin */

@@ -365,10 +365,33 @@ static void sessions_listing(void **state)
 		session_free(&v[i]);
 }
 
+/* A session resumed a day later: TOOK is its latest attempt's run, not the day between. */
+static void took_of_resumed(void **state)
+{
+	(void)state;
+	long long now = 1800000000000LL;
+	struct session s = {0};
+	s.id = (char *)"0123abcd-0000-4000-8000-000000000000";
+	s.started_ms = now - 86400000LL;
+	s.last_started_ms = now - 60000;
+	s.ended_ms = now - 30000;
+	s.status = SESS_EXITED;
+	s.exit_status = 0;
+	s.attempts = 2;
+	s.policy_json = (char *)"{}";
+	struct sessfmt_opts o = {.now_ms = now};
+	char *t = sessfmt_sessions(&s, 1, &o);
+	assert_non_null(strstr(t, "1d ago"));    /* STARTED: a day ago... */
+	assert_non_null(strstr(t, "  30s  "));   /* ...TOOK: the latest run */
+	assert_null(strstr(t, "23h59m"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ago),		   cmocka_unit_test(durations),
+		cmocka_unit_test(took_of_resumed),
 		cmocka_unit_test(policies),	   cmocka_unit_test(statuses),
 		cmocka_unit_test(clean_and_width), cmocka_unit_test(cut),
 		cmocka_unit_test(argv_line),	   cmocka_unit_test(id_prefixes),

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -282,23 +283,6 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* mkdir -p with mode 0700 for the new ones (existing directories are left as they are). */
-static int mkdir_parents(const char *dir)
-{
-	_cleanup_free_ char *p = xstrdup(dir);
-	for (char *q = p + 1;; q++) {
-		if (*q != '/' && *q != '\0')
-			continue;
-		char c = *q;
-		*q = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return -1;
-		*q = c;
-		if (c == '\0')
-			return 0;
-	}
-}
-
 static int open_temp(const char *file, char **tmpl)
 {
 	*tmpl = xasprintf("%s.tmp.XXXXXX", file);
@@ -312,7 +296,7 @@ static void write_atomically(const char *file, const struct strbuf *content)
 	int fd = open_temp(file, &tmpl);
 	if (fd < 0 && errno == ENOENT) {
 		_cleanup_free_ char *dir = path_dirname(file);
-		if (mkdir_parents(dir) < 0)
+		if (fs_mkdirs(dir, 0700, NULL) < 0)
 			return;
 		free(tmpl);
 		fd = open_temp(file, &tmpl);

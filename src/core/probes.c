@@ -44,6 +44,7 @@
 #include "core/bwrap_argv.h"
 #include "core/landlock.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -130,28 +131,6 @@ static void judge_fails(struct probe_out *o, const char *what, long rc, int err)
 		set(o, PROBE_FAIL, "%s succeeded", what);
 	else
 		set(o, PROBE_PASS, "%s: %s", what, ename(err));
-}
-
-/* Read up to n-1 bytes of a file, NUL-terminated. Bytes read, or -1 with errno. */
-static ssize_t read_small(const char *path, char *buf, size_t n)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	size_t off = 0;
-	while (off + 1 < n) {
-		ssize_t r = read(fd, buf + off, n - 1 - off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		off += (size_t)r;
-	}
-	int saved = errno;
-	(void)close(fd);
-	errno = saved;
-	buf[off] = '\0';
-	return (ssize_t)off;
 }
 
 /* The whole of a (procfs) file, or NULL. */
@@ -245,10 +224,10 @@ static void proc_names(pid_t pid, char *argv0, size_t n0, char *comm, size_t nc)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	if (read_small(path, argv0, n0) < 0)
+	if (fs_read_small(path, argv0, n0) < 0)
 		argv0[0] = '\0';
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-	if (read_small(path, comm, nc) < 0)
+	if (fs_read_small(path, comm, nc) < 0)
 		comm[0] = '\0';
 	comm[strcspn(comm, "\n")] = '\0';
 }
@@ -265,7 +244,7 @@ static bool is_dead(pid_t pid)
 {
 	char path[64], st[512];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_small(path, st, sizeof st) < 0)
+	if (fs_read_small(path, st, sizeof st) < 0)
 		return true;
 	const char *paren = strrchr(st, ')');
 	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
@@ -1949,7 +1928,7 @@ static void p_canary(const struct probe_ctx *c, struct probe_out *o)
 		return;
 	}
 	char buf[256];
-	ssize_t n = read_small(c->canary, buf, sizeof buf);
+	ssize_t n = fs_read_small(c->canary, buf, sizeof buf);
 	const char *why = visible_by_policy(c, c->canary);
 	if (n < 0)
 		set(o, PROBE_PASS, "the canary in $HOME is out of reach: %s", ename(errno));
@@ -2000,7 +1979,7 @@ static void p_shadow(const struct probe_ctx *c, struct probe_out *o)
 {
 	(void)c;
 	char buf[64];
-	ssize_t n = read_small("/etc/shadow", buf, sizeof buf);
+	ssize_t n = fs_read_small("/etc/shadow", buf, sizeof buf);
 	if (n < 0 && errno == ENOENT)
 		set(o, PROBE_SKIP, "no /etc/shadow on this host");
 	else if (n < 0)
@@ -2152,7 +2131,7 @@ static void p_core_pattern(const struct probe_ctx *c, struct probe_out *o)
 	(void)c;
 	static const char path[] = "/proc/sys/kernel/core_pattern";
 	char cur[512];
-	ssize_t n = read_small(path, cur, sizeof cur);
+	ssize_t n = fs_read_small(path, cur, sizeof cur);
 	if (n < 0 && errno == ENOENT) {
 		set(o, PROBE_SKIP, "no %s here", path);
 		return;
@@ -2204,7 +2183,7 @@ static void p_kernel_info(const struct probe_ctx *c, struct probe_out *o)
 	int nbad = 0, present = 0;
 	for (size_t i = 0; i < ARRAY_LEN(files); i++) {
 		char b[64];
-		ssize_t n = read_small(files[i], b, sizeof b);
+		ssize_t n = fs_read_small(files[i], b, sizeof b);
 		present += exists(files[i]);
 		/* /proc/kallsyms is world-readable by design: only its addresses leak (zeroed
 		 * without CAP_SYSLOG) */

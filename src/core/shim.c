@@ -12,25 +12,9 @@
 #include "core/bwrap_argv.h"
 #include "core/profile.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/xalloc.h"
-
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
 
 bool shim_in_jail_from(const char *cmdline, size_t len, const char *status)
 {
@@ -45,15 +29,12 @@ bool shim_in_jail_from(const char *cmdline, size_t len, const char *status)
 bool shim_in_jail(void)
 {
 	char buf[64];
-	ssize_t n = read_small("/proc/1/cmdline", buf, sizeof buf);
+	ssize_t n = fs_read_small("/proc/1/cmdline", buf, sizeof buf);
 	if (n <= 0)
 		return false;
 	char st[8192];
-	ssize_t m = read_small("/proc/self/status", st, sizeof st - 1);
-	if (m <= 0)
-		return false;
-	st[m] = '\0';
-	return shim_in_jail_from(buf, (size_t)n, st);
+	return fs_read_small("/proc/self/status", st, sizeof st) > 0 &&
+	       shim_in_jail_from(buf, (size_t)n, st);
 }
 
 const struct profile *shim_profile(const char *argv0)
@@ -90,20 +71,14 @@ enum shim_state shim_check(const char *dir, const char *exe)
 	return !strcmp(path_basename(buf), "agentjail") ? SHIM_OURS : SHIM_FOREIGN;
 }
 
-static int mkdir_parents(const char *dir, struct err *e)
+static int make_shim_dir(const char *dir, struct err *e)
 {
 	_cleanup_free_ char *d = path_normalize("/", dir);
-	for (char *s = d + 1;; s++) {
-		bool end = *s == '\0';
-		if (*s == '/' || end) {
-			char c = *s;
-			*s = '\0';
-			if (mkdir(d, 0755) < 0 && errno != EEXIST)
-				return err_set(e, errno, d, "cannot create the shim directory");
-			*s = c;
-		}
-		if (end)
-			break;
+	char *failed = NULL;
+	if (fs_mkdirs(d, 0755, &failed) < 0) {
+		err_set(e, errno, failed, "cannot create the shim directory");
+		free(failed);
+		return -1;
 	}
 	struct stat st;
 	if (stat(d, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -115,7 +90,7 @@ int shim_install(const char *dir, const char *exe, const char *self, bool *exist
 		 struct err *e)
 {
 	*existed = false;
-	if (mkdir_parents(dir, e) < 0)
+	if (make_shim_dir(dir, e) < 0)
 		return -1;
 	_cleanup_free_ char *p = path_join(dir, exe);
 	switch (shim_check(dir, exe)) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -528,20 +529,12 @@ static int make_dir(const char *dir, struct err *e)
 		return check_dir(dir, e);
 	if (errno != ENOENT)
 		return err_set(e, errno, dir, "cannot examine the session store's directory");
-	_cleanup_free_ char *p = xstrdup(dir);
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-			err_set(e, errno, p, "cannot create the session store's directory");
-			err_hint(e, "set AGENTJAIL_STATE_DIR to a directory you can write");
-			return -1;
-		}
-		*s = c;
-		if (!c)
-			break;
+	char *failed = NULL;
+	if (fs_mkdirs(dir, 0700, &failed) < 0) {
+		err_set(e, errno, failed, "cannot create the session store's directory");
+		err_hint(e, "set AGENTJAIL_STATE_DIR to a directory you can write");
+		free(failed);
+		return -1;
 	}
 	return check_dir(dir, e);
 }

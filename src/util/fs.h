@@ -1,0 +1,13 @@
+/* fs: small filesystem helpers shared by modules (the few util pieces that make syscalls). */
+#pragma once
+#include <stddef.h>
+#include <sys/types.h>
+
+/* mkdir -p: every missing component of the absolute path `dir` is created with `mode`
+ * (existing ones are left as they are). 0, or -1 with errno set and, when failed is not NULL,
+ * *failed the component that could not be made (free it). */
+int fs_mkdirs(const char *dir, mode_t mode, char **failed);
+
+/* Read up to n-1 bytes of a file into buf, NUL-terminated (a /proc file, a canary). Bytes read,
+ * or -1 with errno. */
+ssize_t fs_read_small(const char *path, char *buf, size_t n);

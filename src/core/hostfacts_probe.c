@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/doctor.h"
 #include "core/etcscan.h"
 #include "core/gitinfo.h"
 #include "util/cleanup.h"
@@ -110,14 +111,6 @@ static void canon_list(struct strv *v)
 	}
 }
 
-static char *xdg_dir(const char *env, const char *home, const char *fallback)
-{
-	const char *v = getenv(env);
-	if (v && v[0] == '/')
-		return path_normalize("/", v);
-	return path_join(home, fallback);
-}
-
 char *hostfacts_new_uuid(void)
 {
 	unsigned char b[16];
@@ -206,18 +199,10 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 		return err_set(e, errno, ".", "cannot read the current directory");
 	hf->cwd = cwd;
 
-	const char *sd = getenv("AGENTJAIL_STATE_DIR");
-	char *state = sd && sd[0] == '/' ? path_normalize("/", sd)
-					  : xdg_dir("XDG_STATE_HOME", hf->home, ".local/state");
-	hf->state_dir = sd && sd[0] == '/' ? state : path_join(state, "agentjail");
-	if (hf->state_dir != state)
-		free(state);
-	char *cfg = xdg_dir("XDG_CONFIG_HOME", hf->home, ".config");
-	hf->config_dir = path_join(cfg, "agentjail");
-	free(cfg);
-	char *sc = canon_or_keep(hf->state_dir);
-	free(hf->state_dir);
-	hf->state_dir = sc;
+	_cleanup_free_ char *state = doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"),
+						      getenv("XDG_STATE_HOME"), hf->home);
+	hf->state_dir = canon_or_keep(state);
+	hf->config_dir = doctor_config_dir(getenv("XDG_CONFIG_HOME"), hf->home);
 
 	char *self = realpath("/proc/self/exe", NULL);
 	if (!self)

@@ -382,31 +382,19 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 				strv_push(&links, rc.links.v[i + 1]);
 			}
 	}
-	struct strv why = STRV_INIT; /* "p" PATH directory, "c" the command's needs */
-	for (size_t i = 0; i < bound.n; i++)
-		strv_push(&why, "p");
-	for (size_t i = 0; i < rc.binds.n; i++) {
-		if (!strv_contains(&bound, rc.binds.v[i])) {
-			strv_push(&bound, rc.binds.v[i]);
-			strv_push(&why, "c");
-		}
-	}
+	/* `bound` holds the PATH directories; the command's needs join them */
+	struct strv all = STRV_INIT;
+	strv_copy(&all, &bound);
+	for (size_t i = 0; i < rc.binds.n; i++)
+		if (!strv_contains(&all, rc.binds.v[i]))
+			strv_push(&all, rc.binds.v[i]);
 	/* parents before children; a child of a bound directory is already shown by it */
-	struct strv done = STRV_INIT, done_why = STRV_INIT;
-	for (;;) {
-		size_t best = bound.n;
-		for (size_t i = 0; i < bound.n; i++)
-			if (bound.v[i][0] && (best == bound.n || strcmp(bound.v[i], bound.v[best]) < 0))
-				best = i;
-		if (best == bound.n)
-			break;
-		const char *b = bound.v[best];
-		if (!path_is_under(b, pol->workspace) && !under_any(&done, b)) {
-			strv_push(&done, b);
-			strv_push(&done_why, why.v[best]);
-		}
-		bound.v[best][0] = '\0';
-	}
+	if (all.n)
+		qsort(all.v, all.n, sizeof *all.v, cmp_str);
+	struct strv done = STRV_INIT;
+	for (size_t i = 0; i < all.n; i++)
+		if (!path_is_under(all.v[i], pol->workspace) && !under_any(&done, all.v[i]))
+			strv_push(&done, all.v[i]);
 	for (size_t i = 0; i + 1 < links.n; i += 2) {
 		if (path_is_under(links.v[i], pol->workspace) || under_any(&done, links.v[i]))
 			continue; /* a bind shows the link as it is */
@@ -415,12 +403,11 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 	}
 	for (size_t i = 0; i < done.n; i++)
 		op_fd_bind(p, false, done.v[i], done.v[i],
-			   done_why.v[i][0] == 'p'
+			   strv_contains(&bound, done.v[i])
 				   ? "PATH directory under $HOME, read-only"
 				   : "what the command needs to run (its install tree, its "
 				     "interpreter), read-only");
-	strv_free(&why);
-	strv_free(&done_why);
+	strv_free(&all);
 	resolved_free(&rc);
 	strv_free(&done);
 	strv_free(&links);

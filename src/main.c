@@ -24,6 +24,17 @@ static const char usage[] =
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  --version                        print the version\n";
 
+/* Subcommands taking the arguments after their name. */
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{"run", cmd_run},	    {"doctor", cmd_doctor},   {"verify", cmd_verify},
+	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
+	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
+	{"shim", cmd_shim},
+};
+
 int main(int argc, char **argv)
 {
 	/* invoked through a shim (a link named like an agent): every argument is the agent's */
@@ -40,26 +51,9 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "__init"))
 		return init_main(argc, argv);
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 2, argv + 2);
-	if (!strcmp(cmd, "doctor"))
-		return cmd_doctor(argc - 2, argv + 2);
-	if (!strcmp(cmd, "verify"))
-		return cmd_verify(argc - 2, argv + 2);
-	if (!strcmp(cmd, "__probe"))
-		return cmd_probe(argc - 2, argv + 2);
-	if (!strcmp(cmd, "sessions"))
-		return cmd_sessions(argc - 2, argv + 2);
-	if (!strcmp(cmd, "show"))
-		return cmd_show(argc - 2, argv + 2);
-	if (!strcmp(cmd, "rm"))
-		return cmd_rm(argc - 2, argv + 2);
-	if (!strcmp(cmd, "resume"))
-		return cmd_resume(argc - 2, argv + 2);
-	if (!strcmp(cmd, "profiles"))
-		return cmd_profiles(argc - 2, argv + 2);
-	if (!strcmp(cmd, "shim"))
-		return cmd_shim(argc - 2, argv + 2);
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].fn(argc - 2, argv + 2);
 	const struct profile *pr = profile_find(cmd);
 	if (pr && !strcmp(pr->name, cmd))
 		return cmd_agent(pr, argc - 2, argv + 2, false);

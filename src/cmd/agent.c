@@ -28,18 +28,12 @@ static void env_strv(struct strv *out)
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		      struct resolved *res, struct err *e)
 {
-	struct hostfacts hf;
-	hostfacts_init(&hf);
-	hostfacts_use_host(&hf);
-	hf.home = xstrdup(home);
-	hf.cwd = xstrdup(cwd);
 	_cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
 	int rc = -1;
 	for (size_t i = 0; pr->exe[i] && rc < 0; i++) {
 		err_clear(e);
-		rc = resolve_command(&hf, pr->exe[i], getenv("PATH"), self, res, e);
+		rc = hostfacts_resolve(pr->exe[i], home, cwd, self, res, e);
 	}
-	hostfacts_free(&hf);
 	return rc;
 }
 

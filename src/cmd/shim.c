@@ -26,23 +26,17 @@ static const char usage[] =
 /* Where `exe` resolves on PATH: first hit (shims included), and the real one past the shims. */
 static void where(const char *exe, const char *home, const char *self, char **first, char **real)
 {
-	struct hostfacts hf;
-	hostfacts_init(&hf);
-	hostfacts_use_host(&hf);
-	hf.home = xstrdup(home);
-	hf.cwd = xstrdup("/");
 	struct resolved r;
 	struct err e = {0};
 	*first = *real = NULL;
-	if (resolve_command(&hf, exe, getenv("PATH"), NULL, &r, &e) == 0) {
+	if (hostfacts_resolve(exe, home, "/", NULL, &r, &e) == 0) {
 		*first = xstrdup(r.path);
 		resolved_free(&r);
 	}
-	if (resolve_command(&hf, exe, getenv("PATH"), self, &r, &e) == 0) {
+	if (hostfacts_resolve(exe, home, "/", self, &r, &e) == 0) {
 		*real = xstrdup(r.path);
 		resolved_free(&r);
 	}
-	hostfacts_free(&hf);
 }
 
 static bool dir_on_path(const char *dir)

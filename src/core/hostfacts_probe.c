@@ -17,6 +17,7 @@
 #include "core/doctor.h"
 #include "core/etcscan.h"
 #include "core/gitinfo.h"
+#include "core/resolve.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -182,6 +183,19 @@ void hostfacts_use_host(struct hostfacts *hf)
 	hf->probe = probe_lstat;
 	hf->list = probe_list;
 	hf->head = probe_head;
+}
+
+int hostfacts_resolve(const char *name, const char *home, const char *cwd, const char *skip_real,
+		      struct resolved *out, struct err *e)
+{
+	struct hostfacts hf;
+	hostfacts_init(&hf);
+	hostfacts_use_host(&hf);
+	hf.home = xstrdup(home);
+	hf.cwd = xstrdup(cwd);
+	int rc = resolve_command(&hf, name, getenv("PATH"), skip_real, out, e);
+	hostfacts_free(&hf);
+	return rc;
 }
 
 int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,

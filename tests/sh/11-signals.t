@@ -7,14 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
-PTYDRIVE=$(cd "$(dirname "$0")/../helpers" && pwd)/ptydrive.py
-# Debian's python3 (scripts/deps.sh) before whatever PATH offers: a version manager's shim can
-# cost a third of a second per start.
-PYTHON=/usr/bin/python3
-[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
-have_py=
-[ -n "$PYTHON" ] && [ -r "$PTYDRIVE" ] && have_py=1
-
 # --- helpers ------------------------------------------------------------------------------------
 
 . "$(dirname "$0")/ptylib.sh"

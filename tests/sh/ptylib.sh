@@ -1,5 +1,13 @@
 # Shared by the terminal tests (10-tty.t, 11-signals.t): agentjail wrappers and the pty driver.
-# Needs lib.sh sourced first, and PYTHON and PTYDRIVE set.
+# Needs lib.sh sourced first. Sets PTYDRIVE, PYTHON, and have_py when both are there.
+
+PTYDRIVE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../helpers" && pwd)/ptydrive.py
+# Debian's python3 (scripts/deps.sh) before whatever PATH offers: a version manager's shim can
+# cost a third of a second per start.
+PYTHON=/usr/bin/python3
+[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
+have_py=
+[ -n "$PYTHON" ] && [ -r "$PTYDRIVE" ] && have_py=1
 
 # aj_wrapper WHO [aj_cmd options] — W: a script that execs agentjail as WHO with the fixture's
 # environment, passing its own arguments (exec all the way: the script's pid is agentjail's).

@@ -19,14 +19,8 @@
 
 extern char **environ;
 
-static void env_strv(struct strv *out)
-{
-	for (char **ep = environ; ep && *ep; ep++)
-		strv_push(out, *ep);
-}
-
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
-		      struct resolved *res, struct err *e)
+		   struct resolved *res, struct err *e)
 {
 	_cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
 	int rc = -1;
@@ -163,7 +157,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		cmd_scrub_env_values(nopts, argv);
 	strv_free(&pargs);
 	struct strv env = STRV_INIT;
-	env_strv(&env);
+	strv_push_all(&env, environ);
 	profile_apply(pr, home, &env, &req.pol);
 	strv_free(&env);
 

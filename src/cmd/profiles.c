@@ -34,8 +34,7 @@ static void host_policy(const struct profile *pr, const char *home, struct polic
 {
 	policy_init(pol);
 	struct strv env = STRV_INIT;
-	for (char **ep = environ; ep && *ep; ep++)
-		strv_push(&env, *ep);
+	strv_push_all(&env, environ);
 	profile_apply(pr, home, &env, pol);
 	strv_free(&env);
 }

@@ -204,8 +204,7 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 	hostfacts_use_host(hf);
 	hf->uid = getuid();
 	hf->gid = getgid();
-	for (char **ep = environ_; ep && *ep; ep++)
-		strv_push(&hf->env, *ep);
+	strv_push_all(&hf->env, environ_);
 	if (find_home(hf, e) < 0)
 		return -1;
 	char *cwd = getcwd(NULL, 0);

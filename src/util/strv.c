@@ -63,3 +63,9 @@ char **strv_data(struct strv *s)
 	}
 	return s->v;
 }
+
+void strv_push_all(struct strv *dst, char *const *v)
+{
+	for (; v && *v; v++)
+		strv_push(dst, *v);
+}

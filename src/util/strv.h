@@ -17,5 +17,7 @@ void strv_pushf(struct strv *s, const char *fmt, ...) __attribute__((format(prin
 bool strv_contains(const struct strv *s, const char *str);
 void strv_free(struct strv *s);
 void strv_copy(struct strv *dst, const struct strv *src);
+/* Append (copies of) a NULL-terminated array such as environ; NULL appends nothing. */
+void strv_push_all(struct strv *dst, char *const *v);
 /* NULL-terminated view; never NULL */
 char **strv_data(struct strv *s);

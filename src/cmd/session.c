@@ -235,8 +235,7 @@ int cmd_sessions(int argc, char **argv)
 	int o = open_existing(&st);
 	if (o < 0)
 		return 1;
-	_cleanup_free_ char *cwd = getcwd(NULL, 0);
-	_cleanup_free_ char *ws = cwd ? realpath(cwd, NULL) : NULL;
+	_cleanup_free_ char *ws = realpath(".", NULL); /* this workspace */
 	struct session *v = NULL;
 	size_t n = 0;
 	struct err e = {0};
@@ -514,8 +513,7 @@ int cmd_resume(int argc, char **argv)
 		return 1;
 	struct session s = {0};
 	if (last) {
-		_cleanup_free_ char *cwd = getcwd(NULL, 0);
-		_cleanup_free_ char *ws = cwd ? realpath(cwd, NULL) : NULL;
+		_cleanup_free_ char *ws = realpath(".", NULL); /* this workspace */
 		struct session *v = NULL;
 		size_t n = 0;
 		struct err e = {0};

@@ -21,6 +21,7 @@
 
 #include "core/ctl.h"
 #include "core/pty.h"
+#include "core/suidscan.h"
 #include "core/supervise.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -522,11 +523,15 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	int rc = setup(plan, bwrap, sc, &c, e);
 	if (rc == 0)
 		rc = snapshot_take(&plan->watch, &before, e);
+	struct timespec since;
+	suidscan_mark(&since);
 	if (rc == 0)
 		rc = run_jail(bwrap, &c, r, e);
 	run_ctx_free(&c);
 	if (rc == 0 && snapshot_check(&before, quarantine_dir, &r->viol, &r->snap_err) < 0)
 		r->snapshot_failed = true;
+	if (rc == 0)
+		(void)suidscan_after_run(plan, &since, &r->viol);
 	snapshot_free(&before);
 	return rc;
 }

@@ -131,8 +131,9 @@ static void visit(struct scan *s, int dfd, const char *name, unsigned char type,
 	}
 	if (type != DT_DIR && type != DT_REG && type != DT_UNKNOWN)
 		return; /* symlinks, devices, sockets, fifos: no setuid meaning */
-	struct stat st;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	struct stat st = {.st_mode = S_IFDIR};
+	/* a directory needs no stat: opening it with O_NOFOLLOW|O_DIRECTORY checks its kind */
+	if (type != DT_DIR && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno != ENOENT)
 			add(s, sb_str(&s->path),
 			    xasprintf("could not be checked for a setuid bit (%s)", strerror(errno)));
@@ -151,8 +152,10 @@ static void visit(struct scan *s, int dfd, const char *name, unsigned char type,
 	}
 	_cleanup_close_ int fd = openat(dfd, name, DIR_FLAGS);
 	if (fd < 0) {
-		add(s, sb_str(&s->path),
-		    xasprintf("directory could not be scanned for setuid files (%s)", strerror(errno)));
+		if (errno != ENOENT)
+			add(s, sb_str(&s->path),
+			    xasprintf("directory could not be scanned for setuid files (%s)",
+				      strerror(errno)));
 		return;
 	}
 	walk_dir(s, steal_fd(&fd), depth + 1);

@@ -156,6 +156,8 @@ struct walk {
 	struct strbuf path;  /* the entry being visited, for error messages */
 	size_t entries;      /* entries seen so far in this walk */
 	bool made_top;       /* copy: the top destination entry was created (so it may be undone) */
+	uint64_t copied;     /* copy: bytes of file data written so far (holes not counted) */
+	bool capped;         /* copy: stopped at COPY_MAX_BYTES */
 	struct err *e;
 };
 
@@ -573,6 +575,76 @@ static int write_all(int fd, const uint8_t *p, size_t n)
  * setuid-root copy of something an agent planted must never come into being. */
 static mode_t copy_mode(const struct stat *st) { return st->st_mode & 0777; }
 
+/* A move aside copies at most this much file data per item (holes are free: a sparse file keeps
+ * them). Above it the copy stops, is undone, and the item is renamed in place instead (see
+ * copy_then_remove): a hostile multi-gigabyte file must not fill the state directory's disk nor
+ * hold the host process for minutes. */
+#define COPY_MAX_BYTES ((uint64_t)64 << 20)
+#define COPY_CAP_ERRNO EFBIG
+
+/* Copy [off, end) of in to out, through copy_file_range where the kernel can, else a buffer. */
+static int copy_range(struct walk *w, int in, int out, off_t off, off_t end)
+{
+	uint8_t buf[65536];
+	bool cfr = true;
+	while (off < end) {
+		size_t want = (size_t)(end - off < (off_t)(1 << 20) ? end - off : (1 << 20));
+		if (w->copied + want > COPY_MAX_BYTES) {
+			w->capped = true;
+			return walk_err(w, COPY_CAP_ERRNO, "file data exceeds the quarantine copy cap");
+		}
+		ssize_t r = -1;
+		if (cfr) {
+			off_t o_in = off, o_out = off;
+			r = copy_file_range(in, &o_in, out, &o_out, want, 0);
+			if (r < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP || errno == EPERM)) {
+				cfr = false;
+				continue;
+			}
+		} else {
+			r = pread(in, buf, want < sizeof buf ? want : sizeof buf, off);
+			if (r > 0 && (lseek(out, off, SEEK_SET) < 0 || write_all(out, buf, (size_t)r) < 0))
+				return walk_err(w, errno, "cannot write the copy of a file");
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return walk_err(w, errno, "cannot copy file data");
+		if (r == 0)
+			break; /* the file shrank: what is there is copied */
+		off += r;
+		w->copied += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* The data of `in` into `out`, keeping holes: only the extents SEEK_DATA finds are copied, and
+ * the size is set at the end (so a trailing hole stays one). A filesystem without SEEK_DATA
+ * reports the whole file as data. */
+static int copy_data(struct walk *w, int in, int out, off_t size)
+{
+	off_t off = 0;
+	while (off < size) {
+		off_t data = lseek(in, off, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break; /* only a hole is left */
+		if (data < 0)
+			return walk_err(w, errno, "cannot read file to copy it");
+		off_t hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0)
+			return walk_err(w, errno, "cannot read file to copy it");
+		if (hole > size)
+			hole = size;
+		if (copy_range(w, in, out, data, hole) < 0)
+			return -1;
+		off = hole > data ? hole : size;
+	}
+	if (ftruncate(out, size) < 0)
+		return walk_err(w, errno, "cannot write the copy of a file");
+	return 0;
+}
+
 static int copy_file_at(struct walk *w, int sdir, const char *sname, const struct stat *st,
 			int ddir, const char *dname, unsigned depth)
 {
@@ -587,18 +659,8 @@ static int copy_file_at(struct walk *w, int sdir, const char *sname, const struc
 	if (out < 0)
 		return walk_err(w, errno, "cannot create the copy of a file");
 	w->made_top |= depth == 0;
-	uint8_t buf[65536];
-	for (;;) {
-		ssize_t r = read(in, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return walk_err(w, errno, "cannot read file to copy it");
-		if (r == 0)
-			break;
-		if (write_all(out, buf, (size_t)r) < 0)
-			return walk_err(w, errno, "cannot write the copy of a file");
-	}
+	if (copy_data(w, in, out, st->st_size) < 0)
+		return -1;
 	if (fchmod(out, copy_mode(st)) < 0)
 		return walk_err(w, errno, "cannot set the mode of a copy");
 	/* close reports delayed write errors (NFS, quota): the copy is not done before it */
@@ -703,6 +765,38 @@ static int sync_fs_of(int dfd)
 
 /* Copy src to (ddir, dname), sync, then remove src. On failure undo the partial copy (only what
  * this call created) and leave src alone. `shown_dst` names the destination in messages. */
+/* Above the copy cap: rename src in place, within its own directory (so its own filesystem), to a
+ * name nothing loads (".envrc" becomes ".envrc.agentjail-too-large-<pid>"), and fail loudly
+ * with where it is. Never deleted: the user decides. If even that rename fails, src stays. */
+static int rename_in_place(const char *src, struct err *e)
+{
+	_cleanup_free_ char *parent = path_dirname(src);
+	const char *base = path_basename(src);
+	for (unsigned k = 0; k < 100; k++) {
+		_cleanup_free_ char *name =
+			k ? xasprintf("%s.agentjail-too-large-%d.%u", base, (int)getpid(), k)
+			  : xasprintf("%s.agentjail-too-large-%d", base, (int)getpid());
+		_cleanup_free_ char *full = path_join(parent, name);
+		if (renameat2(AT_FDCWD, src, AT_FDCWD, full, RENAME_NOREPLACE) == 0) {
+			err_set(e, COPY_CAP_ERRNO, src,
+				"more than %llu MiB of file data, too large to copy into the "
+				"quarantine: renamed in place to %s",
+				(unsigned long long)(COPY_MAX_BYTES >> 20), full);
+			err_hint(e, "inspect %s and delete it if you did not expect it", full);
+			return -1;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	int saved = errno;
+	err_set(e, saved, src,
+		"more than %llu MiB of file data, too large to copy into the quarantine, and it "
+		"cannot be renamed in place either: LEFT WHERE IT IS",
+		(unsigned long long)(COPY_MAX_BYTES >> 20));
+	err_hint(e, "inspect %s and delete it if you did not expect it", src);
+	return -1;
+}
+
 static int copy_then_remove(const char *src, int ddir, const char *dname, const char *shown_dst,
 			    struct err *e)
 {
@@ -719,6 +813,8 @@ static int copy_then_remove(const char *src, int ddir, const char *dname, const 
 		sb_free(&undo.path);
 	}
 	sb_free(&w.path);
+	if (r < 0 && w.capped)
+		return rename_in_place(src, e);
 	if (r < 0)
 		return -1;
 	walk_init(&w, src, e);

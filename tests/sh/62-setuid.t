@@ -96,6 +96,37 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$(setid "$WS/old-suid")" setid "$who: a setuid file from before the run is left alone"
 	unlike "$ERR" "old-suid" "$who: … and not reported"
 	chmod 0755 "$WS/old-suid"
+
+	# --- item 9: a protected path moved aside across filesystems ------------------------------
+	qs=$(mktemp -d /dev/shm/agentjail-q.XXXXXX)
+	AJ_CLEAN+=("$qs")
+	chmod 0755 "$qs"
+	aj_chown "$qs"
+	if [ "$(stat -c %d "$qs")" = "$(stat -c %d "$WS")" ]; then
+		skip "$who: sparse and capped quarantine copies" "/dev/shm is on the workspace's filesystem"
+		continue
+	fi
+	rm -f "$WS/.envrc"
+	t0=$(date +%s%N)
+	aj_run "$who" -e "AGENTJAIL_STATE_DIR=$qs" -- run -- sh -c \
+		'truncate -s 1G .envrc && printf "export X=1\n" | dd of=.envrc conv=notrunc 2>/dev/null'
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	diag "$who: a run leaving a 1 GiB sparse .envrc took $ms ms"
+	like "$ERR" "violation: .*/\.envrc appeared.*moved aside to $qs" "$who: a 1 GiB sparse .envrc is moved aside to the quarantine on another filesystem"
+	q=$(find "$qs" -name .envrc -type f | head -n1)
+	is "$(stat -c %s "$q" 2>&1)" 1073741824 "$who: … whole (1 GiB apparent size)"
+	kb=$(du -k "$q" 2>/dev/null | cut -f1)
+	ok $(( ${kb:-999999} < 1024 ? 0 : 1 )) "$who: … and sparse (du: ${kb:-?} KiB)"
+	ok $(( ms < 5000 ? 0 : 1 )) "$who: … fast ($ms ms)"
+	check "$who: … and gone from the workspace" test ! -e "$WS/.envrc"
+
+	aj_run "$who" -e "AGENTJAIL_STATE_DIR=$qs" -- run -- sh -c 'head -c 70M /dev/zero > .envrc'
+	like "$ERR" "violation: .*/\.envrc appeared .*too large to copy into the quarantine: renamed in place to $WS/\.envrc\.agentjail-too-large-" \
+		"$who: 70 MiB of data is above the copy cap: the violation says so, loudly"
+	check "$who: … the .envrc is no longer there under its name" test ! -e "$WS/.envrc"
+	n=$(find "$WS" -maxdepth 1 -name '.envrc.agentjail-too-large-*' -size 70M | wc -l)
+	is "$n" 1 "$who: … it was renamed in place, whole, not deleted"
+	rm -f "$WS"/.envrc.agentjail-too-large-*
 done
 aj_skip_missing_whos "setuid and setgid bits"
 

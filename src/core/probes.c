@@ -771,6 +771,84 @@ static void p_setuid_copy(const struct probe_ctx *c, struct probe_out *o)
 }
 
 /* ======================================================================================= */
+/* Setuid and setgid bits: no call may set them from inside (issue 10, item 4). Each probe works
+ * on a file of its own in the jail's scratch directory and removes it.                    */
+
+enum setid_how { SETID_CHMOD, SETID_FCHMODAT, SETID_OPEN, SETID_MKNOD };
+
+static long setid_call(enum setid_how how, const char *path, mode_t mode)
+{
+	switch (how) {
+	case SETID_CHMOD:
+		return chmod(path, mode);
+	case SETID_FCHMODAT:
+		return fchmodat(AT_FDCWD, path, mode, 0);
+	case SETID_OPEN: {
+		int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
+		if (fd >= 0)
+			(void)close(fd);
+		return fd;
+	}
+	case SETID_MKNOD:
+		return mknod(path, S_IFREG | mode, 0);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+/* PASS when the call is refused or the bit does not stick; FAIL when a file with it exists. */
+static void judge_setid(const struct probe_ctx *c, struct probe_out *o, enum setid_how how,
+			const char *what, mode_t mode)
+{
+	if (!c->scratch) {
+		set(o, PROBE_SKIP, "no writable temporary directory in the jail");
+		return;
+	}
+	_cleanup_free_ char *p = xasprintf("%s/." BAIT_PREFIX "setid-%s", c->scratch,
+					   c->token ? c->token : "probe");
+	(void)unlink(p);
+	if (how == SETID_CHMOD || how == SETID_FCHMODAT) {
+		int fd = open(p, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0700);
+		if (fd < 0) {
+			set(o, PROBE_SKIP, "cannot create a file in %s: %s", c->scratch, ename(errno));
+			return;
+		}
+		(void)close(fd);
+	}
+	long rc = setid_call(how, p, mode);
+	int err = errno;
+	struct stat st;
+	bool stuck = rc >= 0 && lstat(p, &st) == 0 && (st.st_mode & mode & (S_ISUID | S_ISGID));
+	(void)unlink(p);
+	if (stuck)
+		set(o, PROBE_FAIL, "%s made a file with mode %04o", what, (unsigned)(st.st_mode & 07777));
+	else if (rc >= 0)
+		set(o, PROBE_PASS, "%s succeeded but the bit was dropped", what);
+	else
+		set(o, PROBE_PASS, "%s: %s", what, ename(err));
+}
+
+static void p_setid_chmod(const struct probe_ctx *c, struct probe_out *o)
+{
+	judge_setid(c, o, SETID_CHMOD, "chmod(04755)", 04755);
+}
+
+static void p_setid_fchmodat(const struct probe_ctx *c, struct probe_out *o)
+{
+	judge_setid(c, o, SETID_FCHMODAT, "fchmodat(02755)", 02755);
+}
+
+static void p_setid_open(const struct probe_ctx *c, struct probe_out *o)
+{
+	judge_setid(c, o, SETID_OPEN, "open(O_CREAT, 04755)", 04755);
+}
+
+static void p_setid_mknod(const struct probe_ctx *c, struct probe_out *o)
+{
+	judge_setid(c, o, SETID_MKNOD, "mknod(S_IFREG|04755)", 04755);
+}
+
+/* ======================================================================================= */
 /* Terminals                                                                               */
 
 /* A fresh pty whose slave becomes our controlling terminal (the probe runs in a child of its
@@ -2349,8 +2427,8 @@ static void p_egress6(const struct probe_ctx *c, struct probe_out *o)
 /* The table                                                                               */
 
 const char *const probe_categories[] = {
-	"privileges",  "terminal",   "namespaces", "mount-api", "kernel",  "ptrace", "processes",
-	"inheritance", "filesystem", "devices",    "proc",      "network", NULL,
+	"privileges",  "setid",      "terminal",   "namespaces", "mount-api", "kernel",  "ptrace",
+	"processes",   "inheritance", "filesystem", "devices",   "proc",      "network", NULL,
 };
 
 /* clang-format off */
@@ -2360,6 +2438,10 @@ const struct probe_def probe_table[] = {
 	{"priv.seccomp",           "privileges",  p_seccomp},
 	{"priv.landlock",          "privileges",  p_landlock},
 	{"priv.setuid_copy",       "privileges",  p_setuid_copy},
+	{"setid.chmod",            "setid",       p_setid_chmod},
+	{"setid.fchmodat_setgid",  "setid",       p_setid_fchmodat},
+	{"setid.open_creat",       "setid",       p_setid_open},
+	{"setid.mknod",            "setid",       p_setid_mknod},
 	{"tty.tiocsti",            "terminal",    p_tiocsti},
 	{"tty.tiocsti_high_bits",  "terminal",    p_tiocsti_high},
 	{"tty.tiocsti_i386",       "terminal",    p_tiocsti_i386},

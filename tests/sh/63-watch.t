@@ -99,26 +99,47 @@ for who in "${AJ_WHOS[@]}"; do
 	unlike "$ERR" 'could not move' "$who: … without a failed move"
 
 	# --- chmod tricks do not stop the move aside ---------------------------------------------
-	aj_fresh_ws "$who"
-	rm -rf "${STATE:?}"/quarantine
-	aj_run "$who" -- run -- sh -c 'mkdir .vscode && echo {} > .vscode/tasks.json && chmod 555 .vscode && echo x > .envrc && chmod 555 .'
-	chmod u+w "$WS"
-	check "$who: chmod 555 .vscode / the workspace: .vscode is moved aside anyway" test ! -e "$WS/.vscode"
-	check "$who: … and .envrc too" test ! -e "$WS/.envrc"
-	unlike "$ERR" 'could not move' "$who: … no move failed"
-	is "$RC" 0 "$who: … and the run exits with the command's status"
-	n=$(find "$STATE/quarantine" \( -name .vscode -o -name .envrc \) 2>/dev/null | wc -l)
-	is "$n" 2 "$who: … both are in the state directory"
-
+	# Live: a directory made unwritable, then renamed into place in one step (moving it out of
+	# its parent needs write permission on it).
 	aj_fresh_ws "$who"
 	aj_host git -C "$WS" "${GIT_ID[@]}" init -q
 	rm -rf "$WS/.git/hooks"
 	aj_chown "$WS"
 	rm -rf "${STATE:?}"/quarantine
-	aj_run "$who" -- run -- sh -c 'mkdir -p .git/hooks; echo x > .git/hooks/pre-commit; chmod 555 .git/hooks .git/hooks/pre-commit; true'
-	check "$who: chmod 555 .git/hooks: it is moved aside anyway" test ! -e "$WS/.git/hooks"
-	unlike "$ERR" 'could not move' "$who: … no move failed"
-	is "$RC" 0 "$who: … exit 0"
+	aj_run "$who" -- run -- sh -c 'mkdir v && echo {} > v/tasks.json && chmod 555 v && mv v .vscode &&
+		mkdir .git/h && echo x > .git/h/pre-commit && chmod 555 .git/h && mv .git/h .git/hooks && sleep 0.5'
+	is "$RC" 0 "$who: chmod 555, then renamed into place during the run: the command ran through"
+	check "$who: … .vscode is moved aside anyway" test ! -e "$WS/.vscode"
+	check "$who: … .git/hooks too" test ! -e "$WS/.git/hooks"
+	unlike "$ERR" 'could not' "$who: … no move failed"
+	n=$(find "$STATE/quarantine" \( -name .vscode -o -name hooks \) 2>/dev/null | wc -l)
+	is "$n" 2 "$who: … both are in the state directory"
+
+	# After the run (the test build's live watch off): chmod 555 on the item and on the workspace.
+	aj_fresh_ws "$who"
+	aj_host git -C "$WS" "${GIT_ID[@]}" init -q
+	rm -rf "$WS/.git/hooks"
+	aj_chown "$WS"
+	rm -rf "${STATE:?}"/quarantine
+	aj_run "$who" -b agentjail-testbuild -e AGENTJAIL_TEST_NO_WATCH=1 -- run -- sh -c \
+		'mkdir .vscode .git/hooks && echo {} > .vscode/tasks.json && echo x > .git/hooks/pre-commit &&
+		chmod 555 .vscode .git/hooks .git/hooks/pre-commit && echo x > .envrc && chmod 555 .'
+	chmod u+w "$WS"
+	is "$RC" 0 "$who: chmod 555 .vscode, .git/hooks and the workspace, checked after the run: exit 0"
+	check "$who: … .vscode is moved aside" test ! -e "$WS/.vscode"
+	check "$who: … .git/hooks too" test ! -e "$WS/.git/hooks"
+	check "$who: … and .envrc" test ! -e "$WS/.envrc"
+	unlike "$ERR" 'could not' "$who: … no move failed"
+	n=$(find "$STATE/quarantine" \( -name .vscode -o -name hooks -o -name .envrc \) 2>/dev/null | wc -l)
+	is "$n" 3 "$who: … all three are in the state directory"
+
+	# On a terminal (raw mode): the live line stands on a line of its own, before the command ends.
+	aj_fresh_ws "$who"
+	aj_run "$who" -t -- run -- sh -c 'printf partial; echo x > .envrc; sleep 0.5; echo; echo command-done'
+	first=$(printf '%s\n' "$OUT" | grep -n -m1 '^agentjail: violation: .*\.envrc.* during the run; moved aside at once' | cut -d: -f1)
+	done_at=$(printf '%s\n' "$OUT" | grep -n -m1 '^command-done' | cut -d: -f1)
+	ok $(( ${first:-0} > 0 && ${done_at:-0} > ${first:-0} ? 0 : 1 )) \
+		"$who: on a terminal the live report is a line of its own, before the command ends"
 
 	# --- a move aside that cannot succeed: loud, and the run fails ---------------------------
 	aj_fresh_ws "$who"

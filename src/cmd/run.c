@@ -206,8 +206,10 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	free(bwrap);
 	if (lr < 0) {
 		cmd_print_err(&e);
+		report_violations(&r, rec); /* what the live watch moved before the failure */
 		if (rec)
 			cmd_rec_end(rec, EXIT_JAIL, 0, 0); /* when it got as far as recording */
+		launch_result_free(&r);
 		return EXIT_JAIL;
 	}
 	report_violations(&r, rec);

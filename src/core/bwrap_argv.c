@@ -467,6 +467,98 @@ static void protected_candidates(struct hostfacts *hf, const char *root, struct 
 			strv_push_take(out, path_join(claude, kids->v[i]));
 }
 
+/* `path` read-only, and every directory between its root and it a mount point, so it cannot be
+ * renamed away and rebuilt (EBUSY). */
+static void protect_one(struct strv *prot, struct strv *selfb, const char *root, const char *path)
+{
+	strv_push(prot, path);
+	_cleanup_free_ char *d = path_dirname(path);
+	while (path_is_strict_ancestor(root, d)) {
+		if (!strv_contains(selfb, d))
+			strv_push(selfb, d);
+		char *up = path_dirname(d);
+		free(d);
+		d = up;
+	}
+}
+
+/* The innermost root `path` lies in, or NULL. */
+static const char *root_of(const struct strv *roots, const char *path)
+{
+	const char *root = NULL;
+	for (size_t r = 0; r < roots->n; r++)
+		if (path_is_under(path, roots->v[r]) && (!root || strlen(roots->v[r]) > strlen(root)))
+			root = roots->v[r];
+	return root;
+}
+
+/* A protected path that is (or is reached through) a symlink: the link itself stays watched, and
+ * its target, when it lies in a writable root (the agent's config dir included), is made
+ * read-only too, with the same rename guards. A target outside every writable root is read-only
+ * or invisible already. Returns whether the target was protected. */
+static bool protect_link_target(struct bw_plan *p, struct hostfacts *hf, const struct strv *roots,
+				const char *link, struct strv *prot, struct strv *selfb)
+{
+	_cleanup_free_ char *real = hf_realpath(hf, link, NULL);
+	enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
+	if (t != HF_DIR && t != HF_FILE) {
+		skip(p, link, "protected path is (or is reached through) a symlink whose target is "
+			      "missing or not a file or directory: watched, not bound");
+		return false;
+	}
+	const char *root = root_of(roots, real);
+	if (!root) {
+		skip(p, link, "protected path is (or is reached through) a symlink to outside the "
+			      "writable roots: already read-only or invisible");
+		return false;
+	}
+	for (size_t r = 0; r < roots->n; r++)
+		if (path_is_under(roots->v[r], real)) {
+			skip(p, link, "protected path is a symlink to a writable root itself (or "
+				      "above one): not made read-only, watched");
+			return false;
+		}
+	if (!strv_contains(&p->watch, real))
+		strv_push(&p->watch, real);
+	if (under_any(prot, real) || hf_has_symlink_below(hf, root, real))
+		return true;
+	protect_one(prot, selfb, root, real);
+	return true;
+}
+
+/* Symlinks inside protected directories (a hook `.git/hooks/pre-commit -> ../../scripts/x`) run
+ * on the host as well: their targets in writable roots become read-only too. Protected
+ * directories are small; the walk is bounded anyway. */
+#define LINKS_MAX_DEPTH 4
+#define LINKS_MAX_ENTRIES 512
+
+static void links_below(struct bw_plan *p, struct hostfacts *hf, const struct strv *roots,
+			const char *dir, int depth, size_t *seen, struct strv *prot,
+			struct strv *selfb)
+{
+	const struct strv *kids = hf_children(hf, dir);
+	for (size_t i = 0; i < kids->n && *seen < LINKS_MAX_ENTRIES; i++, (*seen)++) {
+		_cleanup_free_ char *k = path_join(dir, kids->v[i]);
+		enum hf_type t = hf_type(hf, k);
+		if (t == HF_SYMLINK)
+			(void)protect_link_target(p, hf, roots, k, prot, selfb);
+		else if (t == HF_DIR && depth < LINKS_MAX_DEPTH)
+			links_below(p, hf, roots, k, depth + 1, seen, prot, selfb);
+	}
+}
+
+static void protect_links_inside(struct bw_plan *p, struct hostfacts *hf,
+				 const struct strv *roots, struct strv *prot, struct strv *selfb)
+{
+	size_t seen = 0;
+	/* targets added while walking are appended to prot: only the directories there now */
+	for (size_t i = 0, n = prot->n; i < n; i++) {
+		_cleanup_free_ char *d = xstrdup(prot->v[i]);
+		if (hf_type(hf, d) == HF_DIR)
+			links_below(p, hf, roots, d, 1, &seen, prot, selfb);
+	}
+}
+
 static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable,
 			   const struct strv *agent_roots, const struct strv *agent_protect)
 {
@@ -507,29 +599,16 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 			continue;
 		if (under_any(&prot, c))
 			continue; /* an ancestor is already read-only */
-		const char *root = NULL;
-		for (size_t r = 0; r < roots.n; r++)
-			if (path_is_under(c, roots.v[r]) && (!root || strlen(roots.v[r]) > strlen(root)))
-				root = roots.v[r];
+		const char *root = root_of(&roots, c);
 		if (!root)
 			continue;
 		if (hf_has_symlink_below(hf, root, c)) {
-			skip(p, c, "protected path is (or is reached through) a symlink: watched, "
-				   "not bound");
+			protect_link_target(p, hf, &roots, c, &prot, &selfb);
 			continue;
 		}
-		strv_push(&prot, c);
-		/* every directory between the root and the path becomes a mount point, so it
-		 * cannot be renamed away and rebuilt (EBUSY) */
-		_cleanup_free_ char *d = path_dirname(c);
-		while (path_is_strict_ancestor(root, d)) {
-			if (!strv_contains(&selfb, d))
-				strv_push(&selfb, d);
-			char *up = path_dirname(d);
-			free(d);
-			d = up;
-		}
+		protect_one(&prot, &selfb, root, c);
 	}
+	protect_links_inside(p, hf, &roots, &prot, &selfb);
 	/* .git itself: a rename-proof mount point even when it holds no hooks or config */
 	for (size_t r = 0; r < writable->n; r++) {
 		_cleanup_free_ char *g = path_join(writable->v[r], ".git");

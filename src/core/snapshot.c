@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -905,13 +906,14 @@ struct check {
 	struct violations *out;
 	struct pending *pend;
 	size_t npend;
+	bool live;           /* during the run: move through a parent opened without symlinks */
 };
 
 static void add_violation(struct check *ck, const char *path, char *what, char *move_src)
 {
 	struct violations *out = ck->out;
 	out->v = xrealloc(out->v, (out->n + 1) * sizeof *out->v);
-	out->v[out->n] = (struct violation){xstrdup(path), what, NULL};
+	out->v[out->n] = (struct violation){.path = xstrdup(path), .what = what};
 	if (move_src) {
 		ck->pend = xrealloc(ck->pend, (ck->npend + 1) * sizeof *ck->pend);
 		ck->pend[ck->npend++] = (struct pending){out->n, move_src};
@@ -1055,24 +1057,72 @@ static int rename_noreplace(const char *src, int ddir, const char *dname)
 	return renameat(AT_FDCWD, src, ddir, dname);
 }
 
+/* chmod u+rwx through an O_PATH fd (the inode it names, never a symlink's target). */
+static void owner_rwx(int fd, const struct stat *st)
+{
+	if ((st->st_mode & 0700) == 0700 || st->st_uid != geteuid())
+		return;
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if (chmod(proc, (st->st_mode & 07777) | 0700) < 0)
+		return; /* best effort: the move that follows reports what still fails */
+}
+
+/* A move needs write and search permission on the directory it moves from, and on the item when
+ * it is a directory (its ".." entry changes). An agent takes them away (`chmod 555 .git/hooks`)
+ * to make the move fail: give them back to the owner first. Nothing is followed: the parent is
+ * opened with no symlink anywhere on its path, the item without following it. The paths moved
+ * are protected paths (or a symlink planted in their parent chain), so both lie in a writable
+ * root or are one. Root needs none of this (it bypasses the permission bits). */
+static void loosen_for_move(const char *src)
+{
+	if (geteuid() == 0)
+		return;
+	_cleanup_free_ char *parent = path_dirname(src);
+	_cleanup_close_ int pfd = fs_open_nofollow(parent, O_PATH | O_DIRECTORY);
+	struct stat st;
+	if (pfd < 0 || fstat(pfd, &st) < 0)
+		return;
+	owner_rwx(pfd, &st);
+	_cleanup_close_ int ifd =
+		openat(pfd, path_basename(src), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (ifd >= 0 && fstat(ifd, &st) == 0 && S_ISDIR(st.st_mode))
+		owner_rwx(ifd, &st);
+}
+
 /* Move src to stamp/<src without its leading slash>; returns that path or NULL with *e set. */
 static char *move_one(struct check *ck, const char *src, struct err *e)
 {
 	if (ensure_stamp(ck, e) < 0)
 		return NULL;
+	loosen_for_move(src);
 	_cleanup_free_ char *dst = path_join(ck->stamp, src);
 	_cleanup_free_ char *parent = path_dirname(src);
 	_cleanup_close_ int pfd = mkdirs_at(ck->stampfd, ck->stamp, parent, true, e);
 	if (pfd < 0)
 		return NULL;
 	const char *base = path_basename(src);
-	if (rename_noreplace(src, pfd, base) == 0)
+	/* live, the agent still runs: the parent is pinned (no symlink on its way), and the move
+	 * goes through it, so a directory swapped for a symlink meanwhile is not followed */
+	_cleanup_close_ int sfd = -1;
+	_cleanup_free_ char *pinned = NULL;
+	if (ck->live) {
+		_cleanup_free_ char *sparent = path_dirname(src);
+		sfd = fs_open_nofollow(sparent, O_PATH | O_DIRECTORY);
+		if (sfd < 0) {
+			err_set(e, errno, sparent, "cannot open the directory to move from");
+			return NULL;
+		}
+		pinned = xasprintf("/proc/self/fd/%d/%s", sfd, base);
+	}
+	const char *from = pinned ? pinned : src;
+	if (rename_noreplace(from, pfd, base) == 0)
 		return steal_pointer(&dst);
 	if (errno != EXDEV) {
 		err_set(e, errno, src, "cannot move protected path to %s", dst);
 		return NULL;
 	}
-	if (copy_then_remove(src, pfd, base, dst, e) < 0)
+	if (copy_then_remove(from, pfd, base, dst, e) < 0)
 		return NULL;
 	return steal_pointer(&dst);
 }
@@ -1117,7 +1167,33 @@ static void move_all(struct check *ck)
 		char *what = xasprintf("%s (could not move: %s)", v->what, msg);
 		free(v->what);
 		v->what = what;
+		v->move_failed = true;
 	}
+}
+
+static void check_free(struct check *ck)
+{
+	for (size_t i = 0; i < ck->npend; i++)
+		free(ck->pend[i].src);
+	free(ck->pend);
+	free(ck->stamp);
+	if (ck->stampfd >= 0)
+		close(ck->stampfd);
+}
+
+void snapshot_move_now(const char *path, const char *quarantine_dir, struct violations *out)
+{
+	/* only what is there, reached without a symlink anywhere on the way */
+	_cleanup_close_ int fd = fs_open_nofollow(path, O_PATH | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return;
+	struct check ck = {.qdir = quarantine_dir, .stampfd = -1, .out = out, .live = true};
+	add_violation(&ck, path,
+		      xstrdup(S_ISLNK(st.st_mode) ? "appeared (a symlink)" : "appeared"),
+		      xstrdup(path));
+	move_all(&ck);
+	check_free(&ck);
 }
 
 int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
@@ -1131,11 +1207,6 @@ int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
 	for (size_t i = 0; i < before->n; i++)
 		check_one(&ck, &before->e[i]);
 	move_all(&ck);
-	for (size_t i = 0; i < ck.npend; i++)
-		free(ck.pend[i].src);
-	free(ck.pend);
-	free(ck.stamp);
-	if (ck.stampfd >= 0)
-		close(ck.stampfd);
+	check_free(&ck);
 	return 0;
 }

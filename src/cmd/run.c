@@ -118,6 +118,8 @@ static void report_violations(const struct launch_result *r, struct sess_rec *re
 		const struct violation *v = &r->viol.v[i];
 		if (rec)
 			cmd_rec_violation(rec, v->path, v->what, v->moved_to);
+		if (v->reported)
+			continue; /* printed the moment the live watch moved it */
 		if (v->moved_to)
 			cmd_warn("violation: protected path %s %s during the run; moved aside to %s",
 				 v->path, v->what, v->moved_to);

@@ -402,9 +402,12 @@ static void on_watch(void *arg)
 	struct run_ctx *c = arg;
 	size_t first = c->r->viol.n;
 	size_t n = watch_handle(c->watch, &c->r->viol);
-	for (size_t i = first; i < first + n; i++)
-		if (c->hooks && c->hooks->violation)
-			c->hooks->violation(c->hooks->arg, &c->r->viol.v[i]);
+	for (size_t i = first; i < first + n; i++) {
+		if (!c->hooks || !c->hooks->violation)
+			continue;
+		c->hooks->violation(c->hooks->arg, &c->r->viol.v[i]);
+		c->r->viol.v[i].reported = true;
+	}
 }
 
 /* Watch the protected paths that are missing now (those cannot be bound read-only). */

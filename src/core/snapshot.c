@@ -767,11 +767,13 @@ static int sync_fs_of(int dfd)
 /* Copy src to (ddir, dname), sync, then remove src. On failure undo the partial copy (only what
  * this call created) and leave src alone. `shown_dst` names the destination in messages. */
 /* Above the copy cap: rename src in place, within its own directory (so its own filesystem), to a
- * name nothing loads (".envrc" becomes ".envrc.agentjail-too-large-<pid>"), and fail loudly
- * with where it is. Never deleted: the user decides. If even that rename fails, src stays. */
-static int rename_in_place(const char *src, struct err *e)
+ * name nothing loads (".envrc" becomes ".envrc.agentjail-too-large-<pid>"). Never deleted: the
+ * user decides. Returns 1 with *renamed (named after `shown`, the path the user knows; `src` may
+ * be a /proc/self/fd path) and e telling why; -1 when even that rename fails: src stays. */
+static int rename_in_place(const char *src, const char *shown, char **renamed, struct err *e)
 {
 	_cleanup_free_ char *parent = path_dirname(src);
+	_cleanup_free_ char *shown_parent = path_dirname(shown);
 	const char *base = path_basename(src);
 	for (unsigned k = 0; k < 100; k++) {
 		_cleanup_free_ char *name =
@@ -779,30 +781,35 @@ static int rename_in_place(const char *src, struct err *e)
 			  : xasprintf("%s.agentjail-too-large-%d", base, (int)getpid());
 		_cleanup_free_ char *full = path_join(parent, name);
 		if (renameat2(AT_FDCWD, src, AT_FDCWD, full, RENAME_NOREPLACE) == 0) {
-			err_set(e, COPY_CAP_ERRNO, src,
+			*renamed = path_join(shown_parent, name);
+			err_set(e, COPY_CAP_ERRNO, shown,
 				"more than %llu MiB of file data, too large to copy into the "
 				"quarantine: renamed in place to %s",
-				(unsigned long long)(COPY_MAX_BYTES >> 20), full);
-			err_hint(e, "inspect %s and delete it if you did not expect it", full);
-			return -1;
+				(unsigned long long)(COPY_MAX_BYTES >> 20), *renamed);
+			err_hint(e, "inspect %s and delete it if you did not expect it", *renamed);
+			return 1;
 		}
 		if (errno != EEXIST)
 			break;
 	}
 	int saved = errno;
-	err_set(e, saved, src,
+	err_set(e, saved, shown,
 		"more than %llu MiB of file data, too large to copy into the quarantine, and it "
 		"cannot be renamed in place either: LEFT WHERE IT IS",
 		(unsigned long long)(COPY_MAX_BYTES >> 20));
-	err_hint(e, "inspect %s and delete it if you did not expect it", src);
+	err_hint(e, "inspect %s and delete it if you did not expect it", shown);
 	return -1;
 }
 
-static int copy_then_remove(const char *src, int ddir, const char *dname, const char *shown_dst,
-			    struct err *e)
+/* Copy src to (ddir, dname), sync, then remove src. On failure undo the partial copy (only what
+ * this call created) and leave src alone. `shown_src` and `shown_dst` name both ends in messages.
+ * Returns 0 when moved, 1 when src was above the copy cap and renamed in place instead
+ * (*renamed, and e says why), -1 on failure. */
+static int copy_then_remove(const char *src, const char *shown_src, int ddir, const char *dname,
+			    const char *shown_dst, char **renamed, struct err *e)
 {
 	struct walk w;
-	walk_init(&w, src, e);
+	walk_init(&w, shown_src, e);
 	int r = copy_at(&w, AT_FDCWD, src, ddir, dname, 0);
 	if (r == 0 && sync_fs_of(ddir) < 0)
 		r = err_set(e, errno, shown_dst, "cannot sync the copy of a protected path");
@@ -815,10 +822,10 @@ static int copy_then_remove(const char *src, int ddir, const char *dname, const 
 	}
 	sb_free(&w.path);
 	if (r < 0 && w.capped)
-		return rename_in_place(src, e);
+		return rename_in_place(src, shown_src, renamed, e);
 	if (r < 0)
 		return -1;
-	walk_init(&w, src, e);
+	walk_init(&w, shown_src, e);
 	r = remove_at(&w, AT_FDCWD, src, 0);
 	sb_free(&w.path);
 	if (r < 0)
@@ -832,7 +839,9 @@ int move_aside_copy(const char *src, const char *dst, struct err *e)
 	_cleanup_close_ int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return err_set(e, errno, parent, "cannot open the directory to copy into");
-	return copy_then_remove(src, pfd, path_basename(dst), dst, e);
+	_cleanup_free_ char *renamed = NULL;
+	/* renamed in place (above the cap) is still a failure to this caller: e says where */
+	return copy_then_remove(src, src, pfd, path_basename(dst), dst, &renamed, e) == 0 ? 0 : -1;
 }
 
 /* mkdir (0700) unless it exists, then open it as a directory; *what says what failed. New
@@ -1091,7 +1100,9 @@ static void loosen_for_move(const char *src)
 }
 
 /* Move src to stamp/<src without its leading slash>; returns that path or NULL with *e set. */
-static char *move_one(struct check *ck, const char *src, struct err *e)
+/* Returns where src went (NULL with e on failure); *in_place is set when it was too large for
+ * the quarantine and went to a harmless name beside itself instead. */
+static char *move_one(struct check *ck, const char *src, bool *in_place, struct err *e)
 {
 	if (ensure_stamp(ck, e) < 0)
 		return NULL;
@@ -1122,9 +1133,12 @@ static char *move_one(struct check *ck, const char *src, struct err *e)
 		err_set(e, errno, src, "cannot move protected path to %s", dst);
 		return NULL;
 	}
-	if (copy_then_remove(from, pfd, base, dst, e) < 0)
+	char *renamed = NULL;
+	int r = copy_then_remove(from, src, pfd, base, dst, &renamed, e);
+	if (r < 0)
 		return NULL;
-	return steal_pointer(&dst);
+	*in_place = r == 1;
+	return r == 1 ? renamed : steal_pointer(&dst);
 }
 
 static int cmp_pending(const void *a, const void *b)
@@ -1159,10 +1173,18 @@ static void move_all(struct check *ck)
 		if (v->moved_to)
 			continue;
 		struct err e = {0};
-		v->moved_to = move_one(ck, ck->pend[i].src, &e);
+		bool in_place = false;
+		v->moved_to = move_one(ck, ck->pend[i].src, &in_place, &e);
+		char msg[2048];
+		if (v->moved_to && in_place) {
+			/* the protected name is free again, so the violation is undone; say how */
+			err_format(&e, msg, sizeof msg);
+			char *what = xasprintf("%s (%s)", v->what, msg);
+			free(v->what);
+			v->what = what;
+		}
 		if (v->moved_to)
 			continue;
-		char msg[2048];
 		err_format(&e, msg, sizeof msg);
 		char *what = xasprintf("%s (could not move: %s)", v->what, msg);
 		free(v->what);

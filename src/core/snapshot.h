@@ -43,6 +43,7 @@ struct violation {
 	char *what;          /* "appeared", "changed", "replaced", "removed", ".git changed kind" */
 	char *moved_to;      /* where it was moved, NULL if it was not moved (e.g. removed) */
 	bool move_failed;    /* it is still in place: the move aside failed (the reason is in what) */
+	bool reported;       /* already shown to the user while the run went on (live watch) */
 };
 
 struct violations {

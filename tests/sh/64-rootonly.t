@@ -85,11 +85,17 @@ for who in "${AJ_WHOS[@]}"; do
 			fi
 			read_denied root "$f" "root: $f (root-only on the host) is unreadable in the jail"
 		done
-		# the cache: the scan above was stored; a chmod of a file changes no directory
-		caches=$(ls "$STATE" 2>/dev/null | tr '\n' ' ')
-		diag "state directory after the first runs: $caches"
-		chmod 0600 "$OPTD/flip"
-		read_denied root "$OPTD/flip" "root: a file in /opt made root-only (chmod 0600) after a cached run is masked in the next run"
+		# the cache: the scan above was stored; a chmod of a file changes no directory, so only
+		# a cache that checks every entry of /opt notices it (one that small: etcscan.h)
+		optcache=$STATE/treescan-%2Fopt.cache
+		ok $([ -s "$optcache" ] && echo 0 || echo 1) "root: the /opt scan is cached in the state directory"
+		if grep -q '^check 1 ' "$optcache" 2>/dev/null; then
+			chmod 0600 "$OPTD/flip"
+			read_denied root "$OPTD/flip" "root: a file in /opt made root-only (chmod 0600) after a cached run is masked in the next run"
+		else
+			skip "root: a file in /opt made root-only after a cached run is masked" \
+				"/opt has too many entries here to be checked entry by entry ($(sed -n 3p "$optcache" 2>/dev/null))"
+		fi
 		chmod 0644 "$OPTD/flip"
 		aj_run root -- run -- "$P" read "$OPTD/flip"
 		probe_ok "root: … and readable again once it is world-readable again"

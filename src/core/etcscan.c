@@ -669,6 +669,16 @@ int treescan_get(const char *root_in, const char *cache_file, bool refresh,
 	_cleanup_free_ char *root = absolute(root_in);
 	if (!root)
 		return err_set(e, errno, root_in, "cannot make the scan root absolute");
+	struct stat rst;
+	if (lstat(root, &rst) == 0 && !S_ISDIR(rst.st_mode) && !S_ISLNK(rst.st_mode)) {
+		/* a single file bound on its own (a toolchain's binary): judged as it is now, no
+		 * cache (one lstat is what a cache would cost) */
+		info->check = SCAN_CHECK_ENTRIES;
+		info->nentries = 1;
+		if (scan_hidden(rst.st_mode, rst.st_uid, geteuid()))
+			strv_push(out, root);
+		return 0;
+	}
 	_cleanup_free_ char *cache = cache_file ? absolute(cache_file) : NULL;
 	if (cache && !refresh && cache_load(cache, root, o, out, &info->check) == 0) {
 		info->from_cache = true;

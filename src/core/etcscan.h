@@ -14,6 +14,7 @@
  * - an entry that cannot be examined (open or read error other than "vanished") is listed:
  *   when in doubt, mask;
  * - if the root itself is not world-readable and searchable, the list is just the root;
+ * - a root that is a file (bound on its own) is judged like any file: listed or not, no cache;
  * - `skip` paths (subtrees scanned as trees of their own, e.g. /usr/local in /usr) are passed.
  *
  * The scan costs ≈ 3 ms for /etc's 1,300 entries but ≈ 1 s for /usr (156,000 entries, 17,000

@@ -101,6 +101,16 @@ for who in "${AJ_WHOS[@]}"; do
 		probe_ok "root: … and readable again once it is world-readable again"
 		aj_run root -- run -- "$P" read "$OPTD/public"
 		probe_ok "root: the other world-readable file in the same directory stays readable"
+		# a PATH directory under $HOME is bound read-only: its root-only files are masked too
+		mkdir -m 0755 "$HOMEDIR/bin"
+		printf '#!/bin/sh\necho tool-ok\n' >"$HOMEDIR/bin/tool"
+		chmod 0755 "$HOMEDIR/bin/tool"
+		printf 'home-secret\n' >"$HOMEDIR/bin/secret"
+		chmod 0600 "$HOMEDIR/bin/secret"
+		aj_run root -e PATH="$HOMEDIR/bin:$AJ_SYS_PATH" -- run -- "$P" read "$HOMEDIR/bin/secret"
+		probe_denied "root: a 0600 file in a PATH directory under \$HOME is unreadable in the jail"
+		aj_run root -e PATH="$HOMEDIR/bin:$AJ_SYS_PATH" -- run -- tool
+		is "$OUT" tool-ok "root: … and the directory's world-readable program runs"
 	else
 		if aj_is_root; then
 			read_denied user "$OPTD/secret" "user: a 0600 root file in /opt is unreadable (as on the host)"

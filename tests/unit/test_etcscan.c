@@ -478,6 +478,24 @@ static void test_root_not_world_readable(void **state)
 	assert_int_equal(chmod(f->root, 0755), 0);
 }
 
+/* A file bound on its own is judged as a file. */
+static void test_file_root(void **state)
+{
+	struct fx *f = *state;
+	_cleanup_free_ char *secret = path_join(f->root, "secret600");
+	_cleanup_free_ char *pub = path_join(f->root, "public644");
+	struct strv got = STRV_INIT;
+	struct err e = {0};
+	assert_int_equal(treescan_get(secret, f->cache, false, NULL, &got, NULL, &e), 0);
+	assert_int_equal(got.n, 1);
+	assert_string_equal(got.v[0], secret);
+	strv_free(&got);
+	assert_int_equal(treescan_get(pub, f->cache, false, NULL, &got, NULL, &e), 0);
+	assert_int_equal(got.n, 0);
+	struct stat st;
+	assert_int_equal(stat(f->cache, &st), -1); /* no cache for a file */
+}
+
 static void test_missing_root_fails(void **state)
 {
 	struct fx *f = *state;
@@ -811,6 +829,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_cache_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_not_world_readable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_root_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_normalized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_etc, setup, teardown),
 		cmocka_unit_test(test_hidden_rules),

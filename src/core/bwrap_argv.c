@@ -301,10 +301,11 @@ static void add_proc_dev(struct bw_plan *p, struct hostfacts *hf, const struct p
 		mask(p, hf, hide[i], "kernel information the jail does not need: masked");
 	}
 	/* root-only on the host (0400): the jail's uid 0 passes their owner check. (kallsyms is
-	 * 0444 and shows zero addresses without CAP_SYSLOG; kmsg needs CAP_SYSLOG to open.) */
-	static const char *const root_only[] = {"/proc/slabinfo",     "/proc/kpageflags",
-						"/proc/kpagecount",   "/proc/kpagecgroup",
-						"/proc/pagetypeinfo", "/proc/vmallocinfo", NULL};
+	 * 0444 and shows zero addresses without CAP_SYSLOG; kmsg needs CAP_SYSLOG to open;
+	 * program_cpu is not mainline, seen 0400 and readable on a Firecracker guest kernel.) */
+	static const char *const root_only[] = {
+		"/proc/slabinfo",     "/proc/kpageflags",  "/proc/kpagecount", "/proc/kpagecgroup",
+		"/proc/pagetypeinfo", "/proc/vmallocinfo", "/proc/program_cpu", NULL};
 	for (size_t i = 0; hf->uid == 0 && root_only[i]; i++) {
 		if (hf_type(hf, root_only[i]) == HF_MISSING) {
 			skip(p, root_only[i], "not on this kernel");

@@ -9,7 +9,7 @@
 aj_setup
 
 PROC_ROOT_ONLY=(/proc/slabinfo /proc/kpageflags /proc/kpagecount /proc/kpagecgroup
-	/proc/pagetypeinfo /proc/vmallocinfo)
+	/proc/pagetypeinfo /proc/vmallocinfo /proc/program_cpu)
 
 OPTD= ULE= MADE_ULE=
 cleanup_host() {

@@ -46,6 +46,17 @@ read_denied() { # WHO PATH DESC
 	probe_denied "$3"
 }
 
+proc_unreadable() { # WHO — the root-only /proc files this kernel has
+	local f
+	for f in "${PROC_ROOT_ONLY[@]}"; do
+		if [ ! -e "$f" ]; then
+			skip "$1: $f is unreadable in the jail" "not on this kernel"
+			continue
+		fi
+		read_denied "$1" "$f" "$1: $f (root-only on the host) is unreadable in the jail"
+	done
+}
+
 tools_work() { # WHO
 	local who=$1
 	if command -v python3 >/dev/null; then
@@ -78,13 +89,7 @@ for who in "${AJ_WHOS[@]}"; do
 		aj_run root -- run --dry-run -- true
 		like "$OUT" "--tmpfs $ULE( |$)" "root: the 0700 directory is masked whole (one mount)"
 		unlike "$OUT" "$ULE/conf" "root: … not file by file"
-		for f in "${PROC_ROOT_ONLY[@]}"; do
-			if [ ! -e "$f" ]; then
-				skip "root: $f is unreadable in the jail" "not on this kernel"
-				continue
-			fi
-			read_denied root "$f" "root: $f (root-only on the host) is unreadable in the jail"
-		done
+		proc_unreadable root
 		# the cache: the scan above was stored; a chmod of a file changes no directory, so only
 		# a cache that checks every entry of /opt notices it (one that small: etcscan.h)
 		optcache=$STATE/treescan-%2Fopt.cache
@@ -118,13 +123,7 @@ for who in "${AJ_WHOS[@]}"; do
 			aj_run user -- run -- "$P" read "$OPTD/public"
 			probe_ok "user: a world-readable file in /opt is readable"
 		fi
-		for f in "${PROC_ROOT_ONLY[@]}"; do
-			if [ ! -e "$f" ]; then
-				skip "user: $f is unreadable in the jail" "not on this kernel"
-				continue
-			fi
-			read_denied user "$f" "user: $f is unreadable in the jail"
-		done
+		proc_unreadable user
 	fi
 	tools_work "$who"
 done

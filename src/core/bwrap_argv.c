@@ -167,6 +167,9 @@ static bool under_any(const struct strv *v, const char *path)
 	return false;
 }
 
+/* At most this many read-denied paths (of LANDLOCK_MAX_DENY_READ) come from scanned trees. */
+#define TREE_DENY_READ_MAX 256
+
 /* A writable path at, above or below x: Landlock cannot deny reading x then (init refuses). */
 static bool meets_writable(struct hostfacts *hf, const struct policy *pol, const char *x)
 {
@@ -204,8 +207,13 @@ static void mask_root_only(struct bw_plan *p, struct hostfacts *hf, const struct
 		enum hf_type t = hf_type(hf, x);
 		mask(p, hf, x, "an entry an unprivileged user could not read: masked for root");
 		/* Landlock keeps it unreadable if the host renames over it (a package upgrade),
-		 * which detaches the mount; not where a writable path meets it */
-		if ((t == HF_FILE || t == HF_DIR) && !meets_writable(hf, pol, x))
+		 * which detaches the mount; not where a writable path meets it, and not past a
+		 * bound that keeps init's walk (and its rule budget) small */
+		if ((t != HF_FILE && t != HF_DIR) || meets_writable(hf, pol, x))
+			continue;
+		if (p->deny_read.n >= TREE_DENY_READ_MAX)
+			skip(p, x, "masked, but past the read-deny bound: the mount alone hides it");
+		else
 			strv_push(&p->deny_read, x);
 	}
 }

@@ -905,8 +905,8 @@ static char *scan_trees(const char *state_dir)
 	static const char *const roots[] = {"/usr", "/opt", NULL};
 	static const char *const how[] = {"", "every entry checked per run",
 					  "every directory checked per run",
-					  "checked per run by its top directories and the package "
-					  "database, rescanned hourly"};
+					  ("checked per run by its top directories and the package "
+					   "database, rescanned hourly")};
 	struct strbuf b = STRBUF_INIT;
 	for (size_t i = 0; roots[i]; i++) {
 		struct stat st;

@@ -110,10 +110,11 @@ static void add_always(struct bw_plan *p, const struct policy *pol)
 	op(p, "tells agentjail whether the command really started", 2, "--json-status-fd", fd);
 }
 
+static const char *const sys[] = {"/usr",    "/bin", "/sbin", "/lib", "/lib32",
+				  "/lib64", "/libx32", "/opt", "/etc", NULL};
+
 static void add_system(struct bw_plan *p, struct hostfacts *hf)
 {
-	static const char *const sys[] = {"/usr",    "/bin", "/sbin", "/lib", "/lib32",
-					  "/lib64", "/libx32", "/opt", "/etc", NULL};
 	for (size_t i = 0; sys[i]; i++) {
 		const struct hf_stat *st = hf_stat(hf, sys[i]);
 		if (st->type == HF_DIR) {
@@ -164,6 +165,64 @@ static bool under_any(const struct strv *v, const char *path)
 		if (path_is_under(path, v->v[i]))
 			return true;
 	return false;
+}
+
+/* At most this many read-denied paths (of LANDLOCK_MAX_DENY_READ) come from scanned trees. */
+#define TREE_DENY_READ_MAX 256
+
+/* A writable path at, above or below x: Landlock cannot deny reading x then (init refuses). */
+static bool meets_writable(struct hostfacts *hf, const struct policy *pol, const char *x)
+{
+	const char *w[] = {pol->workspace, hf->gitdir, hf->commondir, hf->home};
+	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+		if (w[i] && (path_is_under(x, w[i]) || path_is_under(w[i], x)))
+			return true;
+	const struct strv *lists[] = {&pol->rw, &pol->agent_rw};
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++)
+			if (path_is_under(x, lists[l]->v[i]) || path_is_under(lists[l]->v[i], x))
+				return true;
+	return false;
+}
+
+/* As root, the entries of a tree bound read-only that an unprivileged user could not read
+ * (etcscan.h: the scan, its cache and what that cache notices) are masked: a 0700 directory
+ * with one mount, a file with /dev/null. Called right after the tree's bind, by whatever binds
+ * a host tree read-only (system trees, PATH directories and install trees under $HOME). */
+static void mask_root_only(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			   const char *tree)
+{
+	if (hf->uid != 0)
+		return;
+	const struct strv *u = hf_unreadable(hf, tree);
+	for (size_t i = 0; i < u->n; i++) {
+		const char *x = u->v[i];
+		if (!path_is_under(x, tree))
+			continue;
+		if (path_is_under(pol->workspace, x)) {
+			/* a mask there would leave no place to mount the workspace on */
+			skip(p, x, "root-only, but holds the workspace: not masked");
+			continue;
+		}
+		enum hf_type t = hf_type(hf, x);
+		mask(p, hf, x, "an entry an unprivileged user could not read: masked for root");
+		/* Landlock keeps it unreadable if the host renames over it (a package upgrade),
+		 * which detaches the mount; not where a writable path meets it, and not past a
+		 * bound that keeps init's walk (and its rule budget) small */
+		if ((t != HF_FILE && t != HF_DIR) || meets_writable(hf, pol, x))
+			continue;
+		if (p->deny_read.n >= TREE_DENY_READ_MAX)
+			skip(p, x, "masked, but past the read-deny bound: the mount alone hides it");
+		else
+			strv_push(&p->deny_read, x);
+	}
+}
+
+static void add_tree_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	for (size_t i = 0; sys[i]; i++)
+		if (strcmp(sys[i], "/etc") != 0 && hf_type(hf, sys[i]) == HF_DIR)
+			mask_root_only(p, hf, pol, sys[i]); /* /etc: add_etc_masks */
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -248,6 +307,19 @@ static void add_proc_dev(struct bw_plan *p, struct hostfacts *hf, const struct p
 			continue;
 		}
 		mask(p, hf, hide[i], "kernel information the jail does not need: masked");
+	}
+	/* root-only on the host (0400): the jail's uid 0 passes their owner check. (kallsyms is
+	 * 0444 and shows zero addresses without CAP_SYSLOG; kmsg needs CAP_SYSLOG to open;
+	 * program_cpu is not mainline, seen 0400 and readable on a Firecracker guest kernel.) */
+	static const char *const root_only[] = {
+		"/proc/slabinfo",     "/proc/kpageflags",  "/proc/kpagecount", "/proc/kpagecgroup",
+		"/proc/pagetypeinfo", "/proc/vmallocinfo", "/proc/program_cpu", NULL};
+	for (size_t i = 0; hf->uid == 0 && root_only[i]; i++) {
+		if (hf_type(hf, root_only[i]) == HF_MISSING) {
+			skip(p, root_only[i], "not on this kernel");
+			continue;
+		}
+		mask(p, hf, root_only[i], "kernel memory layout, root-only on the host: masked for root");
 	}
 	op(p, "a minimal /dev (null, zero, random, tty, pts, shm)", 2, "--dev", "/dev");
 	for (size_t i = 0; i < pol->dev.n; i++)
@@ -401,12 +473,14 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		op(p, "a symlink on the way to a program, as on the host", 3,
 		   "--symlink", links.v[i + 1], links.v[i]);
 	}
-	for (size_t i = 0; i < done.n; i++)
+	for (size_t i = 0; i < done.n; i++) {
 		op_fd_bind(p, false, done.v[i], done.v[i],
 			   strv_contains(&bound, done.v[i])
 				   ? "PATH directory under $HOME, read-only"
 				   : "what the command needs to run (its install tree, its "
 				     "interpreter), read-only");
+		mask_root_only(p, hf, pol, done.v[i]);
+	}
 	strv_free(&all);
 	resolved_free(&rc);
 	strv_free(&done);
@@ -827,6 +901,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	}
 	add_always(out, pol);
 	add_system(out, hf);
+	add_tree_masks(out, hf, pol);
 	add_etc_masks(out, hf);
 	add_proc_dev(out, hf, pol);
 	add_tmpfs(out);

@@ -31,6 +31,12 @@ void hostfacts_free(struct hostfacts *hf)
 		free(*strs[i]);
 	strv_free(&hf->env);
 	strv_free(&hf->etc_unreadable);
+	for (size_t i = 0; i < hf->ntrees; i++) {
+		free(hf->trees[i]->root);
+		strv_free(&hf->trees[i]->unreadable);
+		free(hf->trees[i]);
+	}
+	free(hf->trees);
 	for (size_t i = 0; i < hf->ntab; i++) {
 		entry_free(hf->tab[i]);
 		free(hf->tab[i]);
@@ -74,6 +80,32 @@ void hf_add(struct hostfacts *hf, const char *path, enum hf_type type, mode_t mo
 	en->st.mode = mode;
 	en->st.uid = uid;
 	en->st.link = link ? xstrdup(link) : NULL;
+}
+
+static struct hf_tree *tree_entry(struct hostfacts *hf, const char *root, bool *fresh)
+{
+	*fresh = false;
+	for (size_t i = 0; i < hf->ntrees; i++)
+		if (!strcmp(hf->trees[i]->root, root))
+			return hf->trees[i];
+	/* allocated one by one so the lists handed out stay where they are */
+	hf->trees = xrealloc(hf->trees, (hf->ntrees + 1) * sizeof *hf->trees);
+	struct hf_tree *t = xcalloc(1, sizeof *t);
+	hf->trees[hf->ntrees++] = t;
+	t->root = xstrdup(root);
+	*fresh = true;
+	return t;
+}
+
+const struct strv *hf_unreadable(struct hostfacts *hf, const char *root)
+{
+	bool fresh;
+	struct hf_tree *t = tree_entry(hf, root, &fresh);
+	if (fresh && hf->scan && hf->scan(hf, root, &t->unreadable) < 0) {
+		strv_free(&t->unreadable);
+		strv_push(&t->unreadable, root);
+	}
+	return &t->unreadable;
 }
 
 const struct hf_stat *hf_stat(struct hostfacts *hf, const char *path)
@@ -251,6 +283,17 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 		free(en->head);
 		en->head = xstrdup(sp);
 		en->head_known = true;
+		return 0;
+	}
+	if (!strcmp(key, "unreadable") && rest) {
+		/* unreadable ROOT PATH: an entry of a scanned tree */
+		char *sp = strchr(rest, ' ');
+		if (!sp)
+			return err_set(e, 0, file, "fixture line %d: unreadable needs ROOT PATH",
+				       lineno);
+		*sp++ = '\0';
+		bool fresh;
+		strv_push(&tree_entry(hf, rest, &fresh)->unreadable, sp);
 		return 0;
 	}
 	if (!strcmp(key, "etc_unreadable") && rest) {

@@ -178,11 +178,22 @@ int policy_canonicalize(struct policy *pol, struct err *e)
 	return 0;
 }
 
+/* A tree bound read-only into a root jail: scanned (and cached) in the state directory. A scan
+ * that fails makes the tree answer itself (masked whole, see hf_unreadable). */
+static int probe_scan(struct hostfacts *hf, const char *root, struct strv *out)
+{
+	if (!hf->state_dir)
+		return -1;
+	struct err e = {0};
+	return treescan_bound(hf->state_dir, root, false, out, NULL, &e);
+}
+
 void hostfacts_use_host(struct hostfacts *hf)
 {
 	hf->probe = probe_lstat;
 	hf->list = probe_list;
 	hf->head = probe_head;
+	hf->scan = probe_scan;
 }
 
 int hostfacts_resolve(const char *name, const char *home, const char *cwd, const char *skip_real,

@@ -1,6 +1,7 @@
 /* bwrap_argv: policy + host facts → bwrap argv (DESIGN §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/bwrap_argv.h"
+#include "core/gitprotect.h"
 #include "core/resolve.h"
 
 #include <fnmatch.h>
@@ -485,13 +486,12 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 	for (size_t i = 0; i < 2; i++)
 		if (extra[i] && under_any(writable, extra[i]))
 			strv_push(&cand, extra[i]);
-	const char *gd[] = {hf->gitdir, hf->commondir};
-	for (size_t i = 0; i < 2; i++) {
-		if (!gd[i] || !under_any(writable, gd[i]))
-			continue;
-		strv_push_take(&cand, path_join(gd[i], "hooks"));
-		strv_push_take(&cand, path_join(gd[i], "config"));
-	}
+	struct strv git = STRV_INIT;
+	gitprotect_candidates(hf, &git);
+	for (size_t i = 0; i < git.n; i++)
+		if (under_any(writable, git.v[i]))
+			strv_push(&cand, git.v[i]);
+	strv_free(&git);
 	if (cand.n)
 		qsort(cand.v, cand.n, sizeof *cand.v, cmp_str);
 
@@ -550,6 +550,21 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 	strv_free(&selfb);
 	strv_free(&cand);
 	strv_free(&roots);
+}
+
+/* What gitscan compares after the run (a writable workspace only). */
+static void add_git_scan(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	if (pol->fs != FS_WORKSPACE_WRITE)
+		return;
+	strv_push(&p->git_roots, pol->workspace);
+	const char *gd[] = {hf->gitdir, hf->commondir};
+	for (size_t i = 0; i < 2; i++)
+		if (gd[i] && !strv_contains(&p->git_dirs, gd[i]))
+			strv_push(&p->git_dirs, gd[i]);
+	strv_copy(&p->git_known, &hf->nested_git);
+	p->git_truncated = hf->nested_truncated;
+	p->git_since = hf->nested_since;
 }
 
 static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
@@ -742,6 +757,10 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	}
 	if (check_devices(pol, hf, e) < 0)
 		return -1;
+	if (hf->git_refused) {
+		*e = *hf->git_refused;
+		return -1;
+	}
 	if (hf_type(hf, pol->workspace) != HF_DIR) {
 		err_set(e, 0, pol->workspace, "the workspace is not a directory");
 		return -1;
@@ -757,6 +776,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable, &agent_roots, &pol->protect);
+	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;
 	strv_push(&visible, pol->workspace);
 	strv_copy(&visible, &pol->rw);
@@ -822,6 +842,9 @@ void bw_plan_free(struct bw_plan *p)
 	strv_free(&p->skipped);
 	strv_free(&p->watch);
 	strv_free(&p->deny_read);
+	strv_free(&p->git_roots);
+	strv_free(&p->git_dirs);
+	strv_free(&p->git_known);
 	strv_free(&p->cmd);
 	free(p->chdir);
 	memset(p, 0, sizeof *p);

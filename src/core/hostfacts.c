@@ -31,6 +31,8 @@ void hostfacts_free(struct hostfacts *hf)
 		free(*strs[i]);
 	strv_free(&hf->env);
 	strv_free(&hf->etc_unreadable);
+	strv_free(&hf->nested_git);
+	free(hf->git_refused);
 	for (size_t i = 0; i < hf->ntab; i++) {
 		entry_free(hf->tab[i]);
 		free(hf->tab[i]);
@@ -224,6 +226,10 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 	}
 	if (!strcmp(key, "gid") && rest) {
 		hf->gid = (gid_t)strtoul(rest, NULL, 10);
+		return 0;
+	}
+	if (!strcmp(key, "nested_git") && rest) {
+		strv_push(&hf->nested_git, rest);
 		return 0;
 	}
 	if (!strcmp(key, "env") && rest) {

@@ -1,0 +1,216 @@
+/* gitscan: see gitscan.h. The walk reads directories with openat (never following a symlink);
+ * the move aside is snapshot_check's, given entries recorded as absent before the run. */
+#include "core/gitscan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/gitprotect.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+/* d_type, or lstat's when the filesystem does not say */
+static unsigned char entry_type(int dfd, const struct dirent *de)
+{
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type;
+	struct stat st;
+	if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return DT_UNKNOWN;
+	return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+}
+
+/* Read one directory: .git entries into found, subdirectories onto the stack. */
+static void walk_one(const char *dir, bool top, struct strv *stack, struct strv *found)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return; /* vanished, or unreadable: git on the host could not use it either */
+	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		bool git = !strcmp(de->d_name, ".git");
+		if (git && top)
+			continue; /* the workspace's own: gitinfo and the snapshot watch it */
+		if (git)
+			strv_push_take(found, path_join(dir, de->d_name));
+		else if (entry_type(dirfd(d), de) == DT_DIR)
+			strv_push_take(stack, path_join(dir, de->d_name));
+	}
+}
+
+int gitscan_walk(const char *root, size_t max_dirs, struct strv *found, bool *truncated,
+		 struct err *e)
+{
+	*truncated = false;
+	if (root[0] != '/')
+		return err_set(e, EINVAL, root, "the scan root must be an absolute path");
+	struct strv stack = STRV_INIT;
+	strv_push(&stack, root);
+	size_t seen = 0;
+	while (stack.n) {
+		if (seen == max_dirs) {
+			*truncated = true;
+			break;
+		}
+		char *dir = stack.v[--stack.n];
+		stack.v[stack.n] = NULL;
+		walk_one(dir, seen == 0, &stack, found);
+		seen++;
+		free(dir);
+	}
+	strv_free(&stack);
+	return 0;
+}
+
+#define MODULES_DEPTH 6
+
+static void modules_in(const char *dir, unsigned depth, struct strv *found);
+
+/* a submodule's git dir has submodules of its own in its modules/ */
+static void modules_in_gitdir(const char *gitdir, struct strv *found)
+{
+	_cleanup_free_ char *m = path_join(gitdir, "modules");
+	modules_in(m, 0, found);
+}
+
+static bool has_entry(int dfd, const char *name, bool dir)
+{
+	struct stat st;
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (!dir || S_ISDIR(st.st_mode));
+}
+
+static void modules_in(const char *dir, unsigned depth, struct strv *found)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    entry_type(dirfd(d), de) != DT_DIR)
+			continue;
+		_cleanup_free_ char *p = path_join(dir, de->d_name);
+		_cleanup_close_ int sub = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		if (has_entry(sub, "HEAD", false) && has_entry(sub, "objects", true)) {
+			strv_push(found, p);
+			modules_in_gitdir(p, found);
+		} else if (depth < MODULES_DEPTH) {
+			modules_in(p, depth + 1, found);
+		}
+	}
+}
+
+void gitscan_modules(const char *gitdir, struct strv *found) { modules_in_gitdir(gitdir, found); }
+
+/* Whether `path` is new since `since`: its ctime (which no unprivileged process can set back;
+ * a rename updates it) is not older. */
+static bool changed_since(const char *path, long long since)
+{
+	struct stat st;
+	return lstat(path, &st) < 0 || (long long)st.st_ctim.tv_sec >= since;
+}
+
+static void entry_absent(struct snapshot *s, const char *path)
+{
+	s->e = xrealloc(s->e, (s->n + 1) * sizeof *s->e);
+	s->e[s->n++] = (struct snap_entry){.path = xstrdup(path)};
+}
+
+static void append(struct violations *out, struct violation v)
+{
+	out->v = xrealloc(out->v, (out->n + 1) * sizeof *out->v);
+	out->v[out->n++] = v;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Every .git and submodule git dir there is now. */
+static int find_now(const struct gitscan_before *b, struct strv *now, struct violations *out,
+		    struct err *e)
+{
+	for (size_t r = 0; r < b->roots->n; r++) {
+		bool truncated = false;
+		if (gitscan_walk(b->roots->v[r], GITSCAN_MAX_DIRS, now, &truncated, e) < 0)
+			return -1;
+		if (truncated)
+			append(out, (struct violation){
+					    xstrdup(b->roots->v[r]),
+					    xasprintf("more than %d directories: nested git "
+						      "repositories past that were not checked",
+						      GITSCAN_MAX_DIRS),
+					    NULL});
+	}
+	for (size_t i = 0; i < b->gitdirs->n; i++)
+		gitscan_modules(b->gitdirs->v[i], now);
+	for (size_t i = 0, n = now->n; i < n; i++)
+		if (is_dir(now->v[i]))
+			gitscan_modules(now->v[i], now);
+	return 0;
+}
+
+int gitscan_check(const struct gitscan_before *b, const char *quarantine_dir,
+		  struct violations *out, struct err *e)
+{
+	struct strv now = STRV_INIT;
+	struct snapshot absent = {0};
+	int rc = find_now(b, &now, out, e);
+	for (size_t i = 0; rc == 0 && i < now.n; i++) {
+		const char *g = now.v[i];
+		if (strv_contains(b->known, g) || (b->truncated && !changed_since(g, b->since)))
+			continue;
+		if (!is_dir(g)) { /* a .git file or symlink is only a pointer: it goes itself */
+			entry_absent(&absent, g);
+			continue;
+		}
+		/* the directory stays (what the agent made there is its work); what would run a
+		 * command goes, submodule git dirs included */
+		append(out, (struct violation){xstrdup(g),
+					       xstrdup("git repository created during the run: what "
+						       "in it would run a command is moved aside"),
+					       NULL});
+		for (size_t k = 0; git_exec_names[k]; k++) {
+			_cleanup_free_ char *p = path_join(g, git_exec_names[k]);
+			entry_absent(&absent, p);
+		}
+		_cleanup_free_ char *m = path_join(g, "modules");
+		entry_absent(&absent, m);
+	}
+	struct violations moved = {0};
+	if (rc == 0 && absent.n)
+		rc = snapshot_check(&absent, quarantine_dir, &moved, e);
+	for (size_t i = 0; i < moved.n; i++) {
+		struct violation v = moved.v[i];
+		char *what = xasprintf("%s in a git repository created during the run", v.what);
+		free(v.what);
+		v.what = what;
+		append(out, v);
+	}
+	free(moved.v);
+	snapshot_free(&absent);
+	strv_free(&now);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/* gitscan: the git repositories nested below the workspace (DESIGN §3 step 7). A repository
+ * the jail creates is one git on the host runs in: the outer `git status` recurses into a
+ * gitlink, and any git command run in that directory reads its config and hooks. Those found
+ * before the run are protected like the workspace's own (gitprotect); one that appears during
+ * the run is reported and what in it would run a command is moved into the quarantine. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/snapshot.h"
+#include "util/err.h"
+#include "util/strv.h"
+
+/* The walk's bound, in directories read. Measured on this machine (tests/sh/60-git-persist.t
+ * prints it): a node_modules of 20000 directories is walked in about 40 ms warm; 100000
+ * directories keep a cold start under a second on an SSD while covering real monorepos, and a
+ * tree past the bound is still checked after the run by the ctime of what is new. */
+#define GITSCAN_MAX_DIRS 100000
+
+/* Every `.git` entry (directory, file or symlink) strictly below `root`, root/.git excluded,
+ * without following symlinks or descending into a .git directory. *truncated when the bound
+ * was reached (the list is then partial). A directory that cannot be read is skipped. */
+int gitscan_walk(const char *root, size_t max_dirs, struct strv *found, bool *truncated,
+		 struct err *e) WUR;
+
+/* The submodule git dirs below gitdir/modules (a directory with HEAD and objects/; submodule
+ * names may hold slashes, so at any depth up to 6), appended to found. */
+void gitscan_modules(const char *gitdir, struct strv *found);
+
+struct gitscan_before {
+	const struct strv *roots;  /* walked before the run (the writable workspace) */
+	const struct strv *gitdirs; /* git dirs whose modules/ was scanned before the run */
+	const struct strv *known;  /* the .git entries found then */
+	bool truncated;            /* that walk was partial */
+	long long since;           /* when it started (seconds since the epoch) */
+};
+
+/* After the run: walk the roots again (and the modules/ of `gitdirs` and of each .git
+ * directory found); a .git or submodule git dir not known before (when the first walk was
+ * partial: one whose inode changed since `since`) is a violation appended to `out`: for a
+ * directory, git_exec_names and modules/ inside it are moved aside into `quarantine_dir`; a .git
+ * file or symlink (a pointer) is moved aside itself. */
+int gitscan_check(const struct gitscan_before *b, const char *quarantine_dir,
+		  struct violations *out, struct err *e) WUR;

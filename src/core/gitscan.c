@@ -16,38 +16,55 @@
 #include "util/xalloc.h"
 
 /* d_type, or lstat's when the filesystem does not say */
-static unsigned char entry_type(int dfd, const struct dirent *de)
+static unsigned char entry_type(int dfd, const char *name, unsigned char d_type)
 {
-	if (de->d_type != DT_UNKNOWN)
-		return de->d_type;
+	if (d_type != DT_UNKNOWN)
+		return d_type;
 	struct stat st;
-	if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return DT_UNKNOWN;
 	return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 }
 
-/* Read one directory: .git entries into found, subdirectories onto the stack. */
-static void walk_one(const char *dir, bool top, struct strv *stack, struct strv *found)
+/* Call fn for each entry of the directory `dir` (not . and ..), read with getdents64 straight
+ * from an O_NOFOLLOW fd: four system calls a directory where opendir takes seven, which is most
+ * of the walk's cost. */
+static void each_entry(const char *dir, void (*fn)(const char *dir, int dfd, const char *name,
+						   unsigned char type, void *ctx),
+		       void *ctx)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return; /* vanished, or unreadable: git on the host could not use it either */
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
-	if (!d) {
-		(void)close(fd);
-		return;
+	char buf[32768] __attribute__((aligned(8)));
+	for (;;) {
+		ssize_t n = getdents64(fd, buf, sizeof buf);
+		if (n <= 0)
+			return;
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *de = (struct dirent64 *)(buf + off);
+			off += de->d_reclen;
+			const char *name = de->d_name;
+			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+				continue;
+			fn(dir, fd, name, entry_type(fd, name, de->d_type), ctx);
+		}
 	}
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		bool git = !strcmp(de->d_name, ".git");
-		if (git && top)
-			continue; /* the workspace's own: gitinfo and the snapshot watch it */
-		if (git)
-			strv_push_take(found, path_join(dir, de->d_name));
-		else if (entry_type(dirfd(d), de) == DT_DIR)
-			strv_push_take(stack, path_join(dir, de->d_name));
+}
+
+struct walk_ctx {
+	bool top;
+	struct strv *stack, *found;
+};
+
+static void walk_entry(const char *dir, int dfd, const char *name, unsigned char type, void *ctx)
+{
+	struct walk_ctx *w = ctx;
+	if (!strcmp(name, ".git")) {
+		if (!w->top) /* the workspace's own: gitinfo and the snapshot watch it */
+			strv_push_take(w->found, path_join(dir, name));
+	} else if (type == DT_DIR) {
+		strv_push_take(w->stack, path_join(dir, name));
 	}
 }
 
@@ -67,7 +84,8 @@ int gitscan_walk(const char *root, size_t max_dirs, struct strv *found, bool *tr
 		}
 		char *dir = stack.v[--stack.n];
 		stack.v[stack.n] = NULL;
-		walk_one(dir, seen == 0, &stack, found);
+		struct walk_ctx w = {.top = seen == 0, .stack = &stack, .found = found};
+		each_entry(dir, walk_entry, &w);
 		seen++;
 		free(dir);
 	}
@@ -92,32 +110,33 @@ static bool has_entry(int dfd, const char *name, bool dir)
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (!dir || S_ISDIR(st.st_mode));
 }
 
+struct mod_ctx {
+	unsigned depth;
+	struct strv *found;
+};
+
+static void modules_entry(const char *dir, int dfd, const char *name, unsigned char type,
+			  void *ctx)
+{
+	struct mod_ctx *m = ctx;
+	if (type != DT_DIR)
+		return;
+	_cleanup_free_ char *p = path_join(dir, name);
+	_cleanup_close_ int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0)
+		return;
+	if (has_entry(sub, "HEAD", false) && has_entry(sub, "objects", true)) {
+		strv_push(m->found, p);
+		modules_in_gitdir(p, m->found);
+	} else if (m->depth < MODULES_DEPTH) {
+		modules_in(p, m->depth + 1, m->found);
+	}
+}
+
 static void modules_in(const char *dir, unsigned depth, struct strv *found)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
-	if (!d) {
-		(void)close(fd);
-		return;
-	}
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    entry_type(dirfd(d), de) != DT_DIR)
-			continue;
-		_cleanup_free_ char *p = path_join(dir, de->d_name);
-		_cleanup_close_ int sub = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			continue;
-		if (has_entry(sub, "HEAD", false) && has_entry(sub, "objects", true)) {
-			strv_push(found, p);
-			modules_in_gitdir(p, found);
-		} else if (depth < MODULES_DEPTH) {
-			modules_in(p, depth + 1, found);
-		}
-	}
+	struct mod_ctx m = {depth, found};
+	each_entry(dir, modules_entry, &m);
 }
 
 void gitscan_modules(const char *gitdir, struct strv *found) { modules_in_gitdir(gitdir, found); }

@@ -107,6 +107,10 @@ for who in "${AJ_WHOS[@]}"; do
 		$GIT_IN add sub && $GIT_IN commit -qm bump && $GIT_IN branch b2 && echo y > file &&
 		$GIT_IN stash -q && $GIT_IN stash pop -q"
 	rc_is 0 "$who: with a submodule: commit (in it and above), branch and stash still work inside"
+	aj_run "$who" -- verify --fs rw --net off
+	like "$OUT" $'(^|\n)PASS  fs.git_metadata +[0-9]+ git metadata paths read-only in 2 git dirs' \
+		"$who: verify's git metadata probe passes, with the submodule's git dir in reach"
+	unlike "$OUT" $'(^|\n)FAIL  ' "$who: … and nothing FAILs"
 
 	# --- 2d. a nested repository created inside and added as a gitlink ------------------------
 	aj_fresh_ws "$who"

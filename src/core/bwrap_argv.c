@@ -492,6 +492,12 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		if (under_any(writable, git.v[i]))
 			strv_push(&cand, git.v[i]);
 	strv_free(&git);
+	for (size_t r = 0; r < writable->n; r++) {
+		/* a .git file is a pointer: rewritten, it sends git on the host to a planted git dir */
+		_cleanup_free_ char *g = path_join(writable->v[r], ".git");
+		if (hf_type(hf, g) == HF_FILE)
+			strv_push(&cand, g);
+	}
 	if (cand.n)
 		qsort(cand.v, cand.n, sizeof *cand.v, cmp_str);
 

@@ -228,6 +228,14 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 		hf->gid = (gid_t)strtoul(rest, NULL, 10);
 		return 0;
 	}
+	if (!strcmp(key, "git_refused") && rest) { /* PATH WHAT…: a pointer gitinfo refused */
+		size_t n = strcspn(rest, " ");
+		free(hf->git_refused);
+		hf->git_refused = xcalloc(1, sizeof *hf->git_refused);
+		_cleanup_free_ char *path = xstrndup(rest, n);
+		err_set(hf->git_refused, 0, path, "%s", rest[n] ? rest + n + 1 : "");
+		return 0;
+	}
 	if (!strcmp(key, "nested_git") && rest) {
 		strv_push(&hf->nested_git, rest);
 		return 0;

@@ -76,6 +76,12 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- "$P" write "$WS/.git/info/attributes" '* filter=x'
 	probe_denied "$who: .git/info is read-only"
 
+	# a repository without hooks/ gets an empty one, bound read-only like any other
+	rm -rf "$WS/.git/hooks"
+	aj_run "$who" -- run -- "$P" write "$WS/.git/hooks/pre-commit" '#!/bin/sh'
+	probe_denied "$who: a missing .git/hooks is made on the host and read-only inside (not ENOENT)" '(1|13|30)'
+	check "$who: … it is an empty directory on the host" test -d "$WS/.git/hooks" -a ! -e "$WS/.git/hooks/pre-commit"
+
 	# --- 2b. a copied git dir inside .git named by .git/commondir ------------------------------
 	aj_fresh_ws "$who"
 	git_ws
@@ -161,6 +167,8 @@ for who in "${AJ_WHOS[@]}"; do
 	probe_denied "$who: worktree: the main repository's config is read-only"
 	aj_run "$who" -- run -- "$P" write "$main/.git/worktrees/$(basename "$WS")/commondir" "$HOMEDIR"
 	probe_denied "$who: worktree: its commondir file is read-only"
+	aj_run "$who" -- run -- "$P" write "$WS/.git" "gitdir: $WS/evil"
+	probe_denied "$who: worktree: the workspace's .git file is read-only"
 	aj_run "$who" -- run -- sh -c 'echo "$HOME" > "$(git rev-parse --git-dir)/commondir"'
 	aj_run "$who" -- run --dry-run -- true
 	unlike "$OUT" "bind-fd [0-9]+ $HOMEDIR( |\$)" "$who: worktree: \$HOME is never bound after a run"

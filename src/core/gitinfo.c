@@ -376,6 +376,7 @@ struct cfg_walk {
 	bool follow;          /* it may be a symlink: the user's own config, not the repo's */
 	int depth;
 	char *hooks;          /* the last core.hooksPath seen; "" disables hooks */
+	struct strv *includes; /* the included files, in order */
 	bool worktree_config; /* extensions.worktreeConfig */
 	struct err *e;
 };
@@ -405,6 +406,8 @@ static int on_include(struct cfg_walk *w, const char *value)
 	}
 	_cleanup_free_ char *expanded = path_expand_home(w->home, value);
 	_cleanup_free_ char *p = path_normalize(w->dir, expanded);
+	if (!strv_contains(w->includes, p))
+		strv_push(w->includes, p);
 	w->depth++;
 	int rc = walk_file(w, p);
 	w->depth--;
@@ -455,7 +458,7 @@ static int walk_in(struct cfg_walk *w, const char *dir, const char *name)
 /* core.hooksPath in git's order, last wins (see gitinfo.h). */
 static int find_hooks_path(const char *ws, const char *home, struct git_info *gi, struct err *e)
 {
-	struct cfg_walk w = {.home = home, .follow = true, .e = e};
+	struct cfg_walk w = {.home = home, .follow = true, .includes = &gi->includes, .e = e};
 	_cleanup_free_ char *h = home ? path_normalize("/", home) : NULL;
 	/* a symlinked .git is not protected by the caller, but git on the host reads through it */
 	_cleanup_free_ char *via_link = gi->dotgit_kind && strcmp(gi->dotgit_kind, "symlink") == 0
@@ -683,5 +686,6 @@ void git_info_free(struct git_info *gi)
 	free(gi->gitdir);
 	free(gi->commondir);
 	free(gi->hooks_path);
+	strv_free(&gi->includes);
 	*gi = (struct git_info){0};
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "util/err.h"
+#include "util/strv.h"
 
 struct git_info {
 	char *dotgit_kind; /* "dir", "file", "symlink", "other" (a fifo…), NULL when absent */
@@ -15,6 +16,9 @@ struct git_info {
 			    * malformed .git file */
 	char *commondir;   /* gitdir/commondir's content resolved against gitdir, or NULL */
 	char *hooks_path;  /* core.hooksPath, absolute and normalized, or NULL */
+	struct strv includes; /* every file an include.path or includeIf.*.path named, absolute and
+			       * normalized: one inside the workspace is git config the jail could
+			       * write (core.fsmonitor…), so it is protected like .git/config */
 };
 
 /* The path named by a .git file ("gitdir: <path>", trailing CR/LF allowed), possibly relative

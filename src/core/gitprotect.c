@@ -70,6 +70,8 @@ void gitprotect_candidates(struct hostfacts *hf, struct strv *cand)
 	for (size_t d = 0; d < dirs.n; d++)
 		for (size_t i = 0; git_exec_names[i]; i++)
 			strv_push_take(cand, path_join(dirs.v[d], git_exec_names[i]));
+	/* an included config file is config (the builder keeps those inside a writable root) */
+	strv_copy(cand, &hf->git_includes);
 	for (size_t i = 0; i < hf->nested_git.n; i++) {
 		enum hf_type t = hf_type(hf, hf->nested_git.v[i]);
 		if (t != HF_DIR)

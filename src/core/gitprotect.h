@@ -21,7 +21,7 @@ extern const char *const git_exec_names[];
 #define GITPROTECT_MAX_DIRS 256
 void gitprotect_gitdirs(struct hostfacts *hf, struct strv *out);
 
-/* The paths to protect: git_exec_names inside each git dir in reach, and each nested .git that
- * is a file or symlink (a pointer to a git dir, rewritten to point at a planted one). Missing
- * ones are included: they are watched. */
+/* The paths to protect: git_exec_names inside each git dir in reach, each config file git
+ * includes (hf->git_includes), and each nested .git that is a file or symlink (a pointer to a
+ * git dir, rewritten to point at a planted one). Missing ones are included: they are watched. */
 void gitprotect_candidates(struct hostfacts *hf, struct strv *cand);

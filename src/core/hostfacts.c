@@ -32,6 +32,7 @@ void hostfacts_free(struct hostfacts *hf)
 	strv_free(&hf->env);
 	strv_free(&hf->etc_unreadable);
 	strv_free(&hf->nested_git);
+	strv_free(&hf->git_includes);
 	free(hf->git_refused);
 	for (size_t i = 0; i < hf->ntab; i++) {
 		entry_free(hf->tab[i]);
@@ -234,6 +235,10 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 		hf->git_refused = xcalloc(1, sizeof *hf->git_refused);
 		_cleanup_free_ char *path = xstrndup(rest, n);
 		err_set(hf->git_refused, 0, path, "%s", rest[n] ? rest + n + 1 : "");
+		return 0;
+	}
+	if (!strcmp(key, "git_include") && rest) {
+		strv_push(&hf->git_includes, rest);
 		return 0;
 	}
 	if (!strcmp(key, "nested_git") && rest) {

@@ -244,6 +244,7 @@ static int gather_git(struct hostfacts *hf, const struct policy *pol, struct err
 	hf->gitdir = steal_pointer(&gi.gitdir);
 	hf->commondir = steal_pointer(&gi.commondir);
 	hf->hooks_path = steal_pointer(&gi.hooks_path);
+	strv_copy(&hf->git_includes, &gi.includes);
 	git_info_free(&gi);
 	if (pol->fs != FS_WORKSPACE_WRITE)
 		return 0;

@@ -82,6 +82,16 @@ for who in "${AJ_WHOS[@]}"; do
 	probe_denied "$who: a missing .git/hooks is made on the host and read-only inside (not ENOENT)" '(1|13|30)'
 	check "$who: … it is an empty directory on the host" test -d "$WS/.git/hooks" -a ! -e "$WS/.git/hooks/pre-commit"
 
+	# a config file the repository includes from the work tree is config too
+	aj_fresh_ws "$who"
+	git_ws
+	printf '[user]\n\tname = team\n' >"$WS/team.gitconfig"
+	aj_chown "$WS"
+	aj_host git -C "$WS" config include.path ../team.gitconfig
+	aj_run "$who" -- run -- sh -c "$(plant team.gitconfig)"
+	! fsmonitor_ran "$WS"
+	ok $? "$who: fsmonitor planted in an included team.gitconfig: git status on the host runs nothing"
+
 	# --- 2b. a copied git dir inside .git named by .git/commondir ------------------------------
 	aj_fresh_ws "$who"
 	git_ws

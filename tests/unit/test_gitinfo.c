@@ -474,6 +474,26 @@ static void test_no_home(void **state)
 	git_info_free(&gi);
 }
 
+/* every included file is listed: one inside the workspace is config the jail could write */
+static void test_includes_listed(void **state)
+{
+	struct fx *f = *state;
+	put(f, "ws/.git/config", "[include]\n\tpath = ../team.gitconfig\n"
+				 "[includeIf \"onbranch:main\"]\n\tpath = ~/inc\n");
+	put(f, "ws/team.gitconfig", "[include]\n\tpath = more.gitconfig\n");
+	_cleanup_free_ char *ws = fx_path(f, "ws");
+	struct git_info gi;
+	struct err e = {0};
+	assert_int_equal(git_resolve(ws, f->home, &gi, &e), 0);
+	_cleanup_free_ char *team = fx_path(f, "ws/team.gitconfig");
+	_cleanup_free_ char *more = fx_path(f, "ws/more.gitconfig");
+	_cleanup_free_ char *inc = fx_path(f, "home/inc");
+	assert_true(strv_contains(&gi.includes, team));
+	assert_true(strv_contains(&gi.includes, more)); /* missing: still watched */
+	assert_true(strv_contains(&gi.includes, inc));
+	git_info_free(&gi);
+}
+
 /* ---- git_check_pointers ---- */
 
 /* Resolve, then validate with $HOME and `state_rel` (fixture-relative, may be NULL) forbidden.
@@ -617,6 +637,7 @@ int main(void)
 		T(test_workspace_normalized),
 		cmocka_unit_test(test_relative_workspace_fails),
 		T(test_no_home),
+		T(test_includes_listed),
 		T(test_pointers_plain),
 		T(test_pointers_worktree),
 		T(test_pointers_submodule),

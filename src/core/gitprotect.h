@@ -16,7 +16,7 @@ extern const char *const git_exec_names[];
 
 /* Every git dir in reach, each once: the workspace's git dir and common dir (hf->gitdir,
  * hf->commondir), each nested repository's .git directory (hf->nested_git), and inside each of
- * them the submodule git dirs under modules/ (at any depth, names with slashes included) and the
+ * them the submodule git dirs under modules/ (names with slashes included, bounded) and the
  * linked worktrees' git dirs under worktrees/. Bounded (GITPROTECT_MAX_DIRS). */
 #define GITPROTECT_MAX_DIRS 256
 void gitprotect_gitdirs(struct hostfacts *hf, struct strv *out);

@@ -27,8 +27,8 @@ static unsigned char entry_type(int dfd, const char *name, unsigned char d_type)
 }
 
 /* Call fn for each entry of the directory `dir` (not . and ..), read with getdents64 straight
- * from an O_NOFOLLOW fd: four system calls a directory where opendir takes seven, which is most
- * of the walk's cost. */
+ * from an O_NOFOLLOW fd (four system calls a directory where opendir takes seven; the kernel's
+ * reading of the directory is most of the cost either way). */
 static void each_entry(const char *dir, void (*fn)(const char *dir, int dfd, const char *name,
 						   unsigned char type, void *ctx),
 		       void *ctx)
@@ -36,7 +36,7 @@ static void each_entry(const char *dir, void (*fn)(const char *dir, int dfd, con
 	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return; /* vanished, or unreadable: git on the host could not use it either */
-	char buf[32768] __attribute__((aligned(8)));
+	char buf[8192] __attribute__((aligned(8)));
 	for (;;) {
 		ssize_t n = getdents64(fd, buf, sizeof buf);
 		if (n <= 0)
@@ -93,15 +93,17 @@ int gitscan_walk(const char *root, size_t max_dirs, struct strv *found, bool *tr
 	return 0;
 }
 
-#define MODULES_DEPTH 6
+/* Directory levels below a modules/, counting both a submodule name's slashes and submodules of
+ * submodules: the recursion (and the stack) stays bounded whatever the jail built there. */
+#define MODULES_DEPTH 8
 
 static void modules_in(const char *dir, unsigned depth, struct strv *found);
 
 /* a submodule's git dir has submodules of its own in its modules/ */
-static void modules_in_gitdir(const char *gitdir, struct strv *found)
+static void modules_in_gitdir(const char *gitdir, unsigned depth, struct strv *found)
 {
 	_cleanup_free_ char *m = path_join(gitdir, "modules");
-	modules_in(m, 0, found);
+	modules_in(m, depth, found);
 }
 
 static bool has_entry(int dfd, const char *name, bool dir)
@@ -125,12 +127,15 @@ static void modules_entry(const char *dir, int dfd, const char *name, unsigned c
 	_cleanup_close_ int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sub < 0)
 		return;
-	if (has_entry(sub, "HEAD", false) && has_entry(sub, "objects", true)) {
+	bool gitdir = has_entry(sub, "HEAD", false) && has_entry(sub, "objects", true);
+	if (gitdir)
 		strv_push(m->found, p);
-		modules_in_gitdir(p, m->found);
-	} else if (m->depth < MODULES_DEPTH) {
+	if (m->depth >= MODULES_DEPTH)
+		return;
+	if (gitdir)
+		modules_in_gitdir(p, m->depth + 1, m->found);
+	else
 		modules_in(p, m->depth + 1, m->found);
-	}
 }
 
 static void modules_in(const char *dir, unsigned depth, struct strv *found)
@@ -139,7 +144,7 @@ static void modules_in(const char *dir, unsigned depth, struct strv *found)
 	each_entry(dir, modules_entry, &m);
 }
 
-void gitscan_modules(const char *gitdir, struct strv *found) { modules_in_gitdir(gitdir, found); }
+void gitscan_modules(const char *gitdir, struct strv *found) { modules_in_gitdir(gitdir, 0, found); }
 
 /* Whether `path` is new since `since`: its ctime (which no unprivileged process can set back;
  * a rename updates it) is not older. */

@@ -29,7 +29,7 @@ int gitscan_walk(const char *root, size_t max_dirs, struct strv *found, bool *tr
 		 struct err *e) WUR;
 
 /* The submodule git dirs below gitdir/modules (a directory with HEAD and objects/; submodule
- * names may hold slashes, so at any depth up to 6), appended to found. */
+ * names may hold slashes, and submodules have submodules: up to 8 levels), appended to found. */
 void gitscan_modules(const char *gitdir, struct strv *found);
 
 struct gitscan_before {

@@ -55,11 +55,20 @@ static void each_entry(const char *dir, void (*fn)(const char *dir, int dfd, con
 struct walk_ctx {
 	bool top;
 	struct strv *stack, *found;
+	unsigned bare; /* which of HEAD, objects/, refs/ the directory holds: all three make it a
+			* bare repository, which git uses when run inside it (safe.bareRepository
+			* defaults to "all"), its config and hooks included */
 };
 
 static void walk_entry(const char *dir, int dfd, const char *name, unsigned char type, void *ctx)
 {
 	struct walk_ctx *w = ctx;
+	if (!strcmp(name, "HEAD") && type != DT_DIR)
+		w->bare |= 1;
+	else if (!strcmp(name, "objects") && type == DT_DIR)
+		w->bare |= 2;
+	else if (!strcmp(name, "refs") && type == DT_DIR)
+		w->bare |= 4;
 	if (!strcmp(name, ".git")) {
 		if (!w->top) /* the workspace's own: gitinfo and the snapshot watch it */
 			strv_push_take(w->found, path_join(dir, name));
@@ -86,6 +95,8 @@ int gitscan_walk(const char *root, size_t max_dirs, struct strv *found, bool *tr
 		stack.v[stack.n] = NULL;
 		struct walk_ctx w = {.top = seen == 0, .stack = &stack, .found = found};
 		each_entry(dir, walk_entry, &w);
+		if (w.bare == 7 && !w.top)
+			strv_push(found, dir);
 		seen++;
 		free(dir);
 	}

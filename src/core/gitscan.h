@@ -23,7 +23,8 @@
 #define GITSCAN_MAX_DIRS 50000
 
 /* Every `.git` entry (directory, file or symlink) strictly below `root`, root/.git excluded,
- * without following symlinks or descending into a .git directory. *truncated when the bound
+ * and every directory shaped like a bare repository (HEAD, objects/, refs/), without following
+ * symlinks or descending into a .git directory. *truncated when the bound
  * was reached (the list is then partial). A directory that cannot be read is skipped. */
 int gitscan_walk(const char *root, size_t max_dirs, struct strv *found, bool *truncated,
 		 struct err *e) WUR;
@@ -40,8 +41,8 @@ struct gitscan_before {
 	long long since;           /* when it started (seconds since the epoch) */
 };
 
-/* After the run: walk the roots again (and the modules/ of `gitdirs` and of each .git
- * directory found); a .git or submodule git dir not known before (when the first walk was
+/* After the run: walk the roots again (and the modules/ of `gitdirs` and of each git
+ * directory found); a .git, bare repository or submodule git dir not known before (when the first walk was
  * partial: one whose inode changed since `since`) is a violation appended to `out`: for a
  * directory, git_exec_names and modules/ inside it are moved aside into `quarantine_dir`; a .git
  * file or symlink (a pointer) is moved aside itself. */

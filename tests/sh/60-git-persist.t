@@ -140,6 +140,17 @@ for who in "${AJ_WHOS[@]}"; do
 	found=$(find "$STATE" -path '*nested/.git/config' 2>/dev/null | head -n1)
 	isnt "$found" "" "$who: … and its config is in the quarantine"
 
+	# a bare repository made inside: git run in that directory on the host would obey its config
+	aj_fresh_ws "$who"
+	git_ws
+	# (a bare repository has no work tree, so no fsmonitor: its pager runs in a terminal)
+	aj_run "$who" -- run -- sh -c "$GIT_IN init -q --bare tools.git &&
+		git config -f tools.git/config core.pager 'touch $MARK #'"
+	rm -f "$MARK"
+	aj_host script -qec "cd '$WS/tools.git' && git -p log" /dev/null >/dev/null 2>&1
+	check "$who: a bare repository made inside: git log in it on the host runs nothing" test ! -e "$MARK"
+	like "$ERR" "tools\\.git" "$who: … it is reported"
+
 	# a nested repository there before the run is protected like the workspace's own
 	aj_fresh_ws "$who"
 	git_ws

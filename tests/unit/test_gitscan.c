@@ -111,12 +111,16 @@ static void test_walk(void **state)
 	_cleanup_free_ char *gl = fx_path(f, "ws/linked/.git");
 	put(f, "ws/linked", NULL);
 	assert_int_equal(symlink("/tmp", gl), 0);
+	repo(f, "ws/fixtures/bare.git"); /* a bare repository: git uses it when run inside */
+	put(f, "ws/almost/HEAD", "");
+	put(f, "ws/almost/objects", NULL); /* no refs/: not a repository */
 	struct strv found = STRV_INIT;
 	bool truncated = true;
 	struct err e = {0};
 	assert_int_equal(gitscan_walk(f->ws, 1000, &found, &truncated, &e), 0);
 	assert_false(truncated);
-	assert_int_equal(found.n, 4);
+	assert_int_equal(found.n, 5);
+	assert_has(&found, f, "ws/fixtures/bare.git");
 	assert_has(&found, f, "ws/vendor/lib/.git");
 	assert_has(&found, f, "ws/sub/.git");
 	assert_has(&found, f, "ws/deep/a/b/c/d/e/f/g/h/.git");
@@ -174,6 +178,7 @@ static void test_check(void **state)
 	repo(f, "ws/new/.git");
 	put(f, "ws/ptr/.git", "gitdir: ../new/.git\n");
 	repo(f, "ws/.git/modules/evil");
+	repo(f, "ws/bare");
 	struct violations v = {0};
 	assert_int_equal(gitscan_check(&b, f->quarantine, &v, &e), 0);
 	assert_false(exists(f, "ws/new/.git/config"));
@@ -181,6 +186,7 @@ static void test_check(void **state)
 	assert_true(exists(f, "ws/new/.git/HEAD")); /* the agent's work stays */
 	assert_false(exists(f, "ws/ptr/.git"));
 	assert_false(exists(f, "ws/.git/modules/evil/config"));
+	assert_false(exists(f, "ws/bare/config"));
 	assert_true(exists(f, "ws/old/.git/config")); /* known before: left alone */
 	size_t moved = 0, reported_new = 0;
 	for (size_t i = 0; i < v.n; i++) {
@@ -190,8 +196,8 @@ static void test_check(void **state)
 		if (v.v[i].moved_to)
 			assert_true(path_is_under(v.v[i].moved_to, f->quarantine));
 	}
-	/* new/.git: config, hooks; ptr/.git; modules/evil: config, hooks */
-	assert_int_equal(moved, 5);
+	/* new/.git: config, hooks; ptr/.git; modules/evil: config, hooks; bare: config, hooks */
+	assert_int_equal(moved, 7);
 	assert_int_equal(reported_new, v.n);
 	violations_free(&v);
 	/* a second check finds nothing more to move */

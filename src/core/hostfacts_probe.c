@@ -201,10 +201,11 @@ int hostfacts_resolve(const char *name, const char *home, const char *cwd, const
 	return rc;
 }
 
-/* A git dir that is a repository of its own (not a linked worktree's, whose hooks are the
- * common dir's) and has no hooks/ gets an empty one, as `git init` makes it: a directory can be
- * bound read-only, a missing one can only be watched. The one thing agentjail creates in the
- * user's tree. */
+/* The workspace's git dir, its common dir and their submodule git dirs, when one is a
+ * repository of its own (not a linked worktree's, whose hooks are the common dir's) and has no
+ * hooks/, get an empty one, as `git init` makes it: a directory can be bound read-only, a
+ * missing one can only be watched. The one thing agentjail creates in the user's tree; nested
+ * repositories (test fixtures, vendored clones) are left as they are, their hooks watched. */
 static void ensure_hooks(struct hostfacts *hf)
 {
 	struct strv dirs = STRV_INIT;
@@ -212,7 +213,9 @@ static void ensure_hooks(struct hostfacts *hf)
 	for (size_t i = 0; i < dirs.n; i++) {
 		_cleanup_free_ char *cd = path_join(dirs.v[i], "commondir");
 		_cleanup_free_ char *hooks = path_join(dirs.v[i], "hooks");
-		if (hf_type(hf, cd) != HF_MISSING || hf_type(hf, hooks) != HF_MISSING)
+		bool own = (hf->gitdir && path_is_under(dirs.v[i], hf->gitdir)) ||
+			   (hf->commondir && path_is_under(dirs.v[i], hf->commondir));
+		if (!own || hf_type(hf, cd) != HF_MISSING || hf_type(hf, hooks) != HF_MISSING)
 			continue;
 		if (mkdir(hooks, 0755) < 0)
 			continue; /* then it stays watched, as before */

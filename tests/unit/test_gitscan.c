@@ -32,22 +32,7 @@ static char *fx_path(const struct fx *f, const char *rel) { return path_join(f->
 /* Write `content` at dir/rel (NULL: make a directory), creating the parents. */
 static void put(const struct fx *f, const char *rel, const char *content)
 {
-	_cleanup_free_ char *p = fx_path(f, rel);
-	for (char *q = p + strlen(f->dir) + 1; *q; q++) {
-		if (*q != '/')
-			continue;
-		*q = '\0';
-		assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
-		*q = '/';
-	}
-	if (!content) {
-		assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
-		return;
-	}
-	FILE *fp = fopen(p, "we");
-	assert_non_null(fp);
-	fputs(content, fp);
-	fclose(fp);
+	test_put(f->dir, rel, content);
 }
 
 /* a git dir as git makes it: HEAD, objects/, refs/, config, hooks/ */

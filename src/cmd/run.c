@@ -13,6 +13,7 @@
 #include "core/launch.h"
 #include "core/policy.h"
 #include "core/userns_diag.h"
+#include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
 
@@ -79,6 +80,20 @@ static int run_full_access(struct run_request *req, struct sess_rec *rec)
 	return st;
 }
 
+/* One violation as a line: "violation: protected path P appeared during the run; moved aside
+ * to Q", or "violation: P: WHAT" for a scan's finding in its own words. */
+static char *violation_text(const struct violation *v, const char *moved)
+{
+	char *head = v->own_words ? xasprintf("violation: %s: %s", v->path, v->what)
+				  : xasprintf("violation: protected path %s %s during the run",
+					      v->path, v->what);
+	if (!v->moved_to)
+		return head;
+	char *line = xasprintf("%s; %s %s", head, moved, v->moved_to);
+	free(head);
+	return line;
+}
+
 /* During the run, from the supervise loop: the user's terminal may be in raw mode (no newline
  * translation) with the jail's output mid-line, so the line starts and ends with CR LF there. */
 static void live_violation(void *arg, const struct violation *v)
@@ -86,12 +101,8 @@ static void live_violation(void *arg, const struct violation *v)
 	(void)arg;
 	const char *eol = isatty(STDERR_FILENO) ? "\r\n" : "\n";
 	const char *pre = isatty(STDERR_FILENO) ? eol : "";
-	if (v->moved_to)
-		fprintf(stderr, "%sagentjail: violation: protected path %s %s during the run; moved "
-				"aside at once to %s%s", pre, v->path, v->what, v->moved_to, eol);
-	else
-		fprintf(stderr, "%sagentjail: violation: protected path %s %s during the run%s", pre,
-			v->path, v->what, eol);
+	_cleanup_free_ char *line = violation_text(v, "moved aside at once to");
+	fprintf(stderr, "%sagentjail: %s%s", pre, line, eol);
 	(void)fflush(stderr);
 }
 
@@ -120,12 +131,8 @@ static void report_violations(const struct launch_result *r, struct sess_rec *re
 			cmd_rec_violation(rec, v->path, v->what, v->moved_to);
 		if (v->reported)
 			continue; /* printed the moment the live watch moved it */
-		if (v->moved_to)
-			cmd_warn("violation: protected path %s %s during the run; moved aside to %s",
-				 v->path, v->what, v->moved_to);
-		else
-			cmd_warn("violation: protected path %s %s during the run", v->path,
-				 v->what);
+		_cleanup_free_ char *line = violation_text(v, "moved aside to");
+		cmd_warn("%s", line);
 	}
 	if (r->watch_failed) {
 		cmd_warn("protected paths were not watched during the run (only checked after it):");

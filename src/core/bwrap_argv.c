@@ -1,6 +1,7 @@
 /* bwrap_argv: policy + host facts → bwrap argv (DESIGN §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/bwrap_argv.h"
+#include "core/gitprotect.h"
 #include "core/resolve.h"
 
 #include <fnmatch.h>
@@ -633,8 +634,32 @@ static void protect_links_inside(struct bw_plan *p, struct hostfacts *hf,
 	}
 }
 
+/* Whether `path` lies in (or is) a git dir that does not exist yet below `scan_root`, the tree the
+ * after-run git scan covers (gitscan). Such a repository is created by `git init` or `git clone`
+ * inside the jail: watching its `.git`, `hooks` or `config` would move them away while git is
+ * still writing them, so the agent's own repository would never work. The scan after the run
+ * reports it and moves aside what in it would run a command, keeping the repository. */
+static bool in_new_repo(struct hostfacts *hf, const char *scan_root, const char *path)
+{
+	const char *rel = scan_root ? path_below(path, scan_root) : NULL;
+	if (!rel)
+		return false;
+	for (const char *c = strstr(rel, ".git"); c; c = strstr(c + 1, ".git")) {
+		bool starts = c == rel || c[-1] == '/';
+		bool ends = c[4] == '\0' || c[4] == '/';
+		if (!starts || !ends)
+			continue;
+		_cleanup_free_ char *rel_git = xstrndup(rel, (size_t)(c + 4 - rel));
+		_cleanup_free_ char *full = path_join(scan_root, rel_git);
+		if (hf_type(hf, full) == HF_MISSING)
+			return true;
+	}
+	return false;
+}
+
 static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable,
-			   const struct strv *agent_roots, const struct strv *agent_protect)
+			   const struct strv *agent_roots, const struct strv *agent_protect,
+			   const char *scan_root)
 {
 	struct strv cand = STRV_INIT;
 	struct strv roots = STRV_INIT;
@@ -651,12 +676,17 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 	for (size_t i = 0; i < 2; i++)
 		if (extra[i] && under_any(writable, extra[i]))
 			strv_push(&cand, extra[i]);
-	const char *gd[] = {hf->gitdir, hf->commondir};
-	for (size_t i = 0; i < 2; i++) {
-		if (!gd[i] || !under_any(writable, gd[i]))
-			continue;
-		strv_push_take(&cand, path_join(gd[i], "hooks"));
-		strv_push_take(&cand, path_join(gd[i], "config"));
+	struct strv git = STRV_INIT;
+	gitprotect_candidates(hf, &git);
+	for (size_t i = 0; i < git.n; i++)
+		if (under_any(writable, git.v[i]))
+			strv_push(&cand, git.v[i]);
+	strv_free(&git);
+	for (size_t r = 0; r < writable->n; r++) {
+		/* a .git file is a pointer: rewritten, it sends git on the host to a planted git dir */
+		_cleanup_free_ char *g = path_join(writable->v[r], ".git");
+		if (hf_type(hf, g) == HF_FILE)
+			strv_push(&cand, g);
 	}
 	if (cand.n)
 		qsort(cand.v, cand.n, sizeof *cand.v, cmp_str);
@@ -666,9 +696,9 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		const char *c = cand.v[i];
 		if (i > 0 && !strcmp(c, cand.v[i - 1]))
 			continue;
-		if (!strv_contains(&p->watch, c))
-			strv_push(&p->watch, c);
 		enum hf_type t = hf_type(hf, c);
+		if (!strv_contains(&p->watch, c) && !in_new_repo(hf, scan_root, c))
+			strv_push(&p->watch, c);
 		if (t == HF_MISSING)
 			continue;
 		if (under_any(&prot, c))
@@ -686,7 +716,7 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 	/* .git itself: a rename-proof mount point even when it holds no hooks or config */
 	for (size_t r = 0; r < writable->n; r++) {
 		_cleanup_free_ char *g = path_join(writable->v[r], ".git");
-		if (!strv_contains(&p->watch, g))
+		if (!strv_contains(&p->watch, g) && !in_new_repo(hf, scan_root, g))
 			strv_push(&p->watch, g);
 		if (hf_type(hf, g) == HF_DIR && !strv_contains(&selfb, g) &&
 		    !under_any(&prot, g))
@@ -703,6 +733,25 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 	strv_free(&selfb);
 	strv_free(&cand);
 	strv_free(&roots);
+}
+
+/* What gitscan compares after the run (a writable workspace only). */
+static void add_git_scan(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	if (pol->fs != FS_WORKSPACE_WRITE)
+		return;
+	strv_push(&p->git_roots, pol->workspace);
+	const char *gd[] = {hf->gitdir, hf->commondir};
+	for (size_t i = 0; i < 2; i++)
+		if (gd[i] && !strv_contains(&p->git_dirs, gd[i]))
+			strv_push(&p->git_dirs, gd[i]);
+	strv_copy(&p->git_known, &hf->nested_git);
+	/* the workspace's own .git, when it exists, is the snapshot's to judge (a changed kind) */
+	_cleanup_free_ char *own = path_join(pol->workspace, ".git");
+	if (hf_type(hf, own) != HF_MISSING)
+		strv_push(&p->git_known, own);
+	p->git_truncated = hf->nested_truncated;
+	p->git_since = hf->nested_since;
 }
 
 static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
@@ -895,6 +944,10 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	}
 	if (check_devices(pol, hf, e) < 0)
 		return -1;
+	if (hf->git_refused) {
+		*e = *hf->git_refused;
+		return -1;
+	}
 	if (hf_type(hf, pol->workspace) != HF_DIR) {
 		err_set(e, 0, pol->workspace, "the workspace is not a directory");
 		return -1;
@@ -910,7 +963,9 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
-	add_protection(out, hf, &writable, &agent_roots, &pol->protect);
+	add_protection(out, hf, &writable, &agent_roots, &pol->protect,
+		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
+	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;
 	strv_push(&visible, pol->workspace);
 	strv_copy(&visible, &pol->rw);
@@ -976,6 +1031,9 @@ void bw_plan_free(struct bw_plan *p)
 	strv_free(&p->skipped);
 	strv_free(&p->watch);
 	strv_free(&p->deny_read);
+	strv_free(&p->git_roots);
+	strv_free(&p->git_dirs);
+	strv_free(&p->git_known);
 	strv_free(&p->cmd);
 	free(p->chdir);
 	memset(p, 0, sizeof *p);

@@ -37,6 +37,9 @@ void hostfacts_free(struct hostfacts *hf)
 		free(hf->trees[i]);
 	}
 	free(hf->trees);
+	strv_free(&hf->nested_git);
+	strv_free(&hf->git_includes);
+	free(hf->git_refused);
 	for (size_t i = 0; i < hf->ntab; i++) {
 		entry_free(hf->tab[i]);
 		free(hf->tab[i]);
@@ -256,6 +259,22 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 	}
 	if (!strcmp(key, "gid") && rest) {
 		hf->gid = (gid_t)strtoul(rest, NULL, 10);
+		return 0;
+	}
+	if (!strcmp(key, "git_refused") && rest) { /* PATH WHAT…: a pointer gitinfo refused */
+		size_t n = strcspn(rest, " ");
+		free(hf->git_refused);
+		hf->git_refused = xcalloc(1, sizeof *hf->git_refused);
+		_cleanup_free_ char *path = xstrndup(rest, n);
+		err_set(hf->git_refused, 0, path, "%s", rest[n] ? rest + n + 1 : "");
+		return 0;
+	}
+	if (!strcmp(key, "git_include") && rest) {
+		strv_push(&hf->git_includes, rest);
+		return 0;
+	}
+	if (!strcmp(key, "nested_git") && rest) {
+		strv_push(&hf->nested_git, rest);
 		return 0;
 	}
 	if (!strcmp(key, "env") && rest) {

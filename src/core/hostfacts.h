@@ -57,6 +57,11 @@ struct hostfacts {
 	char *gitdir;          /* workspace's git dir when .git is a file (worktree) */
 	char *commondir;       /* the common dir of that git dir */
 	char *hooks_path;      /* core.hooksPath, absolute */
+	struct strv git_includes; /* config files git includes (gitinfo.h) */
+	struct strv nested_git; /* .git entries found below the workspace at start (not its own) */
+	bool nested_truncated; /* that walk stopped at its bound: the list may be incomplete */
+	long long nested_since; /* when that walk started (seconds since the epoch) */
+	struct err *git_refused; /* a git pointer the jail must not follow (gitinfo.h), or NULL */
 	char *session_id;      /* AGENTJAIL_SESSION value */
 
 	struct hf_entry **tab;

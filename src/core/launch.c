@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/ctl.h"
+#include "core/gitscan.h"
 #include "core/pty.h"
 #include "core/suidscan.h"
 #include "core/supervise.h"
@@ -589,6 +590,15 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	append_violations(&r->viol, &after);
 	if (rc == 0)
 		(void)suidscan_after_run(plan, &since, &r->viol);
+	if (rc == 0 && plan->git_roots.n && !r->snapshot_failed) {
+		struct gitscan_before gb = {.roots = &plan->git_roots,
+					    .gitdirs = &plan->git_dirs,
+					    .known = &plan->git_known,
+					    .truncated = plan->git_truncated,
+					    .since = plan->git_since};
+		if (gitscan_check(&gb, quarantine_dir, &r->viol, &r->snap_err) < 0)
+			r->snapshot_failed = true;
+	}
 	snapshot_free(&before);
 	return rc;
 }

@@ -42,6 +42,9 @@
 #include <unistd.h>
 
 #include "core/bwrap_argv.h"
+#include "core/gitinfo.h"
+#include "core/gitprotect.h"
+#include "core/gitscan.h"
 #include "core/landlock.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -2132,6 +2135,68 @@ static void p_git_rename(const struct probe_ctx *c, struct probe_out *o)
 		set(o, PROBE_FAIL, ".git could be renamed (renamed back)");
 }
 
+/* The git dirs in reach from inside: the workspace's (a .git directory, or the one a .git file
+ * names), its common dir, and the submodule and worktree git dirs under each. */
+static void git_dirs_inside(const char *ws, struct strv *out)
+{
+	struct git_info gi = {0};
+	struct err ignored = {0};
+	if (git_resolve(ws, NULL, &gi, &ignored) < 0)
+		return;
+	const char *top[] = {gi.gitdir, gi.commondir};
+	for (size_t i = 0; i < 2; i++)
+		if (top[i] && is_dir(top[i]) && !strv_contains(out, top[i]))
+			strv_push(out, top[i]);
+	git_info_free(&gi);
+	for (size_t d = 0, n = out->n; d < n; d++) {
+		gitscan_modules(out->v[d], out);
+		_cleanup_free_ char *wts = path_join(out->v[d], "worktrees");
+		_cleanup_closedir_ DIR *dir = opendir(wts);
+		struct dirent *de;
+		while (dir && (de = readdir(dir)))
+			if (de->d_name[0] != '.')
+				strv_push_take(out, path_join(wts, de->d_name));
+	}
+}
+
+/* What makes git run a command (gitprotect.h) in every git dir in reach: read-only when it
+ * exists; one that does not exist cannot be bound, it is watched (moved aside after the run). */
+static void p_git_metadata(const struct probe_ctx *c, struct probe_out *o)
+{
+	if (!c->workspace) {
+		set(o, PROBE_SKIP, "no --workspace given");
+		return;
+	}
+	struct strv dirs = STRV_INIT;
+	git_dirs_inside(c->workspace, &dirs);
+	struct strbuf bad = STRBUF_INIT;
+	int nbad = 0;
+	size_t tested = 0, absent = 0;
+	for (size_t d = 0; d < dirs.n; d++) {
+		for (size_t i = 0; git_exec_names[i]; i++) {
+			_cleanup_free_ char *p = path_join(dirs.v[d], git_exec_names[i]);
+			if (!exists(p)) {
+				absent++;
+				continue;
+			}
+			tested++;
+			if (path_writable(p, tok(c)))
+				list_add(&bad, &nbad, p);
+		}
+	}
+	if (!dirs.n)
+		set(o, PROBE_SKIP, "no git directory in the workspace");
+	else if (nbad)
+		set(o, PROBE_FAIL, "%d git metadata paths writable: %s", nbad, sb_str(&bad));
+	else
+		set(o, PROBE_PASS,
+		    "%zu git metadata paths read-only in %zu git dirs (config, hooks, info...); "
+		    "%zu absent, watched",
+		    tested, dirs.n, absent);
+	sb_free(&bad);
+	strv_free(&dirs);
+}
+
 /* ======================================================================================= */
 /* Devices                                                                                 */
 
@@ -2505,6 +2570,7 @@ const struct probe_def probe_table[] = {
 	{"fs.hardlink",            "filesystem",  p_hardlink},
 	{"fs.mknod",               "filesystem",  p_mknod},
 	{"fs.git_rename",          "filesystem",  p_git_rename},
+	{"fs.git_metadata",        "filesystem",  p_git_metadata},
 	{"dev.minimal",            "devices",     p_dev_minimal},
 	{"proc.sys_readonly",      "proc",        p_proc_sys},
 	{"proc.core_pattern",      "proc",        p_core_pattern},

@@ -44,6 +44,8 @@ struct violation {
 	char *moved_to;      /* where it was moved, NULL if it was not moved (e.g. removed) */
 	bool move_failed;    /* it is still in place: the move aside failed (the reason is in what) */
 	bool reported;       /* already shown to the user while the run went on (live watch) */
+	bool own_words;      /* `what` is a whole clause about path (a scan's finding), shown as
+			      * "PATH: WHAT"; otherwise it says what happened to a protected path */
 };
 
 struct violations {

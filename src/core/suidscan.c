@@ -67,7 +67,7 @@ static void add(struct scan *s, const char *path, char *what)
 {
 	struct violations *o = s->out;
 	o->v = xrealloc(o->v, (o->n + 1) * sizeof *o->v);
-	o->v[o->n++] = (struct violation){.path = xstrdup(path), .what = what};
+	o->v[o->n++] = (struct violation){.path = xstrdup(path), .what = what, .own_words = true};
 	s->added++;
 }
 

@@ -74,7 +74,8 @@ for who in "${AJ_WHOS[@]}"; do
 	found=$(find "$STATE/quarantine" -path '*scripts/pre-commit' 2>/dev/null | head -n1)
 	isnt "$found" "" "$who: … into the state directory (never deleted)"
 
-	# --- a missing .git/hooks, created during the run: moved aside at once ---------------------
+	# --- a repository without .git/hooks: hooks/ is made empty on the host first (as git init
+	# does) and bound read-only; what else appears is moved aside at once, while the run goes on
 	aj_fresh_ws "$who"
 	aj_host git -C "$WS" "${GIT_ID[@]}" init -q
 	rm -rf "$WS/.git/hooks"
@@ -82,20 +83,21 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_chown "$WS"
 	aj_host git -C "$WS" add file
 	rm -rf "${STATE:?}"/quarantine
-	hook="mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch $WS/hook-ran\\n' > .git/hooks/pre-commit; chmod 755 .git/hooks/pre-commit; sleep 4"
+	hook="mkdir -p .git/hooks; printf '#!/bin/sh\\ntouch $WS/hook-ran\\n' > .git/hooks/pre-commit; chmod 755 .git/hooks/pre-commit; echo 'touch $WS/envrc-ran' > .envrc; sleep 4"
 	bg_run "$who" -- run -- sh -c "$hook"
-	wait_for "$BG_ERR" 'violation: .*\.git/hooks' 30
+	wait_for "$BG_ERR" 'violation: .*\.envrc' 30
 	ok $? "$who: the report line appears while the command still runs"
 	check "$who: … the jail is still running then" kill -0 "$BG_PID"
+	check "$who: … .envrc is gone from the workspace already" test ! -e "$WS/.envrc"
 	aj_host git -C "$WS" "${GIT_ID[@]}" commit -qm during-the-run >/dev/null 2>&1
-	check "$who: … a host git commit during the run does not run the planted hook" test ! -e "$WS/hook-ran"
+	check "$who: … a host git commit during the run does not run a planted hook" test ! -e "$WS/hook-ran"
 	wait "$BG_PID"
 	RC=$?
 	ERR=$(tr -d '\r' <"$BG_ERR")
 	is "$RC" 0 "$who: … the run ends with the command's status"
-	check "$who: … .git/hooks is not in the workspace after the run" test ! -e "$WS/.git/hooks"
-	found=$(find "$STATE/quarantine" -path '*.git/hooks' 2>/dev/null | head -n1)
-	isnt "$found" "" "$who: … it was moved into the state directory"
+	is "$(ls -A "$WS/.git/hooks" 2>&1)" "" "$who: … .git/hooks was made empty on the host and stayed so"
+	found=$(find "$STATE/quarantine" -name .envrc 2>/dev/null | head -n1)
+	isnt "$found" "" "$who: … .envrc was moved into the state directory"
 	unlike "$ERR" 'could not move' "$who: … without a failed move"
 
 	# --- chmod tricks do not stop the move aside ---------------------------------------------
@@ -103,34 +105,34 @@ for who in "${AJ_WHOS[@]}"; do
 	# its parent needs write permission on it).
 	aj_fresh_ws "$who"
 	aj_host git -C "$WS" "${GIT_ID[@]}" init -q
-	rm -rf "$WS/.git/hooks"
+	rm -rf "$WS/.git/info"
 	aj_chown "$WS"
 	rm -rf "${STATE:?}"/quarantine
 	aj_run "$who" -- run -- sh -c 'mkdir v && echo {} > v/tasks.json && chmod 555 v && mv v .vscode &&
-		mkdir .git/h && echo x > .git/h/pre-commit && chmod 555 .git/h && mv .git/h .git/hooks && sleep 0.5'
+		mkdir .git/h && echo x > .git/h/attributes && chmod 555 .git/h && mv .git/h .git/info && sleep 0.5'
 	is "$RC" 0 "$who: chmod 555, then renamed into place during the run: the command ran through"
 	check "$who: … .vscode is moved aside anyway" test ! -e "$WS/.vscode"
-	check "$who: … .git/hooks too" test ! -e "$WS/.git/hooks"
+	check "$who: … .git/info too" test ! -e "$WS/.git/info"
 	unlike "$ERR" 'could not' "$who: … no move failed"
-	n=$(find "$STATE/quarantine" \( -name .vscode -o -name hooks \) 2>/dev/null | wc -l)
+	n=$(find "$STATE/quarantine" \( -name .vscode -o -name info \) 2>/dev/null | wc -l)
 	is "$n" 2 "$who: … both are in the state directory"
 
 	# After the run (the test build's live watch off): chmod 555 on the item and on the workspace.
 	aj_fresh_ws "$who"
 	aj_host git -C "$WS" "${GIT_ID[@]}" init -q
-	rm -rf "$WS/.git/hooks"
+	rm -rf "$WS/.git/info"
 	aj_chown "$WS"
 	rm -rf "${STATE:?}"/quarantine
 	aj_run "$who" -b agentjail-testbuild -e AGENTJAIL_TEST_NO_WATCH=1 -- run -- sh -c \
-		'mkdir .vscode .git/hooks && echo {} > .vscode/tasks.json && echo x > .git/hooks/pre-commit &&
-		chmod 555 .vscode .git/hooks .git/hooks/pre-commit && echo x > .envrc && chmod 555 .'
+		'mkdir .vscode .git/info && echo {} > .vscode/tasks.json && echo x > .git/info/attributes &&
+		chmod 555 .vscode .git/info .git/info/attributes && echo x > .envrc && chmod 555 .'
 	chmod u+w "$WS"
-	is "$RC" 0 "$who: chmod 555 .vscode, .git/hooks and the workspace, checked after the run: exit 0"
+	is "$RC" 0 "$who: chmod 555 .vscode, .git/info and the workspace, checked after the run: exit 0"
 	check "$who: … .vscode is moved aside" test ! -e "$WS/.vscode"
-	check "$who: … .git/hooks too" test ! -e "$WS/.git/hooks"
+	check "$who: … .git/info too" test ! -e "$WS/.git/info"
 	check "$who: … and .envrc" test ! -e "$WS/.envrc"
 	unlike "$ERR" 'could not' "$who: … no move failed"
-	n=$(find "$STATE/quarantine" \( -name .vscode -o -name hooks -o -name .envrc \) 2>/dev/null | wc -l)
+	n=$(find "$STATE/quarantine" \( -name .vscode -o -name info -o -name .envrc \) 2>/dev/null | wc -l)
 	is "$n" 3 "$who: … all three are in the state directory"
 
 	# On a terminal (raw mode): the live line stands on a line of its own, before the command ends.

@@ -24,9 +24,10 @@ static const struct profile claude = {
 	 * private $HOME and lost (claude accepts "{}" and fills it) */
 	.file_init = "{}\n",
 	/* settings carry hooks (host commands run by an unjailed claude); plugins carry hooks
-	 * and MCP servers */
+	 * and MCP servers; ~/.claude/.config.json, when it exists, is read instead of
+	 * ~/.claude.json (its MCP servers start: verified, claude 2.1.197) */
 	.protect = L("~/.claude/settings.json", "~/.claude/settings.local.json",
-		     "~/.claude/hooks", "~/.claude/plugins"),
+		     "~/.claude/hooks", "~/.claude/plugins", "~/.claude/.config.json"),
 	/* memory and the commands, subagents, skills and output styles it loads */
 	.instructions = L("~/.claude/CLAUDE.md", "~/.claude/commands/", "~/.claude/agents/",
 			  "~/.claude/skills/", "~/.claude/output-styles/"),
@@ -35,6 +36,7 @@ static const struct profile claude = {
 	/* ~/.claude.json holds state claude must write (counters, onboarding) next to MCP
 	 * servers, per-project trust and allowed tools: the jail writes a private copy */
 	.private_copy = "~/.claude.json",
+	.private_copy_moved = ".claude.json",
 	.copy_rules = &jm_claude_json,
 	.env = L("ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_TELEMETRY",
 		 "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MAX_THINKING_TOKENS",
@@ -268,6 +270,8 @@ char *profile_private_copy_path(const struct profile *pr, const char *home, cons
 	_cleanup_free_ char *x = path_expand_home(home, pr->rw[0]);
 	_cleanup_free_ char *rw0 = path_normalize("/", x);
 	_cleanup_free_ char *to = moved ? path_normalize("/", moved) : xstrdup(rw0);
+	if (moved && pr->private_copy_moved)
+		return path_join(to, pr->private_copy_moved);
 	return moved_path(pr->private_copy, home, moved, rw0, to);
 }
 
@@ -305,6 +309,11 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
 	for (size_t i = 0; pr->rw && pr->rw[i]; i++) {
 		_cleanup_free_ char *x = path_expand_home(home, pr->rw[i]);
 		char *n = path_normalize("/", x); /* "~/.x/": no trailing slash */
+		if (moved && pr->private_copy && !strcmp(pr->rw[i], pr->private_copy)) {
+			/* the state file moves with the dir (claude reads only the moved one) */
+			free(n);
+			n = profile_private_copy_path(pr, home, env);
+		}
 		if (i == 0) {
 			rw0 = xstrdup(n);
 			if (moved) {

@@ -33,6 +33,8 @@ struct profile {
 	const char *const *hide;          /* "~/.../" dirs inside rw masked in the jail (IDE auth
 					   * tokens); made empty first when missing */
 	const char *private_copy;         /* "~/..." an rw file the jail gets a private copy of */
+	const char *private_copy_moved;   /* its name inside the dir home_env names, when set
+					   * (CLAUDE_CONFIG_DIR/.claude.json) */
 	const struct jm_rules *copy_rules;/* what of that copy comes back to the host file */
 	const char *const *ro;            /* "~/..." config files shown read-only */
 	const char *const *env;           /* variables passed through; "PREFIX*" patterns */

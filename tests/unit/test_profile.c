@@ -304,6 +304,20 @@ static void persistence(void **state)
 	char *c = profile_private_copy_path(profile_find("claude"), "/home/u", &env);
 	assert_string_equal(c, "/home/u/.claude.json");
 	free(c);
+	/* CLAUDE_CONFIG_DIR: claude reads $CLAUDE_CONFIG_DIR/.claude.json, which becomes the copy */
+	strv_push(&env, "CLAUDE_CONFIG_DIR=/data/claude");
+	c = profile_private_copy_path(profile_find("claude"), "/home/u", &env);
+	assert_string_equal(c, "/data/claude/.claude.json");
+	free(c);
+	policy_init(&pol);
+	profile_apply(profile_find("claude"), "/home/u", &env, &pol);
+	assert_int_equal(pol.agent_rw.n, 2);
+	assert_string_equal(pol.agent_rw.v[0], "/data/claude");
+	assert_string_equal(pol.agent_rw.v[1], "/data/claude/.claude.json");
+	assert_true(strv_contains(&pol.protect, "/data/claude/CLAUDE.md"));
+	assert_true(strv_contains(&pol.protect, "/data/claude/.config.json"));
+	assert_true(strv_contains(&pol.agent_hide, "/data/claude/ide"));
+	policy_free(&pol);
 	assert_null(profile_private_copy_path(profile_find("codex"), "/home/u", &env));
 	strv_free(&env);
 }

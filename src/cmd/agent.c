@@ -112,7 +112,11 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req)
 	_cleanup_free_ char *file =
 		home && home[0] == '/' ? profile_private_copy_path(pr, home, &env) : NULL;
 	strv_free(&env);
-	if (!file || req->pol.fs == FS_DANGER_FULL || !strv_contains(&req->pol.agent_rw, file))
+	struct stat st;
+	/* missing (its directory too: make_agent_paths made it otherwise): nothing is bound there
+	 * and what the agent writes stays in the jail's private $HOME */
+	if (!file || req->pol.fs == FS_DANGER_FULL || !strv_contains(&req->pol.agent_rw, file) ||
+	    (stat(file, &st) < 0 && errno == ENOENT))
 		return cmd_run_request(req);
 	_cleanup_free_ char *state = doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"),
 						      getenv("XDG_STATE_HOME"), home);

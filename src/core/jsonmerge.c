@@ -88,6 +88,19 @@ static const struct jm_key claude_project[] = {
 const struct jm_rules jm_claude_json = {
 	.top = claude_top, .map = "projects", .map_keys = claude_project};
 
+/* pi's ~/.pi/agent/auth.json: one entry per provider, {type: "api_key", key} or {type: "oauth",
+ * access, refresh, expires, …} (pi-coding-agent's auth-storage). An API key "!cmd" runs cmd
+ * when the host's pi needs the key (verified): refused. Token endpoints (enterpriseUrl) are not
+ * merged: they would send the host's refresh token elsewhere. */
+static const struct jm_key pi_auth_entry[] = {
+	{"type", JM_STRING},     {"key", JM_STRING},	  {"access", JM_STRING},
+	{"refresh", JM_STRING},  {"expires", JM_NUMBER}, {"projectId", JM_STRING},
+	{"accountId", JM_STRING}, {"email", JM_STRING},	  {NULL, 0},
+};
+
+const struct jm_rules jm_pi_auth = {
+	.map_keys = pi_auth_entry, .whole_map = true, .refuse_bang = true};
+
 static const struct jm_key *find_key(const struct jm_key *l, const char *name)
 {
 	for (size_t i = 0; l && l[i].name; i++)
@@ -96,8 +109,10 @@ static const struct jm_key *find_key(const struct jm_key *l, const char *name)
 	return NULL;
 }
 
-static bool type_ok(enum jm_type t, const json_t *v)
+static bool type_ok(enum jm_type t, const json_t *v, bool refuse_bang)
 {
+	if (refuse_bang && json_is_string(v) && json_string_value(v)[0] == '!')
+		return false;
 	switch (t) {
 	case JM_BOOL:
 		return json_is_boolean(v);
@@ -160,8 +175,9 @@ static void drop(struct strv *dropped, const char *map, const char *entry, const
 
 /* Apply to `host` the allowed keys that changed between base and jail; the rest to dropped.
  * Returns how many keys were applied. */
-static int merge_level(const struct jm_key *allowed, json_t *base, json_t *jail, json_t *host,
-		       const char *map, const char *entry, const char *skip, struct strv *dropped)
+static int merge_level(const struct jm_key *allowed, bool refuse_bang, json_t *base, json_t *jail,
+		       json_t *host, const char *map, const char *entry, const char *skip,
+		       struct strv *dropped)
 {
 	int n = 0;
 	const char *k;
@@ -171,7 +187,7 @@ static int merge_level(const struct jm_key *allowed, json_t *base, json_t *jail,
 		if ((skip && !strcmp(k, skip)) || !changed(base, jail, k))
 			continue;
 		const struct jm_key *a = find_key(allowed, k);
-		if (!a || !type_ok(a->type, v)) {
+		if (!a || !type_ok(a->type, v, refuse_bang)) {
 			drop(dropped, map, entry, k);
 			continue;
 		}
@@ -196,22 +212,23 @@ static int merge_level(const struct jm_key *allowed, json_t *base, json_t *jail,
 	return n;
 }
 
-static int merge_map(const struct jm_rules *r, json_t *base, json_t *jail, json_t *host,
-		     struct strv *dropped)
+static bool has_bang(json_t *o)
 {
-	json_t *jm = json_object_get(jail, r->map);
-	json_t *bm = json_object_get(base, r->map);
-	if (!jm || (bm && json_equal(bm, jm)))
-		return 0;
-	if (!json_is_object(jm)) {
-		drop(dropped, NULL, NULL, r->map);
-		return 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v)
+	{
+		if (json_is_string(v) && json_string_value(v)[0] == '!')
+			return true;
 	}
-	if (bm && !json_is_object(bm))
-		bm = NULL;
-	json_t *hm = json_object_get(host, r->map);
-	if (hm && !json_is_object(hm))
-		return 0; /* the host's own odd value stays as it is */
+	return false;
+}
+
+/* An object of objects (jm: the jail's, bm: as given, hm: the host's now), each entry merged
+ * by the map_keys. Entries removed in the jail stay on the host. */
+static int merge_entries(const struct jm_rules *r, const char *name, json_t *bm, json_t *jm,
+			 json_t *hm, json_t *host, struct strv *dropped)
+{
 	int n = 0;
 	const char *entry;
 	json_t *je;
@@ -220,25 +237,25 @@ static int merge_map(const struct jm_rules *r, json_t *base, json_t *jail, json_
 		json_t *be = bm ? json_object_get(bm, entry) : NULL;
 		if (be && json_equal(be, je))
 			continue;
-		if (!json_is_object(je)) {
-			drop(dropped, r->map, entry, "*");
+		if (!json_is_object(je) || (r->refuse_bang && has_bang(je))) {
+			/* a command in an entry: none of it (half an entry could break the host's
+			 * agent) */
+			drop(dropped, name, entry, "*");
 			continue;
 		}
 		if (be && !json_is_object(be))
 			be = NULL;
+		json_t *he = hm ? json_object_get(hm, entry) : NULL;
+		if (he && !json_is_object(he))
+			continue; /* the host's own odd value stays as it is */
 		json_t *empty = json_object();
 		if (!empty)
 			abort();
-		json_t *he = hm ? json_object_get(hm, entry) : NULL;
 		bool fresh = !he;
-		if (he && !json_is_object(he)) {
-			json_decref(empty);
-			continue;
-		}
 		if (fresh)
 			he = empty;
-		int k = merge_level(r->map_keys, be ? be : empty, je, he, r->map, entry, NULL,
-				    dropped);
+		int k = merge_level(r->map_keys, r->refuse_bang, be ? be : empty, je, he, name,
+				    entry, NULL, dropped);
 		if (k > 0 && fresh) {
 			if (!hm) {
 				hm = json_object();
@@ -254,6 +271,27 @@ static int merge_map(const struct jm_rules *r, json_t *base, json_t *jail, json_
 	return n;
 }
 
+static int merge_map(const struct jm_rules *r, json_t *base, json_t *jail, json_t *host,
+		     struct strv *dropped)
+{
+	if (r->whole_map)
+		return merge_entries(r, "", base, jail, host, host, dropped);
+	json_t *jm = json_object_get(jail, r->map);
+	json_t *bm = json_object_get(base, r->map);
+	if (!jm || (bm && json_equal(bm, jm)))
+		return 0;
+	if (!json_is_object(jm)) {
+		drop(dropped, NULL, NULL, r->map);
+		return 0;
+	}
+	if (bm && !json_is_object(bm))
+		bm = NULL;
+	json_t *hm = json_object_get(host, r->map);
+	if (hm && !json_is_object(hm))
+		return 0; /* the host's own odd value stays as it is */
+	return merge_entries(r, r->map, bm, jm, hm, host, dropped);
+}
+
 int jsonmerge(const struct jm_rules *r, const char *base, size_t nbase, const char *jail,
 	      size_t njail, const char *host, size_t nhost, const char *what_path, char **out,
 	      struct strv *dropped, struct err *e)
@@ -264,8 +302,10 @@ int jsonmerge(const struct jm_rules *r, const char *base, size_t nbase, const ch
 	json_t *h = j ? load(host, nhost, what_path, "the host file", e) : NULL;
 	int rc = -1;
 	if (h) {
-		int n = merge_level(r->top, b, j, h, NULL, NULL, r->map, dropped);
-		if (r->map)
+		int n = r->whole_map ? 0
+				     : merge_level(r->top, r->refuse_bang, b, j, h, NULL, NULL,
+						   r->map, dropped);
+		if (r->map || r->whole_map)
 			n += merge_map(r, b, j, h, dropped);
 		rc = 0;
 		if (n > 0) {

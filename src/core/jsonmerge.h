@@ -26,10 +26,15 @@ struct jm_rules {
 	const struct jm_key *top;      /* allowed top-level keys, ended by {NULL} */
 	const char *map;               /* a top-level object of objects ("projects"), or NULL */
 	const struct jm_key *map_keys; /* allowed keys inside each entry of it, ended by {NULL} */
+	bool whole_map;                /* the document itself is that object of objects (top and
+					* map unused) */
+	bool refuse_bang;              /* a string starting with '!' is refused (a command) */
 };
 
-/* The allowlist for claude's ~/.claude.json (established from the real CLI: doc/agents.md). */
+/* The allowlists, established from the real CLIs (doc/agents.md): claude's ~/.claude.json and
+ * pi's auth.json. */
 extern const struct jm_rules jm_claude_json;
+extern const struct jm_rules jm_pi_auth;
 
 /* Merge into `host` (the host file as it is now) what the jail changed between `base` (the copy
  * as given to the jail) and `jail` (the copy after the run), for allowed keys only. A key is

@@ -136,8 +136,15 @@ static const struct profile pi = {
 	.skip_flags = NULL,
 	.skip_note = "pi has no permission prompts: it runs every tool call, so the jail is its "
 		     "only boundary",
-	.rw = L("~/.pi/agent/"),
+	.rw = L("~/.pi/agent/", "~/.pi/agent/auth.json"),
 	.home_env = "PI_CODING_AGENT_DIR",
+	/* pi makes a missing auth.json as "{}" (0600) itself */
+	.file_init = "{}\n",
+	/* auth.json holds the logins pi must write, and API keys "!cmd" that run cmd on the
+	 * host (verified): the jail writes a private copy */
+	.private_copy = "~/.pi/agent/auth.json",
+	.private_copy_moved = "auth.json",
+	.copy_rules = &jm_pi_auth,
 	/* extensions, tools and git packages are code pi loads; settings name them; bin/ holds
 	 * the fd and rg it runs; models.json API keys may be "!command" */
 	.protect = L("~/.pi/agent/settings.json", "~/.pi/agent/extensions", "~/.pi/agent/tools",

@@ -48,15 +48,31 @@ EOF
 	chmod 0755 "$1"
 }
 
+# A stand-in pi: an API key that is a command, and a login (what pi must be able to save).
+fake_pi() { # PATH
+	cat >"$1" <<'EOF'
+#!/bin/sh
+cat >"$HOME/.pi/agent/auth.json" <<JSON
+{"anthropic": {"type": "api_key", "key": "!touch $HOME/PI_AUTH_RAN"},
+ "openai": {"type": "oauth", "access": "acc", "refresh": "ref", "expires": 7}}
+JSON
+echo "auth: written"
+exit 0
+EOF
+	chmod 0755 "$1"
+}
+
 jget() { # FILE JQ-FILTER
 	jq -c "$2" "$1" 2>/dev/null
 }
 
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
-	mkdir -p "$HOMEDIR/.local/bin" "$HOMEDIR/.claude/ide" "$HOMEDIR/.config/opencode"
+	mkdir -p "$HOMEDIR/.local/bin" "$HOMEDIR/.claude/ide" "$HOMEDIR/.config/opencode" \
+		"$HOMEDIR/.pi/agent"
 	fake_claude "$HOMEDIR/.local/bin/claude"
 	fake_opencode "$HOMEDIR/.local/bin/opencode"
+	fake_pi "$HOMEDIR/.local/bin/pi"
 	printf '{\n  "numStartups": 1,\n  "hostOnly": "kept"\n}\n' >"$HOMEDIR/.claude.json"
 	chmod 0600 "$HOMEDIR/.claude.json"
 	echo '{"port": 1234, "authToken": "ide-secret"}' >"$HOMEDIR/.claude/ide/1234.lock"
@@ -118,6 +134,14 @@ for who in "${AJ_WHOS[@]}"; do
 		'[false,null,42]' "$who: CLAUDE_CONFIG_DIR: only its safe keys came back"
 	is "$(stat -c %a "$HOMEDIR/cfg/.claude.json")" 600 "$who: CLAUDE_CONFIG_DIR: made 0600"
 
+	# pi: auth.json is a private copy; an API key "!cmd" does not come back, a login does
+	aj_run "$who" -e PATH="$APATH" -- pi
+	like "$OUT" 'auth: written' "$who: pi could write its auth.json (a private copy)"
+	is "$(jget "$HOMEDIR/.pi/agent/auth.json" '[.anthropic, .openai]')" \
+		'[null,{"type":"oauth","access":"acc","refresh":"ref","expires":7}]' \
+		"$who: pi: the API key '!cmd' stayed behind, the login came back"
+	is "$(stat -c %a "$HOMEDIR/.pi/agent/auth.json")" 600 "$who: pi: auth.json is 0600"
+
 	# opencode: a global custom tool and a workspace opencode.json are moved aside
 	aj_run "$who" -e PATH="$APATH" -- opencode
 	[ ! -e "$HOMEDIR/.config/opencode/tools/x.ts" ]
@@ -145,7 +169,8 @@ elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code
 	>/dev/null 2>"$AJ_TMP/npm-view.err"; then
 	real_skip "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"
 elif timeout 600 npm install -g --prefix "$NPM" --cache "$AJ_TMP/npm-cache" --no-audit \
-	--no-fund --loglevel=error @anthropic-ai/claude-code >"$AJ_TMP/npm.log" 2>&1 &&
+	--no-fund --loglevel=error @anthropic-ai/claude-code @earendil-works/pi-coding-agent \
+	>"$AJ_TMP/npm.log" 2>&1 &&
 	[ -x "$NPM/bin/claude" ]; then
 	have_real=1
 else
@@ -191,6 +216,26 @@ EOF
 			'["string","string"]' "$who: the real claude's userID and firstStartTime came back"
 		is "$(ls -A "$STATE/agent-copy" 2>/dev/null)" '' "$who: no private copy is left"
 		mv "$HOMEDIR/.local/bin/claude.fake" "$HOMEDIR/.local/bin/claude"
+		if [ ! -x "$NPM/bin/pi" ]; then
+			skip "$who: control: a host pi runs an API key command from auth.json" \
+				"pi is not in the npm install"
+			skip "$who: the real host pi does not run an API key command planted in the jail" \
+				"pi is not in the npm install"
+			continue
+		fi
+		# control: pi runs an API key "!cmd" from auth.json when it needs the key
+		mkdir -p "$ctl/.pi/agent"
+		echo "{\"anthropic\":{\"type\":\"api_key\",\"key\":\"!touch $ctl/PI_AUTH_RAN\"}}" \
+			>"$ctl/.pi/agent/auth.json"
+		aj_chown "$ctl"
+		(cd "$ctl/w" && aj_host env HOME="$ctl" PATH="$RPATH" timeout 60 pi -p hello) \
+			>/dev/null 2>&1
+		[ -e "$ctl/PI_AUTH_RAN" ]
+		ok $? "$who: control: a host pi runs an API key command from auth.json"
+		rm -f "$HOMEDIR/PI_AUTH_RAN"
+		(cd "$WS" && aj_host env PATH="$RPATH" timeout 60 pi -p hello) >/dev/null 2>&1
+		[ ! -e "$HOMEDIR/PI_AUTH_RAN" ]
+		ok $? "$who: the real host pi does not run an API key command planted in the jail"
 	done
 fi
 aj_skip_missing_whos "agent persistence"

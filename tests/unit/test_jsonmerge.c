@@ -173,6 +173,37 @@ static void hostile(void **state)
 	free(deep);
 }
 
+/* pi's auth.json: provider entries; an API key "!cmd" never comes back, a login does. */
+static void pi_auth(void **state)
+{
+	(void)state;
+	static const char base[] = "{\"anthropic\":{\"type\":\"api_key\",\"key\":\"sk-1\"}}";
+	static const char jail[] =
+		"{\"anthropic\":{\"type\":\"api_key\",\"key\":\"!touch /tmp/x\"},"
+		"\"openai\":{\"type\":\"oauth\",\"access\":\"a\",\"refresh\":\"r\","
+		"\"expires\":5,\"enterpriseUrl\":\"https://evil\"},\"x\":\"!sh\"}";
+	char *out = NULL;
+	struct strv dropped = STRV_INIT;
+	struct err e = {0};
+	int rc = jsonmerge(&jm_pi_auth, base, strlen(base), jail, strlen(jail), base,
+			   strlen(base), "/h/.pi/agent/auth.json", &out, &dropped, &e);
+	assert_int_equal(rc, 1);
+	json_t *got = json_loads(out, 0, NULL);
+	json_t *want = json_loads("{\"anthropic\":{\"type\":\"api_key\",\"key\":\"sk-1\"},"
+				  "\"openai\":{\"type\":\"oauth\",\"access\":\"a\","
+				  "\"refresh\":\"r\",\"expires\":5}}",
+				  0, NULL);
+	if (!json_equal(got, want))
+		fail_msg("merged %s", out);
+	json_decref(got);
+	json_decref(want);
+	char *d = join(&dropped);
+	assert_string_equal(d, "[anthropic].*,[openai].enterpriseUrl,[x].*");
+	free(d);
+	free(out);
+	strv_free(&dropped);
+}
+
 /* The rules never name a key that starts commands, trusts or widens permissions. */
 static void allowlist_has_no_hostile_key(void **state)
 {
@@ -198,6 +229,7 @@ int main(void)
 		cmocka_unit_test(table),
 		cmocka_unit_test(hostile),
 		cmocka_unit_test(allowlist_has_no_hostile_key),
+		cmocka_unit_test(pi_auth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,20 +64,6 @@ static int read_path(const char *path, int flags, char **out, size_t *n, struct 
 	return read_fd(fd, path, out, n, st, e);
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int agentcopy_make(const char *host, const char *state_dir, const struct jm_rules *rules,
 		   struct agentcopy *out, struct err *e)
 {
@@ -108,7 +94,7 @@ int agentcopy_make(const char *host, const char *state_dir, const struct jm_rule
 		free(base);
 		return -1;
 	}
-	int rc = fchmod(fd, 0600) < 0 || write_all(fd, base, nbase) < 0 || fsync(fd) < 0 ? -1 : 0;
+	int rc = fchmod(fd, 0600) < 0 || fs_write_all(fd, base, nbase) < 0 || fsync(fd) < 0 ? -1 : 0;
 	int err = errno;
 	if (close(fd) < 0 && rc == 0) {
 		rc = -1;
@@ -143,7 +129,7 @@ static int replace_file(const char *real, const struct stat *st, const char *tex
 	size_t n = strlen(text);
 	int rc = fchmod(fd, st->st_mode & 07777) < 0 ||
 				 (geteuid() == 0 && fchown(fd, st->st_uid, st->st_gid) < 0) ||
-				 write_all(fd, text, n) < 0 || write_all(fd, "\n", 1) < 0 ||
+				 fs_write_all(fd, text, n) < 0 || fs_write_all(fd, "\n", 1) < 0 ||
 				 fsync(fd) < 0
 			 ? -1
 			 : 0;

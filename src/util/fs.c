@@ -53,3 +53,18 @@ ssize_t fs_read_small(const char *path, char *buf, size_t n)
 	buf[off] = '\0';
 	return (ssize_t)off;
 }
+
+int fs_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

@@ -11,3 +11,6 @@ int fs_mkdirs(const char *dir, mode_t mode, char **failed);
 /* Read up to n-1 bytes of a file into buf, NUL-terminated (a /proc file, a canary). Bytes read,
  * or -1 with errno. */
 ssize_t fs_read_small(const char *path, char *buf, size_t n);
+
+/* Write all n bytes (retrying short writes and EINTR). 0, or -1 with errno. */
+int fs_write_all(int fd, const void *buf, size_t n);

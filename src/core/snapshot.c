@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -555,20 +556,6 @@ void violations_free(struct violations *v)
 static int copy_at(struct walk *w, int sdir, const char *sname, int ddir, const char *dname,
 		   unsigned depth);
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* Permission bits of a copy. setuid/setgid/sticky are dropped: agentjail may run as root, and a
  * setuid-root copy of something an agent planted must never come into being. */
 static mode_t copy_mode(const struct stat *st) { return st->st_mode & 0777; }
@@ -596,7 +583,7 @@ static int copy_file_at(struct walk *w, int sdir, const char *sname, const struc
 			return walk_err(w, errno, "cannot read file to copy it");
 		if (r == 0)
 			break;
-		if (write_all(out, buf, (size_t)r) < 0)
+		if (fs_write_all(out, buf, (size_t)r) < 0)
 			return walk_err(w, errno, "cannot write the copy of a file");
 	}
 	if (fchmod(out, copy_mode(st)) < 0)

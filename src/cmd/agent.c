@@ -9,12 +9,15 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/agentcopy.h"
+#include "core/doctor.h"
 #include "core/hostfacts_probe.h"
 #include "core/profile.h"
 #include "core/resolve.h"
 #include "core/shim.h"
 #include "util/cleanup.h"
 #include "util/path.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 extern char **environ;
@@ -67,6 +70,85 @@ static void make_agent_paths(const struct profile *pr, const struct policy *pol)
 			cmd_warn("cannot create %s (%s): what %s saves there will not last", p,
 				 strerror(err), pr->name);
 	}
+}
+
+/* The instruction and token dirs exist before the jail starts, so they can be bound read-only
+ * or masked (the agent makes them itself when missing; a missing parent is left alone). */
+static void make_agent_dirs(const struct profile *pr, const char *home, const struct policy *pol)
+{
+	struct strv env = STRV_INIT, dirs = STRV_INIT;
+	strv_push_all(&env, environ);
+	profile_dirs_to_make(pr, home, &env, pol->agent_writable_instructions, &dirs);
+	for (size_t i = 0; i < dirs.n; i++) {
+		if (mkdir(dirs.v[i], 0700) < 0 && errno != EEXIST && errno != ENOENT)
+			cmd_warn("cannot create %s (%s): it stays writable in the jail if %s "
+				 "makes it there",
+				 dirs.v[i], strerror(errno), pr->name);
+	}
+	strv_free(&dirs);
+	strv_free(&env);
+}
+
+static void warn_dropped(const char *file, const struct strv *dropped)
+{
+	if (!dropped->n)
+		return;
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < dropped->n && i < 20; i++)
+		sb_addf(&b, "%s%s", i ? ", " : "", dropped->v[i]);
+	if (dropped->n > 20)
+		sb_addf(&b, ", … (%zu in all)", dropped->n);
+	cmd_warn("changes to %s made in the jail that were NOT merged back (they can start "
+		 "commands, trust folders, widen permissions, or are unknown): %s",
+		 file, sb_str(&b));
+	sb_free(&b);
+}
+
+int cmd_agent_run_request(const struct profile *pr, struct run_request *req)
+{
+	const char *home = getenv("HOME");
+	struct strv env = STRV_INIT;
+	strv_push_all(&env, environ);
+	_cleanup_free_ char *file =
+		home && home[0] == '/' ? profile_private_copy_path(pr, home, &env) : NULL;
+	strv_free(&env);
+	struct stat st;
+	/* missing (its directory too: make_agent_paths made it otherwise): nothing is bound there
+	 * and what the agent writes stays in the jail's private $HOME */
+	if (!file || req->pol.fs == FS_DANGER_FULL || !strv_contains(&req->pol.agent_rw, file) ||
+	    (stat(file, &st) < 0 && errno == ENOENT))
+		return cmd_run_request(req);
+	_cleanup_free_ char *state = doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"),
+						      getenv("XDG_STATE_HOME"), home);
+	if (req->dry_run) {
+		strv_push(&req->pol.agent_copy, file);
+		const char *name = path_basename(file);
+		strv_push_take(&req->pol.agent_copy,
+			       xasprintf("%s/agent-copy/%s.XXXXXX", state,
+					 name[0] == '.' ? name + 1 : name));
+		return cmd_run_request(req);
+	}
+	struct err e = {0};
+	struct agentcopy c;
+	if (agentcopy_make(file, state, pr->copy_rules, &c, &e) < 0) {
+		cmd_print_err(&e);
+		cmd_warn("%s: the jail needs a private copy of %s; nothing was run", pr->name, file);
+		return EXIT_JAIL;
+	}
+	strv_push(&req->pol.agent_copy, file);
+	strv_push(&req->pol.agent_copy, c.copy);
+	int rc = cmd_run_request(req);
+	strv_free(&req->pol.agent_copy);
+	struct strv dropped = STRV_INIT;
+	if (agentcopy_finish(&c, &dropped, &e) < 0) {
+		cmd_print_err(&e);
+		cmd_warn("%s: what %s saved in %s during the run was not merged back", pr->name,
+			 pr->name, file);
+	}
+	warn_dropped(file, &dropped);
+	strv_free(&dropped);
+	agentcopy_free(&c);
+	return rc;
 }
 
 static int agent_usage(const struct profile *pr, FILE *f)
@@ -182,9 +264,12 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 	strv_copy(&req.record_argv, &agent_args);
 	strv_free(&req.cmd);
 	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args, &req.cmd);
-	if (!req.dry_run)
+	if (!req.dry_run) {
 		make_agent_paths(pr, &req.pol);
-	rc = cmd_run_request(&req);
+		if (sandboxed)
+			make_agent_dirs(pr, home, &req.pol);
+	}
+	rc = cmd_agent_run_request(pr, &req);
 out:
 	resolved_free(&res);
 	strv_free(&agent_args);

@@ -28,6 +28,9 @@ void cmd_scrub_env_values(int nopts, char **argv);
 struct profile;
 int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim);
 int cmd_profiles(int argc, char **argv);
+/* cmd_run_request for an agent: its private-copy file (claude's ~/.claude.json) made before the
+ * jail and bound instead of the host file, and its safe keys merged back after the run. */
+int cmd_agent_run_request(const struct profile *pr, struct run_request *req);
 /* The real agent on PATH, passing over agentjail itself (a shim). */
 struct resolved;
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,

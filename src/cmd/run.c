@@ -29,6 +29,8 @@ static const char usage[] =
 	"  --dev PATH                   a character device (e.g. /dev/kvm)\n"
 	"  --env NAME[=VALUE]           pass a variable (its value is never shown)\n"
 	"  --allow-ptrace               let debuggers work inside (ptrace, process_vm_*)\n"
+	"  --agent-writable-instructions  agents: their instruction files (CLAUDE.md, commands/,\n"
+	"                               skills/, …) writable; read-only by default\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
 	"      126/127 command not executable / not found\n";

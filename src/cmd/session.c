@@ -464,7 +464,7 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 	if (!fresh) {
 		req->attempt_kind = ATTEMPT_RESUME;
 		long long t0 = mono_ms();
-		rc = cmd_run_request(req);
+		rc = cmd_agent_run_request(pr, req);
 		bool quick = mono_ms() - t0 < RESUME_FAST_MS;
 		fresh = !req->dry_run && rc != 0 && quick && rc != EXIT_JAIL && !req->interrupted;
 		if (fresh)
@@ -482,7 +482,7 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 				: NULL;
 		profile_argv(pr, res.path, sandboxed, req->agent_session_id, &user_args, &req->cmd);
 		req->attempt_kind = ATTEMPT_FRESH;
-		rc = cmd_run_request(req);
+		rc = cmd_agent_run_request(pr, req);
 	}
 	strv_free(&user_args);
 	resolved_free(&res);

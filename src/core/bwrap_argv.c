@@ -26,7 +26,7 @@ const char *const bw_protected_names[] = {
 	".git/hooks", ".git/config", ".gitmodules", ".pre-commit-config.yaml", ".agentjail.toml",
 	".envrc", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".mcp.json",
 	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks", ".codex",
-	".gemini/settings.json", NULL};
+	".gemini/settings.json", "opencode.json", "opencode.jsonc", ".opencode", NULL};
 
 /* ---- plan construction helpers ---- */
 
@@ -361,6 +361,15 @@ static bool is_home_or_ancestor(const char *dir, const char *home)
 	return path_is_under(home, dir);
 }
 
+/* The private copy the agent writes instead of a host file (policy agent_copy pairs), or NULL. */
+static const char *agent_copy_of(const struct policy *pol, const char *path)
+{
+	for (size_t i = 0; i + 1 < pol->agent_copy.n; i += 2)
+		if (!strcmp(pol->agent_copy.v[i], path))
+			return pol->agent_copy.v[i + 1];
+	return NULL;
+}
+
 /* The agent profile's config and credential paths, writable. One reached through a symlink
  * (a dotfiles manager's ~/.claude → ~/dotfiles/claude) is bound at its real place and the link
  * recreated. */
@@ -369,6 +378,14 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 {
 	for (size_t i = 0; i < pol->agent_rw.n; i++) {
 		const char *a = pol->agent_rw.v[i];
+		const char *copy = agent_copy_of(pol, a);
+		if (copy) {
+			op_fd_bind(p, true, copy, a,
+				   "a private copy of the agent's file: only safe keys go back "
+				   "(doc/agents.md)");
+			strv_push(agent_roots, a);
+			continue;
+		}
 		struct strv l = STRV_INIT;
 		_cleanup_free_ char *real = hf_realpath(hf, a, &l);
 		enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
@@ -772,6 +789,9 @@ static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct poli
 			continue;
 		mask(p, hf, own[i], "agentjail's own state/config: masked");
 	}
+	/* inside the agent's writable config (so not read-denied by Landlock: the mount hides) */
+	for (size_t i = 0; i < pol->agent_hide.n; i++)
+		mask(p, hf, pol->agent_hide.v[i], "the agent's IDE auth tokens: masked");
 	for (size_t i = 0; i < pol->ro.n; i++) {
 		enum hf_type t = hf_type(hf, pol->ro.v[i]);
 		if (t != HF_DIR && t != HF_FILE) {

@@ -372,20 +372,6 @@ static char *unescape(const char *p)
 	return sb_steal(&b);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int open_temp(const char *file, char **tmpl)
 {
 	*tmpl = xasprintf("%s.tmp.XXXXXX", file);
@@ -408,7 +394,7 @@ static void write_atomically(const char *file, const struct strbuf *content)
 		return;
 	int rc = fchmod(fd, 0600);
 	if (rc == 0)
-		rc = write_all(fd, content->s, content->len);
+		rc = fs_write_all(fd, content->s, content->len);
 	if (close(fd) < 0)
 		rc = -1;
 	if (rc == 0)

@@ -28,6 +28,8 @@ void policy_free(struct policy *p)
 	strv_free(&p->agent_rw);
 	strv_free(&p->protect);
 	strv_free(&p->setenv);
+	strv_free(&p->agent_copy);
+	strv_free(&p->agent_hide);
 	memset(p, 0, sizeof *p);
 }
 
@@ -134,7 +136,7 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 }
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
-	      OPT_HIDE, OPT_DEV, OPT_ENV };
+	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR };
 
 static const struct {
 	const char *name;
@@ -144,7 +146,8 @@ static const struct {
 		{"--fs", OPT_FS, true},		 {"--net", OPT_NET, true},
 		{"--workspace", OPT_WORKSPACE, true}, {"--rw", OPT_RW, true},
 		{"--ro", OPT_RO, true},		 {"--hide", OPT_HIDE, true},
-		{"--dev", OPT_DEV, true},		 {"--env", OPT_ENV, true}};
+		{"--dev", OPT_DEV, true},		 {"--env", OPT_ENV, true},
+		{"--agent-writable-instructions", OPT_AGENT_WRITABLE_INSTR, false}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -171,6 +174,9 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		return 0;
 	case OPT_ALLOW_PTRACE:
 		p->allow_ptrace = true;
+		return 0;
+	case OPT_AGENT_WRITABLE_INSTR:
+		p->agent_writable_instructions = true;
 		return 0;
 	case OPT_FS:
 		if (fs_mode_parse(v, &p->fs) < 0)
@@ -436,6 +442,9 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
 		json_object_set_new(o, "protect", strv_json(&p->protect));
 		json_object_set_new(o, "setenv", strv_json(&p->setenv));
+		json_object_set_new(o, "agent_hide", strv_json(&p->agent_hide));
+		json_object_set_new(o, "agent_writable_instructions",
+				    json_boolean(p->agent_writable_instructions));
 	}
 	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
@@ -495,12 +504,15 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	out->workspace = xstrdup(ws);
 	out->workspace_explicit = json_is_true(json_object_get(o, "workspace_explicit"));
 	out->allow_ptrace = json_is_true(json_object_get(o, "allow_ptrace"));
+	out->agent_writable_instructions =
+		json_is_true(json_object_get(o, "agent_writable_instructions"));
 	out->profile = prof ? xstrdup(prof) : NULL;
 	if (json_strv(o, "rw", &out->rw, e) < 0 || json_strv(o, "ro", &out->ro, e) < 0 ||
 	    json_strv(o, "hide", &out->hide, e) < 0 || json_strv(o, "dev", &out->dev, e) < 0 ||
 	    json_strv(o, "env", &out->env, e) < 0 || json_strv(o, "agent_rw", &out->agent_rw, e) < 0 ||
 	    json_strv(o, "protect", &out->protect, e) < 0 ||
-	    json_strv(o, "setenv", &out->setenv, e) < 0)
+	    json_strv(o, "setenv", &out->setenv, e) < 0 ||
+	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0)
 		goto out;
 	rc = 0;
 out:

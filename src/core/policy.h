@@ -26,6 +26,11 @@ struct policy {
 	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */
 	struct strv protect;      /* inside those, read-only (settings that run host commands) */
 	struct strv setenv;       /* NAME=VALUE it needs set (not secret) */
+	struct strv agent_hide;   /* inside agent_rw, masked (IDE auth tokens) */
+	bool agent_writable_instructions; /* --agent-writable-instructions: the agent's
+					   * instruction files (CLAUDE.md, commands/, …) writable */
+	struct strv agent_copy;   /* pairs: a path of agent_rw, then the private copy bound there
+				   * instead (one run's state, not stored) */
 };
 
 /* What `agentjail run` was asked to do. */

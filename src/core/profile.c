@@ -24,9 +24,20 @@ static const struct profile claude = {
 	 * private $HOME and lost (claude accepts "{}" and fills it) */
 	.file_init = "{}\n",
 	/* settings carry hooks (host commands run by an unjailed claude); plugins carry hooks
-	 * and MCP servers */
+	 * and MCP servers; ~/.claude/.config.json, when it exists, is read instead of
+	 * ~/.claude.json (its MCP servers start: verified, claude 2.1.197) */
 	.protect = L("~/.claude/settings.json", "~/.claude/settings.local.json",
-		     "~/.claude/hooks", "~/.claude/plugins"),
+		     "~/.claude/hooks", "~/.claude/plugins", "~/.claude/.config.json"),
+	/* memory and the commands, subagents, skills and output styles it loads */
+	.instructions = L("~/.claude/CLAUDE.md", "~/.claude/commands/", "~/.claude/agents/",
+			  "~/.claude/skills/", "~/.claude/output-styles/"),
+	/* lock files with the auth tokens of the host's IDE extensions (a loopback port) */
+	.hide = L("~/.claude/ide/"),
+	/* ~/.claude.json holds state claude must write (counters, onboarding) next to MCP
+	 * servers, per-project trust and allowed tools: the jail writes a private copy */
+	.private_copy = "~/.claude.json",
+	.private_copy_moved = ".claude.json",
+	.copy_rules = &jm_claude_json,
 	.env = L("ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_TELEMETRY",
 		 "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MAX_THINKING_TOKENS",
 		 "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MCP_TIMEOUT", "MCP_TOOL_TIMEOUT"),
@@ -54,7 +65,10 @@ static const struct profile codex = {
 	.rw = L("~/.codex/"),
 	.home_env = "CODEX_HOME",
 	/* config.toml names MCP servers and `notify` commands an unjailed codex would run */
-	.protect = L("~/.codex/config.toml", "~/.codex/hooks.json", "~/.codex/rules"),
+	.protect = L("~/.codex/config.toml", "~/.codex/hooks.json", "~/.codex/rules",
+		     "~/.codex/plugins"),
+	.instructions = L("~/.codex/AGENTS.md", "~/.codex/AGENTS.override.md",
+			  "~/.codex/prompts/", "~/.codex/skills/", "~/.codex/agents/"),
 	.env = L("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
 		 "CODEX_*", "RUST_LOG"),
 	.domains = L("api.openai.com", "chatgpt.com", "auth.openai.com", "ab.chatgpt.com"),
@@ -75,7 +89,11 @@ static const struct profile gemini = {
 			  "gemma"),
 	.rw = L("~/.gemini/"),
 	.home_env = "GEMINI_CLI_HOME",
-	.protect = L("~/.gemini/settings.json", "~/.gemini/extensions"),
+	/* trustedFolders.json trusts a folder; policies/ widen what runs unasked */
+	.protect = L("~/.gemini/settings.json", "~/.gemini/extensions",
+		     "~/.gemini/trustedFolders.json", "~/.gemini/policies", "~/.gemini/hooks"),
+	.instructions = L("~/.gemini/GEMINI.md", "~/.gemini/commands/", "~/.gemini/agents/",
+			  "~/.gemini/skills/"),
 	.env = L("GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
 		 "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL"),
 	.domains = L("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com",
@@ -118,10 +136,22 @@ static const struct profile pi = {
 	.skip_flags = NULL,
 	.skip_note = "pi has no permission prompts: it runs every tool call, so the jail is its "
 		     "only boundary",
-	.rw = L("~/.pi/agent/"),
+	.rw = L("~/.pi/agent/", "~/.pi/agent/auth.json"),
 	.home_env = "PI_CODING_AGENT_DIR",
-	/* extensions are code pi loads; settings name them */
-	.protect = L("~/.pi/agent/settings.json", "~/.pi/agent/extensions"),
+	/* pi makes a missing auth.json as "{}" (0600) itself */
+	.file_init = "{}\n",
+	/* auth.json holds the logins pi must write, and API keys "!cmd" that run cmd on the
+	 * host (verified): the jail writes a private copy */
+	.private_copy = "~/.pi/agent/auth.json",
+	.private_copy_moved = "auth.json",
+	.copy_rules = &jm_pi_auth,
+	/* extensions, tools and git packages are code pi loads; settings name them; bin/ holds
+	 * the fd and rg it runs; models.json API keys may be "!command" */
+	.protect = L("~/.pi/agent/settings.json", "~/.pi/agent/extensions", "~/.pi/agent/tools",
+		     "~/.pi/agent/git", "~/.pi/agent/bin", "~/.pi/agent/models.json"),
+	.instructions = L("~/.pi/agent/AGENTS.md", "~/.pi/agent/SYSTEM.md",
+			  "~/.pi/agent/APPEND_SYSTEM.md", "~/.pi/agent/prompts/",
+			  "~/.pi/agent/skills/"),
 	.env = L("PI_*", "ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY",
 		 "GEMINI_API_KEY", "GROQ_API_KEY", "CEREBRAS_API_KEY", "XAI_API_KEY",
 		 "OPENROUTER_API_KEY", "MISTRAL_API_KEY", "ZAI_API_KEY"),
@@ -144,8 +174,16 @@ static const struct profile opencode = {
 			  "export", "import", "github", "pr", "session", "plugin", "db"),
 	.rw = L("~/.config/opencode/", "~/.local/share/opencode/", "~/.local/state/opencode/",
 		"~/.cache/opencode/"),
+	/* the config names MCP commands; plugin/ and tool/ hold code it loads */
 	.protect = L("~/.config/opencode/opencode.json", "~/.config/opencode/opencode.jsonc",
-		     "~/.config/opencode/plugin", "~/.config/opencode/plugins"),
+		     "~/.config/opencode/config.json", "~/.config/opencode/plugin",
+		     "~/.config/opencode/plugins", "~/.config/opencode/tool",
+		     "~/.config/opencode/tools"),
+	.instructions = L("~/.config/opencode/AGENTS.md", "~/.config/opencode/agent/",
+			  "~/.config/opencode/agents/", "~/.config/opencode/command/",
+			  "~/.config/opencode/commands/", "~/.config/opencode/mode/",
+			  "~/.config/opencode/modes/", "~/.config/opencode/skill/",
+			  "~/.config/opencode/skills/"),
 	.env = L("OPENCODE_*", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY",
 		 "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY"),
 	.domains = L("opencode.ai", "models.opencode.ai", "models.dev", "registry.npmjs.org",
@@ -195,13 +233,32 @@ static bool env_matches(const char *pattern, const char *name)
 	return fnmatch(pattern, name, 0) == 0;
 }
 
-void profile_apply(const struct profile *pr, const char *home, const struct strv *env,
-		   struct policy *pol)
+/* "~/..." paths inside rw[0] follow it when a variable moved it (rw0: where it was, to: where
+ * it is now). */
+static char *moved_path(const char *p, const char *home, const char *moved, const char *rw0,
+			const char *to)
 {
-	free(pol->profile);
-	pol->profile = xstrdup(pr->name);
-	/* the variable that moves the config dir (CODEX_HOME=/x): rw[0] and what is protected
-	 * inside it move along */
+	_cleanup_free_ char *x = path_expand_home(home, p);
+	char *n = path_normalize("/", x);
+	const char *rel = moved && rw0 ? path_below(n, rw0) : NULL;
+	if (rel && *rel) {
+		char *m = path_join(to, rel);
+		free(n);
+		n = m;
+	}
+	return n;
+}
+
+static void push_moved(const char *const *l, const char *home, const char *moved,
+		       const char *rw0, const char *to, struct strv *out)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		strv_push_take(out, moved_path(l[i], home, moved, rw0, to));
+}
+
+/* The value of the variable that moves the config dir (CODEX_HOME=/x), or NULL. */
+static const char *moved_home(const struct profile *pr, const struct strv *env)
+{
 	const char *moved = NULL;
 	for (size_t k = 0; pr->home_env && k < env->n; k++) {
 		size_t n = strlen(pr->home_env);
@@ -209,10 +266,61 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
 		    env->v[k][n + 1] == '/')
 			moved = env->v[k] + n + 1;
 	}
+	return moved;
+}
+
+char *profile_private_copy_path(const struct profile *pr, const char *home, const struct strv *env)
+{
+	if (!pr->private_copy)
+		return NULL;
+	const char *moved = moved_home(pr, env);
+	_cleanup_free_ char *x = path_expand_home(home, pr->rw[0]);
+	_cleanup_free_ char *rw0 = path_normalize("/", x);
+	_cleanup_free_ char *to = moved ? path_normalize("/", moved) : xstrdup(rw0);
+	if (moved && pr->private_copy_moved)
+		return path_join(to, pr->private_copy_moved);
+	return moved_path(pr->private_copy, home, moved, rw0, to);
+}
+
+static void push_dirs(const char *const *l, const char *home, const char *moved,
+		      const char *rw0, const char *to, struct strv *out)
+{
+	for (size_t i = 0; l && l[i]; i++) {
+		size_t n = strlen(l[i]);
+		if (n > 0 && l[i][n - 1] == '/')
+			strv_push_take(out, moved_path(l[i], home, moved, rw0, to));
+	}
+}
+
+void profile_dirs_to_make(const struct profile *pr, const char *home, const struct strv *env,
+			  bool writable_instructions, struct strv *out)
+{
+	const char *moved = moved_home(pr, env);
+	_cleanup_free_ char *x = path_expand_home(home, pr->rw[0]);
+	_cleanup_free_ char *rw0 = path_normalize("/", x);
+	_cleanup_free_ char *to = moved ? path_normalize("/", moved) : xstrdup(rw0);
+	if (!writable_instructions)
+		push_dirs(pr->instructions, home, moved, rw0, to, out);
+	push_dirs(pr->hide, home, moved, rw0, to, out);
+}
+
+void profile_apply(const struct profile *pr, const char *home, const struct strv *env,
+		   struct policy *pol)
+{
+	free(pol->profile);
+	pol->profile = xstrdup(pr->name);
+	/* the variable that moves the config dir (CODEX_HOME=/x): rw[0] and what is protected
+	 * inside it move along */
+	const char *moved = moved_home(pr, env);
 	_cleanup_free_ char *rw0 = NULL;
 	for (size_t i = 0; pr->rw && pr->rw[i]; i++) {
 		_cleanup_free_ char *x = path_expand_home(home, pr->rw[i]);
 		char *n = path_normalize("/", x); /* "~/.x/": no trailing slash */
+		if (moved && pr->private_copy && !strcmp(pr->rw[i], pr->private_copy)) {
+			/* the state file moves with the dir (claude reads only the moved one) */
+			free(n);
+			n = profile_private_copy_path(pr, home, env);
+		}
 		if (i == 0) {
 			rw0 = xstrdup(n);
 			if (moved) {
@@ -222,17 +330,10 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
 		}
 		strv_push_take(&pol->agent_rw, n);
 	}
-	for (size_t i = 0; pr->protect && pr->protect[i]; i++) {
-		_cleanup_free_ char *x = path_expand_home(home, pr->protect[i]);
-		char *n = path_normalize("/", x);
-		const char *rel = moved && rw0 ? path_below(n, rw0) : NULL;
-		if (rel && *rel) {
-			char *m = path_join(pol->agent_rw.v[0], rel);
-			free(n);
-			n = m;
-		}
-		strv_push_take(&pol->protect, n);
-	}
+	push_moved(pr->protect, home, moved, rw0, pol->agent_rw.v[0], &pol->protect);
+	if (!pol->agent_writable_instructions)
+		push_moved(pr->instructions, home, moved, rw0, pol->agent_rw.v[0], &pol->protect);
+	push_moved(pr->hide, home, moved, rw0, pol->agent_rw.v[0], &pol->agent_hide);
 	for (size_t i = 0; pr->ro && pr->ro[i]; i++) {
 		_cleanup_free_ char *x = path_expand_home(home, pr->ro[i]);
 		strv_push_take(&pol->ro, path_normalize("/", x));
@@ -352,6 +453,10 @@ char *profile_to_json(const struct profile *pr)
 		pr->resume_last ? list_json(pr->resume_last) : json_null());
 	if (!o)
 		abort();
+	json_object_set_new(o, "instructions", list_json(pr->instructions));
+	json_object_set_new(o, "hide", list_json(pr->hide));
+	json_object_set_new(o, "private_copy",
+			    pr->private_copy ? json_string(pr->private_copy) : json_null());
 	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	if (!s)

@@ -5,6 +5,7 @@
 #pragma once
 #include <stdbool.h>
 
+#include "core/jsonmerge.h"
 #include "core/policy.h"
 #include "util/err.h"
 #include "util/strv.h"
@@ -25,6 +26,16 @@ struct profile {
 	const char *file_init;            /* content for a missing rw file, created before the run
 					   * so what the agent writes there lasts; NULL: none */
 	const char *const *protect;       /* "~/..." inside rw, read-only: they run host commands */
+	const char *const *instructions;  /* "~/..." inside rw: what the next unjailed session
+					   * follows (CLAUDE.md, commands/): read-only unless
+					   * --agent-writable-instructions; a missing dir (ending
+					   * '/') is made empty first, a missing file is watched */
+	const char *const *hide;          /* "~/.../" dirs inside rw masked in the jail (IDE auth
+					   * tokens); made empty first when missing */
+	const char *private_copy;         /* "~/..." an rw file the jail gets a private copy of */
+	const char *private_copy_moved;   /* its name inside the dir home_env names, when set
+					   * (CLAUDE_CONFIG_DIR/.claude.json) */
+	const struct jm_rules *copy_rules;/* what of that copy comes back to the host file */
 	const char *const *ro;            /* "~/..." config files shown read-only */
 	const char *const *env;           /* variables passed through; "PREFIX*" patterns */
 	const char *const *setenv;        /* NAME=VALUE set in the jail */
@@ -46,6 +57,15 @@ const struct profile *profile_by_exe(const char *exe);
  * jail is built). */
 void profile_apply(const struct profile *pr, const char *home, const struct strv *env,
 		   struct policy *pol);
+
+/* The profile's private-copy file for this home (moved with home_env like rw[0]), or NULL;
+ * the caller frees. */
+char *profile_private_copy_path(const struct profile *pr, const char *home, const struct strv *env);
+
+/* The directories to make (empty, 0700) before a run so they can be bound read-only or masked:
+ * the instruction dirs (unless writable_instructions) and the hidden token dirs. */
+void profile_dirs_to_make(const struct profile *pr, const char *home, const struct strv *env,
+			  bool writable_instructions, struct strv *out);
 
 /* Whether the user's arguments already choose a session (--resume, --session-id, …) or a
  * subcommand, so agentjail must not add its own session id. */

@@ -558,20 +558,6 @@ void violations_free(struct violations *v)
 static int copy_at(struct walk *w, int sdir, const char *sname, int ddir, const char *dname,
 		   unsigned depth);
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* Permission bits of a copy. setuid/setgid/sticky are dropped: agentjail may run as root, and a
  * setuid-root copy of something an agent planted must never come into being. */
 static mode_t copy_mode(const struct stat *st) { return st->st_mode & 0777; }
@@ -605,7 +591,7 @@ static int copy_range(struct walk *w, int in, int out, off_t off, off_t end)
 			}
 		} else {
 			r = pread(in, buf, want < sizeof buf ? want : sizeof buf, off);
-			if (r > 0 && (lseek(out, off, SEEK_SET) < 0 || write_all(out, buf, (size_t)r) < 0))
+			if (r > 0 && (lseek(out, off, SEEK_SET) < 0 || fs_write_all(out, buf, (size_t)r) < 0))
 				return walk_err(w, errno, "cannot write the copy of a file");
 		}
 		if (r < 0 && errno == EINTR)

@@ -17,3 +17,5 @@ ssize_t fs_read_small(const char *path, char *buf, size_t n);
  * when a component is a symlink; with O_PATH, a trailing symlink may be returned itself:
  * such callers check the type). */
 int fs_open_nofollow(const char *path, int flags);
+/* Write all n bytes (retrying short writes and EINTR). 0, or -1 with errno. */
+int fs_write_all(int fd, const void *buf, size_t n);

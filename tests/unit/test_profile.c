@@ -230,6 +230,98 @@ static void apply(void **state)
 	strv_free(&env);
 }
 
+/* Instruction files read-only unless --agent-writable-instructions; IDE tokens masked; claude's
+ * state file a private copy; what starts commands protected, per agent (doc/agents.md). */
+static void persistence(void **state)
+{
+	(void)state;
+	const struct profile *const *all = profile_all();
+	for (size_t i = 0; all[i]; i++) {
+		const struct profile *p = all[i];
+		const char *const *lists[] = {p->instructions, p->hide};
+		for (size_t l = 0; l < 2; l++)
+			for (size_t k = 0; lists[l] && lists[l][k]; k++)
+				if (strncmp(lists[l][k], p->rw[0], strlen(p->rw[0])))
+					fail_msg("%s: %s is not in %s", p->name, lists[l][k],
+						 p->rw[0]);
+		/* a private copy is an rw path and has rules */
+		if (p->private_copy) {
+			assert_true(has(p->rw, p->private_copy));
+			assert_non_null(p->copy_rules);
+		}
+	}
+	assert_string_equal(profile_find("claude")->private_copy, "~/.claude.json");
+	assert_true(has(profile_find("opencode")->protect, "~/.config/opencode/tools"));
+	assert_true(has(profile_find("opencode")->protect, "~/.config/opencode/tool"));
+	assert_true(has(profile_find("gemini")->protect, "~/.gemini/trustedFolders.json"));
+	assert_true(has(profile_find("pi")->protect, "~/.pi/agent/models.json"));
+
+	struct strv env = STRV_INIT, dirs = STRV_INIT;
+	struct policy pol;
+	policy_init(&pol);
+	profile_apply(profile_find("claude"), "/home/u", &env, &pol);
+	assert_true(strv_contains(&pol.protect, "/home/u/.claude/CLAUDE.md"));
+	assert_true(strv_contains(&pol.protect, "/home/u/.claude/commands"));
+	assert_true(strv_contains(&pol.protect, "/home/u/.claude/skills"));
+	assert_true(strv_contains(&pol.agent_hide, "/home/u/.claude/ide"));
+	policy_free(&pol);
+	profile_dirs_to_make(profile_find("claude"), "/home/u", &env, false, &dirs);
+	assert_true(strv_contains(&dirs, "/home/u/.claude/commands"));
+	assert_true(strv_contains(&dirs, "/home/u/.claude/ide"));
+	assert_false(strv_contains(&dirs, "/home/u/.claude/CLAUDE.md")); /* a file: watched */
+	strv_free(&dirs);
+
+	policy_init(&pol);
+	pol.agent_writable_instructions = true;
+	pol.workspace = strdup("/w");
+	profile_apply(profile_find("claude"), "/home/u", &env, &pol);
+	assert_false(strv_contains(&pol.protect, "/home/u/.claude/CLAUDE.md"));
+	assert_false(strv_contains(&pol.protect, "/home/u/.claude/commands"));
+	assert_true(strv_contains(&pol.protect, "/home/u/.claude/settings.json"));
+	assert_true(strv_contains(&pol.agent_hide, "/home/u/.claude/ide"));
+	/* the flag and the hidden dirs are stored, so resume keeps them */
+	char *j = policy_to_json(&pol);
+	struct policy back;
+	struct err e = {0};
+	assert_int_equal(policy_from_json(j, &back, &e), 0);
+	assert_true(back.agent_writable_instructions);
+	assert_true(strv_contains(&back.agent_hide, "/home/u/.claude/ide"));
+	policy_free(&back);
+	free(j);
+	policy_free(&pol);
+	profile_dirs_to_make(profile_find("claude"), "/home/u", &env, true, &dirs);
+	assert_false(strv_contains(&dirs, "/home/u/.claude/commands"));
+	assert_true(strv_contains(&dirs, "/home/u/.claude/ide"));
+	strv_free(&dirs);
+
+	/* a moved config dir moves the instruction paths along */
+	strv_push(&env, "CODEX_HOME=/data/codex");
+	policy_init(&pol);
+	profile_apply(profile_find("codex"), "/home/u", &env, &pol);
+	assert_true(strv_contains(&pol.protect, "/data/codex/AGENTS.md"));
+	assert_true(strv_contains(&pol.protect, "/data/codex/prompts"));
+	policy_free(&pol);
+	char *c = profile_private_copy_path(profile_find("claude"), "/home/u", &env);
+	assert_string_equal(c, "/home/u/.claude.json");
+	free(c);
+	/* CLAUDE_CONFIG_DIR: claude reads $CLAUDE_CONFIG_DIR/.claude.json, which becomes the copy */
+	strv_push(&env, "CLAUDE_CONFIG_DIR=/data/claude");
+	c = profile_private_copy_path(profile_find("claude"), "/home/u", &env);
+	assert_string_equal(c, "/data/claude/.claude.json");
+	free(c);
+	policy_init(&pol);
+	profile_apply(profile_find("claude"), "/home/u", &env, &pol);
+	assert_int_equal(pol.agent_rw.n, 2);
+	assert_string_equal(pol.agent_rw.v[0], "/data/claude");
+	assert_string_equal(pol.agent_rw.v[1], "/data/claude/.claude.json");
+	assert_true(strv_contains(&pol.protect, "/data/claude/CLAUDE.md"));
+	assert_true(strv_contains(&pol.protect, "/data/claude/.config.json"));
+	assert_true(strv_contains(&pol.agent_hide, "/data/claude/ide"));
+	policy_free(&pol);
+	assert_null(profile_private_copy_path(profile_find("codex"), "/home/u", &env));
+	strv_free(&env);
+}
+
 static void shim_dispatch(void **state)
 {
 	(void)state;
@@ -341,6 +433,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(table),	   cmocka_unit_test(argv_cases),
 		cmocka_unit_test(resume_forms),	   cmocka_unit_test(apply),
+		cmocka_unit_test(persistence),
 		cmocka_unit_test(shim_dispatch),   cmocka_unit_test(recursion_guard),
 		cmocka_unit_test(shim_files),	   cmocka_unit_test(path_hints),
 	};

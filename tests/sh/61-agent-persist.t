@@ -177,6 +177,36 @@ else
 	real_skip "npm install @anthropic-ai/claude-code failed: $(tail -n1 "$AJ_TMP/npm.log")"
 fi
 
+# Run a host command in the background until every marker file exists (or it times out, 60 s),
+# then stop it: opencode waits for its model until its timeout, long after it loaded its config.
+# host_until MARKER... -- CMD...: 0 when every marker appeared.
+host_until() {
+	local -a marks=()
+	while [ "$1" != -- ]; do marks+=("$1"); shift; done
+	shift
+	"$@" >/dev/null 2>&1 &
+	local pid=$! i m all
+	for i in $(seq 1 600); do
+		all=0
+		for m in "${marks[@]}"; do [ -e "$m" ] || all=1; done
+		[ "$all" = 0 ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	pkill -TERM -f "timeout 60 opencode run hello" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return "$all"
+}
+
+# the host's opencode in DIR (with HOME=H when given), as the current identity
+oc_host() {
+	if [ -n "${2:-}" ]; then
+		(cd "$1" && aj_host env HOME="$2" PATH="$RPATH" timeout 60 opencode run hello)
+	else
+		(cd "$1" && aj_host env PATH="$RPATH" timeout 60 opencode run hello)
+	fi
+}
+
 if [ -n "$have_real" ]; then
 	chmod -R a+rX "$NPM"
 	for who in "${AJ_WHOS[@]}"; do
@@ -229,16 +259,24 @@ EOF
 			echo "{\"mcp\": {\"evil\": {\"type\": \"local\", \"command\": [\"touch\", \"$ctl/OC_MCP_RAN\"]}}}" \
 				>"$ctl/w/opencode.json"
 			aj_chown "$ctl"
-			(cd "$ctl/w" && aj_host env HOME="$ctl" PATH="$RPATH" timeout 60 opencode run hello) \
-				>/dev/null 2>&1
-			[ -e "$ctl/OC_TOOL_RAN" ] && [ -e "$ctl/OC_MCP_RAN" ]
+			host_until "$ctl/OC_TOOL_RAN" "$ctl/OC_MCP_RAN" -- oc_host "$ctl/w" "$ctl"
 			ok $? "$who: control: a host opencode loads a planted tool and starts a planted MCP"
 			rm -f "$ctl/w/opencode.json"
 		fi
 		if [ -x "$NPM/bin/opencode" ]; then
-			(cd "$WS" && aj_host env PATH="$RPATH" timeout 60 opencode run hello) >/dev/null 2>&1
+			# a tool and an MCP server the host adds itself: once both ran, opencode has
+			# loaded everything it would load, so waiting for its model is not needed
+			mkdir -p "$HOMEDIR/.config/opencode/tools"
+			echo "require('fs').writeFileSync('$HOMEDIR/OC_OK_TOOL', 'x'); export default {description: 'x', args: {}, async execute() { return 'x' }}" \
+				>"$HOMEDIR/.config/opencode/tools/host-ok.ts"
+			echo "{\"mcp\": {\"ok\": {\"type\": \"local\", \"command\": [\"touch\", \"$HOMEDIR/OC_OK_MCP\"]}}}" \
+				>"$WS/opencode.json"
+			aj_chown "$HOMEDIR/.config/opencode" "$WS/opencode.json"
+			host_until "$HOMEDIR/OC_OK_TOOL" "$HOMEDIR/OC_OK_MCP" -- oc_host "$WS"
+			ok $? "$who: the real host opencode loaded the host's own tool and MCP (its config was read)"
 			[ ! -e "$HOMEDIR/OC_TOOL_RAN" ] && [ ! -e "$HOMEDIR/OC_MCP_RAN" ]
 			ok $? "$who: the real host opencode runs neither the tool nor the MCP planted in the jail"
+			rm -f "$HOMEDIR/.config/opencode/tools/host-ok.ts" "$WS/opencode.json" "$HOMEDIR"/OC_OK_*
 		else
 			skip "$who: control: a host opencode loads a planted tool and starts a planted MCP" \
 				"opencode is not in the npm install"

@@ -11,6 +11,7 @@
 #include "core/hostfacts_probe.h"
 #include "core/landlock.h"
 #include "core/launch.h"
+#include "core/toolprep.h"
 #include "core/policy.h"
 #include "core/userns_diag.h"
 #include "util/path.h"
@@ -158,6 +159,12 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					  : "");
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .test_errno = seccomp_test_errno()};
+	/* the private package caches and filtered registry configuration the plan binds */
+	if (toolprep_prepare(hf, &e) < 0) {
+		cmd_print_err(&e);
+		free(bwrap);
+		return EXIT_JAIL;
+	}
 	char *quarantine = path_join(hf->state_dir, "quarantine");
 	struct rec_hook rh = {rec, req, plan, bwrap};
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL, .arg = &rh};

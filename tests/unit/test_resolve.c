@@ -92,7 +92,7 @@ static const struct layout layouts[] = {
 	 "/home/u/.nvm/versions/node/v20.1.0/bin/gemini",
 	 "/home/u/.nvm/versions/node/v20.1.0/lib/node_modules/@google/gemini-cli/dist/index.js",
 	 "/home/u/.nvm/versions/node/v20.1.0/bin/node",
-	 "/home/u/.nvm/versions/node/v20.1.0/lib/node_modules/@google/gemini-cli "
+	 /* nvm (core/toolmgr): the node version that holds the package, package included */
 	 "/home/u/.nvm/versions/node/v20.1.0",
 	 "/home/u/.nvm/versions/node/v20.1.0/bin/gemini>"
 	 "../lib/node_modules/@google/gemini-cli/dist/index.js",

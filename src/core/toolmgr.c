@@ -272,12 +272,15 @@ static bool recognise(struct hostfacts *hf, const char *real, const char *shown,
 		if (m->needs) {
 			_cleanup_free_ char *need = path_join(root, m->needs);
 			if (!exists(hf, need)) {
-				_cleanup_free_ char *w = xasprintf(
-					"%s: %s looks like %s's, but %s is missing: nothing of %s is "
-					"bound",
-					m->name, shown, m->name, need, m->name);
-				if (!strv_contains(&out->warnings, w))
-					strv_push(&out->warnings, w);
+				/* once per manager, however many PATH entries lead to it */
+				bool said = false;
+				for (size_t k = 0; k < out->warnings.n; k++)
+					said |= strstr(out->warnings.v[k], need) != NULL;
+				if (!said)
+					strv_pushf(&out->warnings,
+						   "%s: %s looks like %s's, but %s is missing: "
+						   "nothing of %s is bound",
+						   m->name, shown, m->name, need, m->name);
 				return true;
 			}
 		}

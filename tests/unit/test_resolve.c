@@ -113,7 +113,8 @@ static const struct layout layouts[] = {
 	 "/home/u/.local/state/fnm_multishells/7_1/bin/pi",
 	 "/home/u/.local/share/fnm/node-versions/v22.0.0/installation/bin/pi",
 	 "/home/u/.local/share/fnm/node-versions/v22.0.0/installation/bin/node",
-	 "/home/u/.local/share/fnm/node-versions/v22.0.0/installation/bin",
+	 /* fnm (core/toolmgr): the whole node version (npm lives in its lib/) */
+	 "/home/u/.local/share/fnm/node-versions/v22.0.0",
 	 "/home/u/.local/state/fnm_multishells/7_1>"
 	 "/home/u/.local/share/fnm/node-versions/v22.0.0/installation",
 	 NULL},

@@ -21,6 +21,7 @@
 #include "core/bwrap_argv.h"
 #include "core/hostfacts_probe.h"
 #include "core/launch.h"
+#include "core/toolprep.h"
 #include "core/policy.h"
 #include "core/seccomp.h"
 #include "util/cleanup.h"
@@ -84,7 +85,17 @@ static int plan_jail(const char *ws, struct plan_ctx *c, struct err *e)
 		return -1;
 	if (hostfacts_gather(&c->hf, &c->req.pol, &c->req.cmd, environ, e) < 0)
 		return -1;
-	return bwrap_build(&c->req.pol, &c->hf, &c->req.cmd, &c->plan, e);
+	/* doctor never creates the state directory: without one, the probe's jail goes without
+	 * the private caches that would live there */
+	struct stat st;
+	if (c->hf.state_dir && lstat(c->hf.state_dir, &st) < 0 && errno == ENOENT) {
+		free(c->hf.state_dir);
+		c->hf.state_dir = NULL;
+	}
+	if (bwrap_build(&c->req.pol, &c->hf, &c->req.cmd, &c->plan, e) < 0)
+		return -1;
+	/* the private caches and filtered configs the plan binds, as `run` makes them */
+	return toolprep_prepare(&c->hf, e);
 }
 
 static int probe_jail(const char *ws, const char *quarantine, const char *bwrap, struct shared *sh)

@@ -50,6 +50,23 @@ for who in "${AJ_WHOS[@]}"; do
 			"$who: node and npm run; npm's cache is where it expects it (the private one)"
 	fi
 
+	# ---- --dry-run names the manager on each bind; doctor lists what it recognised
+	if [ -z "$TC_PY_WHY$TC_RUST_WHY" ]; then
+		aj_run "$who" "${TC_ENV[@]}" -- run --dry-run -- true
+		like "$OUT" "--ro-bind-fd [0-9]+ $TC_HOME/\.pyenv +# pyenv: its install tree, read-only" \
+			"$who: --dry-run binds pyenv's root read-only and names the manager"
+		like "$OUT" "--ro-bind-fd [0-9]+ $TC_HOME/\.rustup/settings\.toml +# rustup: " \
+			"$who: --dry-run binds rustup's settings"
+		like "$OUT" "--bind-fd [0-9]+ $TC_HOME/\.cargo/registry +# fd [0-9]+ = $STATE/cache/cargo-registry: private" \
+			"$who: --dry-run mounts the private cargo registry from <state>/cache"
+		aj_run "$who" "${TC_ENV[@]}" -- doctor
+		like "$OUT" $'\nok +toolchain\.pyenv +pyenv at '"$TC_HOME/\.pyenv" "$who: doctor lists pyenv"
+		like "$OUT" $'\nok +toolchain\.rustup +rustup at '"$TC_HOME/\.rustup" "$who: doctor lists rustup"
+		like "$OUT" $'\nok +cache +private package caches in '"$STATE/cache" "$who: doctor shows the caches' size"
+	else
+		skip "$who: --dry-run and doctor name the managers" "$TC_PY_WHY$TC_RUST_WHY"
+	fi
+
 	# ---- the caches are the jail's own: written inside, absent from the host, seen by the next
 	marker="written by jail $who $$"
 	aj_run "$who" "${TC_ENV[@]}" -- run -- sh -c '

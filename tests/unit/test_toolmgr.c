@@ -1,7 +1,6 @@
 /* The tool-manager recogniser and the tool caches: golden binds per fixture host tree
  * (tests/data/toolmgr/NAME.facts → NAME.golden; AJ_UPDATE_GOLDEN=1 rewrites them), the
  * credential filter of registry configuration, the mirror variables. */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,30 +13,14 @@
 #include "core/hostfacts.h"
 #include "core/toolcache.h"
 #include "core/toolmgr.h"
+#include "golden.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 #include "util/xalloc.h"
 
 static const char *data_dir(void)
 {
-	static char buf[4096];
-	const char *src = getenv("AJ_SRC");
-	snprintf(buf, sizeof buf, "%s/tests/data/toolmgr", src ? src : ".");
-	return buf;
-}
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	struct strbuf b = STRBUF_INIT;
-	char tmp[4096];
-	size_t n;
-	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-		sb_addn(&b, tmp, n);
-	fclose(f);
-	return sb_steal(&b);
+	return golden_dir("toolmgr");
 }
 
 static char *render(struct hostfacts *hf)
@@ -81,26 +64,14 @@ static char *render(struct hostfacts *hf)
 static void golden_case(void **state)
 {
 	const char *name = *state;
-	char facts[4200], golden[4200];
+	char facts[4200];
 	snprintf(facts, sizeof facts, "%s/%s.facts", data_dir(), name);
-	snprintf(golden, sizeof golden, "%s/%s.golden", data_dir(), name);
 	struct hostfacts hf;
 	hostfacts_init(&hf);
 	struct err e = {0};
 	assert_int_equal(hostfacts_load_fixture(&hf, facts, &e), 0);
 	char *got = render(&hf);
-	if (getenv("AJ_UPDATE_GOLDEN")) {
-		FILE *f = fopen(golden, "we");
-		assert_non_null(f);
-		fputs(got, f);
-		fclose(f);
-	}
-	char *want = read_all(golden);
-	if (!want || strcmp(want, got) != 0) {
-		fprintf(stderr, "# golden mismatch for %s; got:\n%s", name, got);
-		fail_msg("%s differs from %s (AJ_UPDATE_GOLDEN=1 rewrites it)", name, golden);
-	}
-	free(want);
+	golden_check(data_dir(), name, got);
 	free(got);
 	hostfacts_free(&hf);
 }
@@ -180,28 +151,13 @@ static void mirror_vars(void **state)
 	assert_false(toolenv_value_has_credentials("https://proxy.golang.org,direct"));
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int main(void)
 {
-	DIR *d = opendir(data_dir());
-	if (!d) {
+	struct strv names = STRV_INIT;
+	if (golden_names(data_dir(), &names) < 0) {
 		printf("1..0 # SKIP no fixtures at %s (set AJ_SRC)\n", data_dir());
 		return 0;
 	}
-	struct strv names = STRV_INIT;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		if (n > 6 && !strcmp(de->d_name + n - 6, ".facts"))
-			strv_push_take(&names, xstrndup(de->d_name, n - 6));
-	}
-	closedir(d);
-	if (names.n)
-		qsort(names.v, names.n, sizeof *names.v, cmp_name);
 	struct CMUnitTest *tests = xcalloc(names.n + 2, sizeof *tests);
 	size_t k = 0;
 	for (size_t i = 0; i < names.n; i++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hostfacts.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 #include "util/xalloc.h"
@@ -73,4 +74,40 @@ static inline int golden_names(const char *dir, struct strv *names)
 	if (names->n)
 		qsort(names->v, names->n, sizeof *names->v, golden_cmp_name);
 	return 0;
+}
+
+/* main() of a golden-file test: one case per NAME.facts in dir (run by `fn`, with the name as
+ * its state), then `extra`. */
+static inline int golden_main(const char *group, const char *dir, CMUnitTestFunction fn,
+			      const struct CMUnitTest *extra, size_t nextra)
+{
+	struct strv names = STRV_INIT;
+	if (golden_names(dir, &names) < 0) {
+		printf("1..0 # SKIP no fixtures at %s (set AJ_SRC)\n", dir);
+		return 0;
+	}
+	struct CMUnitTest *tests = xcalloc(names.n + nextra, sizeof *tests);
+	size_t k = 0;
+	for (size_t i = 0; i < names.n; i++) {
+		tests[k].name = names.v[i];
+		tests[k].test_func = fn;
+		tests[k].initial_state = names.v[i];
+		k++;
+	}
+	for (size_t i = 0; i < nextra; i++)
+		tests[k++] = extra[i];
+	int rc = _cmocka_run_group_tests(group, tests, k, NULL, NULL);
+	free(tests);
+	strv_free(&names);
+	return rc;
+}
+
+/* Load case NAME's host facts (dir/NAME.facts, whose path goes to facts[4200]) into hf. */
+static inline void golden_load(const char *dir, const char *name, struct hostfacts *hf,
+			       char facts[4200])
+{
+	snprintf(facts, 4200, "%s/%s.facts", dir, name);
+	hostfacts_init(hf);
+	struct err e = {0};
+	assert_int_equal(hostfacts_load_fixture(hf, facts, &e), 0);
 }

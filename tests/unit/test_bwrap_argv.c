@@ -68,11 +68,8 @@ static void golden_case(void **state)
 {
 	const char *name = *state;
 	char facts[4200];
-	snprintf(facts, sizeof facts, "%s/%s.facts", data_dir(), name);
 	struct hostfacts hf;
-	hostfacts_init(&hf);
-	struct err e = {0};
-	assert_int_equal(hostfacts_load_fixture(&hf, facts, &e), 0);
+	golden_load(data_dir(), name, &hf, facts);
 	struct strv args = STRV_INIT;
 	case_args(facts, &args);
 	char *got = render_case(&hf, &args);
@@ -278,23 +275,9 @@ static void deterministic(void **state)
 
 int main(void)
 {
-	struct strv names = STRV_INIT;
-	if (golden_names(data_dir(), &names) < 0) {
-		printf("1..0 # SKIP no fixtures at %s (set AJ_SRC)\n", data_dir());
-		return 0;
-	}
-	struct CMUnitTest *tests = xcalloc(names.n + 2, sizeof *tests);
-	size_t k = 0;
-	for (size_t i = 0; i < names.n; i++) {
-		tests[k].name = names.v[i];
-		tests[k].test_func = golden_case;
-		tests[k].initial_state = names.v[i];
-		k++;
-	}
-	tests[k++] = (struct CMUnitTest)cmocka_unit_test(properties);
-	tests[k++] = (struct CMUnitTest)cmocka_unit_test(deterministic);
-	int rc = _cmocka_run_group_tests("bwrap_argv", tests, k, NULL, NULL);
-	free(tests);
-	strv_free(&names);
-	return rc;
+	const struct CMUnitTest extra[] = {
+		cmocka_unit_test(properties),
+		cmocka_unit_test(deterministic),
+	};
+	return golden_main("bwrap_argv", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

@@ -65,11 +65,8 @@ static void golden_case(void **state)
 {
 	const char *name = *state;
 	char facts[4200];
-	snprintf(facts, sizeof facts, "%s/%s.facts", data_dir(), name);
 	struct hostfacts hf;
-	hostfacts_init(&hf);
-	struct err e = {0};
-	assert_int_equal(hostfacts_load_fixture(&hf, facts, &e), 0);
+	golden_load(data_dir(), name, &hf, facts);
 	char *got = render(&hf);
 	golden_check(data_dir(), name, got);
 	free(got);
@@ -153,23 +150,9 @@ static void mirror_vars(void **state)
 
 int main(void)
 {
-	struct strv names = STRV_INIT;
-	if (golden_names(data_dir(), &names) < 0) {
-		printf("1..0 # SKIP no fixtures at %s (set AJ_SRC)\n", data_dir());
-		return 0;
-	}
-	struct CMUnitTest *tests = xcalloc(names.n + 2, sizeof *tests);
-	size_t k = 0;
-	for (size_t i = 0; i < names.n; i++) {
-		tests[k].name = names.v[i];
-		tests[k].test_func = golden_case;
-		tests[k].initial_state = names.v[i];
-		k++;
-	}
-	tests[k++] = (struct CMUnitTest)cmocka_unit_test(filter);
-	tests[k++] = (struct CMUnitTest)cmocka_unit_test(mirror_vars);
-	int rc = _cmocka_run_group_tests("toolmgr", tests, k, NULL, NULL);
-	free(tests);
-	strv_free(&names);
-	return rc;
+	const struct CMUnitTest extra[] = {
+		cmocka_unit_test(filter),
+		cmocka_unit_test(mirror_vars),
+	};
+	return golden_main("toolmgr", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

@@ -159,12 +159,6 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					  : "");
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .test_errno = seccomp_test_errno()};
-	/* the private package caches and filtered registry configuration the plan binds */
-	if (toolprep_prepare(hf, &e) < 0) {
-		cmd_print_err(&e);
-		free(bwrap);
-		return EXIT_JAIL;
-	}
 	char *quarantine = path_join(hf->state_dir, "quarantine");
 	struct rec_hook rh = {rec, req, plan, bwrap};
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL, .arg = &rh};
@@ -206,6 +200,12 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
+	/* the private package caches and filtered registry configuration, before the plan that
+	 * binds them (a dry run makes nothing); when they cannot be made the plan goes without
+	 * them (the caches stay in the jail's tmpfs home) and the session store, in the same
+	 * state dir, gives the one warning */
+	if (!req->dry_run && toolprep_prepare(&j->hf, &e) < 0)
+		err_clear(&e);
 	if (bwrap_build(&req->pol, &j->hf, &req->cmd, &j->plan, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;

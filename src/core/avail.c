@@ -92,10 +92,13 @@ static int plan_jail(const char *ws, struct plan_ctx *c, struct err *e)
 		free(c->hf.state_dir);
 		c->hf.state_dir = NULL;
 	}
-	if (bwrap_build(&c->req.pol, &c->hf, &c->req.cmd, &c->plan, e) < 0)
-		return -1;
-	/* the private caches and filtered configs the plan binds, as `run` makes them */
-	return toolprep_prepare(&c->hf, e);
+	/* the private caches and filtered configs, as `run` makes them before its plan */
+	if (c->hf.state_dir) {
+		struct err ignored = {0};
+		if (toolprep_prepare(&c->hf, &ignored) < 0)
+			err_clear(&ignored);
+	}
+	return bwrap_build(&c->req.pol, &c->hf, &c->req.cmd, &c->plan, e);
 }
 
 static int probe_jail(const char *ws, const char *quarantine, const char *bwrap, struct shared *sh)

@@ -364,6 +364,11 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 			continue;
 		_cleanup_free_ char *copy = xasprintf("%s/toolconf/%s", hf->state_dir,
 						      toolconfs[i].copy);
+		if (hf_type(hf, copy) != HF_FILE) {
+			skip(p, host, "registry configuration: its filtered copy was not made "
+				      "(the state dir is new or unusable): not passed");
+			continue;
+		}
 		op_fd_bind(p, false, copy, host,
 			   "registry configuration, credential lines removed (a filtered copy)");
 	}

@@ -78,7 +78,16 @@ void toolcache_plan(struct hostfacts *hf, const char *path_env, struct strv *mou
 			continue;
 		}
 		_cleanup_free_ char *dest = path_join(base, c->home_rel);
-		strv_push_take(mounts, xasprintf("%s/cache/%s", hf->state_dir, c->name));
+		_cleanup_free_ char *src = xasprintf("%s/cache/%s", hf->state_dir, c->name);
+		if (hf_type(hf, src) != HF_DIR) {
+			/* made by toolprep before the plan; unusable state dir: no private cache,
+			 * the tool writes into the home tmpfs (the jail's alone) */
+			strv_pushf(skipped, "%s: %s is not a directory (the state dir is new or "
+					    "unusable): the jail's %s stays in its tmpfs home",
+				   c->name, src, dest);
+			continue;
+		}
+		strv_push(mounts, src);
 		strv_push(mounts, dest);
 		if (c->var) {
 			strv_push(vars, c->var);
@@ -217,4 +226,23 @@ bool toolenv_mirror_var(const char *name)
 bool toolenv_value_has_credentials(const char *value)
 {
 	return has_url_userinfo(value);
+}
+
+bool toolcache_is_private_mount(const char *home, const char *root, const char *point)
+{
+	if (!home || !path_is_under(point, home))
+		return false;
+	for (size_t i = 0; toolcaches[i].name; i++) {
+		const struct toolcache *c = &toolcaches[i];
+		_cleanup_free_ char *tail = xasprintf("/cache/%s", c->name);
+		size_t rn = strlen(root), tn = strlen(tail);
+		if (rn < tn || strcmp(root + rn - tn, tail) != 0)
+			continue;
+		/* cargo's lie in CARGO_HOME, wherever under $HOME that is */
+		_cleanup_free_ char *want = path_join(home, c->home_rel);
+		if (c->cargo_home ? !strcmp(path_basename(point), c->home_rel)
+				  : !strcmp(point, want))
+			return true;
+	}
+	return false;
 }

@@ -22,8 +22,9 @@ struct toolcache {
 	bool cargo_home;      /* relative to CARGO_HOME (~/.cargo) rather than $HOME */
 };
 extern const struct toolcache toolcaches[];
-/* pairs (cache source <state>/cache/NAME, mount point) for the tools on PATH; pairs
- * (VAR, mount point) for their variables; skipped lines when a cache cannot be placed. */
+/* pairs (cache source <state>/cache/NAME, mount point) for the tools on PATH whose cache
+ * directory exists (toolprep makes them before the plan is built); pairs (VAR, mount point) for
+ * their variables; skipped lines when a cache cannot be placed. */
 void toolcache_plan(struct hostfacts *hf, const char *path_env, struct strv *mounts,
 		    struct strv *vars, struct strv *skipped);
 
@@ -45,3 +46,8 @@ char *toolconf_filter(const char *text, int *removed);
  * *_TOKEN / *_PASSWORD siblings, nor a value with credentials in its URL. */
 bool toolenv_mirror_var(const char *name);
 bool toolenv_value_has_credentials(const char *value);
+
+/* Whether a mount (mountinfo's root and mount point) is one of the private caches: its source
+ * ends in /cache/NAME and it sits where that tool expects its cache under `home` (verify's
+ * writable-mount probe allows exactly these). */
+bool toolcache_is_private_mount(const char *home, const char *root, const char *point);

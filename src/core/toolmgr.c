@@ -163,6 +163,8 @@ static const char *refused(const struct hostfacts *hf, const char *p)
 		_cleanup_free_ char *d = path_join(hf->home, secret[i]);
 		if (path_is_under(p, d))
 			return "lies where credentials live";
+		if (path_is_under(d, p))
+			return "holds a directory where credentials live";
 	}
 	return NULL;
 }

@@ -126,6 +126,22 @@ static void filter(void **state)
 	filter_case("", "", 0);
 }
 
+/* verify's writable-mount probe allows exactly the private caches, where the tools expect them */
+static void private_mounts(void **state)
+{
+	(void)state;
+	const char *h = "/home/u";
+	assert_true(toolcache_is_private_mount(h, "/home/u/.local/state/agentjail/cache/npm",
+					       "/home/u/.npm"));
+	assert_true(toolcache_is_private_mount(h, "/s/cache/cargo-registry",
+					       "/home/u/.local/cargo/registry"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/npm", "/home/u/.cache/pip"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/npm", "/etc"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/npm-evil", "/home/u/.npm"));
+	assert_false(toolcache_is_private_mount(h, "/home/u", "/home/u/.npm"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/cargo-git", "/usr/git"));
+}
+
 static void mirror_vars(void **state)
 {
 	(void)state;
@@ -153,6 +169,7 @@ int main(void)
 	const struct CMUnitTest extra[] = {
 		cmocka_unit_test(filter),
 		cmocka_unit_test(mirror_vars),
+		cmocka_unit_test(private_mounts),
 	};
 	return golden_main("toolmgr", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

@@ -14,6 +14,7 @@
 #include "core/toolprep.h"
 #include "core/policy.h"
 #include "core/userns_diag.h"
+#include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
 
@@ -80,18 +81,63 @@ static int run_full_access(struct run_request *req, struct sess_rec *rec)
 	return st;
 }
 
+/* One violation as a line: "violation: protected path P appeared during the run; moved aside
+ * to Q", or "violation: P: WHAT" for a scan's finding in its own words. */
+static char *violation_text(const struct violation *v, const char *moved)
+{
+	char *head = v->own_words ? xasprintf("violation: %s: %s", v->path, v->what)
+				  : xasprintf("violation: protected path %s %s during the run",
+					      v->path, v->what);
+	if (!v->moved_to)
+		return head;
+	char *line = xasprintf("%s; %s %s", head, moved, v->moved_to);
+	free(head);
+	return line;
+}
+
+/* During the run, from the supervise loop: the user's terminal may be in raw mode (no newline
+ * translation) with the jail's output mid-line, so the line starts and ends with CR LF there. */
+static void live_violation(void *arg, const struct violation *v)
+{
+	(void)arg;
+	const char *eol = isatty(STDERR_FILENO) ? "\r\n" : "\n";
+	const char *pre = isatty(STDERR_FILENO) ? eol : "";
+	_cleanup_free_ char *line = violation_text(v, "moved aside at once to");
+	fprintf(stderr, "%sagentjail: %s%s", pre, line, eol);
+	(void)fflush(stderr);
+}
+
+/* A violation still in place: loud, with the path and the error (it is in `what`). */
+static bool report_unmoved(const struct launch_result *r)
+{
+	bool any = false;
+	for (size_t i = 0; i < r->viol.n; i++) {
+		if (!r->viol.v[i].move_failed)
+			continue;
+		cmd_warn("the sandbox could not undo a violation: %s is still in place (%s)",
+			 r->viol.v[i].path, r->viol.v[i].what);
+		any = true;
+	}
+	if (any)
+		cmd_warn("exit status %d: look at the path(s) above before trusting this tree",
+			 EXIT_JAIL);
+	return any;
+}
+
 static void report_violations(const struct launch_result *r, struct sess_rec *rec)
 {
 	for (size_t i = 0; i < r->viol.n; i++) {
 		const struct violation *v = &r->viol.v[i];
 		if (rec)
 			cmd_rec_violation(rec, v->path, v->what, v->moved_to);
-		if (v->moved_to)
-			cmd_warn("violation: protected path %s %s during the run; moved aside to %s",
-				 v->path, v->what, v->moved_to);
-		else
-			cmd_warn("violation: protected path %s %s during the run", v->path,
-				 v->what);
+		if (v->reported)
+			continue; /* printed the moment the live watch moved it */
+		_cleanup_free_ char *line = violation_text(v, "moved aside to");
+		cmd_warn("%s", line);
+	}
+	if (r->watch_failed) {
+		cmd_warn("protected paths were not watched during the run (only checked after it):");
+		cmd_print_err(&r->watch_err);
 	}
 	if (r->snapshot_failed) {
 		cmd_warn("could not check protected paths after the run:");
@@ -161,15 +207,19 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 				  .test_errno = seccomp_test_errno()};
 	char *quarantine = path_join(hf->state_dir, "quarantine");
 	struct rec_hook rh = {rec, req, plan, bwrap};
-	struct launch_hooks hooks = {.started = rec ? rec_started : NULL, .arg = &rh};
+	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
+				     .violation = live_violation,
+				     .arg = &rh};
 	struct launch_result r;
 	int lr = launch_run(plan, bwrap, &sc, quarantine, &hooks, &r, &e);
 	free(quarantine);
 	free(bwrap);
 	if (lr < 0) {
 		cmd_print_err(&e);
+		report_violations(&r, rec); /* what the live watch moved before the failure */
 		if (rec)
 			cmd_rec_end(rec, EXIT_JAIL, 0, 0); /* when it got as far as recording */
+		launch_result_free(&r);
 		return EXIT_JAIL;
 	}
 	report_violations(&r, rec);
@@ -179,6 +229,8 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	int rc = r.started ? r.status : start_failed();
 	if (rec)
 		cmd_rec_end(rec, rc, r.started ? r.cmd_signal : 0, r.term_signal);
+	if (report_unmoved(&r))
+		rc = EXIT_JAIL;
 	req->interrupted = r.term_signal != 0;
 	launch_result_free(&r);
 	return rc;

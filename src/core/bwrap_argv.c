@@ -1,6 +1,7 @@
 /* bwrap_argv: policy + host facts → bwrap argv (DESIGN §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/bwrap_argv.h"
+#include "core/gitprotect.h"
 #include "core/resolve.h"
 #include "core/toolcache.h"
 #include "core/toolmgr.h"
@@ -112,10 +113,11 @@ static void add_always(struct bw_plan *p, const struct policy *pol)
 	op(p, "tells agentjail whether the command really started", 2, "--json-status-fd", fd);
 }
 
+static const char *const sys[] = {"/usr",    "/bin", "/sbin", "/lib", "/lib32",
+				  "/lib64", "/libx32", "/opt", "/etc", NULL};
+
 static void add_system(struct bw_plan *p, struct hostfacts *hf)
 {
-	static const char *const sys[] = {"/usr",    "/bin", "/sbin", "/lib", "/lib32",
-					  "/lib64", "/libx32", "/opt", "/etc", NULL};
 	for (size_t i = 0; sys[i]; i++) {
 		const struct hf_stat *st = hf_stat(hf, sys[i]);
 		if (st->type == HF_DIR) {
@@ -166,6 +168,64 @@ static bool under_any(const struct strv *v, const char *path)
 		if (path_is_under(path, v->v[i]))
 			return true;
 	return false;
+}
+
+/* At most this many read-denied paths (of LANDLOCK_MAX_DENY_READ) come from scanned trees. */
+#define TREE_DENY_READ_MAX 256
+
+/* A writable path at, above or below x: Landlock cannot deny reading x then (init refuses). */
+static bool meets_writable(struct hostfacts *hf, const struct policy *pol, const char *x)
+{
+	const char *w[] = {pol->workspace, hf->gitdir, hf->commondir, hf->home};
+	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+		if (w[i] && (path_is_under(x, w[i]) || path_is_under(w[i], x)))
+			return true;
+	const struct strv *lists[] = {&pol->rw, &pol->agent_rw};
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++)
+			if (path_is_under(x, lists[l]->v[i]) || path_is_under(lists[l]->v[i], x))
+				return true;
+	return false;
+}
+
+/* As root, the entries of a tree bound read-only that an unprivileged user could not read
+ * (etcscan.h: the scan, its cache and what that cache notices) are masked: a 0700 directory
+ * with one mount, a file with /dev/null. Called right after the tree's bind, by whatever binds
+ * a host tree read-only (system trees, PATH directories and install trees under $HOME). */
+static void mask_root_only(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			   const char *tree)
+{
+	if (hf->uid != 0)
+		return;
+	const struct strv *u = hf_unreadable(hf, tree);
+	for (size_t i = 0; i < u->n; i++) {
+		const char *x = u->v[i];
+		if (!path_is_under(x, tree))
+			continue;
+		if (path_is_under(pol->workspace, x)) {
+			/* a mask there would leave no place to mount the workspace on */
+			skip(p, x, "root-only, but holds the workspace: not masked");
+			continue;
+		}
+		enum hf_type t = hf_type(hf, x);
+		mask(p, hf, x, "an entry an unprivileged user could not read: masked for root");
+		/* Landlock keeps it unreadable if the host renames over it (a package upgrade),
+		 * which detaches the mount; not where a writable path meets it, and not past a
+		 * bound that keeps init's walk (and its rule budget) small */
+		if ((t != HF_FILE && t != HF_DIR) || meets_writable(hf, pol, x))
+			continue;
+		if (p->deny_read.n >= TREE_DENY_READ_MAX)
+			skip(p, x, "masked, but past the read-deny bound: the mount alone hides it");
+		else
+			strv_push(&p->deny_read, x);
+	}
+}
+
+static void add_tree_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	for (size_t i = 0; sys[i]; i++)
+		if (strcmp(sys[i], "/etc") != 0 && hf_type(hf, sys[i]) == HF_DIR)
+			mask_root_only(p, hf, pol, sys[i]); /* /etc: add_etc_masks */
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -250,6 +310,19 @@ static void add_proc_dev(struct bw_plan *p, struct hostfacts *hf, const struct p
 			continue;
 		}
 		mask(p, hf, hide[i], "kernel information the jail does not need: masked");
+	}
+	/* root-only on the host (0400): the jail's uid 0 passes their owner check. (kallsyms is
+	 * 0444 and shows zero addresses without CAP_SYSLOG; kmsg needs CAP_SYSLOG to open;
+	 * program_cpu is not mainline, seen 0400 and readable on a Firecracker guest kernel.) */
+	static const char *const root_only[] = {
+		"/proc/slabinfo",     "/proc/kpageflags",  "/proc/kpagecount", "/proc/kpagecgroup",
+		"/proc/pagetypeinfo", "/proc/vmallocinfo", "/proc/program_cpu", NULL};
+	for (size_t i = 0; hf->uid == 0 && root_only[i]; i++) {
+		if (hf_type(hf, root_only[i]) == HF_MISSING) {
+			skip(p, root_only[i], "not on this kernel");
+			continue;
+		}
+		mask(p, hf, root_only[i], "kernel memory layout, root-only on the host: masked for root");
 	}
 	op(p, "a minimal /dev (null, zero, random, tty, pts, shm)", 2, "--dev", "/dev");
 	for (size_t i = 0; i < pol->dev.n; i++)
@@ -480,6 +553,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 					      : "what the command needs to run (its install tree, "
 						"its interpreter), read-only");
 		op_fd_bind(p, false, done.v[i], done.v[i], why);
+		mask_root_only(p, hf, pol, done.v[i]);
 	}
 	add_tool_extras(p, hf, pol, &tm, &done, agent_roots);
 	toolmgr_plan_free(&tm);
@@ -543,8 +617,124 @@ static void protected_candidates(struct hostfacts *hf, const char *root, struct 
 			strv_push_take(out, path_join(claude, kids->v[i]));
 }
 
+/* `path` read-only, and every directory between its root and it a mount point, so it cannot be
+ * renamed away and rebuilt (EBUSY). */
+static void protect_one(struct strv *prot, struct strv *selfb, const char *root, const char *path)
+{
+	strv_push(prot, path);
+	_cleanup_free_ char *d = path_dirname(path);
+	while (path_is_strict_ancestor(root, d)) {
+		if (!strv_contains(selfb, d))
+			strv_push(selfb, d);
+		char *up = path_dirname(d);
+		free(d);
+		d = up;
+	}
+}
+
+/* The innermost root `path` lies in, or NULL. */
+static const char *root_of(const struct strv *roots, const char *path)
+{
+	const char *root = NULL;
+	for (size_t r = 0; r < roots->n; r++)
+		if (path_is_under(path, roots->v[r]) && (!root || strlen(roots->v[r]) > strlen(root)))
+			root = roots->v[r];
+	return root;
+}
+
+/* A protected path that is (or is reached through) a symlink: the link itself stays watched, and
+ * its target, when it lies in a writable root (the agent's config dir included), is made
+ * read-only too, with the same rename guards. A target outside every writable root is read-only
+ * or invisible already. Returns whether the target was protected. */
+static bool protect_link_target(struct bw_plan *p, struct hostfacts *hf, const struct strv *roots,
+				const char *link, struct strv *prot, struct strv *selfb)
+{
+	_cleanup_free_ char *real = hf_realpath(hf, link, NULL);
+	enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
+	if (t != HF_DIR && t != HF_FILE) {
+		skip(p, link, "protected path is (or is reached through) a symlink whose target is "
+			      "missing or not a file or directory: watched, not bound");
+		return false;
+	}
+	const char *root = root_of(roots, real);
+	if (!root) {
+		skip(p, link, "protected path is (or is reached through) a symlink to outside the "
+			      "writable roots: already read-only or invisible");
+		return false;
+	}
+	for (size_t r = 0; r < roots->n; r++)
+		if (path_is_under(roots->v[r], real)) {
+			skip(p, link, "protected path is a symlink to a writable root itself (or "
+				      "above one): not made read-only, watched");
+			return false;
+		}
+	if (!strv_contains(&p->watch, real))
+		strv_push(&p->watch, real);
+	if (under_any(prot, real) || hf_has_symlink_below(hf, root, real))
+		return true;
+	protect_one(prot, selfb, root, real);
+	return true;
+}
+
+/* Symlinks inside protected directories (a hook `.git/hooks/pre-commit -> ../../scripts/x`) run
+ * on the host as well: their targets in writable roots become read-only too. Protected
+ * directories are small; the walk is bounded anyway. */
+#define LINKS_MAX_DEPTH 4
+#define LINKS_MAX_ENTRIES 512
+
+static void links_below(struct bw_plan *p, struct hostfacts *hf, const struct strv *roots,
+			const char *dir, int depth, size_t *seen, struct strv *prot,
+			struct strv *selfb)
+{
+	const struct strv *kids = hf_children(hf, dir);
+	for (size_t i = 0; i < kids->n && *seen < LINKS_MAX_ENTRIES; i++, (*seen)++) {
+		_cleanup_free_ char *k = path_join(dir, kids->v[i]);
+		enum hf_type t = hf_type(hf, k);
+		if (t == HF_SYMLINK)
+			(void)protect_link_target(p, hf, roots, k, prot, selfb);
+		else if (t == HF_DIR && depth < LINKS_MAX_DEPTH)
+			links_below(p, hf, roots, k, depth + 1, seen, prot, selfb);
+	}
+}
+
+static void protect_links_inside(struct bw_plan *p, struct hostfacts *hf,
+				 const struct strv *roots, struct strv *prot, struct strv *selfb)
+{
+	size_t seen = 0;
+	/* targets added while walking are appended to prot: only the directories there now */
+	for (size_t i = 0, n = prot->n; i < n; i++) {
+		_cleanup_free_ char *d = xstrdup(prot->v[i]);
+		if (hf_type(hf, d) == HF_DIR)
+			links_below(p, hf, roots, d, 1, &seen, prot, selfb);
+	}
+}
+
+/* Whether `path` lies in (or is) a git dir that does not exist yet below `scan_root`, the tree the
+ * after-run git scan covers (gitscan). Such a repository is created by `git init` or `git clone`
+ * inside the jail: watching its `.git`, `hooks` or `config` would move them away while git is
+ * still writing them, so the agent's own repository would never work. The scan after the run
+ * reports it and moves aside what in it would run a command, keeping the repository. */
+static bool in_new_repo(struct hostfacts *hf, const char *scan_root, const char *path)
+{
+	const char *rel = scan_root ? path_below(path, scan_root) : NULL;
+	if (!rel)
+		return false;
+	for (const char *c = strstr(rel, ".git"); c; c = strstr(c + 1, ".git")) {
+		bool starts = c == rel || c[-1] == '/';
+		bool ends = c[4] == '\0' || c[4] == '/';
+		if (!starts || !ends)
+			continue;
+		_cleanup_free_ char *rel_git = xstrndup(rel, (size_t)(c + 4 - rel));
+		_cleanup_free_ char *full = path_join(scan_root, rel_git);
+		if (hf_type(hf, full) == HF_MISSING)
+			return true;
+	}
+	return false;
+}
+
 static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable,
-			   const struct strv *agent_roots, const struct strv *agent_protect)
+			   const struct strv *agent_roots, const struct strv *agent_protect,
+			   const char *scan_root)
 {
 	struct strv cand = STRV_INIT;
 	struct strv roots = STRV_INIT;
@@ -561,12 +751,17 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 	for (size_t i = 0; i < 2; i++)
 		if (extra[i] && under_any(writable, extra[i]))
 			strv_push(&cand, extra[i]);
-	const char *gd[] = {hf->gitdir, hf->commondir};
-	for (size_t i = 0; i < 2; i++) {
-		if (!gd[i] || !under_any(writable, gd[i]))
-			continue;
-		strv_push_take(&cand, path_join(gd[i], "hooks"));
-		strv_push_take(&cand, path_join(gd[i], "config"));
+	struct strv git = STRV_INIT;
+	gitprotect_candidates(hf, &git);
+	for (size_t i = 0; i < git.n; i++)
+		if (under_any(writable, git.v[i]))
+			strv_push(&cand, git.v[i]);
+	strv_free(&git);
+	for (size_t r = 0; r < writable->n; r++) {
+		/* a .git file is a pointer: rewritten, it sends git on the host to a planted git dir */
+		_cleanup_free_ char *g = path_join(writable->v[r], ".git");
+		if (hf_type(hf, g) == HF_FILE)
+			strv_push(&cand, g);
 	}
 	if (cand.n)
 		qsort(cand.v, cand.n, sizeof *cand.v, cmp_str);
@@ -576,40 +771,27 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		const char *c = cand.v[i];
 		if (i > 0 && !strcmp(c, cand.v[i - 1]))
 			continue;
-		if (!strv_contains(&p->watch, c))
-			strv_push(&p->watch, c);
 		enum hf_type t = hf_type(hf, c);
+		if (!strv_contains(&p->watch, c) && !in_new_repo(hf, scan_root, c))
+			strv_push(&p->watch, c);
 		if (t == HF_MISSING)
 			continue;
 		if (under_any(&prot, c))
 			continue; /* an ancestor is already read-only */
-		const char *root = NULL;
-		for (size_t r = 0; r < roots.n; r++)
-			if (path_is_under(c, roots.v[r]) && (!root || strlen(roots.v[r]) > strlen(root)))
-				root = roots.v[r];
+		const char *root = root_of(&roots, c);
 		if (!root)
 			continue;
 		if (hf_has_symlink_below(hf, root, c)) {
-			skip(p, c, "protected path is (or is reached through) a symlink: watched, "
-				   "not bound");
+			protect_link_target(p, hf, &roots, c, &prot, &selfb);
 			continue;
 		}
-		strv_push(&prot, c);
-		/* every directory between the root and the path becomes a mount point, so it
-		 * cannot be renamed away and rebuilt (EBUSY) */
-		_cleanup_free_ char *d = path_dirname(c);
-		while (path_is_strict_ancestor(root, d)) {
-			if (!strv_contains(&selfb, d))
-				strv_push(&selfb, d);
-			char *up = path_dirname(d);
-			free(d);
-			d = up;
-		}
+		protect_one(&prot, &selfb, root, c);
 	}
+	protect_links_inside(p, hf, &roots, &prot, &selfb);
 	/* .git itself: a rename-proof mount point even when it holds no hooks or config */
 	for (size_t r = 0; r < writable->n; r++) {
 		_cleanup_free_ char *g = path_join(writable->v[r], ".git");
-		if (!strv_contains(&p->watch, g))
+		if (!strv_contains(&p->watch, g) && !in_new_repo(hf, scan_root, g))
 			strv_push(&p->watch, g);
 		if (hf_type(hf, g) == HF_DIR && !strv_contains(&selfb, g) &&
 		    !under_any(&prot, g))
@@ -626,6 +808,25 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 	strv_free(&selfb);
 	strv_free(&cand);
 	strv_free(&roots);
+}
+
+/* What gitscan compares after the run (a writable workspace only). */
+static void add_git_scan(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	if (pol->fs != FS_WORKSPACE_WRITE)
+		return;
+	strv_push(&p->git_roots, pol->workspace);
+	const char *gd[] = {hf->gitdir, hf->commondir};
+	for (size_t i = 0; i < 2; i++)
+		if (gd[i] && !strv_contains(&p->git_dirs, gd[i]))
+			strv_push(&p->git_dirs, gd[i]);
+	strv_copy(&p->git_known, &hf->nested_git);
+	/* the workspace's own .git, when it exists, is the snapshot's to judge (a changed kind) */
+	_cleanup_free_ char *own = path_join(pol->workspace, ".git");
+	if (hf_type(hf, own) != HF_MISSING)
+		strv_push(&p->git_known, own);
+	p->git_truncated = hf->nested_truncated;
+	p->git_since = hf->nested_since;
 }
 
 static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
@@ -857,12 +1058,17 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	}
 	if (check_devices(pol, hf, e) < 0)
 		return -1;
+	if (hf->git_refused) {
+		*e = *hf->git_refused;
+		return -1;
+	}
 	if (hf_type(hf, pol->workspace) != HF_DIR) {
 		err_set(e, 0, pol->workspace, "the workspace is not a directory");
 		return -1;
 	}
 	add_always(out, pol);
 	add_system(out, hf);
+	add_tree_masks(out, hf, pol);
 	add_etc_masks(out, hf);
 	add_proc_dev(out, hf, pol);
 	add_tmpfs(out);
@@ -871,7 +1077,9 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
-	add_protection(out, hf, &writable, &agent_roots, &pol->protect);
+	add_protection(out, hf, &writable, &agent_roots, &pol->protect,
+		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
+	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;
 	strv_push(&visible, pol->workspace);
 	strv_copy(&visible, &pol->rw);
@@ -937,6 +1145,9 @@ void bw_plan_free(struct bw_plan *p)
 	strv_free(&p->skipped);
 	strv_free(&p->watch);
 	strv_free(&p->deny_read);
+	strv_free(&p->git_roots);
+	strv_free(&p->git_dirs);
+	strv_free(&p->git_known);
 	strv_free(&p->cmd);
 	free(p->chdir);
 	memset(p, 0, sizeof *p);

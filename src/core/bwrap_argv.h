@@ -39,6 +39,12 @@ struct bw_plan {
 	struct strv watch;    /* protected paths to snapshot before and compare after */
 	struct strv deny_read; /* masked paths init also makes unreadable with Landlock: a mount
 				* over a file vanishes when the host renames over it */
+	/* after the run, new git repositories below git_roots are looked for (gitscan.h) */
+	struct strv git_roots;  /* the writable workspace */
+	struct strv git_dirs;   /* its git dir and common dir: their modules/ are compared too */
+	struct strv git_known;  /* the nested .git and submodule git dirs there before the run */
+	bool git_truncated;     /* that list is partial (the walk's bound) */
+	long long git_since;    /* when it was made (seconds since the epoch) */
 	struct strv cmd;      /* what bwrap runs: the init helper, then the command */
 	char *chdir;          /* the directory the command starts in */
 	int next_fd;

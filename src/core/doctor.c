@@ -898,6 +898,39 @@ static bool written_since(const char *path, const struct timespec *t0)
 	       (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec >= t0->tv_nsec);
 }
 
+/* The other read-only system trees of root's jails, rescanned (a refresh is the remedy for what
+ * a cached scan cannot notice, see etcscan.h): one phrase for the etcscan line. */
+static char *scan_trees(const char *state_dir)
+{
+	static const char *const roots[] = {"/usr", "/opt", NULL};
+	static const char *const how[] = {"", "every entry checked per run",
+					  "every directory checked per run",
+					  ("checked per run by its top directories and the package "
+					   "database, rescanned hourly")};
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; roots[i]; i++) {
+		struct stat st;
+		if (lstat(roots[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		struct strv list = STRV_INIT;
+		struct scan_info info;
+		struct err e = {0};
+		if (b.len)
+			sb_add(&b, ", ");
+		if (treescan_bound(state_dir, roots[i], true, &list, &info, &e) < 0) {
+			char line[2200];
+			err_line(&e, line, sizeof line);
+			sb_addf(&b, "%s cannot be scanned (%s): masked whole", roots[i], line);
+			continue;
+		}
+		sb_addf(&b, "%s: %zu masked of %zu entries (%s%s)", roots[i], list.n,
+			info.nentries, how[info.check],
+			info.stored ? "" : "; cache not written now, each run rescans");
+		strv_free(&list);
+	}
+	return sb_steal(&b);
+}
+
 static void check_etcscan(struct doctor_report *r, const char *state_dir)
 {
 	if (getuid() != 0) {
@@ -908,7 +941,8 @@ static void check_etcscan(struct doctor_report *r, const char *state_dir)
 	}
 	/* the same file hostfacts_gather reads: <canonical state dir>/etcscan.cache */
 	char *real = realpath(state_dir, NULL);
-	_cleanup_free_ char *cache = path_join(real ? real : state_dir, "etcscan.cache");
+	_cleanup_free_ char *real_state = xstrdup(real ? real : state_dir);
+	_cleanup_free_ char *cache = path_join(real_state, "etcscan.cache");
 	free(real);
 	struct timespec t0;
 	clock_gettime(CLOCK_REALTIME_COARSE, &t0);
@@ -923,14 +957,15 @@ static void check_etcscan(struct doctor_report *r, const char *state_dir)
 		return;
 	}
 	bool fresh = written_since(cache, &t0);
+	_cleanup_free_ char *trees = scan_trees(real_state);
 	doctor_add(r, "etcscan", DOCTOR_OK, NULL,
-	           "%zu /etc entries other users cannot read are masked in root's jails; %s %s",
+	           "%zu /etc entries other users cannot read are masked in root's jails; %s %s; %s",
 	           list.n,
 	           fresh ? "cache refreshed:"
 	                 : "cache not written now (a directory in /etc "
 	                   "changed within 2 s, or the state directory is not writable), each run "
 	                   "rescans:",
-	           cache);
+	           cache, trees);
 	strv_free(&list);
 }
 

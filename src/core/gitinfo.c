@@ -376,6 +376,7 @@ struct cfg_walk {
 	bool follow;          /* it may be a symlink: the user's own config, not the repo's */
 	int depth;
 	char *hooks;          /* the last core.hooksPath seen; "" disables hooks */
+	struct strv *includes; /* the included files, in order */
 	bool worktree_config; /* extensions.worktreeConfig */
 	struct err *e;
 };
@@ -405,6 +406,8 @@ static int on_include(struct cfg_walk *w, const char *value)
 	}
 	_cleanup_free_ char *expanded = path_expand_home(w->home, value);
 	_cleanup_free_ char *p = path_normalize(w->dir, expanded);
+	if (!strv_contains(w->includes, p))
+		strv_push(w->includes, p);
 	w->depth++;
 	int rc = walk_file(w, p);
 	w->depth--;
@@ -455,7 +458,7 @@ static int walk_in(struct cfg_walk *w, const char *dir, const char *name)
 /* core.hooksPath in git's order, last wins (see gitinfo.h). */
 static int find_hooks_path(const char *ws, const char *home, struct git_info *gi, struct err *e)
 {
-	struct cfg_walk w = {.home = home, .follow = true, .e = e};
+	struct cfg_walk w = {.home = home, .follow = true, .includes = &gi->includes, .e = e};
 	_cleanup_free_ char *h = home ? path_normalize("/", home) : NULL;
 	/* a symlinked .git is not protected by the caller, but git on the host reads through it */
 	_cleanup_free_ char *via_link = gi->dotgit_kind && strcmp(gi->dotgit_kind, "symlink") == 0
@@ -497,6 +500,184 @@ int git_resolve(const char *workspace, const char *home, struct git_info *out, s
 	return 0;
 }
 
+/* ---- validating the pointers (see gitinfo.h) ---- */
+
+/* The real path of an existing directory, or NULL. */
+static char *real_dir(const char *p)
+{
+	char *r = realpath(p, NULL);
+	struct stat st;
+	if (r && (stat(r, &st) < 0 || !S_ISDIR(st.st_mode))) {
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+/* A pointer file's one line, trailing CR/LF trimmed, resolved against `dir`; NULL when absent,
+ * empty or unreadable (a symlink included). */
+static char *read_pointer(const char *dir, const char *name)
+{
+	_cleanup_free_ char *p = path_join(dir, name);
+	_cleanup_free_ char *text = NULL;
+	struct err ignored = {0};
+	if (read_small(p, false, &text, &ignored) != 0)
+		return NULL;
+	size_t n = strcspn(text, "\r\n");
+	text[n] = '\0';
+	return n ? path_normalize(dir, text) : NULL;
+}
+
+/* The first of `forbidden` that `dir` is, or holds. */
+static const char *holds_forbidden(const char *dir, const char *const *forbidden)
+{
+	for (size_t i = 0; forbidden && forbidden[i]; i++)
+		if (forbidden[i][0] && path_is_under(forbidden[i], dir))
+			return forbidden[i];
+	return NULL;
+}
+
+/* C/worktrees/NAME whose gitdir file names <ws>/.git (git writes it with real paths). */
+static bool links_back(const char *gitdir, const char *dotgit)
+{
+	_cleanup_free_ char *parent = path_dirname(gitdir);
+	if (strcmp(path_basename(parent), "worktrees") != 0)
+		return false;
+	_cleanup_free_ char *back = read_pointer(gitdir, "gitdir");
+	if (!back)
+		return false;
+	if (!strcmp(back, dotgit))
+		return true;
+	_cleanup_free_ char *real = realpath(back, NULL);
+	return real && !strcmp(real, dotgit);
+}
+
+/* A submodule's git dir: S/.git/modules/... with the workspace below S, or a core.worktree
+ * that names the workspace. */
+static bool submodule_of(const char *gitdir, const char *ws)
+{
+	const char *m = strstr(gitdir, "/.git/modules/");
+	if (m) {
+		_cleanup_free_ char *super = xstrndup(gitdir, (size_t)(m - gitdir));
+		if (path_is_strict_ancestor(super[0] ? super : "/", ws))
+			return true;
+	}
+	_cleanup_free_ char *cfg = path_join(gitdir, "config");
+	_cleanup_free_ char *text = NULL;
+	struct err ignored = {0};
+	if (read_small(cfg, false, &text, &ignored) != 0)
+		return false;
+	_cleanup_free_ char *wt = git_config_get(text, "core", "worktree");
+	if (!wt)
+		return false;
+	_cleanup_free_ char *norm = path_normalize(gitdir, wt);
+	_cleanup_free_ char *real = realpath(norm, NULL);
+	return !strcmp(norm, ws) || (real && !strcmp(real, ws));
+}
+
+/* A directory git would take as a repository: objects/ and refs/ (HEAD lives per worktree). */
+static bool looks_like_gitdir(const char *dir)
+{
+	static const char *const need[] = {"objects", "refs"};
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *p = path_join(dir, need[i]);
+		struct stat st;
+		if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+			return false;
+	}
+	return true;
+}
+
+static int refuse(struct err *e, const char *file, const char *target, const char *why,
+		  const char *hint)
+{
+	err_set(e, 0, file, "refusing a git pointer that names %s, %s; the pointer", target, why);
+	err_hint(e, "%s", hint);
+	return -1;
+}
+
+static int refuse_forbidden(struct err *e, const char *file, const char *target, const char *bad,
+			    const char *hint)
+{
+	_cleanup_free_ char *why = xasprintf("which is, or holds, %s (never bound into a jail)", bad);
+	return refuse(e, file, target, why, hint);
+}
+
+#define HINT_SUSPECT "a jailed run could have written it; look at it, then "
+
+static int check_gitfile(const char *ws, const char *dotgit, const char *const *forbidden,
+			 struct git_info *gi, struct err *e)
+{
+	_cleanup_free_ char *real = real_dir(gi->gitdir);
+	if (!real)
+		return 0; /* nothing there to bind: the builder skips it */
+	free(gi->gitdir);
+	gi->gitdir = xstrdup(real);
+	const char *bad = holds_forbidden(real, forbidden);
+	if (bad)
+		return refuse_forbidden(e, dotgit, real, bad,
+			      HINT_SUSPECT "point it at the repository's git dir or remove it");
+	if (path_is_under(real, ws))
+		return 0;
+	bool linked = links_back(real, dotgit);
+	if (linked || submodule_of(real, ws))
+		return 0;
+	return refuse(e, dotgit, real,
+		      "outside the workspace and neither a linked worktree's git dir that points back "
+		      "here nor a submodule's git dir",
+		      HINT_SUSPECT "repair it (`git worktree repair` in the main repository, "
+				   "`git submodule absorbgitdirs` in the super-project) or remove it");
+}
+
+static int check_commondir(const char *ws, const char *const *forbidden, struct git_info *gi,
+			   bool plain, struct err *e)
+{
+	_cleanup_free_ char *file = path_join(gi->gitdir, "commondir");
+	_cleanup_free_ char *real = real_dir(gi->commondir);
+	static const char hint[] =
+		HINT_SUSPECT "remove it (git writes a commondir only in a linked worktree's git dir, "
+			     "C/worktrees/NAME, where it holds ../..)";
+	if (!real)
+		return refuse(e, file, gi->commondir, "which is not a directory", hint);
+	free(gi->commondir);
+	gi->commondir = xstrdup(real);
+	const char *bad = holds_forbidden(real, forbidden);
+	if (bad)
+		return refuse_forbidden(e, file, real, bad, hint);
+	if (path_is_under(real, ws) && looks_like_gitdir(real))
+		return 0;
+	_cleanup_free_ char *wt = path_join(real, "worktrees");
+	_cleanup_free_ char *parent = path_dirname(gi->gitdir);
+	if (!plain && !strcmp(parent, wt))
+		return 0; /* the repository this worktree's git dir belongs to */
+	return refuse(e, file, real,
+		      plain ? "which is not a git dir inside the workspace"
+			    : "which is not the repository holding this git dir "
+			      "(C for C/worktrees/NAME) nor a git dir inside the workspace",
+		      hint);
+}
+
+int git_check_pointers(const char *workspace, const char *const *forbidden, struct git_info *gi,
+		       struct err *e)
+{
+	if (!gi->gitdir || !gi->dotgit_kind)
+		return 0;
+	_cleanup_free_ char *ws = path_normalize("/", workspace);
+	_cleanup_free_ char *dotgit = path_join(ws, ".git");
+	bool plain = strcmp(gi->dotgit_kind, "dir") == 0;
+	if (!plain && check_gitfile(ws, dotgit, forbidden, gi, e) < 0)
+		return -1;
+	if (plain) {
+		const char *bad = holds_forbidden(gi->gitdir, forbidden);
+		if (bad)
+			return refuse_forbidden(e, dotgit, gi->gitdir, bad,
+						"use a workspace that does not hold it");
+	}
+	if (gi->commondir && check_commondir(ws, forbidden, gi, plain, e) < 0)
+		return -1;
+	return 0;
+}
+
 void git_info_free(struct git_info *gi)
 {
 	if (!gi)
@@ -505,5 +686,6 @@ void git_info_free(struct git_info *gi)
 	free(gi->gitdir);
 	free(gi->commondir);
 	free(gi->hooks_path);
+	strv_free(&gi->includes);
 	*gi = (struct git_info){0};
 }

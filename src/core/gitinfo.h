@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "util/err.h"
+#include "util/strv.h"
 
 struct git_info {
 	char *dotgit_kind; /* "dir", "file", "symlink", "other" (a fifo…), NULL when absent */
@@ -15,6 +16,9 @@ struct git_info {
 			    * malformed .git file */
 	char *commondir;   /* gitdir/commondir's content resolved against gitdir, or NULL */
 	char *hooks_path;  /* core.hooksPath, absolute and normalized, or NULL */
+	struct strv includes; /* every file an include.path or includeIf.*.path named, absolute and
+			       * normalized: one inside the workspace is git config the jail could
+			       * write (core.fsmonitor…), so it is protected like .git/config */
 };
 
 /* The path named by a .git file ("gitdir: <path>", trailing CR/LF allowed), possibly relative
@@ -64,4 +68,19 @@ char *git_config_get(const char *text, const char *section, const char *key);
  * large, not a regular file, a symlink where none is followed), or includes nested too deep. */
 int git_resolve(const char *workspace, const char *home, struct git_info *out,
 		struct err *e) WUR;
+
+/* Validate the pointers git_resolve followed (the .git file and <gitdir>/commondir) before
+ * anything is bound from them: a jailed run can rewrite them, and the next jail binds what they
+ * name, writable (DESIGN §3 step 6). Accepted:
+ *   - a git dir (or common dir) inside the workspace that is a real directory;
+ *   - outside the workspace, a linked worktree's git dir C/worktrees/NAME whose `gitdir` file
+ *     points back at <workspace>/.git and whose commondir is C;
+ *   - outside the workspace, a submodule's git dir S/.git/modules/... where S holds the
+ *     workspace, or whose core.worktree names the workspace.
+ * Never a directory that is, or holds, one of `forbidden` ($HOME, agentjail's state and config
+ * dirs; NULL-terminated, NULL entries skipped). Paths are compared after realpath: a symlink on
+ * the way is judged where it leads (gi->gitdir and gi->commondir are replaced by their real
+ * paths). Errors (-1): e names the pointer file, where it points and how to repair it. */
+int git_check_pointers(const char *workspace, const char *const *forbidden, struct git_info *gi,
+		       struct err *e) WUR;
 void git_info_free(struct git_info *gi);

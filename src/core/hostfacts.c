@@ -31,6 +31,15 @@ void hostfacts_free(struct hostfacts *hf)
 		free(*strs[i]);
 	strv_free(&hf->env);
 	strv_free(&hf->etc_unreadable);
+	for (size_t i = 0; i < hf->ntrees; i++) {
+		free(hf->trees[i]->root);
+		strv_free(&hf->trees[i]->unreadable);
+		free(hf->trees[i]);
+	}
+	free(hf->trees);
+	strv_free(&hf->nested_git);
+	strv_free(&hf->git_includes);
+	free(hf->git_refused);
 	for (size_t i = 0; i < hf->ntab; i++) {
 		entry_free(hf->tab[i]);
 		free(hf->tab[i]);
@@ -74,6 +83,32 @@ void hf_add(struct hostfacts *hf, const char *path, enum hf_type type, mode_t mo
 	en->st.mode = mode;
 	en->st.uid = uid;
 	en->st.link = link ? xstrdup(link) : NULL;
+}
+
+static struct hf_tree *tree_entry(struct hostfacts *hf, const char *root, bool *fresh)
+{
+	*fresh = false;
+	for (size_t i = 0; i < hf->ntrees; i++)
+		if (!strcmp(hf->trees[i]->root, root))
+			return hf->trees[i];
+	/* allocated one by one so the lists handed out stay where they are */
+	hf->trees = xrealloc(hf->trees, (hf->ntrees + 1) * sizeof *hf->trees);
+	struct hf_tree *t = xcalloc(1, sizeof *t);
+	hf->trees[hf->ntrees++] = t;
+	t->root = xstrdup(root);
+	*fresh = true;
+	return t;
+}
+
+const struct strv *hf_unreadable(struct hostfacts *hf, const char *root)
+{
+	bool fresh;
+	struct hf_tree *t = tree_entry(hf, root, &fresh);
+	if (fresh && hf->scan && hf->scan(hf, root, &t->unreadable) < 0) {
+		strv_free(&t->unreadable);
+		strv_push(&t->unreadable, root);
+	}
+	return &t->unreadable;
 }
 
 const struct hf_stat *hf_stat(struct hostfacts *hf, const char *path)
@@ -226,6 +261,22 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 		hf->gid = (gid_t)strtoul(rest, NULL, 10);
 		return 0;
 	}
+	if (!strcmp(key, "git_refused") && rest) { /* PATH WHAT…: a pointer gitinfo refused */
+		size_t n = strcspn(rest, " ");
+		free(hf->git_refused);
+		hf->git_refused = xcalloc(1, sizeof *hf->git_refused);
+		_cleanup_free_ char *path = xstrndup(rest, n);
+		err_set(hf->git_refused, 0, path, "%s", rest[n] ? rest + n + 1 : "");
+		return 0;
+	}
+	if (!strcmp(key, "git_include") && rest) {
+		strv_push(&hf->git_includes, rest);
+		return 0;
+	}
+	if (!strcmp(key, "nested_git") && rest) {
+		strv_push(&hf->nested_git, rest);
+		return 0;
+	}
 	if (!strcmp(key, "env") && rest) {
 		/* a later line for the same variable replaces the earlier one (includes) */
 		size_t n = strcspn(rest, "=");
@@ -251,6 +302,17 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 		free(en->head);
 		en->head = xstrdup(sp);
 		en->head_known = true;
+		return 0;
+	}
+	if (!strcmp(key, "unreadable") && rest) {
+		/* unreadable ROOT PATH: an entry of a scanned tree */
+		char *sp = strchr(rest, ' ');
+		if (!sp)
+			return err_set(e, 0, file, "fixture line %d: unreadable needs ROOT PATH",
+				       lineno);
+		*sp++ = '\0';
+		bool fresh;
+		strv_push(&tree_entry(hf, rest, &fresh)->unreadable, sp);
 		return 0;
 	}
 	if (!strcmp(key, "etc_unreadable") && rest) {

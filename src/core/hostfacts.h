@@ -34,6 +34,13 @@ typedef int (*hf_probe_fn)(struct hostfacts *hf, const char *path, struct hf_sta
 typedef int (*hf_list_fn)(struct hostfacts *hf, const char *path, struct strv *names);
 /* The first line of a file when it starts with "#!" (without the newline), else "". */
 typedef int (*hf_head_fn)(struct hostfacts *hf, const char *path, char **out);
+/* The entries of a tree bound read-only that an unprivileged user could not read (etcscan.h). */
+typedef int (*hf_scan_fn)(struct hostfacts *hf, const char *root, struct strv *out);
+
+struct hf_tree {
+	char *root;
+	struct strv unreadable;
+};
 
 struct hostfacts {
 	uid_t uid;
@@ -50,6 +57,11 @@ struct hostfacts {
 	char *gitdir;          /* workspace's git dir when .git is a file (worktree) */
 	char *commondir;       /* the common dir of that git dir */
 	char *hooks_path;      /* core.hooksPath, absolute */
+	struct strv git_includes; /* config files git includes (gitinfo.h) */
+	struct strv nested_git; /* .git entries found below the workspace at start (not its own) */
+	bool nested_truncated; /* that walk stopped at its bound: the list may be incomplete */
+	long long nested_since; /* when that walk started (seconds since the epoch) */
+	struct err *git_refused; /* a git pointer the jail must not follow (gitinfo.h), or NULL */
 	char *session_id;      /* AGENTJAIL_SESSION value */
 
 	struct hf_entry **tab;
@@ -57,6 +69,9 @@ struct hostfacts {
 	hf_probe_fn probe;     /* NULL in tests */
 	hf_list_fn list;       /* NULL in tests */
 	hf_head_fn head;       /* NULL in tests */
+	struct hf_tree **trees; /* scanned trees (root only), filled lazily by scan */
+	size_t ntrees;
+	hf_scan_fn scan;       /* NULL in tests: the fixture's "unreadable ROOT PATH" lines */
 };
 
 void hostfacts_init(struct hostfacts *hf);
@@ -75,6 +90,10 @@ bool hf_has_symlink_below(struct hostfacts *hf, const char *root, const char *pa
 /* A file's "#!" line (without "#!"-stripping), "" when it is no script, NULL when it cannot be
  * read. */
 const char *hf_head(struct hostfacts *hf, const char *path);
+/* The sorted entries below the read-only tree `root` that an unprivileged user could not read
+ * (to mask when the jail runs as root). A tree that cannot be scanned answers itself: masked
+ * whole, never shown unchecked. */
+const struct strv *hf_unreadable(struct hostfacts *hf, const char *root);
 /* Value of a host environment variable, or NULL. */
 const char *hf_getenv(const struct hostfacts *hf, const char *name);
 

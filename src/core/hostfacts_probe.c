@@ -12,11 +12,14 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/doctor.h"
 #include "core/etcscan.h"
 #include "core/gitinfo.h"
+#include "core/gitprotect.h"
+#include "core/gitscan.h"
 #include "core/resolve.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -178,11 +181,22 @@ int policy_canonicalize(struct policy *pol, struct err *e)
 	return 0;
 }
 
+/* A tree bound read-only into a root jail: scanned (and cached) in the state directory. A scan
+ * that fails makes the tree answer itself (masked whole, see hf_unreadable). */
+static int probe_scan(struct hostfacts *hf, const char *root, struct strv *out)
+{
+	if (!hf->state_dir)
+		return -1;
+	struct err e = {0};
+	return treescan_bound(hf->state_dir, root, false, out, NULL, &e);
+}
+
 void hostfacts_use_host(struct hostfacts *hf)
 {
 	hf->probe = probe_lstat;
 	hf->list = probe_list;
 	hf->head = probe_head;
+	hf->scan = probe_scan;
 }
 
 int hostfacts_resolve(const char *name, const char *home, const char *cwd, const char *skip_real,
@@ -196,6 +210,71 @@ int hostfacts_resolve(const char *name, const char *home, const char *cwd, const
 	int rc = resolve_command(&hf, name, getenv("PATH"), skip_real, out, e);
 	hostfacts_free(&hf);
 	return rc;
+}
+
+/* The workspace's git dir, its common dir and their submodule git dirs, when one is a
+ * repository of its own (not a linked worktree's, whose hooks are the common dir's) and has no
+ * hooks/, get an empty one, as `git init` makes it: a directory can be bound read-only, a
+ * missing one can only be watched. The one thing agentjail creates in the user's tree; nested
+ * repositories (test fixtures, vendored clones) are left as they are, their hooks watched. */
+static void ensure_hooks(struct hostfacts *hf)
+{
+	struct strv dirs = STRV_INIT;
+	gitprotect_gitdirs(hf, &dirs);
+	for (size_t i = 0; i < dirs.n; i++) {
+		_cleanup_free_ char *cd = path_join(dirs.v[i], "commondir");
+		_cleanup_free_ char *hooks = path_join(dirs.v[i], "hooks");
+		bool own = (hf->gitdir && path_is_under(dirs.v[i], hf->gitdir)) ||
+			   (hf->commondir && path_is_under(dirs.v[i], hf->commondir));
+		if (!own || hf_type(hf, cd) != HF_MISSING || hf_type(hf, hooks) != HF_MISSING)
+			continue;
+		if (mkdir(hooks, 0755) < 0)
+			continue; /* then it stays watched, as before */
+		struct hf_stat st;
+		if (probe_lstat(hf, hooks, &st) == 0) {
+			hf_add(hf, hooks, st.type, st.mode, st.uid, NULL);
+			free(st.link);
+		}
+	}
+	strv_free(&dirs);
+}
+
+/* The git facts of the workspace (DESIGN §3 steps 6 and 7): its git dir and common dir,
+ * validated (a refusal is kept for the builder, which fails with it: exit 2); the repositories
+ * nested in it (a bounded walk, see gitscan.h); an empty hooks/ where one is missing. */
+static int gather_git(struct hostfacts *hf, const struct policy *pol, struct err *e)
+{
+	struct git_info gi = {0};
+	if (git_resolve(pol->workspace, hf->home, &gi, e) < 0)
+		return -1;
+	const char *forbidden[] = {hf->home, hf->state_dir, hf->config_dir, NULL};
+	struct err refused = {0};
+	if (git_check_pointers(pol->workspace, forbidden, &gi, &refused) < 0) {
+		hf->git_refused = xmalloc(sizeof *hf->git_refused);
+		*hf->git_refused = refused;
+		git_info_free(&gi);
+		return 0;
+	}
+	hf->gitdir = steal_pointer(&gi.gitdir);
+	hf->commondir = steal_pointer(&gi.commondir);
+	hf->hooks_path = steal_pointer(&gi.hooks_path);
+	strv_copy(&hf->git_includes, &gi.includes);
+	git_info_free(&gi);
+	if (pol->fs != FS_WORKSPACE_WRITE)
+		return 0;
+	hf->nested_since = (long long)time(NULL);
+	if (gitscan_walk(pol->workspace, GITSCAN_MAX_DIRS, &hf->nested_git, &hf->nested_truncated,
+			 e) < 0)
+		return -1;
+	/* submodule git dirs, known now, so that only new ones are reported after the run */
+	const char *top[] = {hf->gitdir, hf->commondir};
+	for (size_t i = 0; i < 2; i++)
+		if (top[i])
+			gitscan_modules(top[i], &hf->nested_git);
+	for (size_t i = 0, n = hf->nested_git.n; i < n; i++)
+		gitscan_modules(hf->nested_git.v[i], &hf->nested_git);
+	ensure_hooks(hf);
+	return 0;
 }
 
 int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
@@ -235,13 +314,8 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 	}
 
 
-	struct git_info gi = {0};
-	if (git_resolve(pol->workspace, hf->home, &gi, e) < 0)
+	if (gather_git(hf, pol, e) < 0)
 		return -1;
-	hf->gitdir = steal_pointer(&gi.gitdir);
-	hf->commondir = steal_pointer(&gi.commondir);
-	hf->hooks_path = steal_pointer(&gi.hooks_path);
-	git_info_free(&gi);
 
 	if (!hf->session_id)
 		hf->session_id = hostfacts_new_uuid();

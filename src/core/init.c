@@ -197,7 +197,28 @@ struct loop {
 	pid_t child;
 	int status;   /* -1 while the command runs */
 	bool signalled; /* it died of a signal */
+	bool froze_all; /* every process in the jail was stopped with the command */
 };
+
+/* The command stopped (Ctrl-Z): stop everything else in the jail too, or a process that left its
+ * process group (setsid, a daemon) would go on running while the user's shell says "Stopped".
+ * PID 1's kill(-1) reaches every process of its namespace but itself; SIGSTOP, because a
+ * process can neither catch nor ignore it, and an orphaned group discards SIGTSTP. */
+static void freeze_jail(struct loop *l)
+{
+	if (kill(-1, SIGSTOP) == 0 || errno == ESRCH)
+		l->froze_all = true;
+}
+
+/* `fg`/`bg`: what freeze_jail stopped runs again. Only after a freeze: a process stopped inside
+ * the jail for its own reasons (a job of an inner shell) is not continued by a stray SIGCONT. */
+static void thaw_jail(struct loop *l)
+{
+	if (!l->froze_all)
+		return;
+	(void)kill(-1, SIGCONT);
+	l->froze_all = false;
+}
 
 static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
 {
@@ -209,6 +230,7 @@ static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
 			if (p != l->child)
 				continue; /* an orphan reparented to us: reaped, nothing more */
 			if (WIFSTOPPED(ws)) {
+				freeze_jail(l);
 				if (l->a->ctl >= 0)
 					(void)ctl_send(l->a->ctl, CTL_STOPPED, WSTOPSIG(ws));
 			} else {
@@ -236,6 +258,7 @@ static void on_control(struct loop *l, bool *ctl_open)
 	if (m.type == CTL_CONT) {
 		if (l->tty >= 0)
 			(void)tcsetpgrp(l->tty, l->child);
+		thaw_jail(l);
 		(void)kill(-l->child, SIGCONT);
 	} else if (m.type == CTL_SIGNAL && m.value > 0 && m.value < NSIG) {
 		(void)kill(-l->child, m.value);

@@ -20,8 +20,11 @@
 #include <unistd.h>
 
 #include "core/ctl.h"
+#include "core/gitscan.h"
 #include "core/pty.h"
+#include "core/suidscan.h"
 #include "core/supervise.h"
+#include "core/watch.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
@@ -374,6 +377,8 @@ struct run_ctx {
 	int tty_fd;
 	struct strv argv;
 	const struct launch_hooks *hooks;
+	struct watch *watch;       /* live watch of missing protected paths, or NULL */
+	struct launch_result *r;   /* where its violations go */
 };
 
 static void run_ctx_free(struct run_ctx *c)
@@ -388,6 +393,52 @@ static void run_ctx_free(struct run_ctx *c)
 	if (c->pty.slave >= 0)
 		(void)close(c->pty.slave);
 	strv_free(&c->argv);
+	watch_stop(c->watch);
+	c->watch = NULL;
+}
+
+/* The live watch saw something: move it aside (watch_handle) and say so at once. */
+static void on_watch(void *arg)
+{
+	struct run_ctx *c = arg;
+	size_t first = c->r->viol.n;
+	size_t n = watch_handle(c->watch, &c->r->viol);
+	for (size_t i = first; i < first + n; i++) {
+		if (!c->hooks || !c->hooks->violation)
+			continue;
+		c->hooks->violation(c->hooks->arg, &c->r->viol.v[i]);
+		c->r->viol.v[i].reported = true;
+	}
+}
+
+/* Watch the protected paths that are missing now (those cannot be bound read-only). */
+static void start_watch(struct run_ctx *c, const struct snapshot *before, const char *qdir)
+{
+#ifdef AJ_TEST_BUILD
+	/* test builds only: no live watch, so a test reaches the check after the run */
+	if (getenv("AGENTJAIL_TEST_NO_WATCH"))
+		return;
+#endif
+	struct strv missing = STRV_INIT;
+	for (size_t i = 0; i < before->n; i++)
+		if (!before->e[i].exists)
+			strv_push(&missing, before->e[i].path);
+	if (missing.n && qdir && watch_start(&missing, qdir, &c->watch, &c->r->watch_err) < 0)
+		c->r->watch_failed = true;
+	strv_free(&missing);
+	if (c->watch)
+		on_watch(c); /* arms the watches */
+}
+
+static void append_violations(struct violations *to, struct violations *from)
+{
+	if (from->n) {
+		to->v = xrealloc(to->v, (to->n + from->n) * sizeof *to->v);
+		memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
+		to->n += from->n;
+	}
+	free(from->v);
+	*from = (struct violations){0};
 }
 
 static int setup(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
@@ -482,7 +533,10 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 						    ? ((c->which & PTY_STDERR) ? 2 : 0)
 						    : ((c->which & PTY_STDOUT) ? 1 : 2),
 				  .tty_fd = c->tty_fd,
-				  .grace_ms = 10000};
+				  .grace_ms = 10000,
+				  .watch_fd = watch_fd(c->watch),
+				  .on_watch = c->watch ? on_watch : NULL,
+				  .watch_arg = c};
 	if (c->which & PTY_STDIN) {
 		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
 		restore_on_crash();
@@ -517,16 +571,34 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	struct run_ctx c = {.status_read = -1,
 			    .ctl = -1,
 			    .pty = {.master = -1, .slave = -1},
-			    .hooks = hooks};
+			    .hooks = hooks,
+			    .r = r};
 	struct snapshot before = {0};
 	int rc = setup(plan, bwrap, sc, &c, e);
 	if (rc == 0)
 		rc = snapshot_take(&plan->watch, &before, e);
+	struct timespec since;
+	suidscan_mark(&since);
+	if (rc == 0)
+		start_watch(&c, &before, quarantine_dir);
 	if (rc == 0)
 		rc = run_jail(bwrap, &c, r, e);
 	run_ctx_free(&c);
-	if (rc == 0 && snapshot_check(&before, quarantine_dir, &r->viol, &r->snap_err) < 0)
+	struct violations after = {0};
+	if (rc == 0 && snapshot_check(&before, quarantine_dir, &after, &r->snap_err) < 0)
 		r->snapshot_failed = true;
+	append_violations(&r->viol, &after);
+	if (rc == 0)
+		(void)suidscan_after_run(plan, &since, &r->viol);
+	if (rc == 0 && plan->git_roots.n && !r->snapshot_failed) {
+		struct gitscan_before gb = {.roots = &plan->git_roots,
+					    .gitdirs = &plan->git_dirs,
+					    .known = &plan->git_known,
+					    .truncated = plan->git_truncated,
+					    .since = plan->git_since};
+		if (gitscan_check(&gb, quarantine_dir, &r->viol, &r->snap_err) < 0)
+			r->snapshot_failed = true;
+	}
 	snapshot_free(&before);
 	return rc;
 }

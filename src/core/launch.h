@@ -26,6 +26,8 @@ struct launch_result {
 	int landlock;          /* what init reported (ctl.h CTL_LANDLOCK value), -1 if nothing */
 	int cmd_signal;        /* the command died of this signal (status is 128+it), or 0 */
 	struct err snap_err;
+	bool watch_failed;     /* the live watch of missing protected paths could not start */
+	struct err watch_err;
 };
 
 /* Run the plan. Returns -1 (e filled) when the jail could not even be attempted
@@ -35,6 +37,9 @@ struct launch_result {
  * there, in parallel with bwrap building the jail). */
 struct launch_hooks {
 	void (*started)(void *arg);
+	/* A protected path appeared during the run and was just moved aside (or could not be):
+	 * say so now. It is in the result's violations too. */
+	void (*violation)(void *arg, const struct violation *v);
 	void *arg;
 };
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,

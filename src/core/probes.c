@@ -42,6 +42,9 @@
 #include <unistd.h>
 
 #include "core/bwrap_argv.h"
+#include "core/gitinfo.h"
+#include "core/gitprotect.h"
+#include "core/gitscan.h"
 #include "core/landlock.h"
 #include "core/toolcache.h"
 #include "util/cleanup.h"
@@ -769,6 +772,84 @@ static void p_setuid_copy(const struct probe_ctx *c, struct probe_out *o)
 	else
 		set(o, PROBE_PASS, "a setuid copy in %s keeps euid %ld (%s)", c->scratch, euid,
 		    why);
+}
+
+/* ======================================================================================= */
+/* Setuid and setgid bits: no call may set them from inside (issue 10, item 4). Each probe works
+ * on a file of its own in the jail's scratch directory and removes it.                    */
+
+enum setid_how { SETID_CHMOD, SETID_FCHMODAT, SETID_OPEN, SETID_MKNOD };
+
+static long setid_call(enum setid_how how, const char *path, mode_t mode)
+{
+	switch (how) {
+	case SETID_CHMOD:
+		return chmod(path, mode);
+	case SETID_FCHMODAT:
+		return fchmodat(AT_FDCWD, path, mode, 0);
+	case SETID_OPEN: {
+		int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
+		if (fd >= 0)
+			(void)close(fd);
+		return fd;
+	}
+	case SETID_MKNOD:
+		return mknod(path, S_IFREG | mode, 0);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+/* PASS when the call is refused or the bit does not stick; FAIL when a file with it exists. */
+static void judge_setid(const struct probe_ctx *c, struct probe_out *o, enum setid_how how,
+			const char *what, mode_t mode)
+{
+	if (!c->scratch) {
+		set(o, PROBE_SKIP, "no writable temporary directory in the jail");
+		return;
+	}
+	_cleanup_free_ char *p = xasprintf("%s/." BAIT_PREFIX "setid-%s", c->scratch,
+					   c->token ? c->token : "probe");
+	(void)unlink(p);
+	if (how == SETID_CHMOD || how == SETID_FCHMODAT) {
+		int fd = open(p, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0700);
+		if (fd < 0) {
+			set(o, PROBE_SKIP, "cannot create a file in %s: %s", c->scratch, ename(errno));
+			return;
+		}
+		(void)close(fd);
+	}
+	long rc = setid_call(how, p, mode);
+	int err = errno;
+	struct stat st;
+	bool stuck = rc >= 0 && lstat(p, &st) == 0 && (st.st_mode & mode & (S_ISUID | S_ISGID));
+	(void)unlink(p);
+	if (stuck)
+		set(o, PROBE_FAIL, "%s made a file with mode %04o", what, (unsigned)(st.st_mode & 07777));
+	else if (rc >= 0)
+		set(o, PROBE_PASS, "%s succeeded but the bit was dropped", what);
+	else
+		set(o, PROBE_PASS, "%s: %s", what, ename(err));
+}
+
+static void p_setid_chmod(const struct probe_ctx *c, struct probe_out *o)
+{
+	judge_setid(c, o, SETID_CHMOD, "chmod(04755)", 04755);
+}
+
+static void p_setid_fchmodat(const struct probe_ctx *c, struct probe_out *o)
+{
+	judge_setid(c, o, SETID_FCHMODAT, "fchmodat(02755)", 02755);
+}
+
+static void p_setid_open(const struct probe_ctx *c, struct probe_out *o)
+{
+	judge_setid(c, o, SETID_OPEN, "open(O_CREAT, 04755)", 04755);
+}
+
+static void p_setid_mknod(const struct probe_ctx *c, struct probe_out *o)
+{
+	judge_setid(c, o, SETID_MKNOD, "mknod(S_IFREG|04755)", 04755);
 }
 
 /* ======================================================================================= */
@@ -2057,6 +2138,68 @@ static void p_git_rename(const struct probe_ctx *c, struct probe_out *o)
 		set(o, PROBE_FAIL, ".git could be renamed (renamed back)");
 }
 
+/* The git dirs in reach from inside: the workspace's (a .git directory, or the one a .git file
+ * names), its common dir, and the submodule and worktree git dirs under each. */
+static void git_dirs_inside(const char *ws, struct strv *out)
+{
+	struct git_info gi = {0};
+	struct err ignored = {0};
+	if (git_resolve(ws, NULL, &gi, &ignored) < 0)
+		return;
+	const char *top[] = {gi.gitdir, gi.commondir};
+	for (size_t i = 0; i < 2; i++)
+		if (top[i] && is_dir(top[i]) && !strv_contains(out, top[i]))
+			strv_push(out, top[i]);
+	git_info_free(&gi);
+	for (size_t d = 0, n = out->n; d < n; d++) {
+		gitscan_modules(out->v[d], out);
+		_cleanup_free_ char *wts = path_join(out->v[d], "worktrees");
+		_cleanup_closedir_ DIR *dir = opendir(wts);
+		struct dirent *de;
+		while (dir && (de = readdir(dir)))
+			if (de->d_name[0] != '.')
+				strv_push_take(out, path_join(wts, de->d_name));
+	}
+}
+
+/* What makes git run a command (gitprotect.h) in every git dir in reach: read-only when it
+ * exists; one that does not exist cannot be bound, it is watched (moved aside after the run). */
+static void p_git_metadata(const struct probe_ctx *c, struct probe_out *o)
+{
+	if (!c->workspace) {
+		set(o, PROBE_SKIP, "no --workspace given");
+		return;
+	}
+	struct strv dirs = STRV_INIT;
+	git_dirs_inside(c->workspace, &dirs);
+	struct strbuf bad = STRBUF_INIT;
+	int nbad = 0;
+	size_t tested = 0, absent = 0;
+	for (size_t d = 0; d < dirs.n; d++) {
+		for (size_t i = 0; git_exec_names[i]; i++) {
+			_cleanup_free_ char *p = path_join(dirs.v[d], git_exec_names[i]);
+			if (!exists(p)) {
+				absent++;
+				continue;
+			}
+			tested++;
+			if (path_writable(p, tok(c)))
+				list_add(&bad, &nbad, p);
+		}
+	}
+	if (!dirs.n)
+		set(o, PROBE_SKIP, "no git directory in the workspace");
+	else if (nbad)
+		set(o, PROBE_FAIL, "%d git metadata paths writable: %s", nbad, sb_str(&bad));
+	else
+		set(o, PROBE_PASS,
+		    "%zu git metadata paths read-only in %zu git dirs (config, hooks, info...); "
+		    "%zu absent, watched",
+		    tested, dirs.n, absent);
+	sb_free(&bad);
+	strv_free(&dirs);
+}
+
 /* ======================================================================================= */
 /* Devices                                                                                 */
 
@@ -2352,8 +2495,8 @@ static void p_egress6(const struct probe_ctx *c, struct probe_out *o)
 /* The table                                                                               */
 
 const char *const probe_categories[] = {
-	"privileges",  "terminal",   "namespaces", "mount-api", "kernel",  "ptrace", "processes",
-	"inheritance", "filesystem", "devices",    "proc",      "network", NULL,
+	"privileges",  "setid",      "terminal",   "namespaces", "mount-api", "kernel",  "ptrace",
+	"processes",   "inheritance", "filesystem", "devices",   "proc",      "network", NULL,
 };
 
 /* clang-format off */
@@ -2363,6 +2506,10 @@ const struct probe_def probe_table[] = {
 	{"priv.seccomp",           "privileges",  p_seccomp},
 	{"priv.landlock",          "privileges",  p_landlock},
 	{"priv.setuid_copy",       "privileges",  p_setuid_copy},
+	{"setid.chmod",            "setid",       p_setid_chmod},
+	{"setid.fchmodat_setgid",  "setid",       p_setid_fchmodat},
+	{"setid.open_creat",       "setid",       p_setid_open},
+	{"setid.mknod",            "setid",       p_setid_mknod},
 	{"tty.tiocsti",            "terminal",    p_tiocsti},
 	{"tty.tiocsti_high_bits",  "terminal",    p_tiocsti_high},
 	{"tty.tiocsti_i386",       "terminal",    p_tiocsti_i386},
@@ -2426,6 +2573,7 @@ const struct probe_def probe_table[] = {
 	{"fs.hardlink",            "filesystem",  p_hardlink},
 	{"fs.mknod",               "filesystem",  p_mknod},
 	{"fs.git_rename",          "filesystem",  p_git_rename},
+	{"fs.git_metadata",        "filesystem",  p_git_metadata},
 	{"dev.minimal",            "devices",     p_dev_minimal},
 	{"proc.sys_readonly",      "proc",        p_proc_sys},
 	{"proc.core_pattern",      "proc",        p_core_pattern},

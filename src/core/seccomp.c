@@ -286,6 +286,90 @@ static int add_personality_rules(scmp_filter_ctx ctx, const struct seccomp_opts 
 	return 0;
 }
 
+/* No setuid or setgid bit can be set from inside (issue 10, item 4): agentjail may run as root,
+ * and a setuid-root file left in the workspace makes any local user who reaches it root. Every
+ * call that takes a mode and applies it to a file is refused (EPERM) when the mode has S_ISUID or
+ * S_ISGID:
+ *  - chmod, fchmod, fchmodat, fchmodat2: the mode is applied as given;
+ *  - creat, mknod, mknodat (mknod makes regular files too): the new file gets the mode;
+ *  - open, openat: only with O_CREAT or O_TMPFILE, the only cases where the mode is used (glibc
+ *    and musl pass 0 otherwise, but a raw syscall may leave garbage there: it must not fail).
+ * Not filtered: mkdir/mkdirat, whose mode loses both bits in the kernel (a directory inherits
+ * S_ISGID from its parent only, and it grants nothing); openat2, which is answered ENOSYS (its
+ * mode is inside a struct, out of reach) so libc falls back to openat. The same goes for
+ * setxattr of security.capability (file capabilities): seccomp cannot compare the name, but the
+ * jail has no capability at all and the kernel requires CAP_SETFCAP for it. A setuid file made
+ * any other way is stripped and reported after the run (core/suidscan). Directories lose the
+ * ability to get `chmod g+s` too: seccomp cannot tell a directory from a file. */
+#ifndef SYS_fchmodat2_NR
+#define SYS_fchmodat2_NR 452 /* the same number on every architecture (asm-generic table) */
+#endif
+
+struct mode_rule {
+	const char *name;  /* NULL: use nr */
+	int nr;
+	unsigned mode_arg; /* index of the mode argument */
+	int flags_arg;     /* index of the open flags argument, or -1 */
+	unsigned flags;    /* enum sc_flags */
+};
+
+/* clang-format off */
+static const struct mode_rule setid_rules[] = {
+	{"chmod",     -1, 1, -1, OPTIONAL},
+	{"fchmod",    -1, 1, -1, REQUIRED},
+	{"fchmodat",  -1, 2, -1, REQUIRED},
+	{NULL, SYS_fchmodat2_NR, 2, -1, OPTIONAL},
+	{"creat",     -1, 1, -1, OPTIONAL},
+	{"mknod",     -1, 1, -1, OPTIONAL},
+	{"mknodat",   -1, 2, -1, REQUIRED},
+	{"open",      -1, 2,  1, OPTIONAL},
+	{"openat",    -1, 3,  2, REQUIRED},
+};
+/* clang-format on */
+
+static int add_setid_rules(scmp_filter_ctx ctx, const struct seccomp_opts *o, struct err *e)
+{
+	static const scmp_datum_t bits[] = {S_ISUID, S_ISGID};
+	/* O_TMPFILE includes O_DIRECTORY: test its own bit, which only O_TMPFILE sets */
+	static const scmp_datum_t creates[] = {O_CREAT, O_TMPFILE & ~O_DIRECTORY};
+	for (size_t i = 0; i < sizeof setid_rules / sizeof setid_rules[0]; i++) {
+		const struct mode_rule *r = &setid_rules[i];
+		const char *shown = r->name ? r->name : "fchmodat2";
+		int nr = r->nr;
+		if (r->name && resolve(r->name, r->flags & REQUIRED, &nr, e) < 0)
+			return -1;
+		if (nr < 0)
+			continue;
+		for (size_t b = 0; b < sizeof bits / sizeof bits[0]; b++) {
+			struct scmp_arg_cmp m = cmp(r->mode_arg, SCMP_CMP_MASKED_EQ, bits[b], bits[b]);
+			if (r->flags_arg < 0) {
+				int rc = seccomp_rule_add(ctx, act_errno(o, EPERM), nr, 1, m);
+				if (rc < 0)
+					return rule_failed(e, rc, shown);
+				continue;
+			}
+			for (size_t c = 0; c < sizeof creates / sizeof creates[0]; c++) {
+				struct scmp_arg_cmp f = cmp((unsigned)r->flags_arg, SCMP_CMP_MASKED_EQ,
+							    creates[c], creates[c]);
+				int rc = seccomp_rule_add(ctx, act_errno(o, EPERM), nr, 2, f, m);
+				if (rc < 0)
+					return rule_failed(e, rc, shown);
+			}
+		}
+	}
+	/* ENOSYS: libc's "old kernel" answer, after which it uses openat (filtered above). Fixed
+	 * like clone3's: a test build's errno here would break that fallback. */
+	int nr;
+	if (resolve("openat2", false, &nr, e) < 0)
+		return -1;
+	if (nr >= 0) {
+		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+		if (rc < 0)
+			return rule_failed(e, rc, "openat2");
+	}
+	return 0;
+}
+
 static bool family_allowed(int fam)
 {
 	for (size_t i = 0; i < sizeof socket_families / sizeof socket_families[0]; i++)
@@ -381,7 +465,8 @@ static int build_ctx(const struct seccomp_opts *o, scmp_filter_ctx *out, struct 
 	                      e) < 0)
 		return -1;
 	if (add_clone_rules(ctx, o, e) < 0 || add_ioctl_rules(ctx, o, e) < 0 ||
-	    add_personality_rules(ctx, o, e) < 0 || add_socket_rules(ctx, o, e) < 0)
+	    add_personality_rules(ctx, o, e) < 0 || add_socket_rules(ctx, o, e) < 0 ||
+	    add_setid_rules(ctx, o, e) < 0)
 		return -1;
 	/* With 62 personality rules, a binary tree over syscall numbers keeps each call's path
 	 * through the filter short. */

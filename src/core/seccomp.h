@@ -9,8 +9,8 @@ struct seccomp_opts {
 	bool allow_ptrace;   /* ptrace, process_vm_readv/writev allowed */
 	/* Test builds only (AJ_TEST_BUILD): when non-zero every rule that would return EPERM,
 	 * ENOSYS or EAFNOSUPPORT returns this errno (1..4095) instead, so a test can tell our
-	 * filter's refusal from any other layer's. Exception: clone3 keeps ENOSYS, which libc
-	 * needs to fall back to clone. Ignored (treated as 0) in normal builds. */
+	 * filter's refusal from any other layer's. Exceptions: clone3 and openat2 keep ENOSYS,
+	 * which libc needs to fall back to clone and openat. Ignored (treated as 0) in normal builds. */
 	int test_errno;
 };
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -156,6 +157,8 @@ struct walk {
 	struct strbuf path;  /* the entry being visited, for error messages */
 	size_t entries;      /* entries seen so far in this walk */
 	bool made_top;       /* copy: the top destination entry was created (so it may be undone) */
+	uint64_t copied;     /* copy: bytes of file data written so far (holes not counted) */
+	bool capped;         /* copy: stopped at COPY_MAX_BYTES */
 	struct err *e;
 };
 
@@ -573,6 +576,76 @@ static int write_all(int fd, const uint8_t *p, size_t n)
  * setuid-root copy of something an agent planted must never come into being. */
 static mode_t copy_mode(const struct stat *st) { return st->st_mode & 0777; }
 
+/* A move aside copies at most this much file data per item (holes are free: a sparse file keeps
+ * them). Above it the copy stops, is undone, and the item is renamed in place instead (see
+ * copy_then_remove): a hostile multi-gigabyte file must not fill the state directory's disk nor
+ * hold the host process for minutes. */
+#define COPY_MAX_BYTES ((uint64_t)64 << 20)
+#define COPY_CAP_ERRNO EFBIG
+
+/* Copy [off, end) of in to out, through copy_file_range where the kernel can, else a buffer. */
+static int copy_range(struct walk *w, int in, int out, off_t off, off_t end)
+{
+	uint8_t buf[65536];
+	bool cfr = true;
+	while (off < end) {
+		size_t want = (size_t)(end - off < (off_t)(1 << 20) ? end - off : (1 << 20));
+		if (w->copied + want > COPY_MAX_BYTES) {
+			w->capped = true;
+			return walk_err(w, COPY_CAP_ERRNO, "file data exceeds the quarantine copy cap");
+		}
+		ssize_t r = -1;
+		if (cfr) {
+			off_t o_in = off, o_out = off;
+			r = copy_file_range(in, &o_in, out, &o_out, want, 0);
+			if (r < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP || errno == EPERM)) {
+				cfr = false;
+				continue;
+			}
+		} else {
+			r = pread(in, buf, want < sizeof buf ? want : sizeof buf, off);
+			if (r > 0 && (lseek(out, off, SEEK_SET) < 0 || write_all(out, buf, (size_t)r) < 0))
+				return walk_err(w, errno, "cannot write the copy of a file");
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return walk_err(w, errno, "cannot copy file data");
+		if (r == 0)
+			break; /* the file shrank: what is there is copied */
+		off += r;
+		w->copied += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* The data of `in` into `out`, keeping holes: only the extents SEEK_DATA finds are copied, and
+ * the size is set at the end (so a trailing hole stays one). A filesystem without SEEK_DATA
+ * reports the whole file as data. */
+static int copy_data(struct walk *w, int in, int out, off_t size)
+{
+	off_t off = 0;
+	while (off < size) {
+		off_t data = lseek(in, off, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break; /* only a hole is left */
+		if (data < 0)
+			return walk_err(w, errno, "cannot read file to copy it");
+		off_t hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0)
+			return walk_err(w, errno, "cannot read file to copy it");
+		if (hole > size)
+			hole = size;
+		if (copy_range(w, in, out, data, hole) < 0)
+			return -1;
+		off = hole > data ? hole : size;
+	}
+	if (ftruncate(out, size) < 0)
+		return walk_err(w, errno, "cannot write the copy of a file");
+	return 0;
+}
+
 static int copy_file_at(struct walk *w, int sdir, const char *sname, const struct stat *st,
 			int ddir, const char *dname, unsigned depth)
 {
@@ -587,18 +660,8 @@ static int copy_file_at(struct walk *w, int sdir, const char *sname, const struc
 	if (out < 0)
 		return walk_err(w, errno, "cannot create the copy of a file");
 	w->made_top |= depth == 0;
-	uint8_t buf[65536];
-	for (;;) {
-		ssize_t r = read(in, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return walk_err(w, errno, "cannot read file to copy it");
-		if (r == 0)
-			break;
-		if (write_all(out, buf, (size_t)r) < 0)
-			return walk_err(w, errno, "cannot write the copy of a file");
-	}
+	if (copy_data(w, in, out, st->st_size) < 0)
+		return -1;
 	if (fchmod(out, copy_mode(st)) < 0)
 		return walk_err(w, errno, "cannot set the mode of a copy");
 	/* close reports delayed write errors (NFS, quota): the copy is not done before it */
@@ -703,11 +766,50 @@ static int sync_fs_of(int dfd)
 
 /* Copy src to (ddir, dname), sync, then remove src. On failure undo the partial copy (only what
  * this call created) and leave src alone. `shown_dst` names the destination in messages. */
-static int copy_then_remove(const char *src, int ddir, const char *dname, const char *shown_dst,
-			    struct err *e)
+/* Above the copy cap: rename src in place, within its own directory (so its own filesystem), to a
+ * name nothing loads (".envrc" becomes ".envrc.agentjail-too-large-<pid>"). Never deleted: the
+ * user decides. Returns 1 with *renamed (named after `shown`, the path the user knows; `src` may
+ * be a /proc/self/fd path) and e telling why; -1 when even that rename fails: src stays. */
+static int rename_in_place(const char *src, const char *shown, char **renamed, struct err *e)
+{
+	_cleanup_free_ char *parent = path_dirname(src);
+	_cleanup_free_ char *shown_parent = path_dirname(shown);
+	const char *base = path_basename(src);
+	for (unsigned k = 0; k < 100; k++) {
+		_cleanup_free_ char *name =
+			k ? xasprintf("%s.agentjail-too-large-%d.%u", base, (int)getpid(), k)
+			  : xasprintf("%s.agentjail-too-large-%d", base, (int)getpid());
+		_cleanup_free_ char *full = path_join(parent, name);
+		if (renameat2(AT_FDCWD, src, AT_FDCWD, full, RENAME_NOREPLACE) == 0) {
+			*renamed = path_join(shown_parent, name);
+			err_set(e, COPY_CAP_ERRNO, shown,
+				"more than %llu MiB of file data, too large to copy into the "
+				"quarantine: renamed in place to %s",
+				(unsigned long long)(COPY_MAX_BYTES >> 20), *renamed);
+			err_hint(e, "inspect %s and delete it if you did not expect it", *renamed);
+			return 1;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	int saved = errno;
+	err_set(e, saved, shown,
+		"more than %llu MiB of file data, too large to copy into the quarantine, and it "
+		"cannot be renamed in place either: LEFT WHERE IT IS",
+		(unsigned long long)(COPY_MAX_BYTES >> 20));
+	err_hint(e, "inspect %s and delete it if you did not expect it", shown);
+	return -1;
+}
+
+/* Copy src to (ddir, dname), sync, then remove src. On failure undo the partial copy (only what
+ * this call created) and leave src alone. `shown_src` and `shown_dst` name both ends in messages.
+ * Returns 0 when moved, 1 when src was above the copy cap and renamed in place instead
+ * (*renamed, and e says why), -1 on failure. */
+static int copy_then_remove(const char *src, const char *shown_src, int ddir, const char *dname,
+			    const char *shown_dst, char **renamed, struct err *e)
 {
 	struct walk w;
-	walk_init(&w, src, e);
+	walk_init(&w, shown_src, e);
 	int r = copy_at(&w, AT_FDCWD, src, ddir, dname, 0);
 	if (r == 0 && sync_fs_of(ddir) < 0)
 		r = err_set(e, errno, shown_dst, "cannot sync the copy of a protected path");
@@ -719,9 +821,11 @@ static int copy_then_remove(const char *src, int ddir, const char *dname, const 
 		sb_free(&undo.path);
 	}
 	sb_free(&w.path);
+	if (r < 0 && w.capped)
+		return rename_in_place(src, shown_src, renamed, e);
 	if (r < 0)
 		return -1;
-	walk_init(&w, src, e);
+	walk_init(&w, shown_src, e);
 	r = remove_at(&w, AT_FDCWD, src, 0);
 	sb_free(&w.path);
 	if (r < 0)
@@ -735,7 +839,9 @@ int move_aside_copy(const char *src, const char *dst, struct err *e)
 	_cleanup_close_ int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return err_set(e, errno, parent, "cannot open the directory to copy into");
-	return copy_then_remove(src, pfd, path_basename(dst), dst, e);
+	_cleanup_free_ char *renamed = NULL;
+	/* renamed in place (above the cap) is still a failure to this caller: e says where */
+	return copy_then_remove(src, src, pfd, path_basename(dst), dst, &renamed, e) == 0 ? 0 : -1;
 }
 
 /* mkdir (0700) unless it exists, then open it as a directory; *what says what failed. New
@@ -809,13 +915,14 @@ struct check {
 	struct violations *out;
 	struct pending *pend;
 	size_t npend;
+	bool live;           /* during the run: move through a parent opened without symlinks */
 };
 
 static void add_violation(struct check *ck, const char *path, char *what, char *move_src)
 {
 	struct violations *out = ck->out;
 	out->v = xrealloc(out->v, (out->n + 1) * sizeof *out->v);
-	out->v[out->n] = (struct violation){xstrdup(path), what, NULL};
+	out->v[out->n] = (struct violation){.path = xstrdup(path), .what = what};
 	if (move_src) {
 		ck->pend = xrealloc(ck->pend, (ck->npend + 1) * sizeof *ck->pend);
 		ck->pend[ck->npend++] = (struct pending){out->n, move_src};
@@ -959,26 +1066,79 @@ static int rename_noreplace(const char *src, int ddir, const char *dname)
 	return renameat(AT_FDCWD, src, ddir, dname);
 }
 
+/* chmod u+rwx through an O_PATH fd (the inode it names, never a symlink's target). */
+static void owner_rwx(int fd, const struct stat *st)
+{
+	if ((st->st_mode & 0700) == 0700 || st->st_uid != geteuid())
+		return;
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if (chmod(proc, (st->st_mode & 07777) | 0700) < 0)
+		return; /* best effort: the move that follows reports what still fails */
+}
+
+/* A move needs write and search permission on the directory it moves from, and on the item when
+ * it is a directory (its ".." entry changes). An agent takes them away (`chmod 555 .git/hooks`)
+ * to make the move fail: give them back to the owner first. Nothing is followed: the parent is
+ * opened with no symlink anywhere on its path, the item without following it. The paths moved
+ * are protected paths (or a symlink planted in their parent chain), so both lie in a writable
+ * root or are one. Root needs none of this (it bypasses the permission bits). */
+static void loosen_for_move(const char *src)
+{
+	if (geteuid() == 0)
+		return;
+	_cleanup_free_ char *parent = path_dirname(src);
+	_cleanup_close_ int pfd = fs_open_nofollow(parent, O_PATH | O_DIRECTORY);
+	struct stat st;
+	if (pfd < 0 || fstat(pfd, &st) < 0)
+		return;
+	owner_rwx(pfd, &st);
+	_cleanup_close_ int ifd =
+		openat(pfd, path_basename(src), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (ifd >= 0 && fstat(ifd, &st) == 0 && S_ISDIR(st.st_mode))
+		owner_rwx(ifd, &st);
+}
+
 /* Move src to stamp/<src without its leading slash>; returns that path or NULL with *e set. */
-static char *move_one(struct check *ck, const char *src, struct err *e)
+/* Returns where src went (NULL with e on failure); *in_place is set when it was too large for
+ * the quarantine and went to a harmless name beside itself instead. */
+static char *move_one(struct check *ck, const char *src, bool *in_place, struct err *e)
 {
 	if (ensure_stamp(ck, e) < 0)
 		return NULL;
+	loosen_for_move(src);
 	_cleanup_free_ char *dst = path_join(ck->stamp, src);
 	_cleanup_free_ char *parent = path_dirname(src);
 	_cleanup_close_ int pfd = mkdirs_at(ck->stampfd, ck->stamp, parent, true, e);
 	if (pfd < 0)
 		return NULL;
 	const char *base = path_basename(src);
-	if (rename_noreplace(src, pfd, base) == 0)
+	/* live, the agent still runs: the parent is pinned (no symlink on its way), and the move
+	 * goes through it, so a directory swapped for a symlink meanwhile is not followed */
+	_cleanup_close_ int sfd = -1;
+	_cleanup_free_ char *pinned = NULL;
+	if (ck->live) {
+		_cleanup_free_ char *sparent = path_dirname(src);
+		sfd = fs_open_nofollow(sparent, O_PATH | O_DIRECTORY);
+		if (sfd < 0) {
+			err_set(e, errno, sparent, "cannot open the directory to move from");
+			return NULL;
+		}
+		pinned = xasprintf("/proc/self/fd/%d/%s", sfd, base);
+	}
+	const char *from = pinned ? pinned : src;
+	if (rename_noreplace(from, pfd, base) == 0)
 		return steal_pointer(&dst);
 	if (errno != EXDEV) {
 		err_set(e, errno, src, "cannot move protected path to %s", dst);
 		return NULL;
 	}
-	if (copy_then_remove(src, pfd, base, dst, e) < 0)
+	char *renamed = NULL;
+	int r = copy_then_remove(from, src, pfd, base, dst, &renamed, e);
+	if (r < 0)
 		return NULL;
-	return steal_pointer(&dst);
+	*in_place = r == 1;
+	return r == 1 ? renamed : steal_pointer(&dst);
 }
 
 static int cmp_pending(const void *a, const void *b)
@@ -1013,15 +1173,49 @@ static void move_all(struct check *ck)
 		if (v->moved_to)
 			continue;
 		struct err e = {0};
-		v->moved_to = move_one(ck, ck->pend[i].src, &e);
+		bool in_place = false;
+		v->moved_to = move_one(ck, ck->pend[i].src, &in_place, &e);
+		char msg[2048];
+		if (v->moved_to && in_place) {
+			/* the protected name is free again, so the violation is undone; say how */
+			err_format(&e, msg, sizeof msg);
+			char *what = xasprintf("%s (%s)", v->what, msg);
+			free(v->what);
+			v->what = what;
+		}
 		if (v->moved_to)
 			continue;
-		char msg[2048];
 		err_format(&e, msg, sizeof msg);
 		char *what = xasprintf("%s (could not move: %s)", v->what, msg);
 		free(v->what);
 		v->what = what;
+		v->move_failed = true;
 	}
+}
+
+static void check_free(struct check *ck)
+{
+	for (size_t i = 0; i < ck->npend; i++)
+		free(ck->pend[i].src);
+	free(ck->pend);
+	free(ck->stamp);
+	if (ck->stampfd >= 0)
+		close(ck->stampfd);
+}
+
+void snapshot_move_now(const char *path, const char *quarantine_dir, struct violations *out)
+{
+	/* only what is there, reached without a symlink anywhere on the way */
+	_cleanup_close_ int fd = fs_open_nofollow(path, O_PATH | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return;
+	struct check ck = {.qdir = quarantine_dir, .stampfd = -1, .out = out, .live = true};
+	add_violation(&ck, path,
+		      xstrdup(S_ISLNK(st.st_mode) ? "appeared (a symlink)" : "appeared"),
+		      xstrdup(path));
+	move_all(&ck);
+	check_free(&ck);
 }
 
 int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
@@ -1035,11 +1229,6 @@ int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
 	for (size_t i = 0; i < before->n; i++)
 		check_one(&ck, &before->e[i]);
 	move_all(&ck);
-	for (size_t i = 0; i < ck.npend; i++)
-		free(ck.pend[i].src);
-	free(ck.pend);
-	free(ck.stamp);
-	if (ck.stampfd >= 0)
-		close(ck.stampfd);
+	check_free(&ck);
 	return 0;
 }

@@ -42,6 +42,10 @@ struct violation {
 	char *path;          /* the protected path */
 	char *what;          /* "appeared", "changed", "replaced", "removed", ".git changed kind" */
 	char *moved_to;      /* where it was moved, NULL if it was not moved (e.g. removed) */
+	bool move_failed;    /* it is still in place: the move aside failed (the reason is in what) */
+	bool reported;       /* already shown to the user while the run went on (live watch) */
+	bool own_words;      /* `what` is a whole clause about path (a scan's finding), shown as
+			      * "PATH: WHAT"; otherwise it says what happened to a protected path */
 };
 
 struct violations {
@@ -55,6 +59,10 @@ int snapshot_take(const struct strv *paths, struct snapshot *out, struct err *e)
  * and, when the path exists now, move it into `quarantine_dir`/<timestamp>-<pid>/<path>. */
 int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
 		   struct violations *out, struct err *e) WUR;
+/* During the run (the live watch): `path` appeared; move it aside into `quarantine_dir` now and
+ * add the violation ("appeared during the run"). Never through a symlink on the way: a path
+ * reached through one is left to snapshot_check, which knows the parent chain from before. */
+void snapshot_move_now(const char *path, const char *quarantine_dir, struct violations *out);
 void snapshot_free(struct snapshot *s);
 void violations_free(struct violations *v);
 

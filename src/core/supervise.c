@@ -183,11 +183,12 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		pty_relay_init(&s.relay, in->in_fd, in->out_fd, in->master);
 	take_terminal(&s);
 	while (s.status_open) {
-		struct pollfd pfd[6];
+		struct pollfd pfd[7];
 		nfds_t n = 0;
 		pfd[n++] = (struct pollfd){.fd = in->status_fd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = in->sfd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = s.ctl_open ? in->ctl : -1, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = in->on_watch ? in->watch_fd : -1, .events = POLLIN};
 		nfds_t nrelay = 0;
 		if (in->master >= 0)
 			pty_relay_fill_pollfds(&s.relay, pfd + n, &nrelay);
@@ -211,6 +212,8 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			on_signal(&s);
 		if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR))
 			on_control(&s);
+		if (pfd[3].revents & POLLIN)
+			in->on_watch(in->watch_arg);
 		if (nrelay) {
 			struct err re = {0};
 			/* a relay error (the user's terminal went away) must not end the jail's

@@ -2,8 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/xalloc.h"
@@ -52,4 +55,32 @@ ssize_t fs_read_small(const char *path, char *buf, size_t n)
 	errno = saved;
 	buf[off] = '\0';
 	return (ssize_t)off;
+}
+
+int fs_open_nofollow(const char *path, int flags)
+{
+	struct open_how how = {.flags = (unsigned)(flags | O_CLOEXEC),
+			       .resolve = RESOLVE_NO_SYMLINKS};
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (fd >= 0 || errno != ENOSYS)
+		return (int)fd;
+	/* pre-5.6 kernels: one component at a time, none of them a symlink */
+	int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return -1;
+	char *copy = xstrdup(path);
+	char *save = NULL;
+	char *c = strtok_r(copy, "/", &save);
+	while (c && cur >= 0) {
+		char *next_c = strtok_r(NULL, "/", &save);
+		int next = openat(cur, c, (next_c ? O_PATH | O_DIRECTORY : flags) | O_NOFOLLOW |
+						  O_CLOEXEC);
+		int saved = errno;
+		(void)close(cur);
+		errno = saved;
+		cur = next;
+		c = next_c;
+	}
+	free(copy);
+	return cur;
 }

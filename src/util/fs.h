@@ -11,3 +11,9 @@ int fs_mkdirs(const char *dir, mode_t mode, char **failed);
 /* Read up to n-1 bytes of a file into buf, NUL-terminated (a /proc file, a canary). Bytes read,
  * or -1 with errno. */
 ssize_t fs_read_small(const char *path, char *buf, size_t n);
+
+/* Open the absolute path `path` with `flags` (O_PATH, O_DIRECTORY…; O_CLOEXEC is added) without
+ * following a symlink in any component, the last one included. An fd, or -1 with errno (ELOOP
+ * when a component is a symlink; with O_PATH, a trailing symlink may be returned itself:
+ * such callers check the type). */
+int fs_open_nofollow(const char *path, int flags);

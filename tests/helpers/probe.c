@@ -58,7 +58,8 @@ static int usage(void)
 		"usage: probe write PATH [DATA] | read PATH | connect-unix PATH | connect-abstract NAME\n"
 		"       | connect-tcp HOST PORT | socket FAMILY | unshare-user | clone-newuser | tiocsti\n"
 		"       | caps | nnp | rename A B | link A B | mknod PATH | env | exit N | kill-self SIG\n"
-		"       | listen-unix PATH | listen-abstract NAME | listen-tcp HOST PORT | landlock-abi\n");
+		"       | listen-unix PATH | listen-abstract NAME | listen-tcp HOST PORT | landlock-abi\n"
+		"       | mode chmod|fchmodat2|open-creat|mknod-reg OCTAL PATH | setcap-xattr PATH\n");
 	return 2;
 }
 
@@ -283,6 +284,37 @@ static int do_mknod(const char *path)
 	return result(mknod(path, S_IFCHR | 0666, makedev(1, 3)));
 }
 
+/* Set a mode (octal) on PATH one way: chmod, fchmodat2 (raw: headers may lack it), open-creat
+ * (a new file created with that mode), mknod-reg (a regular file made by mknod). */
+static int do_mode(const char *how, const char *mode_s, const char *path)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long mode = strtoul(mode_s, &end, 8);
+	if (errno || end == mode_s || *end || mode > 07777)
+		return usage();
+	if (!strcmp(how, "chmod"))
+		return result(chmod(path, (mode_t)mode));
+	if (!strcmp(how, "fchmodat2"))
+		return result((int)syscall(452, AT_FDCWD, path, (mode_t)mode, 0));
+	if (!strcmp(how, "mknod-reg"))
+		return result(mknod(path, S_IFREG | (mode_t)mode, 0));
+	if (!strcmp(how, "open-creat")) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+		if (fd >= 0)
+			close(fd);
+		return result(fd);
+	}
+	return usage();
+}
+
+/* A file capability (cap_setuid+ep, revision 2) on PATH. */
+static int do_setcap_xattr(const char *path)
+{
+	const unsigned int v2[5] = {0x02000001u, 1u << 7, 1u << 7, 0, 0}; /* magic|effective */
+	return result((int)syscall(SYS_setxattr, path, "security.capability", v2, sizeof v2, 0));
+}
+
 static int do_env(void)
 {
 	for (char **e = environ; *e; e++)
@@ -428,6 +460,10 @@ int main(int argc, char **argv)
 		return do_mknod(a[0]);
 	if (!strcmp(cmd, "env") && n == 0)
 		return do_env();
+	if (!strcmp(cmd, "mode") && n == 3)
+		return do_mode(a[0], a[1], a[2]);
+	if (!strcmp(cmd, "setcap-xattr") && n == 1)
+		return do_setcap_xattr(a[0]);
 	if (!strcmp(cmd, "exit") && n == 1) {
 		long v;
 		if (parse_int(a[0], 0, 255, &v) < 0)

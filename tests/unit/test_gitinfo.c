@@ -158,18 +158,7 @@ static char *fx_path(const struct fx *f, const char *rel) { return path_join(f->
 /* Write `content` at dir/rel, creating the parents. */
 static void put(const struct fx *f, const char *rel, const char *content)
 {
-	_cleanup_free_ char *p = fx_path(f, rel);
-	for (char *q = p + strlen(f->dir) + 1; *q; q++) {
-		if (*q != '/')
-			continue;
-		*q = '\0';
-		assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
-		*q = '/';
-	}
-	FILE *fp = fopen(p, "we");
-	assert_non_null(fp);
-	fputs(content, fp);
-	fclose(fp);
+	test_put(f->dir, rel, content);
 }
 
 static void mkdirs(const struct fx *f, const char *rel)
@@ -474,6 +463,145 @@ static void test_no_home(void **state)
 	git_info_free(&gi);
 }
 
+/* every included file is listed: one inside the workspace is config the jail could write */
+static void test_includes_listed(void **state)
+{
+	struct fx *f = *state;
+	put(f, "ws/.git/config", "[include]\n\tpath = ../team.gitconfig\n"
+				 "[includeIf \"onbranch:main\"]\n\tpath = ~/inc\n");
+	put(f, "ws/team.gitconfig", "[include]\n\tpath = more.gitconfig\n");
+	_cleanup_free_ char *ws = fx_path(f, "ws");
+	struct git_info gi;
+	struct err e = {0};
+	assert_int_equal(git_resolve(ws, f->home, &gi, &e), 0);
+	_cleanup_free_ char *team = fx_path(f, "ws/team.gitconfig");
+	_cleanup_free_ char *more = fx_path(f, "ws/more.gitconfig");
+	_cleanup_free_ char *inc = fx_path(f, "home/inc");
+	assert_true(strv_contains(&gi.includes, team));
+	assert_true(strv_contains(&gi.includes, more)); /* missing: still watched */
+	assert_true(strv_contains(&gi.includes, inc));
+	git_info_free(&gi);
+}
+
+/* ---- git_check_pointers ---- */
+
+/* Resolve, then validate with $HOME and `state_rel` (fixture-relative, may be NULL) forbidden.
+ * want_file_rel NULL: accepted; else refused naming that pointer file. */
+static void expect_pointers(const struct fx *f, const char *ws_rel, const char *state_rel,
+			    const char *want_file_rel)
+{
+	_cleanup_free_ char *ws = fx_path(f, ws_rel);
+	_cleanup_free_ char *state = state_rel ? fx_path(f, state_rel) : NULL;
+	const char *forbidden[] = {f->home, state, NULL};
+	struct git_info gi;
+	struct err e = {0};
+	assert_int_equal(git_resolve(ws, f->home, &gi, &e), 0);
+	int rc = git_check_pointers(ws, forbidden, &gi, &e);
+	if (!want_file_rel) {
+		if (rc != 0)
+			fail_msg("refused: %s: %s", e.what, e.path);
+	} else {
+		assert_int_equal(rc, -1);
+		_cleanup_free_ char *want = fx_path(f, want_file_rel);
+		assert_string_equal(e.path, want);
+		assert_non_null(strstr(e.what, "names"));
+		assert_true(e.hint[0] != '\0');
+	}
+	git_info_free(&gi);
+}
+
+static void git_dir_shape(const struct fx *f, const char *rel)
+{
+	_cleanup_free_ char *o = xasprintf("%s/objects", rel);
+	_cleanup_free_ char *r = xasprintf("%s/refs", rel);
+	mkdirs(f, o);
+	mkdirs(f, r);
+}
+
+static void test_pointers_plain(void **state)
+{
+	struct fx *f = *state;
+	git_dir_shape(f, "ws/.git");
+	expect_pointers(f, "ws", NULL, NULL);
+	/* the attack: the next jail would bind $HOME writable as "the common git dir" */
+	_cleanup_free_ char *home = xasprintf("%s\n", f->home);
+	put(f, "ws/.git/commondir", home);
+	expect_pointers(f, "ws", NULL, "ws/.git/commondir");
+	put(f, "ws/.git/commondir", "/\n");
+	expect_pointers(f, "ws", NULL, "ws/.git/commondir");
+	/* a directory holding agentjail's state */
+	git_dir_shape(f, "var");
+	put(f, "ws/.git/commondir", "../../var\n");
+	expect_pointers(f, "ws", "var/state/agentjail", "ws/.git/commondir");
+	/* outside the workspace, even shaped like a repository */
+	expect_pointers(f, "ws", NULL, "ws/.git/commondir");
+	/* inside the workspace: only a git dir */
+	mkdirs(f, "ws/.git/x");
+	put(f, "ws/.git/commondir", "x\n");
+	expect_pointers(f, "ws", NULL, "ws/.git/commondir");
+	git_dir_shape(f, "ws/.git/x");
+	expect_pointers(f, "ws", NULL, NULL);
+	/* a missing target */
+	put(f, "ws/.git/commondir", "nowhere\n");
+	expect_pointers(f, "ws", NULL, "ws/.git/commondir");
+	/* judged where a symlink on the way leads */
+	_cleanup_free_ char *link = fx_path(f, "ws/.git/link");
+	assert_int_equal(symlink(f->home, link), 0);
+	git_dir_shape(f, "home");
+	put(f, "ws/.git/commondir", "link\n");
+	expect_pointers(f, "ws", NULL, "ws/.git/commondir");
+}
+
+static void test_pointers_worktree(void **state)
+{
+	struct fx *f = *state;
+	git_dir_shape(f, "main/.git");
+	put(f, "main/.git/worktrees/w/commondir", "../..\n");
+	put(f, "main/.git/worktrees/w/HEAD", "ref: refs/heads/w\n");
+	_cleanup_free_ char *gitfile = xasprintf("gitdir: %s/main/.git/worktrees/w\n", f->dir);
+	put(f, "wt/.git", gitfile);
+	/* no way back from the git dir to this worktree: anyone's git dir */
+	expect_pointers(f, "wt", NULL, "wt/.git");
+	_cleanup_free_ char *back = xasprintf("%s/wt/.git\n", f->dir);
+	put(f, "main/.git/worktrees/w/gitdir", back);
+	expect_pointers(f, "wt", NULL, NULL);
+	/* the commondir rewritten from inside (the common dir is writable there) */
+	_cleanup_free_ char *home = xasprintf("%s\n", f->home);
+	put(f, "main/.git/worktrees/w/commondir", home);
+	expect_pointers(f, "wt", NULL, "main/.git/worktrees/w/commondir");
+	git_dir_shape(f, "other/.git");
+	put(f, "main/.git/worktrees/w/commondir", "../../../other/.git\n");
+	expect_pointers(f, "wt", NULL, "main/.git/worktrees/w/commondir");
+	put(f, "main/.git/worktrees/w/commondir", "../..\n");
+	expect_pointers(f, "wt", NULL, NULL);
+	/* a main repository holding the state dir */
+	expect_pointers(f, "wt", "main/.git/agentjail-state", "main/.git/worktrees/w/commondir");
+	/* a .git file naming $HOME itself */
+	_cleanup_free_ char *tohome = xasprintf("gitdir: %s\n", f->home);
+	put(f, "wt/.git", tohome);
+	expect_pointers(f, "wt", NULL, "wt/.git");
+	/* a .git file naming some other directory outside the workspace */
+	put(f, "wt/.git", "gitdir: ../other/.git\n");
+	expect_pointers(f, "wt", NULL, "wt/.git");
+}
+
+static void test_pointers_submodule(void **state)
+{
+	struct fx *f = *state;
+	git_dir_shape(f, "super/.git/modules/sub");
+	put(f, "super/.git/modules/sub/config", "[core]\n\tworktree = ../../../sub\n");
+	put(f, "super/sub/.git", "gitdir: ../.git/modules/sub\n");
+	expect_pointers(f, "super/sub", NULL, NULL);
+	/* elsewhere, a submodule git dir is accepted only with core.worktree naming us */
+	git_dir_shape(f, "x/.git/modules/s");
+	_cleanup_free_ char *gitfile = xasprintf("gitdir: %s/x/.git/modules/s\n", f->dir);
+	put(f, "ws/.git", gitfile);
+	expect_pointers(f, "ws", NULL, "ws/.git");
+	_cleanup_free_ char *cfg = xasprintf("[core]\n\tworktree = %s/ws\n", f->dir);
+	put(f, "x/.git/modules/s/config", cfg);
+	expect_pointers(f, "ws", NULL, NULL);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -498,6 +626,10 @@ int main(void)
 		T(test_workspace_normalized),
 		cmocka_unit_test(test_relative_workspace_fails),
 		T(test_no_home),
+		T(test_includes_listed),
+		T(test_pointers_plain),
+		T(test_pointers_worktree),
+		T(test_pointers_submodule),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -166,7 +166,7 @@ static void print_comment(const char *text)
 
 /* The probes that stand on the syscall filter. */
 static const char *const filter_prefixes[] = {"tty.",    "ns.",           "mount.",
-					      "kernel.", "ptrace.child_", NULL};
+					      "kernel.", "ptrace.child_", "setid.", NULL};
 
 /* ---- the table ---- */
 
@@ -512,6 +512,7 @@ static void test_unfiltered_fails(void **state)
 	static const char *const must_fail[] = {
 		"ns.unshare_mount", "ns.chroot",        "ns.setns",     "mount.mount",
 		"mount.umount2",    "mount.pivot_root", "mount.fsopen", "kernel.personality",
+		"setid.chmod",      "setid.open_creat", "setid.mknod",
 	};
 	int fails = 0;
 	for (const char *l = text; l && *l;) {

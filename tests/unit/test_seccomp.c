@@ -476,6 +476,164 @@ static void test_workload_unaffected(void **state)
 	expect_errno(&deflt, probe_thread, 0);
 }
 
+/* ---- setuid and setgid bits (issue 10, item 4) ---- */
+
+static char setid_dir[] = "/tmp/aj-test-seccomp-XXXXXX";
+static char setid_file[sizeof setid_dir + 16];
+
+static int probe_chmod_suid(void) { return errno_of(chmod(setid_file, 04755)); }
+static int probe_chmod_sgid(void) { return errno_of(chmod(setid_file, 02755)); }
+static int probe_chmod_plain(void) { return errno_of(chmod(setid_file, 0755)); }
+static int probe_chmod_sticky(void) { return errno_of(chmod(setid_dir, 01777)); }
+
+static int probe_fchmod_suid(void)
+{
+	_cleanup_close_ int fd = open(setid_file, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -1 : errno_of(fchmod(fd, 04755));
+}
+
+static int probe_fchmodat_sgid(void)
+{
+	return errno_of(fchmodat(AT_FDCWD, setid_file, 02755, 0));
+}
+
+static int probe_fchmodat2_suid(void)
+{
+	return errno_of(syscall(452, AT_FDCWD, setid_file, 04755, 0));
+}
+
+static int open_new(mode_t mode)
+{
+	char path[sizeof setid_dir + 16];
+	snprintf(path, sizeof path, "%s/new", setid_dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	(void)unlink(path);
+	return 0;
+}
+
+static int probe_open_creat_suid(void) { return open_new(04755); }
+static int probe_open_creat_plain(void) { return open_new(0644); }
+
+/* Without O_CREAT the mode is unused: garbage there (a raw syscall) must not fail the call. */
+static int probe_open_garbage_mode(void)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, setid_file, O_RDONLY | O_CLOEXEC, 06777);
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+static int probe_tmpfile_sgid(void)
+{
+	int fd = open(setid_dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 02755);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static int probe_creat_suid(void)
+{
+	char path[sizeof setid_dir + 16];
+	snprintf(path, sizeof path, "%s/creat", setid_dir);
+	int fd = creat(path, 04755);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	(void)unlink(path);
+	return 0;
+}
+
+static int probe_mknod_suid(void)
+{
+	char path[sizeof setid_dir + 16];
+	snprintf(path, sizeof path, "%s/node", setid_dir);
+	if (mknod(path, S_IFREG | 04755, 0) < 0)
+		return errno;
+	(void)unlink(path);
+	return 0;
+}
+
+/* mkdir's mode loses both bits in the kernel: not refused (cp -r of a setgid dir passes them) */
+static int probe_mkdir_sgid(void)
+{
+	char path[sizeof setid_dir + 16];
+	snprintf(path, sizeof path, "%s/dir", setid_dir);
+	if (mkdir(path, 02755) < 0)
+		return errno;
+	(void)rmdir(path);
+	return 0;
+}
+
+static int probe_openat2(void)
+{
+	struct {
+		uint64_t flags, mode, resolve;
+	} how = {O_RDONLY, 0, 0};
+	long fd = syscall(437, AT_FDCWD, setid_file, &how, sizeof how);
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+static int setid_setup(void **state)
+{
+	(void)state;
+	memcpy(setid_dir + sizeof setid_dir - 7, "XXXXXX", 6); /* each test gets a fresh one */
+	if (!mkdtemp(setid_dir))
+		return -1;
+	snprintf(setid_file, sizeof setid_file, "%s/file", setid_dir);
+	int fd = open(setid_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int setid_teardown(void **state)
+{
+	(void)state;
+	(void)unlink(setid_file);
+	(void)rmdir(setid_dir);
+	return 0;
+}
+
+static void test_setid_bits_refused(void **state)
+{
+	expect_errno(&deflt, probe_chmod_suid, want(EPERM));
+	expect_errno(&deflt, probe_chmod_sgid, want(EPERM));
+	expect_errno(&deflt, probe_fchmod_suid, want(EPERM));
+	expect_errno(&deflt, probe_fchmodat_sgid, want(EPERM));
+	expect_errno(&deflt, probe_open_creat_suid, want(EPERM));
+	expect_errno(&deflt, probe_tmpfile_sgid, want(EPERM));
+	expect_errno(&deflt, probe_creat_suid, want(EPERM));
+	expect_errno(&deflt, probe_mknod_suid, want(EPERM));
+	/* fchmodat2 (Linux 6.6): where the kernel lacks it, ENOSYS says nothing about us */
+	struct outcome out = run_probe(&deflt, probe_fchmodat2_suid);
+	assert_int_equal(out.sig, 0);
+	if (out.err != ENOSYS)
+		assert_int_equal(out.err, want(EPERM));
+	struct stat st;
+	assert_int_equal(stat(setid_file, &st), 0);
+	assert_int_equal(st.st_mode & (S_ISUID | S_ISGID), 0);
+}
+
+static void test_setid_ordinary_modes_allowed(void **state)
+{
+	expect_errno(&deflt, probe_chmod_plain, 0);
+	expect_errno(&deflt, probe_chmod_sticky, 0);
+	expect_errno(&deflt, probe_open_creat_plain, 0);
+	expect_errno(&deflt, probe_open_garbage_mode, 0);
+	expect_errno(&deflt, probe_mkdir_sgid, 0);
+	/* openat2 answers ENOSYS, even in a test build: libc falls back to openat */
+	expect_errno(&deflt, probe_openat2, ENOSYS);
+}
+
 /* A normal build must not be turnable into a filter answering anything but its own errnos. */
 static void test_test_errno_ignored_in_normal_build(void **state)
 {
@@ -1000,6 +1158,67 @@ static void test_bpf_socket_families(void **state)
 	prog_free(&p);
 }
 
+/* The mode rules: the bit in the mode argument is refused; open/openat only when they create. */
+static void test_bpf_setid_modes(void **state)
+{
+	struct prog p = load_prog(&deflt);
+	const uint32_t no = ERRNO(want(EPERM));
+	struct {
+		const char *name;
+		int nr;
+		unsigned mode_arg;
+	} calls[] = {{"chmod", -1, 1},  {"fchmod", -1, 1},  {"fchmodat", -1, 2}, {NULL, 452, 2},
+		     {"creat", -1, 1},  {"mknod", -1, 1},   {"mknodat", -1, 2}};
+	const uint64_t bad[] = {04000, 02000, 06755, 04755 | 0xffffffff00000000ULL, 0102000};
+	const uint64_t good[] = {0, 0755, 0644, 01777, 0777, 0xffffffff00000000ULL | 0755};
+	for (size_t i = 0; i < ARRAY_LEN(calls); i++) {
+		int nr = calls[i].name ? seccomp_syscall_resolve_name(calls[i].name) : calls[i].nr;
+		if (nr < 0)
+			continue; /* not on this architecture (chmod, creat, mknod on aarch64) */
+		for (size_t b = 0; b < ARRAY_LEN(bad); b++) {
+			uint64_t a[6] = {0};
+			a[calls[i].mode_arg] = bad[b];
+			assert_int_equal(verdict6(&p, native_arch(), nr, a), no);
+		}
+		for (size_t g = 0; g < ARRAY_LEN(good); g++) {
+			uint64_t a[6] = {0};
+			a[calls[i].mode_arg] = good[g];
+			assert_int_equal(verdict6(&p, native_arch(), nr, a), ALLOW);
+		}
+	}
+	struct {
+		const char *name;
+		unsigned flags_arg, mode_arg;
+	} opens[] = {{"open", 1, 2}, {"openat", 2, 3}};
+	for (size_t i = 0; i < ARRAY_LEN(opens); i++) {
+		int nr = seccomp_syscall_resolve_name(opens[i].name);
+		if (nr < 0)
+			continue;
+		uint64_t a[6] = {0};
+		a[opens[i].flags_arg] = O_WRONLY | O_CREAT | O_TRUNC;
+		a[opens[i].mode_arg] = 04755;
+		assert_int_equal(verdict6(&p, native_arch(), nr, a), no);
+		a[opens[i].mode_arg] = 02644;
+		assert_int_equal(verdict6(&p, native_arch(), nr, a), no);
+		a[opens[i].flags_arg] = O_TMPFILE | O_RDWR;
+		assert_int_equal(verdict6(&p, native_arch(), nr, a), no);
+		a[opens[i].mode_arg] = 0644;
+		assert_int_equal(verdict6(&p, native_arch(), nr, a), ALLOW);
+		a[opens[i].flags_arg] = O_WRONLY | O_CREAT;
+		assert_int_equal(verdict6(&p, native_arch(), nr, a), ALLOW);
+		/* no creation: the mode is unused, whatever is in it */
+		a[opens[i].flags_arg] = O_RDONLY | O_DIRECTORY;
+		a[opens[i].mode_arg] = 06777;
+		assert_int_equal(verdict6(&p, native_arch(), nr, a), ALLOW);
+	}
+	/* mkdir keeps working with the bits (the kernel ignores them there) */
+	uint64_t a[6] = {AT_FDCWD, 0, 02755, 0, 0, 0};
+	assert_int_equal(verdict6(&p, native_arch(), nr_of("mkdirat"), a), ALLOW);
+	const uint64_t none[6] = {0};
+	assert_int_equal(verdict6(&p, native_arch(), nr_of("openat2"), none), ERRNO(ENOSYS));
+	prog_free(&p);
+}
+
 /* A normal build's program holds only our own errnos, whatever test_errno says. */
 static void test_bpf_test_errno_ignored(void **state)
 {
@@ -1011,7 +1230,7 @@ static void test_bpf_test_errno_ignored(void **state)
 			continue;
 		uint32_t e = f->k & SECCOMP_RET_DATA;
 #ifdef AJ_TEST_BUILD
-		assert_true(e == 4000 || e == ENOSYS); /* ENOSYS: clone3 only */
+		assert_true(e == 4000 || e == ENOSYS); /* ENOSYS: clone3 and openat2 only */
 #else
 		assert_true(e == EPERM || e == ENOSYS || e == EAFNOSUPPORT);
 #endif
@@ -1133,6 +1352,9 @@ int main(void)
 		cmocka_unit_test(test_ptrace_allowed_on_request),
 		cmocka_unit_test(test_kernel_surface_calls),
 		cmocka_unit_test(test_workload_unaffected),
+		cmocka_unit_test_setup_teardown(test_setid_bits_refused, setid_setup, setid_teardown),
+		cmocka_unit_test_setup_teardown(test_setid_ordinary_modes_allowed, setid_setup,
+						setid_teardown),
 		cmocka_unit_test(test_test_errno_ignored_in_normal_build),
 		cmocka_unit_test(test_x32_call_not_killed),
 		cmocka_unit_test(test_i386_int80_killed),
@@ -1145,6 +1367,7 @@ int main(void)
 		cmocka_unit_test(test_bpf_ioctl),
 		cmocka_unit_test(test_bpf_personality),
 		cmocka_unit_test(test_bpf_socket_families),
+		cmocka_unit_test(test_bpf_setid_modes),
 		cmocka_unit_test(test_bpf_test_errno_ignored),
 		cmocka_unit_test(test_bpf_null_opts_is_default),
 		cmocka_unit_test(test_memfd_sealed),

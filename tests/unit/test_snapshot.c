@@ -770,6 +770,70 @@ static void test_copy_tree(void **state)
 #undef AT
 }
 
+/* A sparse file keeps its holes in the copy: 1 GiB apparent, a few blocks of data. */
+static void test_copy_keeps_holes(void **state)
+{
+	struct fx *f = *state;
+	const char *area = copy_area(f);
+	const char *src = R(f, "sparse");
+	int fd = open(src, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "head", 4, 0), 4);
+	assert_int_equal(pwrite(fd, "middle", 6, (off_t)512 << 20), 6);
+	assert_int_equal(ftruncate(fd, (off_t)1 << 30), 0);
+	close(fd);
+	char dst[PATH_MAX];
+	strcpy(dst, J(area, "/copy"));
+	struct err e = {0};
+	if (move_aside_copy(src, dst, &e) < 0)
+		fail_msg("move_aside_copy: %s: %s: %s", e.what, e.path, strerror(e.errnum));
+	struct stat st;
+	assert_int_equal(stat(dst, &st), 0);
+	assert_int_equal(st.st_size, (off_t)1 << 30);
+	assert_true(st.st_blocks * 512 < (1 << 20)); /* not 1 GiB of blocks */
+	char buf[8] = {0};
+	fd = open(dst, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(pread(fd, buf, 4, 0), 4);
+	assert_string_equal(buf, "head");
+	assert_int_equal(pread(fd, buf, 6, (off_t)512 << 20), 6);
+	assert_memory_equal(buf, "middle", 6);
+	assert_int_equal(pread(fd, buf, 4, 4096), 4);
+	assert_memory_equal(buf, "\0\0\0\0", 4);
+	close(fd);
+	assert_false(exists(src));
+}
+
+/* More than the cap of data: nothing is copied, the item is renamed in place (never deleted) and
+ * the error says where it is. */
+static void test_copy_cap_renames_in_place(void **state)
+{
+	struct fx *f = *state;
+	const char *area = copy_area(f);
+	mkdir_p(R(f, "big"));
+	const char *src = R(f, "big/.envrc");
+	int fd = open(src, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	static char chunk[1 << 20];
+	memset(chunk, 'x', sizeof chunk);
+	for (int i = 0; i < 65; i++)
+		assert_int_equal(write(fd, chunk, sizeof chunk), (ssize_t)sizeof chunk);
+	close(fd);
+	char dst[PATH_MAX];
+	strcpy(dst, J(area, "/copy"));
+	struct err e = {0};
+	assert_int_equal(move_aside_copy(src, dst, &e), -1);
+	assert_int_equal(e.errnum, EFBIG);
+	assert_non_null(strstr(e.what, "renamed in place to"));
+	assert_false(exists(dst));
+	assert_false(exists(src));
+	char moved[PATH_MAX];
+	snprintf(moved, sizeof moved, "%s.agentjail-too-large-%d", src, (int)getpid());
+	assert_non_null(strstr(e.what, moved));
+	struct stat st;
+	assert_int_equal(stat(moved, &st), 0);
+	assert_int_equal(st.st_size, (off_t)65 << 20);
+}
+
 /* The destination exists: nothing is copied over it, nothing is removed, source intact. */
 static void test_copy_refuses_existing_destination(void **state)
 {
@@ -861,6 +925,8 @@ int main(void)
 		T(test_relative_path_rejected),
 		T(test_copy_tree),
 		T(test_copy_refuses_existing_destination),
+		T(test_copy_keeps_holes),
+		T(test_copy_cap_renames_in_place),
 		T(test_check_across_filesystems),
 #undef T
 	};

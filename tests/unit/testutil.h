@@ -1,7 +1,9 @@
 /* Helpers shared by the unit tests. */
 #pragma once
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static int test_rm_failed;
@@ -23,4 +25,28 @@ static inline int test_rm_tree(const char *dir)
 	if (nftw(dir, test_rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
 		return -1;
 	return test_rm_failed ? -1 : 0;
+}
+
+/* Write `content` at base/rel (content NULL: make a directory there), creating the parents.
+ * Include <cmocka.h> before this file. */
+static inline void test_put(const char *base, const char *rel, const char *content)
+{
+	char p[4096];
+	int n = snprintf(p, sizeof p, "%s/%s", base, rel);
+	assert_true(n > 0 && (size_t)n < sizeof p);
+	for (char *q = p + strlen(base) + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
+		*q = '/';
+	}
+	if (!content) {
+		assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
+		return;
+	}
+	FILE *fp = fopen(p, "we");
+	assert_non_null(fp);
+	fputs(content, fp);
+	fclose(fp);
 }

@@ -79,6 +79,8 @@ int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+/* agentjail cache [size | clean] (cmd/cache.c) */
+int cmd_cache(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 /* in-jail probe battery entry point (agentjail __probe) */
 int cmd_probe(int argc, char **argv);

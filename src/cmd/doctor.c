@@ -11,7 +11,8 @@ static const char usage[] =
         "usage: agentjail doctor [--json]\n"
         "  checks bwrap, user namespaces, the jail itself (run on /bin/true), seccomp, Landlock,\n"
         "  pseudo-terminals, the state and config directories, the /etc scan cache (root) and the\n"
-        "  installed agents; prints one line per check with the fix for each warn and fail.\n"
+        "  installed agents, the tool managers behind PATH (what a jail shows of them) and the\n"
+        "  private package caches; prints one line per check with the fix for each warn and fail.\n"
         "  --json   the same as one JSON document (schema: doc/doctor-json.md)\n"
         "exit: 0 when a sandboxed run works here, 1 when it cannot, 2 on a usage error\n";
 

@@ -11,6 +11,7 @@
 #include "core/hostfacts_probe.h"
 #include "core/landlock.h"
 #include "core/launch.h"
+#include "core/toolprep.h"
 #include "core/policy.h"
 #include "core/userns_diag.h"
 #include "util/cleanup.h"
@@ -253,6 +254,12 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
+	/* the private package caches and filtered registry configuration, before the plan that
+	 * binds them (a dry run makes nothing); when they cannot be made the plan goes without
+	 * them (the caches stay in the jail's tmpfs home) and the session store, in the same
+	 * state dir, gives the one warning */
+	if (!req->dry_run && toolprep_prepare(&j->hf, &e) < 0)
+		err_clear(&e);
 	if (bwrap_build(&req->pol, &j->hf, &req->cmd, &j->plan, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;

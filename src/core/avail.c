@@ -21,6 +21,7 @@
 #include "core/bwrap_argv.h"
 #include "core/hostfacts_probe.h"
 #include "core/launch.h"
+#include "core/toolprep.h"
 #include "core/policy.h"
 #include "core/seccomp.h"
 #include "util/cleanup.h"
@@ -84,6 +85,19 @@ static int plan_jail(const char *ws, struct plan_ctx *c, struct err *e)
 		return -1;
 	if (hostfacts_gather(&c->hf, &c->req.pol, &c->req.cmd, environ, e) < 0)
 		return -1;
+	/* doctor never creates the state directory: without one, the probe's jail goes without
+	 * the private caches that would live there */
+	struct stat st;
+	if (c->hf.state_dir && lstat(c->hf.state_dir, &st) < 0 && errno == ENOENT) {
+		free(c->hf.state_dir);
+		c->hf.state_dir = NULL;
+	}
+	/* the private caches and filtered configs, as `run` makes them before its plan */
+	if (c->hf.state_dir) {
+		struct err ignored = {0};
+		if (toolprep_prepare(&c->hf, &ignored) < 0)
+			err_clear(&ignored);
+	}
 	return bwrap_build(&c->req.pol, &c->hf, &c->req.cmd, &c->plan, e);
 }
 

@@ -3,6 +3,8 @@
 #include "core/bwrap_argv.h"
 #include "core/gitprotect.h"
 #include "core/resolve.h"
+#include "core/toolcache.h"
+#include "core/toolmgr.h"
 
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -407,6 +409,64 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 	}
 }
 
+/* What goes with the tool managers' trees: their credentials-like files masked, the private
+ * package caches (writable, from <state>/cache: the host's caches are never written), and the
+ * registry configuration as filtered copies made in <state>/toolconf (core/toolprep). */
+static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			    const struct toolmgr_plan *tm, const struct strv *bound,
+			    struct strv *writable)
+{
+	for (size_t i = 0; i + 1 < tm->masks.n; i += 2) {
+		if (!under_any(bound, tm->masks.v[i]))
+			continue;
+		_cleanup_free_ char *why = xasprintf("%s: credentials-like file in its tree: masked",
+						     tm->masks.v[i + 1]);
+		mask(p, hf, tm->masks.v[i], why);
+	}
+	const char *path = hf_getenv(hf, "PATH");
+	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
+	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	for (size_t i = 0; i < skipped.n; i++)
+		skip(p, "tool cache", skipped.v[i]);
+	for (size_t i = 0; i + 1 < mounts.n; i += 2) {
+		const char *dest = mounts.v[i + 1];
+		if (path_is_under(dest, pol->workspace) ||
+		    (under_any(bound, dest) && hf_type(hf, dest) != HF_DIR)) {
+			skip(p, dest, "private cache: its place is inside a read-only tree");
+			continue;
+		}
+		_cleanup_free_ char *why = xasprintf(
+			"private package cache (%s), shared by jails; never the host's",
+			path_basename(mounts.v[i]));
+		op_fd_bind(p, true, mounts.v[i], dest, why);
+		strv_push(writable, dest);
+	}
+	for (size_t i = 0; hf->state_dir && toolconfs[i].home_rel; i++) {
+		_cleanup_free_ char *host = toolconf_host_path(hf, i);
+		if (!host || path_is_under(host, pol->workspace))
+			continue;
+		enum hf_type t = hf_type(hf, host);
+		if (t == HF_SYMLINK) {
+			skip(p, host, "registry configuration is a symlink: not passed");
+			continue;
+		}
+		if (t != HF_FILE)
+			continue;
+		_cleanup_free_ char *copy = xasprintf("%s/toolconf/%s", hf->state_dir,
+						      toolconfs[i].copy);
+		if (hf_type(hf, copy) != HF_FILE) {
+			skip(p, host, "registry configuration: its filtered copy was not made "
+				      "(the state dir is new or unusable): not passed");
+			continue;
+		}
+		op_fd_bind(p, false, copy, host,
+			   "registry configuration, credential lines removed (a filtered copy)");
+	}
+	strv_free(&mounts);
+	strv_free(&vars);
+	strv_free(&skipped);
+}
+
 /* Returns whether $HOME became a private tmpfs. */
 static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
 		     const struct strv *cmd, struct strv *agent_roots)
@@ -472,12 +532,22 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 				strv_push(&links, rc.links.v[i + 1]);
 			}
 	}
-	/* `bound` holds the PATH directories; the command's needs join them */
+	/* the tool managers behind the PATH: exactly their install trees (core/toolmgr) */
+	struct toolmgr_plan tm;
+	toolmgr_recognise(hf, path, &tm);
+	for (size_t i = 0; i < tm.warnings.n; i++)
+		skip(p, "tool manager", tm.warnings.v[i]);
+	/* `bound` holds the PATH directories; the command's needs and the managers' trees join
+	 * them */
 	struct strv all = STRV_INIT;
 	strv_copy(&all, &bound);
 	for (size_t i = 0; i < rc.binds.n; i++)
 		if (!strv_contains(&all, rc.binds.v[i]))
 			strv_push(&all, rc.binds.v[i]);
+	for (size_t i = 0; i + 1 < tm.binds.n; i += 2)
+		if (!path_is_under(tm.binds.v[i], pol->workspace) &&
+		    !strv_contains(&all, tm.binds.v[i]))
+			strv_push(&all, tm.binds.v[i]);
 	/* parents before children; a child of a bound directory is already shown by it */
 	if (all.n)
 		qsort(all.v, all.n, sizeof *all.v, cmp_str);
@@ -492,13 +562,18 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		   "--symlink", links.v[i + 1], links.v[i]);
 	}
 	for (size_t i = 0; i < done.n; i++) {
-		op_fd_bind(p, false, done.v[i], done.v[i],
-			   strv_contains(&bound, done.v[i])
-				   ? "PATH directory under $HOME, read-only"
-				   : "what the command needs to run (its install tree, its "
-				     "interpreter), read-only");
+		const char *mgr = toolmgr_bind_name(&tm, done.v[i]);
+		_cleanup_free_ char *why =
+			mgr ? xasprintf("%s: its install tree, read-only", mgr)
+			    : xstrdup(strv_contains(&bound, done.v[i])
+					      ? "PATH directory under $HOME, read-only"
+					      : "what the command needs to run (its install tree, "
+						"its interpreter), read-only");
+		op_fd_bind(p, false, done.v[i], done.v[i], why);
 		mask_root_only(p, hf, pol, done.v[i]);
 	}
+	add_tool_extras(p, hf, pol, &tm, &done, agent_roots);
+	toolmgr_plan_free(&tm);
 	strv_free(&all);
 	resolved_free(&rc);
 	strv_free(&done);
@@ -815,6 +890,44 @@ static void setenv_op(struct bw_plan *p, const char *name, const char *value, bo
 	o->secret = secret;
 }
 
+/* The toolchains' variables: the roots of the managers recognised, the private caches'
+ * places, and the host's mirror variables (never their token siblings, nor a URL carrying a
+ * password). */
+static void add_tool_env(struct bw_plan *p, struct hostfacts *hf)
+{
+	const char *path = hf_getenv(hf, "PATH");
+	struct toolmgr_plan tm;
+	toolmgr_recognise(hf, path, &tm);
+	for (size_t i = 0; i < tm.env.n; i++) {
+		_cleanup_free_ char *name = xstrndup(tm.env.v[i], strcspn(tm.env.v[i], "="));
+		setenv_op(p, name, strchr(tm.env.v[i], '=') + 1, false,
+			  "a tool manager's root, kept from the host");
+	}
+	toolmgr_plan_free(&tm);
+	for (size_t i = 0; i < hf->env.n; i++) {
+		const char *kv = hf->env.v[i];
+		const char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+		if (!toolenv_mirror_var(name))
+			continue;
+		if (toolenv_value_has_credentials(eq + 1)) {
+			skip(p, name, "mirror variable with credentials in its URL: not passed");
+			continue;
+		}
+		setenv_op(p, name, eq + 1, false, "package mirror or registry, kept from the host");
+	}
+	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
+	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	for (size_t i = 0; i + 1 < vars.n; i += 2)
+		setenv_op(p, vars.v[i], vars.v[i + 1], false,
+			  "the private package cache, where the tool looks");
+	strv_free(&mounts);
+	strv_free(&vars);
+	strv_free(&skipped);
+}
+
 static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
 {
 	op(p, "start from an empty environment", 1, "--clearenv");
@@ -837,6 +950,7 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
 		setenv_op(p, name, eq + 1, false, "locale, kept from the host");
 	}
+	add_tool_env(p, hf);
 	for (size_t i = 0; i < pol->env.n; i++) {
 		const char *kv = pol->env.v[i];
 		const char *eq = strchr(kv, '=');

@@ -1145,4 +1145,5 @@ void doctor_run(struct doctor_report *r)
 	report_take(r, &early);
 	check_agents(r);
 	check_shims(r);
+	doctor_check_toolchains(r, home, state);
 }

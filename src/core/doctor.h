@@ -77,3 +77,6 @@ char *doctor_clean_line(const char *text, size_t max);
 
 /* Run every check on this host and append the results (in the documented order). */
 void doctor_run(struct doctor_report *r);
+
+/* The tool managers a jail shows (core/toolmgr) and the private caches' size (doctor_tools.c). */
+void doctor_check_toolchains(struct doctor_report *r, const char *home, const char *state);

@@ -46,6 +46,7 @@
 #include "core/gitprotect.h"
 #include "core/gitscan.h"
 #include "core/landlock.h"
+#include "core/toolcache.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/path.h"
@@ -1753,6 +1754,8 @@ static const char *rw_reason(const struct probe_ctx *c, const struct mnt_entry *
 		return "procfs";
 	if (c->home && !strcmp(m->point, c->home) && !strcmp(m->fstype, "tmpfs"))
 		return "home tmpfs";
+	if (toolcache_is_private_mount(c->home, m->root, m->point))
+		return "private package cache";
 	return is_device_bind(c, m) ? "device" : NULL;
 }
 

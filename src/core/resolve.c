@@ -1,5 +1,6 @@
 /* resolve: command lookup over the host-facts table (pure). */
 #include "core/resolve.h"
+#include "core/toolmgr.h"
 
 #include <errno.h>
 #include <string.h>
@@ -113,7 +114,7 @@ static void push_pair_once(struct strv *pairs, const char *a, const char *b)
  * read-only and nothing else of the host, so anything outside them (under $HOME, or a tool
  * tree in /srv or /data) is bound; never $HOME itself, an ancestor of it, or the kernel's
  * filesystems. */
-static bool needs_showing(const struct hostfacts *hf, const char *p)
+bool resolve_needs_showing(const struct hostfacts *hf, const char *p)
 {
 	static const char *const visible[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
 					      "/libx32", "/opt", "/etc", NULL};
@@ -133,34 +134,6 @@ static void bind_once(struct strv *binds, const char *p)
 {
 	if (!strv_contains(binds, p))
 		strv_push(binds, p);
-}
-
-/* Version managers whose shims need more than the shim's own directory. */
-static bool toolchain_binds(struct hostfacts *hf, const char *real, struct strv *binds)
-{
-	static const struct {
-		const char *home_dir; /* relative to $HOME */
-		const char *need[3];  /* relative to $HOME; bound when present */
-	} managers[] = {
-		/* volta's shims are one binary that reads its tools tree */
-		{".volta", {".volta/bin", ".volta/tools", NULL}},
-		/* asdf's shims run `asdf exec`, which reads the whole data dir and the global
-		 * .tool-versions */
-		{".asdf", {".asdf", ".tool-versions", NULL}},
-	};
-	for (size_t i = 0; i < sizeof managers / sizeof *managers; i++) {
-		_cleanup_free_ char *dir = path_join(hf->home, managers[i].home_dir);
-		if (!path_is_under(real, dir))
-			continue;
-		for (size_t k = 0; managers[i].need[k]; k++) {
-			_cleanup_free_ char *n = path_join(hf->home, managers[i].need[k]);
-			enum hf_type t = hf_type(hf, n);
-			if (t == HF_DIR || t == HF_FILE)
-				bind_once(binds, n);
-		}
-		return true;
-	}
-	return false;
 }
 
 /* Where credentials live: a program found there is never shown to a jail (its directory
@@ -191,14 +164,15 @@ static int collect(struct hostfacts *hf, const struct strv *links, const char *r
 		return -1;
 	}
 	for (size_t i = 0; i + 1 < links->n; i += 2)
-		if (needs_showing(hf, links->v[i]))
+		if (resolve_needs_showing(hf, links->v[i]))
 			push_pair_once(&out->links, links->v[i], links->v[i + 1]);
-	if (!needs_showing(hf, real))
+	if (!resolve_needs_showing(hf, real))
 		return 0;
-	if (toolchain_binds(hf, real, &out->binds))
+	/* a version manager's shims need more than their own directory (core/toolmgr) */
+	if (toolmgr_binds_for(hf, real, &out->binds))
 		return 0;
 	_cleanup_free_ char *root = resolve_install_root(real);
-	if (needs_showing(hf, root))
+	if (resolve_needs_showing(hf, root))
 		bind_once(&out->binds, root);
 	return 0;
 }

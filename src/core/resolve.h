@@ -36,6 +36,11 @@ int resolve_command(struct hostfacts *hf, const char *name, const char *path_env
  * missing or the chain is too long. */
 char *hf_realpath(struct hostfacts *hf, const char *path, struct strv *links);
 
+/* Whether the jail must be shown `p` explicitly: anything outside the system directories the
+ * jail sees read-only (under $HOME, or a tool tree in /srv); never $HOME itself, an ancestor of
+ * it, or the kernel's filesystems. */
+bool resolve_needs_showing(const struct hostfacts *hf, const char *p);
+
 /* The directory (or file) that holds a program's files: the package root for node_modules
  * installs, versions/V for versioned installs, else the program's directory. */
 char *resolve_install_root(const char *real);

@@ -77,7 +77,9 @@ for who in "${AJ_WHOS[@]}"; do
 	probe_denied "$who: a canary file in \$HOME is unreachable"
 	aj_run "$who" -- run -- "$P" read "$HOMEDIR/.ssh/id_ed25519"
 	probe_denied "$who: \$HOME/.ssh is unreachable"
-	aj_run "$who" -- run -- sh -c 'ls -A "$HOME"'
+	# (but for the empty mount points of the private package caches of the tools on PATH)
+	aj_run "$who" -- run -- sh -c 'find "$HOME" -mindepth 1 ! -type d; ls -A "$HOME" |
+		grep -vxE "\.cache|\.npm|\.m2|\.gradle|\.cargo|go"'
 	is "$OUT" "" "$who: \$HOME is empty inside"
 	# PATH directories under $HOME come back read-only, the rest of $HOME does not.
 	mkdir -p "$HOMEDIR/bin"

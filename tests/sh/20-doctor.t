@@ -6,7 +6,7 @@
 aj_setup
 
 IDS='bwrap bwrap_version userns jail seccomp landlock pty state_dir config etcscan agent.claude
-agent.codex agent.gemini agent.kiro agent.pi agent.opencode agent.aider'
+agent.codex agent.gemini agent.kiro agent.pi agent.opencode agent.aider toolchain cache'
 
 # json_check FILE EXPECT_OK — the documented schema (doc/doctor-json.md); prints problems
 json_check() {

@@ -91,7 +91,8 @@ print(a[0]["kind"], a[1]["kind"], "--resume" in a[1]["argv"], os.environ["AID"] 
 		is "$got" "start resume True True True" \
 			"$who: the resume attempt is claude --dangerously-skip-permissions --resume <its session id>"
 		aj_run "$who" -e PATH="$APATH" -- claude --dry-run -- -p hello
-		home_paths=$(printf '%s\n' "$OUT" | grep -o -- "-bind-fd [0-9]* $HOMEDIR/[^ ]*" |
+		home_paths=$(printf '%s\n' "$OUT" | grep -v 'private package cache' |
+			grep -o -- "-bind-fd [0-9]* $HOMEDIR/[^ ]*" |
 			sed "s|.* $HOMEDIR/||" | grep -v '^\.claude/' | sort -u | tr '\n' ' ')
 		# (inside ~/.claude: its read-only instruction dirs, made empty by the runs above)
 		is "$home_paths" ".claude .claude.json .npm-global/bin .npm-global/lib/node_modules/@anthropic-ai/claude-code " \

@@ -17,33 +17,17 @@
 #include "util/strbuf.h"
 #include "util/strv.h"
 #include "util/xalloc.h"
+#include "golden.h"
 
 static const char *data_dir(void)
 {
-	static char buf[4096];
-	const char *src = getenv("AJ_SRC");
-	snprintf(buf, sizeof buf, "%s/tests/data/argv", src ? src : ".");
-	return buf;
-}
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	struct strbuf b = STRBUF_INIT;
-	char tmp[4096];
-	size_t n;
-	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-		sb_addn(&b, tmp, n);
-	fclose(f);
-	return sb_steal(&b);
+	return golden_dir("argv");
 }
 
 /* "# args: a b c" on the first line of a case */
 static void case_args(const char *facts, struct strv *args)
 {
-	char *txt = read_all(facts);
+	char *txt = golden_read_all(facts);
 	assert_non_null(txt);
 	assert_true(strncmp(txt, "# args: ", 8) == 0);
 	char *nl = strchr(txt, '\n');
@@ -83,28 +67,13 @@ static char *render_case(struct hostfacts *hf, struct strv *args)
 static void golden_case(void **state)
 {
 	const char *name = *state;
-	char facts[4200], golden[4200];
-	snprintf(facts, sizeof facts, "%s/%s.facts", data_dir(), name);
-	snprintf(golden, sizeof golden, "%s/%s.golden", data_dir(), name);
+	char facts[4200];
 	struct hostfacts hf;
-	hostfacts_init(&hf);
-	struct err e = {0};
-	assert_int_equal(hostfacts_load_fixture(&hf, facts, &e), 0);
+	golden_load(data_dir(), name, &hf, facts);
 	struct strv args = STRV_INIT;
 	case_args(facts, &args);
 	char *got = render_case(&hf, &args);
-	if (getenv("AJ_UPDATE_GOLDEN")) {
-		FILE *f = fopen(golden, "we");
-		assert_non_null(f);
-		fputs(got, f);
-		fclose(f);
-	}
-	char *want = read_all(golden);
-	if (!want || strcmp(want, got) != 0) {
-		fprintf(stderr, "# golden mismatch for %s; got:\n%s", name, got);
-		fail_msg("%s differs from %s (AJ_UPDATE_GOLDEN=1 rewrites it)", name, golden);
-	}
-	free(want);
+	golden_check(data_dir(), name, got);
 	free(got);
 	strv_free(&args);
 	hostfacts_free(&hf);
@@ -304,39 +273,11 @@ static void deterministic(void **state)
 	free(b);
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int main(void)
 {
-	DIR *d = opendir(data_dir());
-	if (!d) {
-		printf("1..0 # SKIP no fixtures at %s (set AJ_SRC)\n", data_dir());
-		return 0;
-	}
-	struct strv names = STRV_INIT;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		if (n > 6 && !strcmp(de->d_name + n - 6, ".facts"))
-			strv_push_take(&names, xstrndup(de->d_name, n - 6));
-	}
-	closedir(d);
-	qsort(names.v, names.n, sizeof *names.v, cmp_name);
-	struct CMUnitTest *tests = xcalloc(names.n + 2, sizeof *tests);
-	size_t k = 0;
-	for (size_t i = 0; i < names.n; i++) {
-		tests[k].name = names.v[i];
-		tests[k].test_func = golden_case;
-		tests[k].initial_state = names.v[i];
-		k++;
-	}
-	tests[k++] = (struct CMUnitTest)cmocka_unit_test(properties);
-	tests[k++] = (struct CMUnitTest)cmocka_unit_test(deterministic);
-	int rc = _cmocka_run_group_tests("bwrap_argv", tests, k, NULL, NULL);
-	free(tests);
-	strv_free(&names);
-	return rc;
+	const struct CMUnitTest extra[] = {
+		cmocka_unit_test(properties),
+		cmocka_unit_test(deterministic),
+	};
+	return golden_main("bwrap_argv", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

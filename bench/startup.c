@@ -18,6 +18,7 @@
 #include "core/launch.h"
 #include "core/policy.h"
 #include "core/seccomp.h"
+#include "core/toolprep.h"
 #include "core/snapshot.h"
 #include "util/strv.h"
 
@@ -117,8 +118,9 @@ int main(int argc, char **argv)
 	struct hostfacts hf;
 	hostfacts_init(&hf);
 	struct bw_plan plan;
+	/* as `run` does: the private caches and filtered configs exist before the plan binds them */
 	if (hostfacts_gather(&hf, &req.pol, &req.cmd, environ, &e) < 0 ||
-	    bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e) < 0)
+	    toolprep_prepare(&hf, &e) < 0 || bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e) < 0)
 		return die("plan", &e);
 	struct raw r = {0};
 	if (launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), (char **)&r.bwrap, &e) < 0)
@@ -138,10 +140,17 @@ int main(int argc, char **argv)
 	add(&r, r.sc_fd, BW_FD_SECCOMP);
 	add(&r, open("/dev/null", O_WRONLY | O_CLOEXEC), BW_FD_STATUS);
 	add(&r, open(argv[1], O_PATH | O_CLOEXEC), BW_FD_INIT);
-	for (size_t i = 0; i < plan.nops; i++)
-		if (plan.ops[i].src)
-			add(&r, open(plan.ops[i].src, O_PATH | O_CLOEXEC | O_NOFOLLOW),
-			    plan.ops[i].fd);
+	for (size_t i = 0; i < plan.nops; i++) {
+		if (!plan.ops[i].src)
+			continue;
+		int fd = open(plan.ops[i].src, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			fprintf(stderr, "startup: cannot open %s: %s\n", plan.ops[i].src,
+				strerror(errno));
+			return 1;
+		}
+		add(&r, fd, plan.ops[i].fd);
+	}
 	char fdnum[16];
 	snprintf(fdnum, sizeof fdnum, "%d", BW_FD_ARGS);
 	char *bargv[] = {"bwrap", "--args", fdnum, "--", "/bin/true", NULL};

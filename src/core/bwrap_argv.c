@@ -1116,6 +1116,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	const char *cwd = hf->cwd && path_is_under(hf->cwd, pol->workspace) ? hf->cwd
 									       : pol->workspace;
 	out->chdir = xstrdup(cwd);
+	out->state_dir = hf->state_dir ? xstrdup(hf->state_dir) : NULL;
 	op(out, "start in the workspace", 2, "--chdir", cwd);
 
 	strv_push(&out->cmd, BW_INIT_PATH);
@@ -1170,6 +1171,7 @@ void bw_plan_free(struct bw_plan *p)
 	strv_free(&p->git_known);
 	strv_free(&p->cmd);
 	free(p->chdir);
+	free(p->state_dir);
 	memset(p, 0, sizeof *p);
 }
 

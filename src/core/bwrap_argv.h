@@ -47,6 +47,8 @@ struct bw_plan {
 	long long git_since;    /* when it was made (seconds since the epoch) */
 	struct strv cmd;      /* what bwrap runs: the init helper, then the command */
 	char *chdir;          /* the directory the command starts in */
+	char *state_dir;      /* agentjail's own state directory (0700, the user's): binds from it
+			       * (the private package caches) are reachable by nobody else */
 	int next_fd;
 };
 

@@ -589,7 +589,7 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 		r->snapshot_failed = true;
 	append_violations(&r->viol, &after);
 	if (rc == 0)
-		(void)suidscan_after_run(plan, &since, &r->viol);
+		(void)suidscan_after_run(plan, plan->state_dir, &since, &r->viol);
 	if (rc == 0 && plan->git_roots.n && !r->snapshot_failed) {
 		struct gitscan_before gb = {.roots = &plan->git_roots,
 					    .gitdirs = &plan->git_dirs,

@@ -30,12 +30,12 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void suidscan_roots(const struct bw_plan *p, struct strv *out)
+void suidscan_roots(const struct bw_plan *p, const char *private_dir, struct strv *out)
 {
 	struct strv all = STRV_INIT;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct bw_op *op = &p->ops[i];
-		if (!op->src || op->args.n == 0)
+		if (!op->src || op->args.n == 0 || (private_dir && path_is_under(op->src, private_dir)))
 			continue;
 		if (strcmp(op->args.v[0], "--bind-fd") == 0 || strcmp(op->args.v[0], "--bind") == 0)
 			strv_push(&all, op->src);
@@ -229,12 +229,12 @@ size_t suidscan_check(const struct strv *roots, const struct timespec *since,
 	return s.added;
 }
 
-size_t suidscan_after_run(const struct bw_plan *p, const struct timespec *since,
-			  struct violations *out)
+size_t suidscan_after_run(const struct bw_plan *p, const char *private_dir,
+			  const struct timespec *since, struct violations *out)
 {
 	static const struct suidscan_limits lim = {SUIDSCAN_MAX_ENTRIES, SUIDSCAN_MAX_DEPTH};
 	struct strv roots = STRV_INIT;
-	suidscan_roots(p, &roots);
+	suidscan_roots(p, private_dir, &roots);
 	size_t n = suidscan_check(&roots, since, &lim, out);
 	strv_free(&roots);
 	return n;

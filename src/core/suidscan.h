@@ -34,8 +34,11 @@ struct suidscan_limits {
 void suidscan_mark(struct timespec *since);
 
 /* The writable roots of a plan: the host sources of its writable binds, without those below
- * another (the walk reaches them anyway), sorted. Pure. */
-void suidscan_roots(const struct bw_plan *p, struct strv *out);
+ * another (the walk reaches them anyway) or below `private_dir` (may be NULL), sorted. Pure.
+ * agentjail's state directory is that private dir: it is 0700 and the user's own, so a setuid
+ * file in the private package caches bound from it is reachable by nobody but its owner, and
+ * walking those caches (tens of thousands of files) after every run would cost more than a run. */
+void suidscan_roots(const struct bw_plan *p, const char *private_dir, struct strv *out);
 
 /* Walk `roots` (never following a symlink); for each regular file with S_ISUID/S_ISGID and a
  * ctime at or after `since`, remove both bits and add a violation ("got the setuid bit (now
@@ -44,6 +47,6 @@ void suidscan_roots(const struct bw_plan *p, struct strv *out);
 size_t suidscan_check(const struct strv *roots, const struct timespec *since,
 		      const struct suidscan_limits *lim, struct violations *out);
 
-/* launch_run's one call: the plan's roots with the default bounds. */
-size_t suidscan_after_run(const struct bw_plan *p, const struct timespec *since,
-			  struct violations *out);
+/* launch_run's one call: the plan's roots (outside `private_dir`) with the default bounds. */
+size_t suidscan_after_run(const struct bw_plan *p, const char *private_dir,
+			  const struct timespec *since, struct violations *out);

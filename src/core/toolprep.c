@@ -52,24 +52,24 @@ static char *read_conf(const char *path)
 	return sb_steal(&b);
 }
 
+/* Put `text` at dir/name by a rename, unless the copy there already says exactly that: a jail
+ * still starting holds the copy it was planned with (bwrap mounts an fd's path, which a rename
+ * would leave pointing at a deleted file), and most runs change nothing. */
 static int write_copy(const char *dir, const char *name, const char *text, struct err *e)
 {
 	_cleanup_free_ char *dst = path_join(dir, name);
+	_cleanup_free_ char *have = read_conf(dst);
+	if (have && !strcmp(have, text))
+		return 0;
 	_cleanup_free_ char *tmp = xasprintf("%s.%ld.tmp", dst, (long)getpid());
 	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 				      0600);
 	if (fd < 0)
 		return err_set(e, errno, tmp, "cannot write the filtered registry configuration");
-	size_t len = strlen(text);
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0) {
-			int saved = errno;
-			(void)unlink(tmp);
-			return err_set(e, saved, tmp, "cannot write the filtered registry "
-						      "configuration");
-		}
-		off += (size_t)w;
+	if (fs_write_all(fd, text, strlen(text)) < 0) {
+		int saved = errno;
+		(void)unlink(tmp);
+		return err_set(e, saved, tmp, "cannot write the filtered registry configuration");
 	}
 	if (rename(tmp, dst) < 0) {
 		int saved = errno;

@@ -40,8 +40,9 @@ static void test_roots_from_plan(void **state)
 	add_op(&p, "--bind-fd", "/home/u/proj2"); /* not below /home/u/proj */
 	add_op(&p, "--tmpfs", NULL);
 	add_op(&p, "--ro-bind", "/etc");
+	add_op(&p, "--bind-fd", "/home/u/.local/state/agentjail/cache/npm"); /* private cache */
 	struct strv r = STRV_INIT;
-	suidscan_roots(&p, &r);
+	suidscan_roots(&p, "/home/u/.local/state/agentjail", &r);
 	assert_int_equal(r.n, 3);
 	assert_string_equal(r.v[0], "/home/u/data");
 	assert_string_equal(r.v[1], "/home/u/proj");

@@ -58,6 +58,10 @@ struct hostfacts {
 	char *commondir;       /* the common dir of that git dir */
 	char *hooks_path;      /* core.hooksPath, absolute */
 	char *session_id;      /* AGENTJAIL_SESSION value */
+	unsigned long long mem_total; /* the host's RAM in bytes (0 unknown) */
+	int limits_mech;       /* enum limits_mech (cgroup.h): how limits are enforced here */
+	char *cgroup_parent;   /* LIMITS_CGROUP: where the jail's scope is made */
+	char *limits_why;      /* one line: why that mechanism */
 
 	struct hf_entry **tab;
 	size_t ntab, captab;

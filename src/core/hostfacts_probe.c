@@ -12,8 +12,10 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/doctor.h"
 #include "core/etcscan.h"
 #include "core/gitinfo.h"
@@ -209,6 +211,19 @@ int hostfacts_resolve(const char *name, const char *home, const char *cwd, const
 	return rc;
 }
 
+/* The host's RAM and how a jail's limits can be enforced here (cgroup.h). */
+static void gather_limits(struct hostfacts *hf)
+{
+	struct sysinfo si;
+	if (sysinfo(&si) == 0)
+		hf->mem_total = (unsigned long long)si.totalram * si.mem_unit;
+	struct cg_probe cp;
+	cg_probe_host(&cp);
+	hf->limits_mech = (int)cp.mech;
+	hf->cgroup_parent = cp.parent;
+	hf->limits_why = xstrdup(cp.why);
+}
+
 int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
 		     char **environ_, struct err *e)
 {
@@ -256,5 +271,6 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 
 	if (!hf->session_id)
 		hf->session_id = hostfacts_new_uuid();
+	gather_limits(hf);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* cgroup: a cgroup v2 scope per jail, or the reason there is none (see cgroup.h). */
 #include "core/cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -237,6 +238,28 @@ static void limit_str(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)v);
 }
 
+/* Scopes of agentjails that died without removing theirs (SIGKILL, power loss): empty, and
+ * their agentjail (the PID in the name) is gone. Removed on the next run. */
+static void sweep_stale(const char *parent)
+{
+	DIR *d = opendir(parent);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		long pid;
+		unsigned n;
+		char tail;
+		if (sscanf(de->d_name, "jail-%ld-%u%c", &pid, &n, &tail) != 2 || pid <= 0)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		_cleanup_free_ char *dir = path_join(parent, de->d_name);
+		(void)rmdir(dir); /* EBUSY while anything still runs in it: left alone */
+	}
+	(void)closedir(d);
+}
+
 int cg_scope_create(const char *parent, uint64_t memory, uint64_t pids, struct cg_scope *s,
 		    struct err *e)
 {
@@ -250,10 +273,11 @@ int cg_scope_create(const char *parent, uint64_t memory, uint64_t pids, struct c
 		if (mkdir(parent, 0755) < 0 && errno != EEXIST)
 			return err_set(e, errno, parent, "cannot create agentjail's cgroup");
 		if (enable_controllers(parent, e) < 0) {
-			if (errno == ENOENT)
+			if (e && e->errnum == ENOENT)
 				continue;
 			return -1;
 		}
+		sweep_stale(parent);
 		char name[64];
 		snprintf(name, sizeof name, "jail-%ld-%u", (long)getpid(), seq++);
 		dir = path_join(parent, name);

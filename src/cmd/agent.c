@@ -225,6 +225,8 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 				.home = home,
 				.env_fs = getenv("AGENTJAIL_FS"),
 				.env_net = getenv("AGENTJAIL_NET"),
+				.env_memory = getenv("AGENTJAIL_MEMORY"),
+				.env_pids = getenv("AGENTJAIL_PIDS"),
 				.net_default_on = true};
 	struct run_request req;
 	int rc;

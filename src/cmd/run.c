@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "core/bwrap_argv.h"
+#include "core/cgroup.h"
 #include "core/hostfacts_probe.h"
 #include "core/landlock.h"
 #include "core/launch.h"
@@ -32,6 +33,8 @@ static const char usage[] =
 	"  --allow-ptrace               let debuggers work inside (ptrace, process_vm_*)\n"
 	"  --agent-writable-instructions  agents: their instruction files (CLAUDE.md, commands/,\n"
 	"                               skills/, …) writable; read-only by default\n"
+	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
+	"  --pids N|unlimited           process (task) limit (default 4096)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
 	"      126/127 command not executable / not found\n";
@@ -157,6 +160,46 @@ static int seccomp_test_errno(void)
 #endif
 }
 
+/* One line: the limits and how this host enforces them (dry-run). */
+static void print_limits(const struct bw_plan *plan)
+{
+	const struct bw_limits *l = &plan->limits;
+	char m[32];
+	limits_format_size(l->memory, m, sizeof m);
+	printf("# limits: memory %s, pids ", m);
+	if (l->pids == LIMIT_UNLIMITED)
+		printf("unlimited");
+	else
+		printf("%llu", (unsigned long long)l->pids);
+	if (l->mech == LIMITS_CGROUP)
+		printf("; enforced by cgroup v2: a scope under %s\n", l->cgroup_parent);
+	else
+		printf("; enforced by rlimits: RLIMIT_DATA per process%s; no cgroup v2 scope: %s\n",
+		       l->root ? ", no process limit for root (RLIMIT_NPROC does not apply to "
+				 "root)"
+			       : ", RLIMIT_NPROC in the jail's user namespace",
+		       l->why ? l->why : "not probed");
+}
+
+/* After the run: the limits the jail ran into, and a scope that could not be removed. */
+static void report_limits(const struct launch_result *r, const struct bw_plan *plan)
+{
+	char m[32];
+	if (r->oom_kills)
+		cmd_warn("the jail hit its memory limit (--memory %s): the kernel killed %llu "
+			 "process%s",
+			 limits_format_size(plan->limits.memory, m, sizeof m), r->oom_kills,
+			 r->oom_kills == 1 ? "" : "es");
+	if (r->pids_hits)
+		cmd_warn("the jail hit its process limit (--pids %llu): %llu fork%s refused",
+			 (unsigned long long)plan->limits.pids, r->pids_hits,
+			 r->pids_hits == 1 ? " was" : "s were");
+	if (r->cgroup_left) {
+		cmd_warn("the jail's cgroup could not be removed:");
+		cmd_print_err(&r->cg_err);
+	}
+}
+
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 {
 	char *bwrap = NULL;
@@ -164,7 +207,9 @@ int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;
 	char *pj = policy_to_json(&req->pol);
 	char *txt = bw_plan_render(plan, have ? bwrap : "bwrap");
-	printf("# policy: %s\n%s", pj, txt);
+	printf("# policy: %s\n", pj);
+	print_limits(plan);
+	printf("%s", txt);
 	free(pj);
 	free(txt);
 	free(bwrap);
@@ -225,6 +270,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 		return EXIT_JAIL;
 	}
 	report_violations(&r, rec);
+	report_limits(&r, plan);
 	if (r.killed)
 		cmd_warn("the command did not exit after %s: the jail was killed",
 			 r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
@@ -260,6 +306,8 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 	 * state dir, gives the one warning */
 	if (!req->dry_run && toolprep_prepare(&j->hf, &e) < 0)
 		err_clear(&e);
+	/* the defaults are resolved here, so --dry-run shows them and the session stores them */
+	limits_resolve(&req->pol.memory, &req->pol.pids, j->hf.mem_total);
 	if (bwrap_build(&req->pol, &j->hf, &req->cmd, &j->plan, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;
@@ -345,7 +393,9 @@ int cmd_run(int argc, char **argv)
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = getenv("HOME"),
 				.env_fs = getenv("AGENTJAIL_FS"),
-				.env_net = getenv("AGENTJAIL_NET")};
+				.env_net = getenv("AGENTJAIL_NET"),
+				.env_memory = getenv("AGENTJAIL_MEMORY"),
+				.env_pids = getenv("AGENTJAIL_PIDS")};
 	struct run_request req;
 	struct err e = {0};
 	int rc;

@@ -115,7 +115,9 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = home,
 				.env_fs = getenv("AGENTJAIL_FS"),
-				.env_net = getenv("AGENTJAIL_NET")};
+				.env_net = getenv("AGENTJAIL_NET"),
+				.env_memory = getenv("AGENTJAIL_MEMORY"),
+				.env_pids = getenv("AGENTJAIL_PIDS")};
 	struct err e = {0};
 	if (run_parse_args((int)args->n, strv_data(args), &ctx, req, &e) < 0 ||
 	    policy_validate(&req->pol, home, &e) < 0) {

@@ -2,6 +2,7 @@
  * about the host goes to the hostfacts table. */
 #include "core/bwrap_argv.h"
 #include "core/gitprotect.h"
+#include "core/cgroup.h"
 #include "core/resolve.h"
 #include "core/toolcache.h"
 #include "core/toolmgr.h"
@@ -17,12 +18,8 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-/* tmpfs sizes: generous for builds, but bounded so a runaway jail cannot eat the host's RAM */
-#define SIZE_TMP "4294967296"     /* 4 GiB */
-#define SIZE_VARTMP "1073741824"  /* 1 GiB */
-#define SIZE_RUN "67108864"       /* 64 MiB */
-#define SIZE_SHM "1073741824"     /* 1 GiB */
-#define SIZE_HOME "1073741824"    /* 1 GiB */
+/* tmpfs sizes: generous for builds (4 GiB /tmp, 1 GiB /var/tmp, /dev/shm and $HOME, 64 MiB
+ * /run), scaled down so together they never promise more than --memory (limits.c) */
 
 const char *const bw_protected_names[] = {
 	".git/hooks", ".git/config", ".gitmodules", ".pre-commit-config.yaml", ".agentjail.toml",
@@ -330,14 +327,19 @@ static void add_proc_dev(struct bw_plan *p, struct hostfacts *hf, const struct p
 		   pol->dev.v[i]);
 }
 
+/* a tmpfs size in bytes, for --size */
+#define SZ(v) (snprintf(sz, sizeof sz, "%llu", (unsigned long long)(v)), sz)
+
 static void add_tmpfs(struct bw_plan *p)
 {
-	op(p, "private /tmp", 6, "--size", SIZE_TMP, "--perms", "1777", "--tmpfs", "/tmp");
-	op(p, "private /var/tmp", 6, "--size", SIZE_VARTMP, "--perms", "1777", "--tmpfs",
+	char sz[24];
+	const struct tmpfs_sizes *t = &p->limits.tmpfs;
+	op(p, "private /tmp", 6, "--size", SZ(t->tmp), "--perms", "1777", "--tmpfs", "/tmp");
+	op(p, "private /var/tmp", 6, "--size", SZ(t->vartmp), "--perms", "1777", "--tmpfs",
 	   "/var/tmp");
-	op(p, "private /run: no host sockets", 6, "--size", SIZE_RUN, "--perms", "0755",
+	op(p, "private /run: no host sockets", 6, "--size", SZ(t->run), "--perms", "0755",
 	   "--tmpfs", "/run");
-	op(p, "private shared memory", 6, "--size", SIZE_SHM, "--perms", "1777", "--tmpfs",
+	op(p, "private shared memory", 6, "--size", SZ(t->shm), "--perms", "1777", "--tmpfs",
 	   "/dev/shm");
 	op(p, "as on the host", 3, "--symlink", "../run", "/var/run");
 	char fd[16];
@@ -480,8 +482,9 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		skip(p, home, "home lies inside the workspace: the workspace bind shows it");
 		return false;
 	}
-	op(p, "$HOME is an empty private tmpfs", 6, "--size", SIZE_HOME, "--perms", "0700",
-	   "--tmpfs", home);
+	char sz[24];
+	op(p, "$HOME is an empty private tmpfs", 6, "--size", SZ(p->limits.tmpfs.home), "--perms",
+	   "0700", "--tmpfs", home);
 
 	_cleanup_free_ char *gitconfig = path_join(home, ".gitconfig");
 	enum hf_type gt = hf_type(hf, gitconfig);
@@ -1066,6 +1069,39 @@ static void dedupe_mounts(struct bw_plan *p)
 	p->next_fd = fd;
 }
 
+/* The limits as the policy has them (defaults resolved by the caller; unset: none) and how
+ * this host enforces them (a fact the probe found). */
+static void plan_limits(struct bw_plan *p, const struct policy *pol, const struct hostfacts *hf)
+{
+	p->limits.memory = pol->memory;
+	p->limits.pids = pol->pids;
+	p->limits.mech = hf->limits_mech;
+	if (hf->limits_mech == LIMITS_CGROUP && hf->cgroup_parent)
+		p->limits.cgroup_parent = xstrdup(hf->cgroup_parent);
+	if (hf->limits_why)
+		p->limits.why = xstrdup(hf->limits_why);
+	p->limits.root = hf->uid == 0;
+	limits_tmpfs_sizes(pol->memory, &p->limits.tmpfs);
+}
+
+/* Without a cgroup scope, the jail's init sets rlimits: RLIMIT_DATA per process, and
+ * RLIMIT_NPROC inside the jail's user namespace (it counts the jail's processes only there;
+ * root is exempt from it, so not for root). */
+static void add_rlimits(struct bw_plan *p)
+{
+	const struct bw_limits *l = &p->limits;
+	if (l->mech != LIMITS_RLIMIT)
+		return;
+	if (l->memory != LIMIT_UNSET && l->memory != LIMIT_UNLIMITED) {
+		strv_push(&p->cmd, "--rlimit-data");
+		strv_pushf(&p->cmd, "%llu", (unsigned long long)l->memory);
+	}
+	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root) {
+		strv_push(&p->cmd, "--rlimit-nproc");
+		strv_pushf(&p->cmd, "%llu", (unsigned long long)l->pids);
+	}
+}
+
 int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
 		struct bw_plan *out, struct err *e)
 {
@@ -1086,6 +1122,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		err_set(e, 0, pol->workspace, "the workspace is not a directory");
 		return -1;
 	}
+	plan_limits(out, pol, hf);
 	add_always(out, pol);
 	add_system(out, hf);
 	add_tree_masks(out, hf, pol);
@@ -1147,6 +1184,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		strv_push(&out->cmd, out->deny_read.v[i]);
 	}
 	strv_push(&out->cmd, "--scope");
+	add_rlimits(out);
 	strv_push(&out->cmd, "--");
 	for (size_t i = 0; i < cmd->n; i++)
 		strv_push(&out->cmd, cmd->v[i]);
@@ -1172,6 +1210,8 @@ void bw_plan_free(struct bw_plan *p)
 	strv_free(&p->cmd);
 	free(p->chdir);
 	free(p->state_dir);
+	free(p->limits.cgroup_parent);
+	free(p->limits.why);
 	memset(p, 0, sizeof *p);
 }
 

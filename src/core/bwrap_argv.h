@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/hostfacts.h"
+#include "core/limits.h"
 #include "core/policy.h"
 #include "util/err.h"
 #include "util/strv.h"
@@ -50,6 +51,14 @@ struct bw_plan {
 	char *state_dir;      /* agentjail's own state directory (0700, the user's): binds from it
 			       * (the private package caches) are reachable by nobody else */
 	int next_fd;
+	struct bw_limits {    /* the jail's limits (core/limits.h values) and how they hold */
+		uint64_t memory, pids;
+		int mech;            /* enum limits_mech (cgroup.h) */
+		char *cgroup_parent; /* LIMITS_CGROUP: where launch makes the jail's scope */
+		char *why;           /* why that mechanism (the host probe's words), or NULL */
+		bool root;           /* the jail runs as root: RLIMIT_NPROC does not apply */
+		struct tmpfs_sizes tmpfs;
+	} limits;
 };
 
 /* Build the plan. Fails (exit 2 material) only on a policy the host facts make impossible:

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/avail.h"
+#include "core/cgroup.h"
 #include "core/etcscan.h"
 #include "core/landlock.h"
 #include "core/profile.h"
@@ -740,6 +741,23 @@ static void check_landlock(struct doctor_report *r)
 	}
 }
 
+/* How a jail's --memory and --pids hold on this host (cgroup.h). */
+static void check_limits(struct doctor_report *r)
+{
+	struct cg_probe cp;
+	cg_probe_host(&cp);
+	if (cp.mech == LIMITS_CGROUP)
+		doctor_add(r, "limits", DOCTOR_OK, NULL, "%s", cp.why);
+	else
+		doctor_add(r, "limits", DOCTOR_WARN, cp.fix,
+		           "rlimits only: RLIMIT_DATA per process (not the jail's total, "
+		           "tmpfs mounts bounded by their size)%s; no cgroup v2 scope: %s",
+		           getuid() == 0 ? ", no process limit (root is exempt from RLIMIT_NPROC)"
+		                         : ", RLIMIT_NPROC in the jail's user namespace",
+		           cp.why);
+	cg_probe_free(&cp);
+}
+
 static void check_pty(struct doctor_report *r)
 {
 	static const char fix[] =
@@ -1141,6 +1159,7 @@ void doctor_run(struct doctor_report *r)
 	check_jail(r);
 	check_seccomp(r);
 	check_landlock(r);
+	check_limits(r);
 	check_pty(r);
 	report_take(r, &early);
 	check_agents(r);

@@ -26,7 +26,7 @@ void hostfacts_free(struct hostfacts *hf)
 			 &hf->state_dir,     &hf->config_dir,	 &hf->self_exe,
 			 &hf->resolv_target,
 			 &hf->gitdir,	     &hf->commondir,	 &hf->hooks_path,
-			 &hf->session_id};
+			 &hf->session_id,    &hf->cgroup_parent,	 &hf->limits_why};
 	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
 		free(*strs[i]);
 	strv_free(&hf->env);

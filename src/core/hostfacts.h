@@ -63,6 +63,10 @@ struct hostfacts {
 	long long nested_since; /* when that walk started (seconds since the epoch) */
 	struct err *git_refused; /* a git pointer the jail must not follow (gitinfo.h), or NULL */
 	char *session_id;      /* AGENTJAIL_SESSION value */
+	unsigned long long mem_total; /* the host's RAM in bytes (0 unknown) */
+	int limits_mech;       /* enum limits_mech (cgroup.h): how limits are enforced here */
+	char *cgroup_parent;   /* LIMITS_CGROUP: where the jail's scope is made */
+	char *limits_why;      /* one line: why that mechanism */
 
 	struct hf_entry **tab;
 	size_t ntab, captab;

@@ -13,8 +13,10 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/doctor.h"
 #include "core/etcscan.h"
 #include "core/gitinfo.h"
@@ -277,6 +279,19 @@ static int gather_git(struct hostfacts *hf, const struct policy *pol, struct err
 	return 0;
 }
 
+/* The host's RAM and how a jail's limits can be enforced here (cgroup.h). */
+static void gather_limits(struct hostfacts *hf)
+{
+	struct sysinfo si;
+	if (sysinfo(&si) == 0)
+		hf->mem_total = (unsigned long long)si.totalram * si.mem_unit;
+	struct cg_probe cp;
+	cg_probe_host(&cp);
+	hf->limits_mech = (int)cp.mech;
+	hf->cgroup_parent = cp.parent;
+	hf->limits_why = xstrdup(cp.why);
+}
+
 int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
 		     char **environ_, struct err *e)
 {
@@ -319,5 +334,6 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 
 	if (!hf->session_id)
 		hf->session_id = hostfacts_new_uuid();
+	gather_limits(hf);
 	return 0;
 }

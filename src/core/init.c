@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -84,6 +85,8 @@ struct init_args {
 	struct strv writable;   /* Landlock: where writes are allowed */
 	struct strv deny_read;  /* Landlock: masked paths that stay unreadable */
 	bool scope;             /* Landlock: scope abstract sockets and signals */
+	unsigned long long rlimit_data;  /* without a cgroup scope: RLIMIT_DATA, 0 none */
+	unsigned long long rlimit_nproc; /* RLIMIT_NPROC (in the jail's user namespace), 0 none */
 	char **cmd;
 };
 
@@ -106,6 +109,10 @@ static int parse_args(int argc, char **argv, struct init_args *a)
 			strv_push(&a->deny_read, argv[++i]);
 		else if (!strcmp(argv[i], "--scope"))
 			a->scope = true;
+		else if (!strcmp(argv[i], "--rlimit-data") && i + 1 < argc)
+			a->rlimit_data = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--rlimit-nproc") && i + 1 < argc)
+			a->rlimit_nproc = strtoull(argv[++i], NULL, 10);
 		else
 			return -1;
 	}
@@ -155,6 +162,26 @@ static int apply_landlock(const struct init_args *a)
 		if (rep.scoped)
 			v |= CTL_LL_SCOPED;
 		(void)ctl_send(a->ctl, CTL_LANDLOCK, v);
+	}
+	return 0;
+}
+
+/* The limits a host without a cgroup scope enforces here (cgroup.h). RLIMIT_NPROC is set in
+ * the jail, after bwrap made its user namespace: Linux counts it per user namespace and uid,
+ * so it counts the jail's processes and none of the user's others. Soft and hard: the jail
+ * has no CAP_SYS_RESOURCE to raise it again. */
+static int apply_rlimits(const struct init_args *a)
+{
+	struct rlimit rl;
+	if (a->rlimit_data) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)a->rlimit_data;
+		if (setrlimit(RLIMIT_DATA, &rl) < 0)
+			return fail("cannot set RLIMIT_DATA (--memory)", errno);
+	}
+	if (a->rlimit_nproc) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)a->rlimit_nproc;
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+			return fail("cannot set RLIMIT_NPROC (--pids)", errno);
 	}
 	return 0;
 }
@@ -296,7 +323,7 @@ int init_main(int argc, char **argv)
 	struct init_args a = {0};
 	if (parse_args(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
-			    "[--scope] -- CMD",
+			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] -- CMD",
 			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);
@@ -307,7 +334,7 @@ int init_main(int argc, char **argv)
 			    0);
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		return fail("no_new_privs is not set: refusing to run", 0);
-	if (apply_landlock(&a) < 0)
+	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
 		return 125;
 	/* not dumpable: otherwise the command (same uid) could open /proc/1/mem and write into
 	 * init, which holds the control channel to the host (fake exits, fake stops). The

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/ctl.h"
 #include "core/gitscan.h"
 #include "core/pty.h"
@@ -220,6 +221,7 @@ struct fdmap {
 	int *dst;
 	size_t n;
 	char **argv; /* bwrap --args N -- COMMAND… */
+	const struct cg_scope *cg; /* the jail's cgroup scope, or NULL */
 };
 
 static void fdmap_add(struct fdmap *m, int src, int dst)
@@ -249,6 +251,13 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
 		       int slave, unsigned which)
 {
 	static const char msg[] = "agentjail: cannot start bwrap\n";
+	static const char cgmsg[] = "agentjail: cannot enter the jail's cgroup\n";
+	/* first: the fds below are about to be renumbered */
+	if (m->cg && cg_scope_enter(m->cg) < 0) {
+		ssize_t w = write(2, cgmsg, sizeof cgmsg - 1);
+		(void)w;
+		_exit(125);
+	}
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(125);
 	/* a session of its own: no signal for our process group or our terminal reaches the
@@ -562,6 +571,31 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	return 0;
 }
 
+/* The jail's cgroup scope, when the plan has the host make one (bwrap enters it in the child,
+ * before exec). */
+static int limits_scope(const struct bw_plan *plan, struct cg_scope *cg, struct fdmap *m,
+			struct err *e)
+{
+	const struct bw_limits *l = &plan->limits;
+	if (l->mech != LIMITS_CGROUP || !l->cgroup_parent)
+		return 0;
+	if (cg_scope_create(l->cgroup_parent, l->memory, l->pids, cg, e) < 0)
+		return -1;
+	m->cg = cg;
+	return 0;
+}
+
+/* After the run: what the scope saw, then it goes (never left behind). */
+static void limits_collect(struct cg_scope *cg, struct launch_result *r)
+{
+	if (!cg->dir)
+		return;
+	r->oom_kills = cg_scope_oom_kills(cg);
+	r->pids_hits = cg_scope_pids_max_hits(cg);
+	if (cg_scope_destroy(cg, &r->cg_err) < 0)
+		r->cgroup_left = true;
+}
+
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
 	       const char *quarantine_dir, const struct launch_hooks *hooks,
 	       struct launch_result *r, struct err *e)
@@ -574,6 +608,7 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .hooks = hooks,
 			    .r = r};
 	struct snapshot before = {0};
+	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);
 	if (rc == 0)
 		rc = snapshot_take(&plan->watch, &before, e);
@@ -582,8 +617,11 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	if (rc == 0)
 		start_watch(&c, &before, quarantine_dir);
 	if (rc == 0)
+		rc = limits_scope(plan, &cg, &c.m, e);
+	if (rc == 0)
 		rc = run_jail(bwrap, &c, r, e);
 	run_ctx_free(&c);
+	limits_collect(&cg, r);
 	struct violations after = {0};
 	if (rc == 0 && snapshot_check(&before, quarantine_dir, &after, &r->snap_err) < 0)
 		r->snapshot_failed = true;

@@ -28,6 +28,10 @@ struct launch_result {
 	struct err snap_err;
 	bool watch_failed;     /* the live watch of missing protected paths could not start */
 	struct err watch_err;
+	unsigned long long oom_kills;  /* cgroup scope: processes the kernel OOM-killed */
+	unsigned long long pids_hits;  /* cgroup scope: forks refused at pids.max */
+	bool cgroup_left;              /* the scope could not be removed (cg_err says why) */
+	struct err cg_err;
 };
 
 /* Run the plan. Returns -1 (e filled) when the jail could not even be attempted

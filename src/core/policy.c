@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -136,7 +137,7 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 }
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
-	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR };
+	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS };
 
 static const struct {
 	const char *name;
@@ -147,7 +148,8 @@ static const struct {
 		{"--workspace", OPT_WORKSPACE, true}, {"--rw", OPT_RW, true},
 		{"--ro", OPT_RO, true},		 {"--hide", OPT_HIDE, true},
 		{"--dev", OPT_DEV, true},		 {"--env", OPT_ENV, true},
-		{"--agent-writable-instructions", OPT_AGENT_WRITABLE_INSTR, false}};
+		{"--agent-writable-instructions", OPT_AGENT_WRITABLE_INSTR, false},
+		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -161,6 +163,32 @@ int policy_opt_arity(const char *arg)
 		return run_opts[k].value && !eq ? 1 : 0;
 	}
 	return -1;
+}
+
+/* --memory / AGENTJAIL_MEMORY, --pids / AGENTJAIL_PIDS: `from` names the source. */
+static int parse_memory(const char *v, const char *from, uint64_t *out, struct err *e)
+{
+	uint64_t m;
+	if (limits_parse_size(v, &m) < 0)
+		return usage_err(e, v, "%s needs a size such as 512M, 4G or a number of bytes, or "
+				       "unlimited",
+				 from);
+	if (m < LIMITS_MIN_MEM)
+		return usage_err(e, v, "%s is below the least a jail can start with (32M)", from);
+	*out = m;
+	return 0;
+}
+
+static int parse_pids(const char *v, const char *from, uint64_t *out, struct err *e)
+{
+	uint64_t n;
+	if (limits_parse_count(v, &n) < 0)
+		return usage_err(e, v, "%s needs a number of processes (e.g. 4096) or unlimited",
+				 from);
+	if (n < LIMITS_MIN_PIDS)
+		return usage_err(e, v, "%s is below the least a jail can start with (8)", from);
+	*out = n;
+	return 0;
 }
 
 /* Apply one option with its value (NULL for flags). */
@@ -216,6 +244,10 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		strv_push(&p->env, v);
 		return 0;
 	}
+	case OPT_MEMORY:
+		return parse_memory(v, "--memory", &p->memory, e);
+	case OPT_PIDS:
+		return parse_pids(v, "--pids", &p->pids, e);
 	}
 	return usage_err(e, "", "internal: unknown option id");
 }
@@ -234,6 +266,12 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
 				 "off or on");
+	if (ctx->env_memory && *ctx->env_memory &&
+	    parse_memory(ctx->env_memory, "AGENTJAIL_MEMORY", &p->memory, e) < 0)
+		return -1;
+	if (ctx->env_pids && *ctx->env_pids &&
+	    parse_pids(ctx->env_pids, "AGENTJAIL_PIDS", &p->pids, e) < 0)
+		return -1;
 	bool net_given = ctx->env_net && *ctx->env_net;
 	if (!net_given && ctx->net_default_on)
 		p->net = NET_ON;
@@ -415,6 +453,28 @@ static json_t *strv_json(const struct strv *v)
 	return a;
 }
 
+static json_t *limit_json(uint64_t v)
+{
+	return v == LIMIT_UNLIMITED ? json_string("unlimited") : json_integer((json_int_t)v);
+}
+
+/* A stored limit: absent (unset), "unlimited", or a positive integer. */
+static int limit_from_json(json_t *o, const char *key, uint64_t *out, struct err *e)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (json_is_string(v) && !strcmp(json_string_value(v), "unlimited"))
+		*out = LIMIT_UNLIMITED;
+	else if (json_is_integer(v) && json_integer_value(v) > 0)
+		*out = (uint64_t)json_integer_value(v);
+	else
+		return err_set(e, 0, key, "stored policy: %s is not a positive number or "
+					  "\"unlimited\"",
+			       key);
+	return 0;
+}
+
 char *policy_to_json(const struct policy *p)
 {
 	json_t *env = json_array();
@@ -437,6 +497,11 @@ char *policy_to_json(const struct policy *p)
 			      strv_json(&p->dev), "env", env, "allow_ptrace", p->allow_ptrace);
 	if (!o)
 		abort();
+	/* limits: bytes / tasks, or "unlimited"; absent while unset (the default applies) */
+	if (p->memory != LIMIT_UNSET)
+		json_object_set_new(o, "memory", limit_json(p->memory));
+	if (p->pids != LIMIT_UNSET)
+		json_object_set_new(o, "pids", limit_json(p->pids));
 	if (p->profile) {
 		json_object_set_new(o, "profile", jstr(p->profile));
 		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
@@ -512,7 +577,9 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "env", &out->env, e) < 0 || json_strv(o, "agent_rw", &out->agent_rw, e) < 0 ||
 	    json_strv(o, "protect", &out->protect, e) < 0 ||
 	    json_strv(o, "setenv", &out->setenv, e) < 0 ||
-	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0)
+	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0 ||
+	    limit_from_json(o, "memory", &out->memory, e) < 0 ||
+	    limit_from_json(o, "pids", &out->pids, e) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -1,6 +1,7 @@
 /* policy: what a jail may see and do. Pure: parsing, validation, JSON. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "util/err.h"
 #include "util/strv.h"
@@ -21,6 +22,8 @@ struct policy {
 	struct strv dev;          /* device nodes, absolute */
 	struct strv env;          /* NAME or NAME=VALUE */
 	bool allow_ptrace;
+	uint64_t memory;          /* --memory bytes; LIMIT_UNSET (default) or LIMIT_UNLIMITED */
+	uint64_t pids;            /* --pids tasks; the same (core/limits.h) */
 	/* from an agent profile */
 	char *profile;            /* the profile's name, NULL for `run` */
 	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */
@@ -54,6 +57,8 @@ struct parse_ctx {
 	const char *home;
 	const char *env_fs;       /* AGENTJAIL_FS or NULL */
 	const char *env_net;      /* AGENTJAIL_NET or NULL */
+	const char *env_memory;   /* AGENTJAIL_MEMORY or NULL */
+	const char *env_pids;     /* AGENTJAIL_PIDS or NULL */
 	bool net_default_on;      /* agents: the network is on unless asked otherwise */
 };
 

@@ -59,7 +59,8 @@ static int usage(void)
 		"       | connect-tcp HOST PORT | socket FAMILY | unshare-user | clone-newuser | tiocsti\n"
 		"       | caps | nnp | rename A B | link A B | mknod PATH | env | exit N | kill-self SIG\n"
 		"       | listen-unix PATH | listen-abstract NAME | listen-tcp HOST PORT | landlock-abi\n"
-		"       | mode chmod|fchmodat2|open-creat|mknod-reg OCTAL PATH | setcap-xattr PATH\n");
+		"       | mode chmod|fchmodat2|open-creat|mknod-reg OCTAL PATH | setcap-xattr PATH\n"
+		"       | forkn N | alloc MIB | fill PATH MIB\n");
 	return 2;
 }
 
@@ -422,6 +423,82 @@ static int do_listen_tcp(const char *host, const char *port)
 	return 0;
 }
 
+/* Start n children that wait; prints "forked K" then ok, or the fork's errno. */
+static int do_forkn(const char *arg)
+{
+	long n;
+	if (parse_int(arg, 1, 100000, &n) < 0)
+		return usage();
+	pid_t *kids = calloc((size_t)n, sizeof *kids);
+	if (!kids)
+		return report_errno(ENOMEM);
+	long k = 0;
+	int err = 0;
+	for (; k < n; k++) {
+		pid_t p = fork();
+		if (p == 0) {
+			pause();
+			_exit(0);
+		}
+		if (p < 0) {
+			err = errno;
+			break;
+		}
+		kids[k] = p;
+	}
+	for (long i = 0; i < k; i++)
+		(void)kill(kids[i], SIGKILL);
+	for (long i = 0; i < k; i++)
+		(void)waitpid(kids[i], NULL, 0);
+	free(kids);
+	printf("forked %ld\n", k);
+	return err ? report_errno(err) : report_ok();
+}
+
+/* Allocate MIB mebibytes and touch every page. */
+static int do_alloc(const char *arg)
+{
+	long mib;
+	if (parse_int(arg, 1, 1 << 20, &mib) < 0)
+		return usage();
+	size_t len = (size_t)mib << 20;
+	char *m = malloc(len);
+	if (!m)
+		return report_errno(errno ? errno : ENOMEM);
+	for (size_t off = 0; off < len; off += 4096)
+		m[off] = 1;
+	return report_ok();
+}
+
+/* Write MIB mebibytes into a new file PATH. */
+static int do_fill(const char *path, const char *arg)
+{
+	long mib;
+	if (parse_int(arg, 1, 1 << 20, &mib) < 0)
+		return usage();
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return report_errno(errno);
+	static char buf[1 << 20];
+	memset(buf, 'x', sizeof buf);
+	for (long i = 0; i < mib; i++) {
+		size_t off = 0;
+		while (off < sizeof buf) {
+			ssize_t w = write(fd, buf + off, sizeof buf - off);
+			if (w < 0) {
+				int err = errno;
+				(void)close(fd);
+				(void)unlink(path);
+				return report_errno(err);
+			}
+			off += (size_t)w;
+		}
+	}
+	(void)close(fd);
+	(void)unlink(path);
+	return report_ok();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -480,5 +557,11 @@ int main(int argc, char **argv)
 		return do_listen_unix(a[0], 1);
 	if (!strcmp(cmd, "listen-tcp") && n == 2)
 		return do_listen_tcp(a[0], a[1]);
+	if (!strcmp(cmd, "forkn") && n == 1)
+		return do_forkn(a[0]);
+	if (!strcmp(cmd, "alloc") && n == 1)
+		return do_alloc(a[0]);
+	if (!strcmp(cmd, "fill") && n == 2)
+		return do_fill(a[0], a[1]);
 	return usage();
 }

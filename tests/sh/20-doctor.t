@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
-IDS='bwrap bwrap_version userns jail seccomp landlock pty state_dir config etcscan agent.claude
+IDS='bwrap bwrap_version userns jail seccomp landlock limits pty state_dir config etcscan agent.claude
 agent.codex agent.gemini agent.kiro agent.pi agent.opencode agent.aider toolchain cache'
 
 # json_check FILE EXPECT_OK — the documented schema (doc/doctor-json.md); prints problems

@@ -1,4 +1,4 @@
-/* agentjail cache [size | clean]: the private package caches jails share (DESIGN §3b). */
+/* agentjail cache [size | clean]: the private package caches jails share (doc/design.md §3b). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* agentcopy: a private copy in, only safe keys back out (DESIGN §3b). */
+/* agentcopy: a private copy in, only safe keys back out (doc/design.md §3b). */
 #include "core/agentcopy.h"
 
 #include <errno.h>

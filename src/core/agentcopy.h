@@ -1,5 +1,5 @@
 /* agentcopy: the private copy of an agent's config file that the jail writes instead of the
- * host file (DESIGN §3b), and the merge of its safe keys back afterwards (the rule is
+ * host file (doc/design.md §3b), and the merge of its safe keys back afterwards (the rule is
  * jsonmerge's). The file I/O half; the merge itself is pure (core/jsonmerge.h). */
 #pragma once
 #include <stddef.h>

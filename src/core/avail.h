@@ -1,6 +1,6 @@
 /* avail: can a jail start on this host? Runs the very jail `agentjail run` would build (default
  * policy, a scratch workspace) on /bin/true and, when it fails, translates the failure into a
- * cause and a fix. Used by `doctor` and the TUI, never by `run` (DESIGN §2: run does not pay
+ * cause and a fix. Used by `doctor` and the TUI, never by `run` (doc/design.md §2: run does not pay
  * for a second jail).
  *
  * The probe is built from the pieces `run` uses: run_parse_args, policy_canonicalize,

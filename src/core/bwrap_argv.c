@@ -1,4 +1,4 @@
-/* bwrap_argv: policy + host facts → bwrap argv (DESIGN §3). No syscalls here: every question
+/* bwrap_argv: policy + host facts → bwrap argv (doc/design.md §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/bwrap_argv.h"
 #include "core/gitprotect.h"
@@ -89,7 +89,7 @@ static void mask(struct bw_plan *p, struct hostfacts *hf, const char *path, cons
 	}
 }
 
-/* ---- the sections, in DESIGN §3 mount order ---- */
+/* ---- the sections, in doc/design.md §3 mount order ---- */
 
 static void add_always(struct bw_plan *p, const struct policy *pol)
 {

@@ -77,5 +77,5 @@ void bw_plan_argv_redacted(const struct bw_plan *p, const char *bwrap_path, stru
  * shown as <redacted>; then the skipped list. */
 char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);
 
-/* The protected names inside every writable root (DESIGN §3 step 7). */
+/* The protected names inside every writable root (doc/design.md §3 step 7). */
 extern const char *const bw_protected_names[];

@@ -1,4 +1,4 @@
-/* doctor: what works on this host, what does not, and the exact fix (DESIGN §1, issue 4).
+/* doctor: what works on this host, what does not, and the exact fix (doc/design.md §1, issue 4).
  *
  * The checks (doctor_run) make system calls and run programs; the report, its aggregation and
  * its two renderings (text and the stable JSON of doc/doctor-json.md) are pure, as are the small

@@ -1,5 +1,5 @@
 /* etcscan: the entries of a read-only tree (/etc, /usr, /opt, a toolchain under $HOME) that an
- * unprivileged user could not read (DESIGN §3 step 1). One scanner for every tree.
+ * unprivileged user could not read (doc/design.md §3 step 1). One scanner for every tree.
  *
  * When agentjail runs as root, the jail's uid 0 passes the owner check of every root-owned file
  * (it has no capabilities, so permission bits still apply), so entries the host keeps from

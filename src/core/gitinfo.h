@@ -1,5 +1,5 @@
-/* gitinfo: the git facts of a workspace that decide what must be protected (DESIGN §3 steps 6
- * and 7): where the git directory really is (worktrees and submodules keep it outside the work
+/* gitinfo: the git facts of a workspace that decide what must be protected
+ * (doc/design.md §3 steps 6 and 7): where the git directory really is (worktrees and submodules keep it outside the work
  * tree), its common directory, and the hooks directory named by core.hooksPath. A hook planted
  * in any of them runs on the host the next time the user runs git, so the jail must not be able
  * to write there. */
@@ -71,7 +71,7 @@ int git_resolve(const char *workspace, const char *home, struct git_info *out,
 
 /* Validate the pointers git_resolve followed (the .git file and <gitdir>/commondir) before
  * anything is bound from them: a jailed run can rewrite them, and the next jail binds what they
- * name, writable (DESIGN §3 step 6). Accepted:
+ * name, writable (doc/design.md §3 step 6). Accepted:
  *   - a git dir (or common dir) inside the workspace that is a real directory;
  *   - outside the workspace, a linked worktree's git dir C/worktrees/NAME whose `gitdir` file
  *     points back at <workspace>/.git and whose commondir is C;

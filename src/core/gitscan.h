@@ -1,4 +1,4 @@
-/* gitscan: the git repositories nested below the workspace (DESIGN §3 step 7). A repository
+/* gitscan: the git repositories nested below the workspace (doc/design.md §3 step 7). A repository
  * the jail creates is one git on the host runs in: the outer `git status` recurses into a
  * gitlink, and any git command run in that directory reads its config and hooks. Those found
  * before the run are protected like the workspace's own (gitprotect); one that appears during

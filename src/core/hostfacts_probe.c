@@ -241,7 +241,7 @@ static void ensure_hooks(struct hostfacts *hf)
 	strv_free(&dirs);
 }
 
-/* The git facts of the workspace (DESIGN §3 steps 6 and 7): its git dir and common dir,
+/* The git facts of the workspace (doc/design.md §3 steps 6 and 7): its git dir and common dir,
  * validated (a refusal is kept for the builder, which fails with it: exit 2); the repositories
  * nested in it (a bounded walk, see gitscan.h); an empty hooks/ where one is missing. */
 static int gather_git(struct hostfacts *hf, const struct policy *pol, struct err *e)

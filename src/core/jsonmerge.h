@@ -1,5 +1,5 @@
 /* jsonmerge: which changes an agent made to its private copy of a config file flow back to the
- * host file (DESIGN §3b: "given to the jail as a private copy from which only safe keys are
+ * host file (doc/design.md §3b: "given to the jail as a private copy from which only safe keys are
  * merged back"). Pure: three JSON texts in, one out; no file I/O.
  *
  * The rule is an allowlist: a key the agent changed in the jail comes back only when it is named

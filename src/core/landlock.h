@@ -1,6 +1,6 @@
 /* landlock: the jail's Landlock domain, applied by `__init` to itself right before it forks the
- * command (DESIGN §2, §3 "Landlock"). Defence in depth under bwrap's mounts: the writable view is
- * mirrored (a write through a leaked host fd is refused), and where the kernel has scoping
+ * command (doc/design.md §2, §3 "Landlock"). Defence in depth under bwrap's mounts: the
+ * writable view is mirrored (a write through a leaked host fd is refused), and where the kernel has scoping
  * (ABI >= 6) abstract Unix sockets and signals are confined to the jail.
  *
  * Filesystem rights handled (everything else — execute, ioctl, and read unless a read-deny list

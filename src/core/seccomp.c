@@ -1,4 +1,4 @@
-/* seccomp: the jail's syscall filter (DESIGN §3).
+/* seccomp: the jail's syscall filter (doc/design.md §3).
  *
  * The filter is an allow-by-default list of refusals. Every refusal returns an errno rather than
  * killing, so programs that probe a feature (clone3, the new mount API, exotic socket families)

@@ -1,4 +1,4 @@
-/* seccomp: the jail's syscall filter (DESIGN §3), built with libseccomp and exported as BPF
+/* seccomp: the jail's syscall filter (doc/design.md §3), built with libseccomp and exported as BPF
  * for `bwrap --seccomp FD`. */
 #pragma once
 #include <stdbool.h>

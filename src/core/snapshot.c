@@ -1,5 +1,5 @@
 /* snapshot: protected paths before and after a run, and the quarantine for what changed
- * (DESIGN §3 step 7).
+ * (doc/design.md §3 step 7).
  *
  * The read-only binds are the protection; this is the second line. Everything here runs on the
  * host after the jail is gone, possibly as root, over a tree an agent could write: nothing follows

@@ -1,4 +1,4 @@
-/* snapshot: the state of protected paths before a run, compared after it (DESIGN §3 step 7).
+/* snapshot: the state of protected paths before a run, compared after it (doc/design.md §3 step 7).
  * A protected path that appeared or changed during the run is a violation: it is reported and
  * moved aside into the state directory, never deleted. */
 #pragma once

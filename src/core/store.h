@@ -1,4 +1,4 @@
-/* store: the session store (DESIGN §5): SQLite at <state_dir>/agentjail.db.
+/* store: the session store (doc/design.md §5): SQLite at <state_dir>/agentjail.db.
  *
  * Files. store_open creates the missing components of state_dir with mode 0700 and the database
  * with mode 0600 (created by us with O_EXCL before SQLite sees it, so it is never wider; SQLite

@@ -13,7 +13,7 @@
 #include "core/hostfacts.h"
 #include "util/strv.h"
 
-/* ---- private package caches (DESIGN §3b: a jail never writes the host's caches) ---- */
+/* ---- private package caches (doc/design.md §3b: a jail never writes the host's caches) ---- */
 struct toolcache {
 	const char *name;     /* <state>/cache/<name> */
 	const char *tool;     /* the program whose presence on PATH asks for it */

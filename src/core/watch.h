@@ -1,4 +1,5 @@
-/* watch: protected paths that are missing when the run starts, watched live (DESIGN §3 step 7).
+/* watch: protected paths that are missing when the run starts, watched live
+ * (doc/design.md §3 step 7).
  *
  * A missing protected path cannot be bound read-only, and the check after the run comes too
  * late for a hook the host runs meanwhile (`git commit` in another terminal). So the host side

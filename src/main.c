@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/init.h"
-#include "core/profile.h"
-#include "core/shim.h"
+#include "core/jail/init.h"
+#include "core/plan/profile.h"
+#include "core/host/shim.h"
 #include "util/path.h"
 
 #define AGENTJAIL_VERSION "0.1.0"

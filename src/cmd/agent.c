@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/agentcopy.h"
-#include "core/doctor.h"
-#include "core/hostfacts_probe.h"
-#include "core/profile.h"
-#include "core/resolve.h"
-#include "core/shim.h"
+#include "core/host/agentcopy.h"
+#include "core/plan/dirs.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/plan/profile.h"
+#include "core/plan/resolve.h"
+#include "core/host/shim.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
@@ -118,7 +118,7 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req)
 	if (!file || req->pol.fs == FS_DANGER_FULL || !strv_contains(&req->pol.agent_rw, file) ||
 	    (stat(file, &st) < 0 && errno == ENOENT))
 		return cmd_run_request(req);
-	_cleanup_free_ char *state = doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"),
+	_cleanup_free_ char *state = dirs_state_dir(getenv("AGENTJAIL_STATE_DIR"),
 						      getenv("XDG_STATE_HOME"), home);
 	if (req->dry_run) {
 		strv_push(&req->pol.agent_copy, file);

@@ -2,9 +2,9 @@
 #pragma once
 #include <stdbool.h>
 
-#include "core/bwrap_argv.h"
-#include "core/hostfacts.h"
-#include "core/policy.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/plan/hostfacts.h"
+#include "core/plan/policy.h"
 #include "util/err.h"
 
 enum {

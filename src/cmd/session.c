@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/doctor.h"
-#include "core/hostfacts_probe.h"
-#include "core/profile.h"
-#include "core/resolve.h"
-#include "core/sessfmt.h"
-#include "core/store.h"
+#include "core/plan/dirs.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/plan/profile.h"
+#include "core/plan/resolve.h"
+#include "core/session/sessfmt.h"
+#include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -27,7 +27,7 @@
 static char *state_dir(void)
 {
 	const char *home = getenv("HOME");
-	return doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"), getenv("XDG_STATE_HOME"),
+	return dirs_state_dir(getenv("AGENTJAIL_STATE_DIR"), getenv("XDG_STATE_HOME"),
 				home && home[0] == '/' ? home : "/");
 }
 

@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/bwrap_argv.h"
-#include "core/hostfacts_probe.h"
-#include "core/landlock.h"
-#include "core/launch.h"
-#include "core/probes.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/confine/landlock.h"
+#include "core/jail/launch.h"
+#include "core/diag/probes.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"

@@ -363,7 +363,7 @@ static int run_battery(struct run_request *req, const char *home, bool json)
 	_cleanup_free_ char *out = NULL;
 	if (rc == 0)
 		rc = launch_captured(req, &j, &out);
-	cmd_jail_free(&j);
+	jail_free(&j);
 	json_t *probes = json_array();
 	bool parsed = out && *out && collect(out, probes) == 0;
 	if (parsed)
@@ -396,7 +396,7 @@ static int verify_dry_run(struct run_request *req, const char *home)
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc == 0)
 		rc = cmd_jail_dry_run(req, &j.plan);
-	cmd_jail_free(&j);
+	jail_free(&j);
 	return rc;
 }
 

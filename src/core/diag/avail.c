@@ -19,16 +19,13 @@
 #include <unistd.h>
 
 #include "core/plan/bwrap_argv.h"
-#include "core/host/hostfacts_probe.h"
 #include "core/jail/launch.h"
-#include "core/host/toolprep.h"
+#include "core/jail/pipeline.h"
 #include "core/plan/policy.h"
-#include "core/confine/seccomp.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
 
-extern char **environ;
 
 /* What the probe child reports back, through a shared anonymous mapping (it closes every
  * inherited fd >= 3 while hardening itself, as run does, so a pipe would not survive). */
@@ -50,73 +47,38 @@ static long now_ms(void)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The child: plan the jail exactly as run does, then launch it. */
+/* The child: the jail exactly as run builds it (core/jail/pipeline.h), then launched. */
 
-struct plan_ctx {
-	struct run_request req;
-	struct hostfacts hf;
-	struct bw_plan plan;
-	bool have_req;
-};
-
-static void plan_ctx_free(struct plan_ctx *c)
-{
-	bw_plan_free(&c->plan);
-	hostfacts_free(&c->hf);
-	if (c->have_req)
-		run_request_free(&c->req);
-}
-
-static int plan_jail(const char *ws, struct plan_ctx *c, struct err *e)
+static int probe_jail(const char *ws, const char *quarantine, const char *bwrap, struct shared *sh)
 {
 	_cleanup_free_ char *ws_copy = xstrdup(ws);
 	char a0[] = "--workspace", a2[] = "--", a3[] = "/bin/true";
 	char *args[] = {a0, ws_copy, a2, a3, NULL};
 	const char *home = getenv("HOME");
 	struct parse_ctx ctx = {.cwd = ws, .home = home};
-	if (run_parse_args(4, args, &ctx, &c->req, e) < 0)
+	struct run_request req;
+	if (run_parse_args(4, args, &ctx, &req, &sh->e) < 0)
 		return -1;
-	c->have_req = true;
-	if (policy_validate(&c->req.pol, home, e) < 0)
-		return -1;
-	if (launch_harden_self(true, e) < 0)
-		return -1;
-	if (policy_canonicalize(&c->req.pol, e) < 0 || policy_validate(&c->req.pol, home, e) < 0)
-		return -1;
-	if (hostfacts_gather(&c->hf, &c->req.pol, &c->req.cmd, environ, e) < 0)
-		return -1;
-	/* doctor never creates the state directory: without one, the probe's jail goes without
-	 * the private caches that would live there */
-	struct stat st;
-	if (c->hf.state_dir && lstat(c->hf.state_dir, &st) < 0 && errno == ENOENT) {
-		free(c->hf.state_dir);
-		c->hf.state_dir = NULL;
-	}
-	/* the private caches and filtered configs, as `run` makes them before its plan */
-	if (c->hf.state_dir) {
-		struct err ignored = {0};
-		if (toolprep_prepare(&c->hf, &ignored) < 0)
-			err_clear(&ignored);
-	}
-	return bwrap_build(&c->req.pol, &c->hf, &c->req.cmd, &c->plan, e);
-}
-
-static int probe_jail(const char *ws, const char *quarantine, const char *bwrap, struct shared *sh)
-{
-	struct plan_ctx c = {0};
-	hostfacts_init(&c.hf);
-	int rc = plan_jail(ws, &c, &sh->e);
+	int rc = policy_validate(&req.pol, home, &sh->e);
+	if (rc == 0)
+		rc = launch_harden_self(true, &sh->e);
 	if (rc == 0) {
-		struct seccomp_opts sc = {.allow_ptrace = c.req.pol.allow_ptrace};
+		/* doctor never creates the state directory: without one, the probe's jail goes
+		 * without the private caches that would live there */
+		struct jail_prep o = {.make_caches = true, .no_new_state_dir = true};
+		struct jail j;
+		rc = jail_prepare(&req, &o, &j, &sh->e) == JAIL_READY ? 0 : -1;
 		struct launch_result lr;
-		rc = launch_run(&c.plan, bwrap, &sc, quarantine, NULL, &lr, &sh->e);
+		if (rc == 0)
+			rc = jail_launch(&req, &j, bwrap, quarantine, NULL, &lr, &sh->e);
 		if (rc == 0) {
 			sh->started = lr.started;
 			sh->status = lr.status;
 			launch_result_free(&lr);
 		}
+		jail_free(&j);
 	}
-	plan_ctx_free(&c);
+	run_request_free(&req);
 	return rc;
 }
 

@@ -3,9 +3,9 @@
  * cause and a fix. Used by `doctor` and the TUI, never by `run` (doc/design.md §2: run does not pay
  * for a second jail).
  *
- * The probe is built from the pieces `run` uses: run_parse_args, policy_canonicalize,
- * policy_validate, hostfacts_gather, bwrap_build, launch_find_bwrap (AGENTJAIL_BWRAP selects
- * it, as for run), launch_harden_self and launch_run. It runs in a child process with stdin and
+ * The probe goes through the pipeline `run` uses (core/jail/pipeline.h): run_parse_args,
+ * launch_harden_self, jail_prepare (without creating the state directory) and jail_launch, with
+ * bwrap found by launch_find_bwrap (AGENTJAIL_BWRAP selects it, as for run). It runs in a child process with stdin and
  * stdout on /dev/null (so no pty is involved, whatever the caller's terminal) and stderr on a
  * memory file whose content (bwrap's message) is returned. The scratch directory is made with
  * mkdtemp under /tmp and removed afterwards; the user's cwd is never touched.

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/jail/ctl.h"
+#include "core/plan/initargs.h"
 #include "core/confine/landlock.h"
 #include "util/strv.h"
 
@@ -78,48 +79,6 @@ static int caps_are_zero(void)
 	}
 	(void)fclose(f);
 	return seen == 5 && nonzero == 0 ? 1 : 0;
-}
-
-struct init_args {
-	int ctl;                /* control channel, -1 without */
-	struct strv writable;   /* Landlock: where writes are allowed */
-	struct strv deny_read;  /* Landlock: masked paths that stay unreadable */
-	bool scope;             /* Landlock: scope abstract sockets and signals */
-	unsigned long long rlimit_data;  /* without a cgroup scope: RLIMIT_DATA, 0 none */
-	unsigned long long rlimit_nproc; /* RLIMIT_NPROC (in the jail's user namespace), 0 none */
-	char **cmd;
-};
-
-static int parse_args(int argc, char **argv, struct init_args *a)
-{
-	a->ctl = -1;
-	int i = 1;
-	if (i < argc && !strcmp(argv[i], "__init"))
-		i++;
-	for (; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "--control") && i + 1 < argc)
-			a->ctl = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--writable") && i + 1 < argc)
-			strv_push(&a->writable, argv[++i]);
-		else if (!strcmp(argv[i], "--deny-read") && i + 1 < argc)
-			strv_push(&a->deny_read, argv[++i]);
-		else if (!strcmp(argv[i], "--scope"))
-			a->scope = true;
-		else if (!strcmp(argv[i], "--rlimit-data") && i + 1 < argc)
-			a->rlimit_data = strtoull(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--rlimit-nproc") && i + 1 < argc)
-			a->rlimit_nproc = strtoull(argv[++i], NULL, 10);
-		else
-			return -1;
-	}
-	if (i >= argc)
-		return -1;
-	a->cmd = argv + i;
-	return 0;
 }
 
 /* Keep only 0-2 and the control channel: bwrap's bind fds must not reach the command (a
@@ -320,8 +279,8 @@ static int run_loop(struct loop *l, int sfd)
 int init_main(int argc, char **argv)
 {
 	MARK_IN_JAIL();
-	struct init_args a = {0};
-	if (parse_args(argc, argv, &a) < 0)
+	struct init_args a;
+	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
 			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] -- CMD",
 			    0);

@@ -9,6 +9,7 @@
 #include "core/confine/seccomp.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/host/toolprep.h"
+#include "core/plan/initargs.h"
 #include "core/plan/limits.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -25,7 +26,7 @@ static void test_drop_deny_read(struct bw_plan *plan)
 	struct strv *c = &plan->cmd;
 	size_t w = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		if (!strcmp(c->v[i], "--deny-read") && i + 1 < c->n) {
+		if (!strcmp(c->v[i], INIT_OPT_DENY_READ) && i + 1 < c->n) {
 			free(c->v[i]);
 			free(c->v[++i]);
 			continue;

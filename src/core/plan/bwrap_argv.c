@@ -1,6 +1,7 @@
 /* bwrap_argv: policy + host facts → bwrap argv (doc/design.md §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/plan/bwrap_argv.h"
+#include "core/plan/initargs.h"
 #include "core/plan/gitprotect.h"
 #include "core/plan/resolve.h"
 #include "core/plan/toolcache.h"
@@ -1086,19 +1087,15 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 /* Without a cgroup scope, the jail's init sets rlimits: RLIMIT_DATA per process, and
  * RLIMIT_NPROC inside the jail's user namespace (it counts the jail's processes only there;
  * root is exempt from it, so not for root). */
-static void add_rlimits(struct bw_plan *p)
+static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 {
 	const struct bw_limits *l = &p->limits;
 	if (l->mech != LIMITS_RLIMIT)
 		return;
-	if (l->memory != LIMIT_UNSET && l->memory != LIMIT_UNLIMITED) {
-		strv_push(&p->cmd, "--rlimit-data");
-		strv_pushf(&p->cmd, "%llu", (unsigned long long)l->memory);
-	}
-	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root) {
-		strv_push(&p->cmd, "--rlimit-nproc");
-		strv_pushf(&p->cmd, "%llu", (unsigned long long)l->pids);
-	}
+	if (l->memory != LIMIT_UNSET && l->memory != LIMIT_UNLIMITED)
+		ia->rlimit_data = (unsigned long long)l->memory;
+	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root)
+		ia->rlimit_nproc = (unsigned long long)l->pids;
 }
 
 int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
@@ -1156,35 +1153,20 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	op(out, "start in the workspace", 2, "--chdir", cwd);
 
 	strv_push(&out->cmd, BW_INIT_PATH);
-	strv_push(&out->cmd, "__init");
-	strv_push(&out->cmd, "--control");
-	strv_pushf(&out->cmd, "%d", BW_FD_CONTROL);
 	/* Landlock in init mirrors the writable view: the writable roots and the private tmpfs
 	 * mounts (home included, when it is a tmpfs) */
-	for (size_t i = 0; i < writable.n; i++) {
-		strv_push(&out->cmd, "--writable");
-		strv_push(&out->cmd, writable.v[i]);
-	}
+	struct init_args ia = {.ctl = BW_FD_CONTROL, .scope = true};
+	strv_copy(&ia.writable, &writable);
 	static const char *const scratch[] = {"/tmp", "/var/tmp", "/run", "/dev/shm", NULL};
-	for (size_t i = 0; scratch[i]; i++) {
-		strv_push(&out->cmd, "--writable");
-		strv_push(&out->cmd, scratch[i]);
-	}
-	if (home_tmpfs) {
-		strv_push(&out->cmd, "--writable");
-		strv_push(&out->cmd, hf->home);
-	}
-	for (size_t i = 0; i < agent_roots.n; i++) {
-		strv_push(&out->cmd, "--writable");
-		strv_push(&out->cmd, agent_roots.v[i]);
-	}
-	for (size_t i = 0; i < out->deny_read.n; i++) {
-		strv_push(&out->cmd, "--deny-read");
-		strv_push(&out->cmd, out->deny_read.v[i]);
-	}
-	strv_push(&out->cmd, "--scope");
-	add_rlimits(out);
-	strv_push(&out->cmd, "--");
+	for (size_t i = 0; scratch[i]; i++)
+		strv_push(&ia.writable, scratch[i]);
+	if (home_tmpfs)
+		strv_push(&ia.writable, hf->home);
+	strv_copy(&ia.writable, &agent_roots);
+	strv_copy(&ia.deny_read, &out->deny_read);
+	add_rlimits(out, &ia);
+	initargs_build(&ia, &out->cmd);
+	initargs_free(&ia);
 	for (size_t i = 0; i < cmd->n; i++)
 		strv_push(&out->cmd, cmd->v[i]);
 	strv_free(&writable);

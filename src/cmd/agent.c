@@ -20,6 +20,7 @@
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "util/uuid.h"
 
 extern char **environ;
 
@@ -205,7 +206,12 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		rc = EXIT_NOTFOUND;
 		goto out;
 	}
-	req.session_id = hostfacts_new_uuid();
+	req.session_id = uuid_v4_new(&e);
+	if (!req.session_id) {
+		cmd_print_err(&e);
+		rc = EXIT_JAIL;
+		goto out;
+	}
 	if (pr->session_flag && !profile_args_choose_session(pr, &agent_args))
 		req.agent_session_id = xstrdup(req.session_id);
 	strv_push(&req.record_argv, pr->exe[0]);
@@ -213,13 +219,12 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 	strv_free(&req.cmd);
 	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args, &req.cmd);
 	if (!req.dry_run) {
-		struct strv failed = STRV_INIT;
+		_cleanup_strv_ struct strv failed = STRV_INIT;
 		agentpaths_make(pr, &req.pol, &failed);
 		if (sandboxed)
 			agentpaths_make_dirs(pr, home, environ, &req.pol, &failed);
 		for (size_t i = 0; i < failed.n; i++)
 			cmd_warn("%s", failed.v[i]);
-		strv_free(&failed);
 	}
 	rc = cmd_agent_run_request(pr, &req);
 out:

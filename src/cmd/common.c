@@ -7,7 +7,7 @@
 
 void cmd_print_err(const struct err *e)
 {
-	char buf[2600];
+	char buf[ERR_FMT_MAX];
 	err_format(e, buf, sizeof buf);
 	fprintf(stderr, "agentjail: %s\n", buf);
 }

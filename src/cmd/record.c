@@ -15,7 +15,7 @@ static void rec_warn(struct sess_rec *r, const struct err *e)
 	if (r->warned)
 		return;
 	r->warned = true;
-	char buf[2600];
+	char buf[ERR_FMT_MAX];
 	err_format(e, buf, sizeof buf);
 	cmd_warn("this run is not recorded in the session store (%s); it runs anyway", buf);
 }

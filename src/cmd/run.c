@@ -18,6 +18,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
+#include "util/uuid.h"
 
 
 static const char usage[] =
@@ -296,8 +297,10 @@ int cmd_run_request(struct run_request *req)
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
-	if (!req->session_id)
-		req->session_id = hostfacts_new_uuid();
+	if (!req->session_id && !(req->session_id = uuid_v4_new(&e))) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
 	struct sess_rec rec = {0};
 	int rc = req->pol.fs == FS_DANGER_FULL ? run_full_access(req, &rec) : run_jailed(req, &rec);
 	cmd_rec_close(&rec);

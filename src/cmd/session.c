@@ -19,6 +19,8 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
+#include "util/uuid.h"
 
 /* A resume rung that fails within this long is followed by the next rung. */
 #define RESUME_FAST_MS 5000
@@ -102,7 +104,7 @@ int cmd_sessions(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	struct store *st;
+	_cleanup_store_ struct store *st = NULL;
 	int o = open_existing(&st);
 	if (o < 0)
 		return 1;
@@ -112,7 +114,6 @@ int cmd_sessions(int argc, char **argv)
 	struct err e = {0};
 	if (st && store_list(st, all ? NULL : ws, 0, &v, &n, &e) < 0) {
 		cmd_print_err(&e);
-		store_close(st);
 		return 1;
 	}
 	if (json) {
@@ -136,7 +137,6 @@ int cmd_sessions(int argc, char **argv)
 		free(t);
 	}
 	sessions_free(v, n);
-	store_close(st);
 	return 0;
 }
 
@@ -172,13 +172,12 @@ int cmd_show(int argc, char **argv)
 		cmd_warn("usage: agentjail show ID [--json] (agentjail sessions lists the ids)");
 		return EXIT_USAGE;
 	}
-	struct store *st;
+	_cleanup_store_ struct store *st = NULL;
 	if (open_existing(&st) < 0)
 		return 1;
 	struct session s;
 	int rc = get_session(st, id, &s);
 	if (rc) {
-		store_close(st);
 		return rc;
 	}
 	struct attempt *at = NULL;
@@ -240,7 +239,6 @@ int cmd_show(int argc, char **argv)
 	}
 	attempts_free(at, nat);
 	session_free(&s);
-	store_close(st);
 	return 0;
 }
 
@@ -250,7 +248,7 @@ int cmd_rm(int argc, char **argv)
 		cmd_warn("usage: agentjail rm ID... (agentjail sessions lists the ids)");
 		return EXIT_USAGE;
 	}
-	struct store *st;
+	_cleanup_store_ struct store *st = NULL;
 	if (open_existing(&st) < 0)
 		return 1;
 	int rc = 0;
@@ -273,18 +271,10 @@ int cmd_rm(int argc, char **argv)
 		}
 		session_free(&s);
 	}
-	store_close(st);
 	return rc;
 }
 
 /* ---- resume ------------------------------------------------------------------------------ */
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The stored policy, ready to run again: --env values were never stored, so those variables
  * pass through from the host now (when set), with a note. */
@@ -334,9 +324,9 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 	bool fresh = profile_resume_argv(pr, res.path, sandboxed, s->agent_session_id, &req->cmd) < 0;
 	if (!fresh) {
 		req->attempt_kind = ATTEMPT_RESUME;
-		long long t0 = mono_ms();
+		long long t0 = clock_mono_ms();
 		rc = cmd_agent_run_request(pr, req);
-		bool quick = mono_ms() - t0 < RESUME_FAST_MS;
+		bool quick = clock_mono_ms() - t0 < RESUME_FAST_MS;
 		fresh = !req->dry_run && rc != 0 && quick && rc != EXIT_JAIL && !req->interrupted;
 		if (fresh)
 			cmd_warn("resume: `%s` failed at once (exit %d); starting %s afresh with the "
@@ -347,10 +337,14 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 		/* rung 2: a fresh start of the same agent, same policy, a new agent session */
 		strv_free(&req->cmd);
 		free(req->agent_session_id);
-		req->agent_session_id =
-			pr->session_flag && !profile_args_choose_session(pr, &user_args)
-				? hostfacts_new_uuid()
-				: NULL;
+		req->agent_session_id = NULL;
+		if (pr->session_flag && !profile_args_choose_session(pr, &user_args) &&
+		    !(req->agent_session_id = uuid_v4_new(&e))) {
+			cmd_print_err(&e);
+			strv_free(&user_args);
+			resolved_free(&res);
+			return EXIT_JAIL;
+		}
 		profile_argv(pr, res.path, sandboxed, req->agent_session_id, &user_args, &req->cmd);
 		req->attempt_kind = ATTEMPT_FRESH;
 		rc = cmd_agent_run_request(pr, req);
@@ -358,6 +352,33 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 	strv_free(&user_args);
 	resolved_free(&res);
 	return rc;
+}
+
+/* The session to resume: id, or the last one of this workspace. 0, or the exit code (said). */
+static int find_session(const char *id, bool last, struct session *s)
+{
+	_cleanup_store_ struct store *st = NULL;
+	if (open_existing(&st) < 0)
+		return 1;
+	if (last) {
+		_cleanup_free_ char *ws = realpath(".", NULL); /* this workspace */
+		struct session *v = NULL;
+		size_t n = 0;
+		struct err e = {0};
+		if (st && store_list(st, ws, 1, &v, &n, &e) < 0) {
+			cmd_print_err(&e);
+			return 1;
+		}
+		if (n == 0) {
+			cmd_warn("resume: no session in this workspace (agentjail sessions --all, then "
+				 "agentjail resume ID)");
+			return EXIT_USAGE;
+		}
+		int g = get_session(st, v[0].id, s);
+		sessions_free(v, n);
+		return g;
+	}
+	return get_session(st, id, s);
 }
 
 int cmd_resume(int argc, char **argv)
@@ -378,41 +399,10 @@ int cmd_resume(int argc, char **argv)
 	}
 	if ((id && last) || (!id && !last))
 		last = !id;
-	struct store *st;
-	int o = open_existing(&st);
-	if (o < 0)
-		return 1;
 	struct session s = {0};
-	if (last) {
-		_cleanup_free_ char *ws = realpath(".", NULL); /* this workspace */
-		struct session *v = NULL;
-		size_t n = 0;
-		struct err e = {0};
-		if (st && store_list(st, ws, 1, &v, &n, &e) < 0) {
-			cmd_print_err(&e);
-			store_close(st);
-			return 1;
-		}
-		if (n == 0) {
-			cmd_warn("resume: no session in this workspace (agentjail sessions --all, then "
-				 "agentjail resume ID)");
-			store_close(st);
-			return EXIT_USAGE;
-		}
-		int g = get_session(st, v[0].id, &s);
-		sessions_free(v, n);
-		if (g) {
-			store_close(st);
-			return g;
-		}
-	} else {
-		int g = get_session(st, id, &s);
-		if (g) {
-			store_close(st);
-			return g;
-		}
-	}
-	store_close(st);
+	int g = find_session(id, last, &s);
+	if (g)
+		return g;
 	int rc;
 	struct run_request req = {0};
 	const struct profile *pr = NULL;

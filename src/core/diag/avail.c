@@ -25,6 +25,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
 
 
 /* What the probe child reports back, through a shared anonymous mapping (it closes every
@@ -38,13 +39,6 @@ struct shared {
 
 /* Stderr of the probe is kept to this much. */
 #define MSG_MAX 4096
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* The child: the jail exactly as run builds it (core/jail/pipeline.h), then launched. */
@@ -112,7 +106,7 @@ static bool wait_until(pid_t pid, long deadline)
 		pid_t w = waitpid(pid, &ws, WNOHANG);
 		if (w == pid || (w < 0 && errno != EINTR))
 			break;
-		long left = deadline - now_ms();
+		long left = deadline - clock_mono_ms();
 		if (left <= 0) {
 			(void)kill(pid, SIGKILL);
 			while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
@@ -190,7 +184,7 @@ static int run_probe(const char *scratch, struct avail_result *r, struct err *e)
 	memset(sh, 0, sizeof *sh);
 	sh->rc = -1;
 	err_set(&sh->e, 0, NULL, "the probe process ended without a result");
-	long start = now_ms();
+	long start = clock_mono_ms();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int saved = errno;
@@ -200,7 +194,7 @@ static int run_probe(const char *scratch, struct avail_result *r, struct err *e)
 	if (pid == 0)
 		probe_child(ws, quarantine, r->bwrap, errfd, sh);
 	bool in_time = wait_until(pid, start + AVAIL_TIMEOUT_MS);
-	r->elapsed_ms = now_ms() - start;
+	r->elapsed_ms = clock_mono_ms() - start;
 	r->message = read_message(errfd);
 	fill_outcome(r, sh, in_time);
 	(void)munmap(sh, sizeof *sh);

@@ -34,6 +34,7 @@
 #include "util/strbuf.h"
 #include "util/strv.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
 
 /* ======================================================================================== */
 /* The report (pure) */
@@ -400,13 +401,6 @@ static void capture_reap(struct capture *c)
 	}
 }
 
-static long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static void capture_kill(struct capture *c)
 {
 	if (c->pid < 0 || c->exited)
@@ -438,10 +432,10 @@ static void capture_run(struct capture *c, size_t n, int timeout_ms)
 {
 	for (size_t i = 0; i < n; i++)
 		capture_start(&c[i]);
-	long deadline = mono_ms() + timeout_ms;
+	long deadline = clock_mono_ms() + timeout_ms;
 	struct pollfd *pfd = xcalloc(n ? n : 1, sizeof *pfd);
 	while (!capture_all_done(c, n)) {
-		long left = deadline - mono_ms();
+		long left = deadline - clock_mono_ms();
 		if (left <= 0)
 			break;
 		for (size_t i = 0; i < n; i++)

@@ -52,7 +52,7 @@ void doctor_check_toolchains(struct doctor_report *r, const char *home, const ch
 		doctor_add(r, "cache", DOCTOR_WARN, "set HOME", "no state directory: no private "
 								"package caches");
 	} else if (toolprep_cache_size(state, &bytes, &e) < 0) {
-		char buf[512];
+		char buf[ERR_FMT_MAX];
 		err_format(&e, buf, sizeof buf);
 		doctor_add(r, "cache", DOCTOR_WARN, "check the state directory's permissions", "%s",
 			   buf);

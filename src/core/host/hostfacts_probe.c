@@ -26,6 +26,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
+#include "util/uuid.h"
 
 static enum hf_type type_of(mode_t m)
 {
@@ -115,21 +116,6 @@ static void canon_list(struct strv *v)
 		free(v->v[i]);
 		v->v[i] = c;
 	}
-}
-
-char *hostfacts_new_uuid(void)
-{
-	unsigned char b[16];
-	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
-		/* no entropy source: a unique-enough id from time and pid */
-		for (size_t i = 0; i < sizeof b; i++)
-			b[i] = (unsigned char)((unsigned)getpid() >> (i % 4 * 8) ^ (unsigned)i * 31u);
-	}
-	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	return xasprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-			 b[12], b[13], b[14], b[15]);
 }
 
 static int find_home(struct hostfacts *hf, struct err *e)
@@ -332,8 +318,8 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 	if (gather_git(hf, pol, e) < 0)
 		return -1;
 
-	if (!hf->session_id)
-		hf->session_id = hostfacts_new_uuid();
+	if (!hf->session_id && !(hf->session_id = uuid_v4_new(e)))
+		return -1;
 	gather_limits(hf);
 	return 0;
 }

@@ -15,9 +15,6 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 /* Answer the fact table's questions from the live filesystem (lstat, readdir, a file's "#!"). */
 void hostfacts_use_host(struct hostfacts *hf);
 
-/* A random (version 4) UUID, e.g. a session id. */
-char *hostfacts_new_uuid(void);
-
 /* resolve_command over the live filesystem, PATH taken from the environment. */
 struct resolved;
 int hostfacts_resolve(const char *name, const char *home, const char *cwd, const char *skip_real,

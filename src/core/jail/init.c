@@ -104,7 +104,7 @@ static int apply_landlock(const struct init_args *a)
 	struct landlock_report rep = {0};
 	struct err e = {0};
 	if (landlock_apply(&lo, &rep, &e) < 0) {
-		char buf[2600];
+		char buf[ERR_FMT_MAX];
 		err_format(&e, buf, sizeof buf);
 		fprintf(stderr, "agentjail: jail init: Landlock: %s\n", buf);
 		return -1;

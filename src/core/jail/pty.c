@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/clock.h"
 
 /* ---- allocation ---- */
 
@@ -388,21 +389,14 @@ bool pty_relay_done(const struct pty_relay *r)
 	return r->master_eof && r->to_out_len == 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int pty_relay_drain(struct pty_relay *r, int timeout_ms)
 {
 	/* the command is gone: input has nowhere to go */
 	r->in_eof = true;
 	r->to_master_len = 0;
-	long long end = now_ms() + timeout_ms;
+	long long end = clock_mono_ms() + timeout_ms;
 	while (!pty_relay_done(r)) {
-		long long left = end - now_ms();
+		long long left = end - clock_mono_ms();
 		if (left <= 0) {
 			errno = ETIMEDOUT;
 			return -1;

@@ -225,8 +225,6 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void strv_freep(struct strv *s) { strv_free(s); }
-
 /* Open the directory `name` (never through a symlink) and read its names, sorted bytewise so the
  * digest does not depend on the order the filesystem returns them in. */
 static int walk_list_dir(struct walk *w, int dfd, const char *name, const struct stat *st,
@@ -366,7 +364,7 @@ static int hash_dir_at(struct walk *w, int dfd, const char *name, const struct s
 		       unsigned depth, struct sha256 *c)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	_cleanup_(strv_freep) struct strv names = STRV_INIT;
+	_cleanup_strv_ struct strv names = STRV_INIT;
 	if (walk_enter_dir(w, depth) < 0 || walk_list_dir(w, dfd, name, st, &d, &names) < 0)
 		return -1;
 	for (size_t i = 0; i < names.n; i++) {
@@ -672,7 +670,7 @@ static int copy_dir_at(struct walk *w, int sdir, const char *sname, const struct
 		       int ddir, const char *dname, unsigned depth)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	_cleanup_(strv_freep) struct strv names = STRV_INIT;
+	_cleanup_strv_ struct strv names = STRV_INIT;
 	if (walk_enter_dir(w, depth) < 0 || walk_list_dir(w, sdir, sname, st, &d, &names) < 0)
 		return -1;
 	if (mkdirat(ddir, dname, 0700) < 0)
@@ -722,7 +720,7 @@ static int remove_at(struct walk *w, int dfd, const char *name, unsigned depth)
 		return walk_err(w, errno, "cannot inspect path to remove it");
 	if (S_ISDIR(st.st_mode)) {
 		_cleanup_closedir_ DIR *d = NULL;
-		_cleanup_(strv_freep) struct strv names = STRV_INIT;
+		_cleanup_strv_ struct strv names = STRV_INIT;
 		if (walk_enter_dir(w, depth) < 0 ||
 		    walk_list_dir(w, dfd, name, &st, &d, &names) < 0)
 			return -1;
@@ -951,7 +949,7 @@ static char *classify(const struct snap_entry *b, struct snap_entry *now, const 
 	struct err e = {0};
 	if (digest_entry(now, st, &e) < 0) {
 		/* it was readable before the run: unreadable now is a change made to hide one */
-		char msg[2048];
+		char msg[ERR_FMT_MAX];
 		err_format(&e, msg, sizeof msg);
 		return xasprintf("changed (cannot read it now: %s)", msg);
 	}
@@ -964,7 +962,7 @@ static void check_one(struct check *ck, const struct snap_entry *b)
 	struct stat st;
 	struct err e = {0};
 	if (probe(b->path, &now, &st, &e) < 0) {
-		char msg[2048];
+		char msg[ERR_FMT_MAX];
 		err_format(&e, msg, sizeof msg);
 		add_violation(ck, b->path, xasprintf("could not be checked (%s)", msg), NULL);
 		entry_free(&now);
@@ -1161,7 +1159,7 @@ static void move_all(struct check *ck)
 		struct err e = {0};
 		bool in_place = false;
 		v->moved_to = move_one(ck, ck->pend[i].src, &in_place, &e);
-		char msg[2048];
+		char msg[ERR_FMT_MAX];
 		if (v->moved_to && in_place) {
 			/* the protected name is free again, so the violation is undone; say how */
 			err_format(&e, msg, sizeof msg);

@@ -14,6 +14,7 @@
 #include "core/jail/ctl.h"
 #include "core/jail/pty.h"
 #include "util/strbuf.h"
+#include "util/clock.h"
 
 /* bwrap's JSON lines: we need two integers, so a small scan is enough. */
 static bool json_int(const char *buf, const char *key, long *out)
@@ -32,13 +33,6 @@ static bool json_int(const char *buf, const char *key, long *out)
 		return false;
 	*out = v;
 	return true;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 struct state {
@@ -132,7 +126,7 @@ static void on_signal(struct state *s)
 		s->out->term_signal = sig;
 		pass_signal(s, sig);
 		if (!s->deadline)
-			s->deadline = now_ms() + s->in->grace_ms;
+			s->deadline = clock_mono_ms() + s->in->grace_ms;
 		break;
 	default: /* INT, QUIT, USR1, USR2: the jail is in a session of its own */
 		if (sig == SIGINT && !s->out->term_signal)
@@ -194,7 +188,7 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			pty_relay_fill_pollfds(&s.relay, pfd + n, &nrelay);
 		int timeout = -1;
 		if (s.deadline) {
-			long long left = s.deadline - now_ms();
+			long long left = s.deadline - clock_mono_ms();
 			timeout = left > 0 ? (int)left : 0;
 		}
 		int r = poll(pfd, n + nrelay, timeout);
@@ -202,7 +196,7 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			sb_free(&s.status);
 			return err_set(e, errno, NULL, "poll failed while supervising the jail");
 		}
-		if (s.deadline && now_ms() >= s.deadline && !out->killed) {
+		if (s.deadline && clock_mono_ms() >= s.deadline && !out->killed) {
 			out->killed = true; /* the grace period is over */
 			(void)kill(in->bwrap, SIGKILL);
 		}

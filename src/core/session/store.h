@@ -142,6 +142,9 @@ struct store_opts {
 int store_open(const char *state_dir, const struct store_opts *opts, struct store **out,
 	       struct err *e) WUR;
 void store_close(struct store *st); /* NULL is fine */
+static inline void store_closep(struct store **st) { store_close(*st); }
+/* A store closed when the variable goes out of scope. */
+#define _cleanup_store_ __attribute__((cleanup(store_closep)))
 const char *store_path(const struct store *st);
 /* The SQLite connection (a `sqlite3 *`), for tests and diagnostics (e.g. integrity_check). */
 void *store_handle(struct store *st);

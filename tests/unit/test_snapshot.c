@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/jail/snapshot.h"
+#include "util/sha256.h"
 #include "util/strv.h"
 #include "testutil.h"
 

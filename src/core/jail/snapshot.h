@@ -71,14 +71,3 @@ void violations_free(struct violations *v);
  * remove `src`, only once the copy fully succeeded and was synced. On failure the partial copy
  * is removed and `src` is left as it was. */
 int move_aside_copy(const char *src, const char *dst, struct err *e) WUR;
-
-/* SHA-256 (in-house, FIPS 180-4). */
-struct sha256 {
-	uint32_t h[8];
-	uint64_t len;
-	uint8_t buf[64];
-	size_t nbuf;
-};
-void sha256_init(struct sha256 *c);
-void sha256_update(struct sha256 *c, const void *data, size_t n);
-void sha256_final(struct sha256 *c, uint8_t out[32]);

@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include "benchutil.h"
-#include "core/bwrap_argv.h"
-#include "core/hostfacts_probe.h"
-#include "core/launch.h"
-#include "core/policy.h"
-#include "core/seccomp.h"
-#include "core/toolprep.h"
-#include "core/snapshot.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/jail/launch.h"
+#include "core/plan/policy.h"
+#include "core/confine/seccomp.h"
+#include "core/host/toolprep.h"
+#include "core/jail/snapshot.h"
 #include "util/strv.h"
 
 extern char **environ;

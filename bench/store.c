@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "benchutil.h"
-#include "core/store.h"
+#include "core/session/store.h"
 
 static int die(const char *what, const struct err *e)
 {

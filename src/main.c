@@ -3,9 +3,10 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/init.h"
-#include "core/profile.h"
-#include "core/shim.h"
+#include "core/jail/init.h"
+#include "core/plan/initargs.h"
+#include "core/plan/profile.h"
+#include "core/host/shim.h"
 #include "util/path.h"
 
 #define AGENTJAIL_VERSION "0.1.0"
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	if (!strcmp(cmd, "__init"))
+	if (!strcmp(cmd, INIT_VERB))
 		return init_main(argc, argv);
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(cmd, commands[i].name))

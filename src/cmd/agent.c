@@ -9,16 +9,18 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/agentcopy.h"
-#include "core/doctor.h"
-#include "core/hostfacts_probe.h"
-#include "core/profile.h"
-#include "core/resolve.h"
-#include "core/shim.h"
+#include "core/host/agentcopy.h"
+#include "core/host/agentpaths.h"
+#include "core/plan/dirs.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/plan/profile.h"
+#include "core/plan/resolve.h"
+#include "core/host/shim.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "util/uuid.h"
 
 extern char **environ;
 
@@ -32,61 +34,6 @@ int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		rc = hostfacts_resolve(pr->exe[i], home, cwd, self, res, e);
 	}
 	return rc;
-}
-
-/* The agent's config paths exist before the jail starts, so what it writes there lasts (in
- * the jail $HOME is a tmpfs): directories as the agent would make them (0700), files only when
- * the profile knows a valid empty content. */
-static void make_agent_paths(const struct profile *pr, const struct policy *pol)
-{
-	for (size_t i = 0; pr->rw && pr->rw[i] && i < pol->agent_rw.n; i++) {
-		size_t n = strlen(pr->rw[i]);
-		bool dir = n > 0 && pr->rw[i][n - 1] == '/';
-		const char *p = pol->agent_rw.v[i];
-		struct stat st;
-		if (lstat(p, &st) == 0 || (!dir && !pr->file_init))
-			continue;
-		int rc, err = 0;
-		if (dir) {
-			rc = mkdir(p, 0700);
-			err = errno;
-		} else {
-			int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-			rc = fd < 0 ? -1 : 0;
-			err = errno;
-			size_t len = strlen(pr->file_init);
-			if (fd >= 0 && write(fd, pr->file_init, len) != (ssize_t)len) {
-				rc = -1;
-				err = errno ? errno : ENOSPC;
-			}
-			if (fd >= 0 && close(fd) < 0 && rc == 0) {
-				rc = -1;
-				err = errno;
-			}
-			if (fd >= 0 && rc < 0)
-				(void)unlink(p); /* nothing half-written left behind */
-		}
-		if (rc < 0 && err != EEXIST)
-			cmd_warn("cannot create %s (%s): what %s saves there will not last", p,
-				 strerror(err), pr->name);
-	}
-}
-
-/* The instruction and token dirs exist before the jail starts, so they can be bound read-only
- * or masked (the agent makes them itself when missing; a missing parent is left alone). */
-static void make_agent_dirs(const struct profile *pr, const char *home, const struct policy *pol)
-{
-	struct strv env = STRV_INIT, dirs = STRV_INIT;
-	strv_push_all(&env, environ);
-	profile_dirs_to_make(pr, home, &env, pol->agent_writable_instructions, &dirs);
-	for (size_t i = 0; i < dirs.n; i++) {
-		if (mkdir(dirs.v[i], 0700) < 0 && errno != EEXIST && errno != ENOENT)
-			cmd_warn("cannot create %s (%s): it stays writable in the jail if %s "
-				 "makes it there",
-				 dirs.v[i], strerror(errno), pr->name);
-	}
-	strv_free(&dirs);
-	strv_free(&env);
 }
 
 static void warn_dropped(const char *file, const struct strv *dropped)
@@ -113,12 +60,12 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req)
 		home && home[0] == '/' ? profile_private_copy_path(pr, home, &env) : NULL;
 	strv_free(&env);
 	struct stat st;
-	/* missing (its directory too: make_agent_paths made it otherwise): nothing is bound there
+	/* missing (its directory too: agentpaths_make made it otherwise): nothing is bound there
 	 * and what the agent writes stays in the jail's private $HOME */
 	if (!file || req->pol.fs == FS_DANGER_FULL || !strv_contains(&req->pol.agent_rw, file) ||
 	    (stat(file, &st) < 0 && errno == ENOENT))
 		return cmd_run_request(req);
-	_cleanup_free_ char *state = doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"),
+	_cleanup_free_ char *state = dirs_state_dir(getenv("AGENTJAIL_STATE_DIR"),
 						      getenv("XDG_STATE_HOME"), home);
 	if (req->dry_run) {
 		strv_push(&req->pol.agent_copy, file);
@@ -259,7 +206,12 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		rc = EXIT_NOTFOUND;
 		goto out;
 	}
-	req.session_id = hostfacts_new_uuid();
+	req.session_id = uuid_v4_new(&e);
+	if (!req.session_id) {
+		cmd_print_err(&e);
+		rc = EXIT_JAIL;
+		goto out;
+	}
 	if (pr->session_flag && !profile_args_choose_session(pr, &agent_args))
 		req.agent_session_id = xstrdup(req.session_id);
 	strv_push(&req.record_argv, pr->exe[0]);
@@ -267,9 +219,12 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 	strv_free(&req.cmd);
 	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args, &req.cmd);
 	if (!req.dry_run) {
-		make_agent_paths(pr, &req.pol);
+		_cleanup_strv_ struct strv failed = STRV_INIT;
+		agentpaths_make(pr, &req.pol, &failed);
 		if (sandboxed)
-			make_agent_dirs(pr, home, &req.pol);
+			agentpaths_make_dirs(pr, home, environ, &req.pol, &failed);
+		for (size_t i = 0; i < failed.n; i++)
+			cmd_warn("%s", failed.v[i]);
 	}
 	rc = cmd_agent_run_request(pr, &req);
 out:

@@ -1,12 +1,12 @@
-/* agentjail cache [size | clean]: the private package caches jails share (DESIGN §3b). */
+/* agentjail cache [size | clean]: the private package caches jails share (doc/design.md §3b). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/doctor.h"
-#include "core/toolprep.h"
+#include "core/plan/dirs.h"
+#include "core/host/toolprep.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 
@@ -34,7 +34,7 @@ int cmd_cache(int argc, char **argv)
 		cmd_warn("cache: HOME is unset or relative: cannot find agentjail's state directory");
 		return 1;
 	}
-	_cleanup_free_ char *state = doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"),
+	_cleanup_free_ char *state = dirs_state_dir(getenv("AGENTJAIL_STATE_DIR"),
 						      getenv("XDG_STATE_HOME"), home);
 	_cleanup_free_ char *dir = path_join(state, "cache");
 	uint64_t bytes = 0;

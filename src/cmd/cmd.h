@@ -2,9 +2,10 @@
 #pragma once
 #include <stdbool.h>
 
-#include "core/bwrap_argv.h"
-#include "core/hostfacts.h"
-#include "core/policy.h"
+#include "core/jail/pipeline.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/plan/hostfacts.h"
+#include "core/plan/policy.h"
 #include "util/err.h"
 
 enum {
@@ -16,6 +17,8 @@ enum {
 
 void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* agentjail's state directory from the environment (core/plan/dirs.h). */
+char *cmd_state_dir(void);
 
 int cmd_run(int argc, char **argv);
 /* Run a parsed, validated request: harden agentjail, then jail it (or not, for
@@ -39,15 +42,10 @@ int cmd_shim(int argc, char **argv);
 /* A shim invoked inside a jail: run the real agent directly (never returns on success). */
 int cmd_shim_in_jail(const char *exe, char **argv);
 
-/* The jail of a request, built exactly as `run` builds it (verify uses the same path). */
-struct jail {
-	struct hostfacts hf;
-	struct bw_plan plan;
-};
-/* Canonicalize and validate the policy, gather host facts, build the plan. 0, or the exit
- * code to return (the error is printed). cmd_jail_free is needed either way. */
+/* The jail of a request (core/jail/pipeline.h), built exactly as `run` builds it (verify uses
+ * the same path): jail_prepare with its errors printed. 0, or the exit code to return.
+ * jail_free is needed either way. */
 int cmd_jail_prepare(struct run_request *req, struct jail *j);
-void cmd_jail_free(struct jail *j);
 /* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
 /* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
@@ -55,7 +53,7 @@ int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
 struct sess_rec;
 int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *rec);
 
-/* The session record of one run (cmd/session.c). A store that cannot be opened or written
+/* The session record of one run (cmd/record.c). A store that cannot be opened or written
  * costs one warning; the run goes on. */
 struct sess_rec {
 	struct store *st;

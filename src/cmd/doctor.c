@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/doctor.h"
+#include "core/diag/doctor.h"
 
 static const char usage[] =
         "usage: agentjail doctor [--json]\n"

@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/hostfacts_probe.h"
-#include "core/profile.h"
-#include "core/resolve.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/plan/profile.h"
+#include "core/plan/resolve.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -64,7 +64,7 @@ static void show_one(const struct profile *pr, const char *home)
 		for (size_t i = 0; i < f.res.binds.n; i++)
 			printf("  %-13s %s (read-only: the install)\n", i ? "" : "bound", f.res.binds.v[i]);
 	} else {
-		char buf[2600];
+		char buf[ERR_FMT_MAX];
 		err_format(&f.e, buf, sizeof buf);
 		printf("  %-13s not found: %s\n  %-13s %s\n", "executable", buf, "install", pr->install);
 	}
@@ -126,7 +126,7 @@ static json_t *one_json(const struct profile *pr, const char *home)
 			json_array_append_new(b, json_string(f.res.binds.v[i]));
 		json_object_set_new(inst, "binds", b);
 	} else {
-		char buf[2600];
+		char buf[ERR_FMT_MAX];
 		err_format(&f.e, buf, sizeof buf);
 		json_object_set_new(inst, "error", json_string(buf));
 	}

@@ -7,19 +7,19 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/bwrap_argv.h"
-#include "core/cgroup.h"
-#include "core/hostfacts_probe.h"
-#include "core/landlock.h"
-#include "core/launch.h"
-#include "core/toolprep.h"
-#include "core/policy.h"
-#include "core/userns_diag.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/confine/cgroup.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/confine/landlock.h"
+#include "core/jail/launch.h"
+#include "core/jail/pipeline.h"
+#include "core/plan/policy.h"
+#include "core/host/userns_diag.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
+#include "util/uuid.h"
 
-extern char **environ;
 
 static const char usage[] =
 	"usage: agentjail run [POLICY] [--] CMD [ARG...]\n"
@@ -150,16 +150,6 @@ static void report_violations(const struct launch_result *r, struct sess_rec *re
 	}
 }
 
-static int seccomp_test_errno(void)
-{
-#ifdef AJ_TEST_BUILD
-	const char *v = getenv("AGENTJAIL_TEST_SECCOMP_ERRNO");
-	return v ? atoi(v) : 0;
-#else
-	return 0;
-#endif
-}
-
 /* One line: the limits and how this host enforces them (dry-run). */
 static void print_limits(const struct bw_plan *plan)
 {
@@ -233,7 +223,6 @@ static int start_failed(void)
 
 int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
 {
-	const struct hostfacts *hf = &j->hf;
 	const struct bw_plan *plan = &j->plan;
 	char *bwrap = NULL;
 	struct err e = {0};
@@ -250,16 +239,12 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					       "scoping)",
 			 req->pol.profile ? "; per-domain filtering (--net allow) is not built yet"
 					  : "");
-	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
-				  .test_errno = seccomp_test_errno()};
-	char *quarantine = path_join(hf->state_dir, "quarantine");
 	struct rec_hook rh = {rec, req, plan, bwrap};
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
 				     .violation = live_violation,
 				     .arg = &rh};
 	struct launch_result r;
-	int lr = launch_run(plan, bwrap, &sc, quarantine, &hooks, &r, &e);
-	free(quarantine);
+	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);
 	if (lr < 0) {
 		cmd_print_err(&e);
@@ -287,55 +272,12 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 int cmd_jail_prepare(struct run_request *req, struct jail *j)
 {
 	struct err e = {0};
-	hostfacts_init(&j->hf);
-	memset(&j->plan, 0, sizeof j->plan);
-	if (req->session_id)
-		j->hf.session_id = xstrdup(req->session_id);
-	if (policy_canonicalize(&req->pol, &e) < 0 ||
-	    policy_validate(&req->pol, getenv("HOME"), &e) < 0) {
-		cmd_print_err(&e);
-		return EXIT_USAGE;
-	}
-	if (hostfacts_gather(&j->hf, &req->pol, &req->cmd, environ, &e) < 0) {
-		cmd_print_err(&e);
-		return EXIT_JAIL;
-	}
-	/* the private package caches and filtered registry configuration, before the plan that
-	 * binds them (a dry run makes nothing); when they cannot be made the plan goes without
-	 * them (the caches stay in the jail's tmpfs home) and the session store, in the same
-	 * state dir, gives the one warning */
-	if (!req->dry_run && toolprep_prepare(&j->hf, &e) < 0)
-		err_clear(&e);
-	/* the defaults are resolved here, so --dry-run shows them and the session stores them */
-	limits_resolve(&req->pol.memory, &req->pol.pids, j->hf.mem_total);
-	if (bwrap_build(&req->pol, &j->hf, &req->cmd, &j->plan, &e) < 0) {
-		cmd_print_err(&e);
-		return EXIT_USAGE;
-	}
-#ifdef AJ_TEST_BUILD
-	/* test builds only: the mask-only jail, so a test can show the read-deny is what holds */
-	if (getenv("AGENTJAIL_TEST_NO_DENY_READ")) {
-		struct strv *c = &j->plan.cmd;
-		size_t w = 0;
-		for (size_t i = 0; i < c->n; i++) {
-			if (!strcmp(c->v[i], "--deny-read") && i + 1 < c->n) {
-				free(c->v[i]);
-				free(c->v[++i]);
-				continue;
-			}
-			c->v[w++] = c->v[i];
-		}
-		c->n = w;
-		c->v[w] = NULL;
-	}
-#endif
-	return 0;
-}
-
-void cmd_jail_free(struct jail *j)
-{
-	bw_plan_free(&j->plan);
-	hostfacts_free(&j->hf);
+	struct jail_prep o = {.make_caches = !req->dry_run};
+	enum jail_stage st = jail_prepare(req, &o, j, &e);
+	if (st == JAIL_READY)
+		return 0;
+	cmd_print_err(&e);
+	return st == JAIL_NO_FACTS ? EXIT_JAIL : EXIT_USAGE;
 }
 
 static int run_jailed(struct run_request *req, struct sess_rec *rec)
@@ -344,7 +286,7 @@ static int run_jailed(struct run_request *req, struct sess_rec *rec)
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc == 0)
 		rc = req->dry_run ? cmd_jail_dry_run(req, &j.plan) : cmd_jail_launch(req, &j, rec);
-	cmd_jail_free(&j);
+	jail_free(&j);
 	return rc;
 }
 
@@ -355,8 +297,10 @@ int cmd_run_request(struct run_request *req)
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
-	if (!req->session_id)
-		req->session_id = hostfacts_new_uuid();
+	if (!req->session_id && !(req->session_id = uuid_v4_new(&e))) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
 	struct sess_rec rec = {0};
 	int rc = req->pol.fs == FS_DANGER_FULL ? run_full_access(req, &rec) : run_jailed(req, &rec);
 	cmd_rec_close(&rec);

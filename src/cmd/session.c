@@ -1,4 +1,4 @@
-/* Session records for every run, and `agentjail sessions | show | rm | resume`. */
+/* `agentjail sessions | show | rm | resume` (the records of each run are made in record.c). */
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
@@ -11,152 +11,25 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/doctor.h"
-#include "core/hostfacts_probe.h"
-#include "core/profile.h"
-#include "core/resolve.h"
-#include "core/sessfmt.h"
-#include "core/store.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/plan/profile.h"
+#include "core/plan/resolve.h"
+#include "core/session/sessfmt.h"
+#include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
+#include "util/uuid.h"
 
 /* A resume rung that fails within this long is followed by the next rung. */
 #define RESUME_FAST_MS 5000
-
-static char *state_dir(void)
-{
-	const char *home = getenv("HOME");
-	return doctor_state_dir(getenv("AGENTJAIL_STATE_DIR"), getenv("XDG_STATE_HOME"),
-				home && home[0] == '/' ? home : "/");
-}
-
-/* ---- recording --------------------------------------------------------------------------- */
-
-static void rec_warn(struct sess_rec *r, const struct err *e)
-{
-	if (r->warned)
-		return;
-	r->warned = true;
-	char buf[2600];
-	err_format(e, buf, sizeof buf);
-	cmd_warn("this run is not recorded in the session store (%s); it runs anyway", buf);
-}
-
-static struct store *rec_store(struct sess_rec *r)
-{
-	if (r->st || r->failed)
-		return r->st;
-	_cleanup_free_ char *dir = state_dir();
-	struct err e = {0};
-	if (store_open(dir, NULL, &r->st, &e) < 0) {
-		r->failed = true;
-		r->st = NULL;
-		rec_warn(r, &e);
-	}
-	return r->st;
-}
-
-void cmd_rec_begin(struct sess_rec *r, const struct run_request *req, const struct bw_plan *plan,
-		   const char *bwrap_path)
-{
-	if (!req->session_id || !rec_store(r))
-		return;
-	struct session s = {0};
-	s.id = req->session_id;
-	s.profile = req->pol.profile;
-	s.argv = req->record_argv.n ? req->record_argv : req->cmd;
-	s.workspace = req->pol.workspace;
-	s.policy_json = policy_to_json(&req->pol);
-	if (plan) {
-		struct strv argv = STRV_INIT;
-		bw_plan_argv_redacted(plan, bwrap_path ? bwrap_path : "bwrap", &argv);
-		json_t *a = json_array();
-		for (size_t i = 0; i < argv.n; i++) {
-			json_t *v = json_string(argv.v[i]);
-			json_array_append_new(a, v ? v : json_pack("{s:s}", "hex", "?"));
-		}
-		s.bwrap_json = json_dumps(a, JSON_COMPACT);
-		json_decref(a);
-		strv_free(&argv);
-	}
-	s.agent_session_id = req->agent_session_id;
-	s.pid = getpid();
-	struct err e = {0};
-	if (store_proc_start(0, &s.pid_start, &e) < 0 || store_begin(r->st, &s, &e) < 0) {
-		rec_warn(r, &e);
-	} else {
-		r->id = xstrdup(s.id);
-	}
-	free(s.policy_json);
-	free(s.bwrap_json);
-}
-
-int cmd_rec_attempt(struct sess_rec *r, const char *id, int kind, const struct strv *argv,
-		    const char *agent_id)
-{
-	if (!rec_store(r))
-		return -1;
-	struct err e = {0};
-	long long start = 0;
-	int n = store_proc_start(0, &start, &e) < 0
-			? -1
-			: store_attempt_begin(r->st, id, (enum attempt_kind)kind, argv, getpid(),
-					      start, &e);
-	if (n < 0) {
-		rec_warn(r, &e);
-		return -1;
-	}
-	free(r->id);
-	r->id = xstrdup(id);
-	if (agent_id && store_set_agent_session_id(r->st, id, agent_id, &e) < 0)
-		rec_warn(r, &e);
-	return n;
-}
-
-void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, const char *moved)
-{
-	if (!r->id)
-		return;
-	json_t *o = json_pack("{s:s?, s:s?, s:s?}", "path", path, "what", what, "moved_to", moved);
-	char *d = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	struct err e = {0};
-	if (store_add_event(r->st, r->id, "violation.protected_path", d, &e) < 0)
-		rec_warn(r, &e);
-	free(d);
-}
-
-void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal)
-{
-	if (!r->id)
-		return;
-	enum sess_status st = SESS_EXITED;
-	int code = status;
-	if (term_signal) {
-		st = SESS_KILLED;
-		code = term_signal;
-	} else if (cmd_signal) {
-		st = SESS_SIGNALLED;
-		code = cmd_signal;
-	}
-	struct err e = {0};
-	if (store_finish(r->st, r->id, st, code, 0, &e) < 0)
-		rec_warn(r, &e);
-}
-
-void cmd_rec_close(struct sess_rec *r)
-{
-	store_close(r->st);
-	free(r->id);
-	memset(r, 0, sizeof *r);
-}
 
 /* ---- sessions, show, rm ------------------------------------------------------------------ */
 
 static int open_existing(struct store **st)
 {
-	_cleanup_free_ char *dir = state_dir();
+	_cleanup_free_ char *dir = cmd_state_dir();
 	_cleanup_free_ char *db = path_join(dir, STORE_DB_NAME);
 	struct stat sb;
 	if (stat(db, &sb) < 0) {
@@ -231,7 +104,7 @@ int cmd_sessions(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	struct store *st;
+	_cleanup_store_ struct store *st = NULL;
 	int o = open_existing(&st);
 	if (o < 0)
 		return 1;
@@ -241,7 +114,6 @@ int cmd_sessions(int argc, char **argv)
 	struct err e = {0};
 	if (st && store_list(st, all ? NULL : ws, 0, &v, &n, &e) < 0) {
 		cmd_print_err(&e);
-		store_close(st);
 		return 1;
 	}
 	if (json) {
@@ -265,7 +137,6 @@ int cmd_sessions(int argc, char **argv)
 		free(t);
 	}
 	sessions_free(v, n);
-	store_close(st);
 	return 0;
 }
 
@@ -301,13 +172,12 @@ int cmd_show(int argc, char **argv)
 		cmd_warn("usage: agentjail show ID [--json] (agentjail sessions lists the ids)");
 		return EXIT_USAGE;
 	}
-	struct store *st;
+	_cleanup_store_ struct store *st = NULL;
 	if (open_existing(&st) < 0)
 		return 1;
 	struct session s;
 	int rc = get_session(st, id, &s);
 	if (rc) {
-		store_close(st);
 		return rc;
 	}
 	struct attempt *at = NULL;
@@ -369,7 +239,6 @@ int cmd_show(int argc, char **argv)
 	}
 	attempts_free(at, nat);
 	session_free(&s);
-	store_close(st);
 	return 0;
 }
 
@@ -379,7 +248,7 @@ int cmd_rm(int argc, char **argv)
 		cmd_warn("usage: agentjail rm ID... (agentjail sessions lists the ids)");
 		return EXIT_USAGE;
 	}
-	struct store *st;
+	_cleanup_store_ struct store *st = NULL;
 	if (open_existing(&st) < 0)
 		return 1;
 	int rc = 0;
@@ -402,18 +271,10 @@ int cmd_rm(int argc, char **argv)
 		}
 		session_free(&s);
 	}
-	store_close(st);
 	return rc;
 }
 
 /* ---- resume ------------------------------------------------------------------------------ */
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The stored policy, ready to run again: --env values were never stored, so those variables
  * pass through from the host now (when set), with a note. */
@@ -463,9 +324,9 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 	bool fresh = profile_resume_argv(pr, res.path, sandboxed, s->agent_session_id, &req->cmd) < 0;
 	if (!fresh) {
 		req->attempt_kind = ATTEMPT_RESUME;
-		long long t0 = mono_ms();
+		long long t0 = clock_mono_ms();
 		rc = cmd_agent_run_request(pr, req);
-		bool quick = mono_ms() - t0 < RESUME_FAST_MS;
+		bool quick = clock_mono_ms() - t0 < RESUME_FAST_MS;
 		fresh = !req->dry_run && rc != 0 && quick && rc != EXIT_JAIL && !req->interrupted;
 		if (fresh)
 			cmd_warn("resume: `%s` failed at once (exit %d); starting %s afresh with the "
@@ -476,10 +337,14 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 		/* rung 2: a fresh start of the same agent, same policy, a new agent session */
 		strv_free(&req->cmd);
 		free(req->agent_session_id);
-		req->agent_session_id =
-			pr->session_flag && !profile_args_choose_session(pr, &user_args)
-				? hostfacts_new_uuid()
-				: NULL;
+		req->agent_session_id = NULL;
+		if (pr->session_flag && !profile_args_choose_session(pr, &user_args) &&
+		    !(req->agent_session_id = uuid_v4_new(&e))) {
+			cmd_print_err(&e);
+			strv_free(&user_args);
+			resolved_free(&res);
+			return EXIT_JAIL;
+		}
 		profile_argv(pr, res.path, sandboxed, req->agent_session_id, &user_args, &req->cmd);
 		req->attempt_kind = ATTEMPT_FRESH;
 		rc = cmd_agent_run_request(pr, req);
@@ -487,6 +352,33 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 	strv_free(&user_args);
 	resolved_free(&res);
 	return rc;
+}
+
+/* The session to resume: id, or the last one of this workspace. 0, or the exit code (said). */
+static int find_session(const char *id, bool last, struct session *s)
+{
+	_cleanup_store_ struct store *st = NULL;
+	if (open_existing(&st) < 0)
+		return 1;
+	if (last) {
+		_cleanup_free_ char *ws = realpath(".", NULL); /* this workspace */
+		struct session *v = NULL;
+		size_t n = 0;
+		struct err e = {0};
+		if (st && store_list(st, ws, 1, &v, &n, &e) < 0) {
+			cmd_print_err(&e);
+			return 1;
+		}
+		if (n == 0) {
+			cmd_warn("resume: no session in this workspace (agentjail sessions --all, then "
+				 "agentjail resume ID)");
+			return EXIT_USAGE;
+		}
+		int g = get_session(st, v[0].id, s);
+		sessions_free(v, n);
+		return g;
+	}
+	return get_session(st, id, s);
 }
 
 int cmd_resume(int argc, char **argv)
@@ -507,41 +399,10 @@ int cmd_resume(int argc, char **argv)
 	}
 	if ((id && last) || (!id && !last))
 		last = !id;
-	struct store *st;
-	int o = open_existing(&st);
-	if (o < 0)
-		return 1;
 	struct session s = {0};
-	if (last) {
-		_cleanup_free_ char *ws = realpath(".", NULL); /* this workspace */
-		struct session *v = NULL;
-		size_t n = 0;
-		struct err e = {0};
-		if (st && store_list(st, ws, 1, &v, &n, &e) < 0) {
-			cmd_print_err(&e);
-			store_close(st);
-			return 1;
-		}
-		if (n == 0) {
-			cmd_warn("resume: no session in this workspace (agentjail sessions --all, then "
-				 "agentjail resume ID)");
-			store_close(st);
-			return EXIT_USAGE;
-		}
-		int g = get_session(st, v[0].id, &s);
-		sessions_free(v, n);
-		if (g) {
-			store_close(st);
-			return g;
-		}
-	} else {
-		int g = get_session(st, id, &s);
-		if (g) {
-			store_close(st);
-			return g;
-		}
-	}
-	store_close(st);
+	int g = find_session(id, last, &s);
+	if (g)
+		return g;
 	int rc;
 	struct run_request req = {0};
 	const struct profile *pr = NULL;

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/hostfacts_probe.h"
-#include "core/profile.h"
-#include "core/resolve.h"
-#include "core/shim.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/plan/profile.h"
+#include "core/plan/resolve.h"
+#include "core/host/shim.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"

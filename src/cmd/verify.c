@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/bwrap_argv.h"
-#include "core/hostfacts_probe.h"
-#include "core/landlock.h"
-#include "core/launch.h"
-#include "core/probes.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/confine/landlock.h"
+#include "core/jail/launch.h"
+#include "core/diag/probes.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -363,7 +363,7 @@ static int run_battery(struct run_request *req, const char *home, bool json)
 	_cleanup_free_ char *out = NULL;
 	if (rc == 0)
 		rc = launch_captured(req, &j, &out);
-	cmd_jail_free(&j);
+	jail_free(&j);
 	json_t *probes = json_array();
 	bool parsed = out && *out && collect(out, probes) == 0;
 	if (parsed)
@@ -396,7 +396,7 @@ static int verify_dry_run(struct run_request *req, const char *home)
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc == 0)
 		rc = cmd_jail_dry_run(req, &j.plan);
-	cmd_jail_free(&j);
+	jail_free(&j);
 	return rc;
 }
 

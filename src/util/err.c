@@ -35,6 +35,20 @@ void err_hint(struct err *e, const char *fmt, ...)
 	va_end(ap);
 }
 
+void err_wrap(struct err *e, const char *fmt, ...)
+{
+	if (!e)
+		return;
+	char ctx[sizeof e->what];
+	va_list ap;
+	va_start(ap, fmt);
+	vset(ctx, sizeof ctx, fmt, ap);
+	va_end(ap);
+	char both[2 * sizeof e->what + 2];
+	snprintf(both, sizeof both, "%s: %s", ctx, e->what[0] ? e->what : "unknown error");
+	snprintf(e->what, sizeof e->what, "%.*s", (int)sizeof e->what - 1, both);
+}
+
 void err_clear(struct err *e)
 {
 	if (e)

@@ -17,6 +17,12 @@ int err_set(struct err *e, int errnum, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Add or replace the hint. */
 void err_hint(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "what: path: strerror (hint)" into buf. */
+/* Add context to an error as it travels up: what becomes "CONTEXT: what" (cut to fit); the
+ * path, errno and hint stay. Nothing when e is NULL. */
+void err_wrap(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The size of a buffer that holds any formatted error whole: what, path, strerror, hint. */
+#define ERR_FMT_MAX (sizeof(((struct err *)0)->what) + sizeof(((struct err *)0)->path) + \
+		     sizeof(((struct err *)0)->hint) + 512)
+/* "what: path: strerror (hint)" into buf (ERR_FMT_MAX holds it whole). */
 void err_format(const struct err *e, char *buf, size_t len);
 void err_clear(struct err *e);

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/gitinfo.h"
-#include "core/sessfmt.h"
+#include "core/host/gitinfo.h"
+#include "core/session/sessfmt.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 

@@ -73,7 +73,7 @@ for who in "${AJ_WHOS[@]}"; do
 		"$who: … and says so on stderr"
 	rm -f "$EXTRA/full-access"
 	aj_run "$who" -- run --fs danger-full-access -- "$P" write "$EXTRA/full-access"
-	probe_ok "$who: --fs danger-full-access alone implies --net on (DESIGN §1) and runs"
+	probe_ok "$who: --fs danger-full-access alone implies --net on (doc/design.md §1) and runs"
 	rm -f "$EXTRA/full-access"
 
 	# --- refused workspaces: /, $HOME, an ancestor of $HOME (unless explicit) -----------------

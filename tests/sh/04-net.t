@@ -51,7 +51,7 @@ for who in "${AJ_WHOS[@]}"; do
 		probe_denied "$who: the host's abstract socket is unreachable inside (--net off)"
 		aj_run "$who" -- run --net on -- "$P" connect-abstract "$ABS_NAME"
 		if [ "$landlock_abi" -ge 6 ]; then
-			# DESIGN §3: Landlock scoping closes abstract sockets where the kernel has it.
+			# doc/design.md §3: Landlock scoping closes abstract sockets where the kernel has it.
 			probe_denied "$who: --net on: the host abstract socket is unreachable (Landlock ABI $landlock_abi scope)"
 		else
 			skip "$who: --net on: abstract socket unreachable" "Landlock ABI $landlock_abi < 6: no scoping on this kernel"

@@ -81,7 +81,8 @@ for who in "${AJ_WHOS[@]}"; do
 
 		# Ctrl-Z, then `kill %1` (bash sends SIGTERM and SIGCONT to the stopped job, which stays
 		# in the background): the command's TERM handler runs and agentjail exits 7, as any
-		# program with a TERM handler would (DESIGN §2: SIGTERM to agentjail reaches the command).
+		# program with a TERM handler would (doc/design.md §2: SIGTERM to agentjail reaches the
+		# command).
 		# Then bash's job table must empty (`wait` would return at once: bash may still hold the
 		# job as stopped until it reaps it).
 		bash_pd "ctrlz-kill-$who" --timeout 5 'capture:s0:stty -a' "expect:$PROMPT" \

@@ -39,7 +39,7 @@ else
 	skip "Landlock is available" "the kernel reports no Landlock (ABI 0: not built in or disabled at boot)"
 fi
 
-# What agentjail reports: `doctor --json`, check "landlock", detail "ABI N: …" (DESIGN §3:
+# What agentjail reports: `doctor --json`, check "landlock", detail "ABI N: …" (doc/design.md §3:
 # "doctor reports the ABI").
 aj_run "${AJ_WHOS[0]}" -- doctor --json
 if [ "$RC" = 2 ] || ! [[ $OUT == *'"checks"'* ]]; then
@@ -114,7 +114,7 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$(tail -n1 <<<"$OUT")" "errno=13 (Permission denied)" "$who: … yet creating a file in /dev is refused (Landlock: EACCES)"
 	aj_run "$who" -- run -- sh -c "test -w /run && echo run-writable; '$P' write /run/agentjail-test-$$"
 	like "$OUT" '^run-writable' "$who: control: the jail's private /run is a tmpfs its user may write to"
-	# DESIGN §3: private tmpfs on /tmp, /var/tmp, /run, /dev/shm, and Landlock "mirrors the
+	# doc/design.md §3: private tmpfs on /tmp, /var/tmp, /run, /dev/shm, and Landlock "mirrors the
 	# writable view": /run takes writes like the others.
 	is "$(tail -n1 <<<"$OUT")" ok "$who: … and a file can be created in /run (Landlock mirrors the writable view)"
 

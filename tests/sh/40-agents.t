@@ -11,7 +11,7 @@ echo "args: $*"
 echo "host: $(uname -n)"
 echo "IS_SANDBOX=${IS_SANDBOX:-}"
 echo "KEY=${ANTHROPIC_API_KEY:-unset} OTHER=${OPENAI_API_KEY:-unset}"
-# (the private package caches' mount points aside: core/toolcache)
+# (the private package caches' mount points aside: core/plan/toolcache)
 echo "home: $(ls -A "$HOME" | grep -vxE '\.cache|\.npm|\.m2|\.gradle|\.cargo|go' | tr '\n' ' ')"
 touch "$HOME/.claude/made-inside" 2>/dev/null && echo "claude-dir: writable"
 if (echo x >>"$HOME/.claude/settings.json") 2>/dev/null; then echo "settings: writable"; else echo "settings: read-only"; fi

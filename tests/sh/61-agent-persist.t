@@ -1,6 +1,6 @@
 #!/bin/bash
-# What an agent in the jail may leave in its own config for the next unjailed run (DESIGN §3b,
-# doc/agents.md): claude's ~/.claude.json is a private copy of which only safe keys come back;
+# What an agent in the jail may leave in its own config for the next unjailed run
+# (doc/design.md §3b, doc/agents.md): claude's ~/.claude.json is a private copy of which only safe keys come back;
 # instruction files are read-only unless --agent-writable-instructions; the IDE lock files are
 # masked; opencode's tools/ and a workspace opencode.json are moved aside. Stand-in agents plant
 # the hostile content (as root and as the unprivileged user); the real claude from npm, when

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hostfacts.h"
+#include "core/plan/hostfacts.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 #include "util/xalloc.h"

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bwrap_argv.h"
-#include "core/hostfacts.h"
-#include "core/policy.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/plan/hostfacts.h"
+#include "core/plan/policy.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/strv.h"

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/doctor.h"
-#include "core/profile.h"
+#include "core/diag/doctor.h"
+#include "core/plan/dirs.h"
+#include "core/plan/profile.h"
 
 static void aggregation(void **state)
 {
@@ -214,18 +215,18 @@ static void dirs(void **state)
 	        {NULL, NULL, NULL, "/.local/state/agentjail"},
 	};
 	for (size_t i = 0; i < sizeof st / sizeof *st; i++) {
-		char *got = doctor_state_dir(st[i].sd, st[i].xdg, st[i].home);
+		char *got = dirs_state_dir(st[i].sd, st[i].xdg, st[i].home);
 		if (strcmp(got, st[i].want))
 			fail_msg("state %zu: %s, expected %s", i, got, st[i].want);
 		free(got);
 	}
-	char *c = doctor_config_dir("/cfg", "/home/u");
+	char *c = dirs_config_dir("/cfg", "/home/u");
 	assert_string_equal(c, "/cfg/agentjail");
 	free(c);
-	c = doctor_config_dir("cfg", "/home/u");
+	c = dirs_config_dir("cfg", "/home/u");
 	assert_string_equal(c, "/home/u/.config/agentjail");
 	free(c);
-	c = doctor_config_dir(NULL, "/root");
+	c = dirs_config_dir(NULL, "/root");
 	assert_string_equal(c, "/root/.config/agentjail");
 	free(c);
 }

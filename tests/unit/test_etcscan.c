@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/etcscan.h"
+#include "core/host/etcscan.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/gitinfo.h"
+#include "core/host/gitinfo.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"

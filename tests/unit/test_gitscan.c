@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/gitscan.h"
+#include "core/host/gitscan.h"
+#include "core/jail/gitscan_check.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"

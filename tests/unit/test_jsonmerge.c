@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jsonmerge.h"
+#include "core/plan/jsonmerge.h"
 
 struct mcase {
 	const char *name;

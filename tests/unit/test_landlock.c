@@ -1,4 +1,4 @@
-/* Unit tests for core/landlock.
+/* Unit tests for core/confine/landlock.
  *
  * Landlock cannot be undone, so every case that applies it runs in a forked child. The child
  * does not use cmocka's assertions (a failing one would jump back into the runner inside the
@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/landlock.h"
+#include "core/confine/landlock.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* Unit tests for core/limits (sizes, defaults, the tmpfs share of the memory limit), the policy's
+/* Tests for core/plan/limits (sizes, defaults, the tmpfs share of the memory limit), the policy's
  * --memory/--pids (parsing, environment, JSON round trip), the builder's use of them, and
  * cgroup.c's pure planning of where a jail's scope goes. */
 #include <stdarg.h>
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bwrap_argv.h"
-#include "core/cgroup.h"
-#include "core/limits.h"
-#include "core/policy.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/confine/cgroup.h"
+#include "core/plan/limits.h"
+#include "core/plan/policy.h"
 #include "util/xalloc.h"
 
 #define MIB (1ULL << 20)

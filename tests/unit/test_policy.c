@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/policy.h"
+#include "core/plan/policy.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 

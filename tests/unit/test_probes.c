@@ -1,4 +1,4 @@
-/* Unit tests for core/probes: the table, the `__probe` arguments, the mount checks on mountinfo
+/* Tests for core/diag/probes: the table, the `__probe` arguments, the mount checks on mountinfo
  * fixtures, the isolation of a probe (crash, hang, skip), the host's bait and survivor check,
  * and the probes themselves on both sides of a line:
  *  - under the jail's seccomp filter alone (a child sets no_new_privs and loads it), every probe
@@ -32,8 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/probes.h"
-#include "core/seccomp.h"
+#include "core/diag/probes.h"
+#include "core/confine/seccomp.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

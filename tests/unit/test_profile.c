@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/bwrap_argv.h"
-#include "core/profile.h"
-#include "core/shim.h"
+#include "core/plan/bwrap_argv.h"
+#include "core/plan/profile.h"
+#include "core/host/shim.h"
 #include "testutil.h"
 
 static bool has(const char *const *l, const char *s)

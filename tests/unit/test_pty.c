@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/pty.h"
+#include "core/jail/pty.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/hostfacts_probe.h"
-#include "core/resolve.h"
+#include "core/host/hostfacts_probe.h"
+#include "core/plan/resolve.h"
 #include "testutil.h"
 
 /* Load fixture text (the tests/data format) into hf. */
@@ -92,7 +92,7 @@ static const struct layout layouts[] = {
 	 "/home/u/.nvm/versions/node/v20.1.0/bin/gemini",
 	 "/home/u/.nvm/versions/node/v20.1.0/lib/node_modules/@google/gemini-cli/dist/index.js",
 	 "/home/u/.nvm/versions/node/v20.1.0/bin/node",
-	 /* nvm (core/toolmgr): the node version that holds the package, package included */
+	 /* nvm (core/plan/toolmgr): the node version that holds the package, package included */
 	 "/home/u/.nvm/versions/node/v20.1.0",
 	 "/home/u/.nvm/versions/node/v20.1.0/bin/gemini>"
 	 "../lib/node_modules/@google/gemini-cli/dist/index.js",
@@ -113,7 +113,7 @@ static const struct layout layouts[] = {
 	 "/home/u/.local/state/fnm_multishells/7_1/bin/pi",
 	 "/home/u/.local/share/fnm/node-versions/v22.0.0/installation/bin/pi",
 	 "/home/u/.local/share/fnm/node-versions/v22.0.0/installation/bin/node",
-	 /* fnm (core/toolmgr): the whole node version (npm lives in its lib/) */
+	 /* fnm (core/plan/toolmgr): the whole node version (npm lives in its lib/) */
 	 "/home/u/.local/share/fnm/node-versions/v22.0.0",
 	 "/home/u/.local/state/fnm_multishells/7_1>"
 	 "/home/u/.local/share/fnm/node-versions/v22.0.0/installation",

@@ -1,4 +1,4 @@
-/* Unit tests for core/seccomp.
+/* Unit tests for core/confine/seccomp.
  *
  * Two kinds of test:
  *  - in a child: set no_new_privs, load the filter with seccomp_load_self(), make one syscall
@@ -42,7 +42,7 @@
 
 #include <seccomp.h>
 
-#include "core/seccomp.h"
+#include "core/confine/seccomp.h"
 #include "util/cleanup.h"
 
 enum { TEST_ERRNO = 4000 };

@@ -1,4 +1,4 @@
-/* Unit tests for core/sessfmt: times, durations, policy summaries, status cells, terminal-safe
+/* Tests for core/session/sessfmt: times, durations, policy summaries, status cells, terminal-safe
  * text and its width, aligned tables and the `agentjail sessions` listing. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/policy.h"
-#include "core/sessfmt.h"
+#include "core/plan/policy.h"
+#include "core/session/sessfmt.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for core/snapshot: SHA-256, snapshots of protected paths and the quarantine. Every
+/* Tests for core/jail/snapshot: SHA-256, snapshots of protected paths and the quarantine. Every
  * test works in its own mkdtemp directory: <root>/ws is the workspace, <root>/state/quarantine the
  * quarantine (not created beforehand: snapshot_check must create it). */
 #include <stdarg.h>
@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/snapshot.h"
+#include "core/jail/snapshot.h"
+#include "util/sha256.h"
 #include "util/strv.h"
 #include "testutil.h"
 

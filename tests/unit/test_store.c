@@ -1,4 +1,4 @@
-/* Unit tests for core/store: the files and their modes, the schema and its migrations, the
+/* Unit tests for core/session/store: the files and their modes, the schema and its migrations, the
  * session life cycle, id prefixes, lost sessions, removal, concurrent writers, and failures that
  * must leave nothing half-written. Each test works in its own mkdtemp directory; the store's
  * directory (<tmp>/state/agentjail) does not exist beforehand. */
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/store.h"
+#include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"

@@ -1,4 +1,4 @@
-/* Unit tests for core/suidscan: the writable roots of a plan, and the walk on a scratch tree
+/* Unit tests for core/jail/suidscan: the writable roots of a plan, and the walk on a scratch tree
  * (new setuid/setgid files stripped and reported, old ones and other kinds left alone, bounds
  * reported). */
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/suidscan.h"
+#include "core/jail/suidscan.h"
 #include "testutil.h"
 #include "util/xalloc.h"
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hostfacts.h"
-#include "core/toolcache.h"
-#include "core/toolmgr.h"
+#include "core/plan/hostfacts.h"
+#include "core/plan/toolcache.h"
+#include "core/plan/toolmgr.h"
 #include "golden.h"
 #include "util/strbuf.h"
 #include "util/strv.h"

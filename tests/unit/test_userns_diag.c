@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "core/userns_diag.h"
+#include "core/host/userns_diag.h"
 
 static struct userns_facts healthy(void)
 {

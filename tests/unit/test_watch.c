@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/watch.h"
+#include "core/jail/watch.h"
 #include "testutil.h"
 #include "util/path.h"
 #include "util/strv.h"

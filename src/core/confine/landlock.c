@@ -1,0 +1,511 @@
+/* landlock: see landlock.h. Raw syscalls over <linux/landlock.h>: Debian 12's headers predate
+ * ABI 3, so every constant newer than REFER, and the ruleset attribute with its `scoped` field,
+ * are defined here (values from the kernel's uapi, which never renumbers them). */
+#include "core/confine/landlock.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/landlock.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+
+/* Our own names, so the header's age does not matter (ABI that introduced each in brackets). */
+#define LL_FS_WRITE_FILE (1ULL << 1)   /* [1] */
+#define LL_FS_READ_FILE (1ULL << 2)    /* [1] */
+#define LL_FS_READ_DIR (1ULL << 3)     /* [1] */
+#define LL_FS_REMOVE_DIR (1ULL << 4)   /* [1] */
+#define LL_FS_REMOVE_FILE (1ULL << 5)  /* [1] */
+#define LL_FS_MAKE_CHAR (1ULL << 6)    /* [1] */
+#define LL_FS_MAKE_DIR (1ULL << 7)     /* [1] */
+#define LL_FS_MAKE_REG (1ULL << 8)     /* [1] */
+#define LL_FS_MAKE_SOCK (1ULL << 9)    /* [1] */
+#define LL_FS_MAKE_FIFO (1ULL << 10)   /* [1] */
+#define LL_FS_MAKE_BLOCK (1ULL << 11)  /* [1] */
+#define LL_FS_MAKE_SYM (1ULL << 12)    /* [1] */
+#define LL_FS_REFER (1ULL << 13)       /* [2] */
+#define LL_FS_TRUNCATE (1ULL << 14)    /* [3] */
+#define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* [6] */
+#define LL_SCOPE_SIGNAL (1ULL << 1)        /* [6] */
+
+#define LL_VERSION_FLAG 1U /* LANDLOCK_CREATE_RULESET_VERSION */
+#define LL_RULE_PATH_BENEATH 1 /* LANDLOCK_RULE_PATH_BENEATH */
+
+/* struct landlock_ruleset_attr as of ABI 6. The kernel reads only the size we pass, so older
+ * kernels get the prefix they know (they reject a larger size unless the tail is zero; passing
+ * the exact size keeps that rule out of the picture). */
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;  /* ABI 1 */
+	uint64_t handled_access_net; /* ABI 4; left 0: the network is bwrap's and §4's job */
+	uint64_t scoped;             /* ABI 6 */
+};
+
+/* Same layout as the uapi's packed struct landlock_path_beneath_attr (12 bytes). */
+struct ll_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct ll_path_beneath) == 12, "landlock_path_beneath_attr is 12 bytes");
+_Static_assert(sizeof(struct ll_ruleset_attr) == 24, "landlock_ruleset_attr (ABI 6) is 24 bytes");
+
+#define LL_READ (LL_FS_READ_FILE | LL_FS_READ_DIR)
+
+/* Devices a terminal program writes to whatever its policy: discarding output, reopening its
+ * terminal, allocating a pty. */
+static const char *const always_writable[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx",
+};
+
+int landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0UL, LL_VERSION_FLAG);
+	/* ENOSYS: not built in; EOPNOTSUPP: built in but disabled at boot. Anything else (a
+	 * seccomp filter refusing the call) leaves us just as unable to use it. */
+	return v > 0 ? (int)v : 0;
+}
+
+/* Every write-type right this ABI knows. Execute is left alone, and so is reading unless a
+ * read-deny list asks for it (the mounts decide what is visible), and so is IOCTL_DEV (ABI 5):
+ * handling it would break terminal ioctls. */
+static uint64_t write_rights(int abi)
+{
+	uint64_t r = LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR |
+		     LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO |
+		     LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM;
+	if (abi >= 2)
+		r |= LL_FS_REFER;
+	if (abi >= 3)
+		r |= LL_FS_TRUNCATE;
+	return r;
+}
+
+/* The subset that means something on a non-directory: the kernel refuses (EINVAL) a rule on a
+ * file that grants rights only a directory can carry. */
+static uint64_t file_rights(int abi)
+{
+	return LL_FS_WRITE_FILE | (abi >= 3 ? LL_FS_TRUNCATE : 0);
+}
+
+/* The attribute size this kernel understands. */
+static size_t attr_size(int abi)
+{
+	if (abi >= 6)
+		return sizeof(struct ll_ruleset_attr);
+	if (abi >= 4)
+		return offsetof(struct ll_ruleset_attr, scoped);
+	return offsetof(struct ll_ruleset_attr, handled_access_net);
+}
+
+/* The identity of a file, whatever the path it was reached by. */
+struct inode_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+/* One ruleset being built, and what the rules are made from. */
+struct build {
+	int ruleset;
+	int abi;
+	const struct landlock_opts *o;
+	bool deny; /* a read-deny list was given: reading is handled too */
+	size_t nrules;
+	/* The denied paths and the directories above them, as the inodes a rule must not land
+	 * on: a rule on any of them would grant reading the denied path itself. */
+	struct inode_id *aliases;
+	size_t naliases, aliases_cap;
+	struct err *e;
+};
+
+static void build_free(struct build *b)
+{
+	closep(&b->ruleset);
+	free(b->aliases);
+}
+
+static int create_ruleset(struct build *b)
+{
+	struct ll_ruleset_attr attr = {
+		.handled_access_fs = write_rights(b->abi) | (b->deny ? LL_READ : 0),
+		.scoped = b->o->scope && b->abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0,
+	};
+	long fd = syscall(SYS_landlock_create_ruleset, &attr, attr_size(b->abi), 0U);
+	if (fd < 0) {
+		err_set(b->e, errno, NULL, "cannot create the Landlock ruleset (ABI %d)", b->abi);
+		err_hint(b->e, "the kernel refused a ruleset of its own ABI: `agentjail doctor` "
+			       "shows what it supports");
+		return -1;
+	}
+	b->ruleset = (int)fd;
+	return 0;
+}
+
+/* Grant `rights` beneath the file or directory open as fd (named `path` for errors). The budget
+ * keeps a deny list next to a huge directory from turning the jail's start into a crawl. */
+static int add_rule(struct build *b, int fd, uint64_t rights, const char *path)
+{
+	if (b->nrules >= LANDLOCK_MAX_RULES) {
+		err_set(b->e, E2BIG, path, "more than %d Landlock rules would be needed",
+			LANDLOCK_MAX_RULES);
+		err_hint(b->e, "a read-denied path lies in a directory with too many entries: "
+			       "deny a directory above it instead");
+		return -1;
+	}
+	struct ll_path_beneath rule = {.allowed_access = rights, .parent_fd = fd};
+	if (syscall(SYS_landlock_add_rule, b->ruleset, LL_RULE_PATH_BENEATH, &rule, 0U) < 0)
+		return err_set(b->e, errno, path, "cannot add a Landlock rule");
+	b->nrules++;
+	return 0;
+}
+
+static bool is_alias(const struct build *b, const struct stat *st)
+{
+	for (size_t i = 0; i < b->naliases; i++)
+		if (b->aliases[i].dev == st->st_dev && b->aliases[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+static void push_alias(struct build *b, const struct stat *st)
+{
+	if (b->naliases == b->aliases_cap) {
+		b->aliases_cap = b->aliases_cap ? 2 * b->aliases_cap : 16;
+		b->aliases = xrealloc(b->aliases, b->aliases_cap * sizeof *b->aliases);
+	}
+	b->aliases[b->naliases++] = (struct inode_id){st->st_dev, st->st_ino};
+}
+
+/* Record "/", every directory along a denied path and the denied path itself (not following
+ * a final symlink: its target is judged where it lies). What cannot be reached is left out:
+ * nothing beneath it exists to alias. */
+static void collect_aliases(struct build *b)
+{
+	struct stat st;
+	if (lstat("/", &st) == 0)
+		push_alias(b, &st);
+	for (size_t i = 0; i < b->o->ndeny_read; i++) {
+		char buf[PATH_MAX];
+		snprintf(buf, sizeof buf, "%s", b->o->deny_read[i]); /* length checked before */
+		for (char *s = buf + 1;;) {
+			char *slash = strchr(s, '/');
+			if (slash)
+				*slash = '\0';
+			if (lstat(buf, &st) < 0 || (slash && !S_ISDIR(st.st_mode)))
+				break;
+			push_alias(b, &st);
+			if (!slash)
+				break;
+			*slash = '/';
+			s = slash + 1;
+		}
+	}
+}
+
+/* The denied path that p equals, lies above or lies below; NULL when there is none. */
+static const char *deny_conflict(const struct landlock_opts *o, const char *p)
+{
+	for (size_t i = 0; i < o->ndeny_read; i++)
+		if (path_is_under(p, o->deny_read[i]) || path_is_under(o->deny_read[i], p))
+			return o->deny_read[i];
+	return NULL;
+}
+
+/* Open `path` for a rule, following symlinks (the rule belongs on what the jail reaches): 1 with
+ * *fd and *st set, 0 when it does not exist. A missing path is no error: the jail's view decides
+ * what exists, and there is nothing to write where nothing is mounted. */
+static int open_for_rule(const char *path, int *fd, struct stat *st, struct err *e)
+{
+	int f = open(path, O_PATH | O_CLOEXEC);
+	if (f < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return err_set(e, errno, path, "cannot open a path for a Landlock rule");
+	}
+	if (fstat(f, st) < 0) {
+		err_set(e, errno, path, "cannot stat a path for a Landlock rule");
+		closep(&f);
+		return -1;
+	}
+	*fd = f;
+	return 1;
+}
+
+/* A directory gets every write right, anything else the file ones (the kernel refuses, EINVAL,
+ * a rule on a file with rights only a directory can carry). Under a deny list a writable path
+ * is readable too: writing where one cannot read back helps nobody. */
+static int allow_writable(struct build *b, const char *path)
+{
+	/* A relative path would be resolved against whatever the cwd happens to be. */
+	if (!path || path[0] != '/')
+		return err_set(b->e, EINVAL, path ? path : "(null)",
+			       "a Landlock writable path must be absolute");
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int found = open_for_rule(path, &fd, &st, b->e);
+	if (found <= 0)
+		return found;
+	bool dir = S_ISDIR(st.st_mode);
+	uint64_t rights = dir ? write_rights(b->abi) : file_rights(b->abi);
+	if (b->deny) {
+		/* the names were checked against the deny list; this catches another mount or
+		 * a hard link of a denied path or of a directory above one */
+		if (is_alias(b, &st))
+			return err_set(b->e, EINVAL, path,
+				       "a writable path is the same file as a read-denied path or "
+				       "a directory above one");
+		rights |= dir ? LL_READ : LL_FS_READ_FILE;
+	}
+	return add_rule(b, fd, rights, path);
+}
+
+/* Devices get file rights even where the entry is a directory (/dev/pts): the terminals inside
+ * need opening for write, nobody needs to create or remove entries there. Reading them is
+ * normally granted by the rule on /dev, an entry of "/" above no denied path; it is added here
+ * too for the case of a denied path inside /dev, unless the device is (or holds) one. */
+static int allow_device(struct build *b, const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int found = open_for_rule(path, &fd, &st, b->e);
+	if (found <= 0)
+		return found;
+	uint64_t rights = file_rights(b->abi);
+	if (b->deny && !deny_conflict(b->o, path) && !is_alias(b, &st))
+		rights |= S_ISDIR(st.st_mode) ? LL_READ : LL_FS_READ_FILE;
+	return add_rule(b, fd, rights, path);
+}
+
+/* ---- the read-deny list ---- */
+
+static int check_deny_path(const char *p, struct err *e)
+{
+	if (!p || p[0] != '/')
+		return err_set(e, EINVAL, p ? p : "(null)", "a read-denied path must be absolute");
+	if (strlen(p) >= PATH_MAX)
+		return err_set(e, ENAMETOOLONG, p, "a read-denied path is too long");
+	if (strcmp(p, "/") == 0)
+		return err_set(e, EINVAL, p, "reading cannot be denied on the whole filesystem");
+	/* The walk compares the names it lists: "/etc//shadow" would match none, and the file it
+	 * means would stay readable. */
+	_cleanup_free_ char *norm = path_normalize(NULL, p);
+	if (strcmp(norm, p) != 0)
+		return err_set(e, EINVAL, p, "a read-denied path must be normalized (as %s)", norm);
+	return 0;
+}
+
+/* A writable path gets reading beneath it, so it cannot hold a denied path; one at or inside a
+ * denied path would undo the deny there. Checked as given and as resolved: the rule lands on
+ * whatever a symlink leads to. */
+static int check_writable_vs_deny(const struct landlock_opts *o, const char *w, struct err *e)
+{
+	if (!w || w[0] != '/')
+		return 0; /* refused with its own message when its rule is added */
+	_cleanup_free_ char *norm = path_normalize(NULL, w);
+	_cleanup_free_ char *real = realpath(w, NULL);
+	const char *d = deny_conflict(o, norm);
+	if (!d && real)
+		d = deny_conflict(o, real);
+	if (!d)
+		return 0;
+	err_set(e, EINVAL, w, "a writable path cannot lie above, at or below the read-denied %s",
+		d);
+	err_hint(e, "drop one of the two: a writable path must be readable");
+	return -1;
+}
+
+static int check_deny_list(const struct landlock_opts *o, struct err *e)
+{
+	if (o->ndeny_read == 0)
+		return 0;
+	if (!o->deny_read)
+		return err_set(e, EINVAL, NULL, "the read-deny list is NULL but counts %zu paths",
+			       o->ndeny_read);
+	if (o->ndeny_read > LANDLOCK_MAX_DENY_READ)
+		return err_set(e, E2BIG, NULL, "%zu read-denied paths, more than %d",
+			       o->ndeny_read, LANDLOCK_MAX_DENY_READ);
+	for (size_t i = 0; i < o->ndeny_read; i++)
+		if (check_deny_path(o->deny_read[i], e) < 0)
+			return -1;
+	for (size_t i = 0; i < o->nwritable; i++)
+		if (check_writable_vs_deny(o, o->writable[i], e) < 0)
+			return -1;
+	return 0;
+}
+
+enum deny_rel { REL_NONE, REL_DENIED, REL_ABOVE };
+
+static enum deny_rel deny_relation(const struct landlock_opts *o, const char *p)
+{
+	enum deny_rel rel = REL_NONE;
+	for (size_t i = 0; i < o->ndeny_read; i++) {
+		if (strcmp(p, o->deny_read[i]) == 0)
+			return REL_DENIED;
+		if (path_is_strict_ancestor(p, o->deny_read[i]))
+			rel = REL_ABOVE;
+	}
+	return rel;
+}
+
+static int walk_dir(struct build *b, int dirfd, const char *path);
+
+/* One entry of a directory above a denied path: skipped if denied, walked if above one, else
+ * granted reading beneath it. Opened without following symlinks, so a denied path cannot be
+ * walked through one (its rules would land on the target's tree, wherever that is). */
+static int visit_entry(struct build *b, int dirfd, const char *dir, const char *name)
+{
+	_cleanup_free_ char *path = path_join(dir, name);
+	enum deny_rel rel = deny_relation(b->o, path);
+	if (rel == REL_DENIED)
+		return 0;
+	_cleanup_close_ int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	/* ENOENT: gone since it was listed. EACCES: a directory an unprivileged caller can list
+	 * but not search; the entry gets no rule, which denies more than asked, never less. */
+	if (fd < 0 && (errno == ENOENT || errno == EACCES))
+		return 0;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return err_set(b->e, errno, path, "cannot open an entry beside a read-denied path");
+	if (S_ISLNK(st.st_mode)) {
+		/* no rule can sit on a symlink; its target is judged where it lies */
+		if (rel != REL_ABOVE)
+			return 0;
+		err_set(b->e, ELOOP, path, "a read-denied path must not pass through a symlink");
+		err_hint(b->e, "deny the path the symlink leads to");
+		return -1;
+	}
+	/* a non-directory "above" a denied path is an entry like the others: nothing lies in it */
+	if (rel == REL_ABOVE && S_ISDIR(st.st_mode))
+		return walk_dir(b, fd, path);
+	if (is_alias(b, &st))
+		return 0;
+	/* As root (owner checks hold for root's files), an entry beside a denied one that others
+	 * could not read gets no rule either: the file that replaces a secret by rename is made
+	 * under another name first (shadow+, passwd.1234), and a rule on it would follow its
+	 * inode onto the secret's name. */
+	if (geteuid() == 0 && !(st.st_mode & S_IROTH))
+		return 0;
+	return add_rule(b, fd, S_ISDIR(st.st_mode) ? LL_READ : LL_FS_READ_FILE, path);
+}
+
+static bool is_dot_or_dotdot(const char *name)
+{
+	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+/* A directory above a denied path (open as dirfd): it may be listed (READ_DIR, which reaches
+ * beneath it too: denied directories can be listed, not read), and each entry is visited. */
+static int walk_dir(struct build *b, int dirfd, const char *path)
+{
+	static const char cannot_list[] = "cannot list a directory above a read-denied path";
+	if (add_rule(b, dirfd, LL_FS_READ_DIR, path) < 0)
+		return -1;
+	int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lfd < 0) {
+		/* An unprivileged caller may be unable to list it: then no entry in it gets a rule,
+		 * which denies more than asked, never less. */
+		if (errno == EACCES)
+			return 0;
+		return err_set(b->e, errno, path, "%s", cannot_list);
+	}
+	_cleanup_closedir_ DIR *d = fdopendir(lfd);
+	if (!d) {
+		int saved = errno;
+		closep(&lfd);
+		return err_set(b->e, saved, path, "%s", cannot_list);
+	}
+	struct dirent *de;
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		if (is_dot_or_dotdot(de->d_name))
+			continue;
+		if (visit_entry(b, dirfd, path, de->d_name) < 0)
+			return -1;
+	}
+	if (errno != 0)
+		return err_set(b->e, errno, path, "%s", cannot_list);
+	return 0;
+}
+
+/* Reading is granted beneath everything that exists now but the denied paths: walked from "/"
+ * down every directory above a denied path, since Landlock can only grant, never subtract. */
+static int deny_reads(struct build *b)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return err_set(b->e, errno, "/", "cannot open the root directory for Landlock");
+	return walk_dir(b, root, "/");
+}
+
+static int add_rules(struct build *b)
+{
+	/* before any rule: the writable paths and devices are checked against them too */
+	if (b->deny)
+		collect_aliases(b);
+	for (size_t i = 0; i < b->o->nwritable; i++)
+		if (allow_writable(b, b->o->writable[i]) < 0)
+			return -1;
+	for (size_t i = 0; i < sizeof always_writable / sizeof *always_writable; i++)
+		if (allow_device(b, always_writable[i]) < 0)
+			return -1;
+	return b->deny ? deny_reads(b) : 0;
+}
+
+static int ensure_no_new_privs(struct err *e)
+{
+	int v = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	if (v < 0)
+		return err_set(e, errno, NULL, "cannot read no_new_privs");
+	if (v == 1)
+		return 0;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return err_set(e, errno, NULL, "cannot set no_new_privs (needed by Landlock)");
+	return 0;
+}
+
+int landlock_apply(const struct landlock_opts *o, struct landlock_report *r, struct err *e)
+{
+	static const struct landlock_opts none = {0};
+	struct landlock_report dummy;
+	if (!r)
+		r = &dummy;
+	if (!o)
+		o = &none;
+	*r = (struct landlock_report){.abi = landlock_abi()};
+	if (r->abi == 0)
+		return 0;
+
+	if (check_deny_list(o, e) < 0)
+		return -1;
+	_cleanup_(build_free) struct build b = {
+		.ruleset = -1, .abi = r->abi, .o = o, .deny = o->ndeny_read > 0, .e = e,
+	};
+	if (create_ruleset(&b) < 0 || add_rules(&b) < 0 || ensure_no_new_privs(e) < 0)
+		return -1;
+	if (syscall(SYS_landlock_restrict_self, b.ruleset, 0U) < 0)
+		return err_set(e, errno, NULL, "cannot enforce the Landlock ruleset");
+	r->fs_applied = true;
+	r->scoped = o->scope && r->abi >= 6;
+	r->read_denied = b.deny;
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* seccomp: the jail's syscall filter (doc/design.md §3), built with libseccomp and exported as BPF
+ * for `bwrap --seccomp FD`. */
+#pragma once
+#include <stdbool.h>
+
+#include "util/err.h"
+
+struct seccomp_opts {
+	bool allow_ptrace;   /* ptrace, process_vm_readv/writev allowed */
+	/* Test builds only (AJ_TEST_BUILD): when non-zero every rule that would return EPERM,
+	 * ENOSYS or EAFNOSUPPORT returns this errno (1..4095) instead, so a test can tell our
+	 * filter's refusal from any other layer's. Exceptions: clone3 and openat2 keep ENOSYS,
+	 * which libc needs to fall back to clone and openat. Ignored (treated as 0) in normal builds. */
+	int test_errno;
+};
+
+/* Build the filter for the running architecture and write its BPF into a sealed memfd.
+ * On success *fd_out is a readable fd positioned at 0. */
+int seccomp_build_fd(const struct seccomp_opts *o, int *fd_out, struct err *e) WUR;
+
+/* Load the filter into the calling thread (tests; requires no_new_privs). */
+int seccomp_load_self(const struct seccomp_opts *o, struct err *e) WUR;

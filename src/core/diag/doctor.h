@@ -1,0 +1,76 @@
+/* doctor: what works on this host, what does not, and the exact fix (doc/design.md §1, issue 4).
+ *
+ * The checks (doctor_run) make system calls and run programs; the report, its aggregation and
+ * its two renderings (text and the stable JSON of doc/doctor-json.md) are pure, as are the small
+ * helpers the checks use (version parsing, Landlock features, directory resolution). Nothing
+ * here prints: the command layer prints what the renderers return. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The "version" member of the JSON document; bumped only on incompatible changes. */
+#define DOCTOR_JSON_VERSION 1
+
+enum doctor_status { DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL };
+
+struct doctor_check {
+	char *id; /* stable identifier, e.g. "bwrap", "agent.claude" */
+	enum doctor_status status;
+	char *detail; /* one line: what was seen */
+	char *fix;    /* one line: what to do; NULL when status is DOCTOR_OK */
+};
+
+struct doctor_report {
+	struct doctor_check *v;
+	size_t n, cap;
+};
+
+void doctor_report_free(struct doctor_report *r);
+
+/* Append a check. Newlines and other control characters in detail and fix become spaces. A
+ * non-OK check without a fix gets a generic one; an OK check's fix is dropped. */
+void doctor_add(struct doctor_report *r, const char *id, enum doctor_status st, const char *fix,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* "ok", "warn", "fail" */
+const char *doctor_status_name(enum doctor_status s);
+/* true when no check failed: a sandboxed run can work here. */
+bool doctor_report_ok(const struct doctor_report *r);
+
+/* One line per check, `STATUS  ID  detail`, the fix indented on the next line for warn and
+ * fail, then a summary line. */
+char *doctor_render_text(const struct doctor_report *r);
+/* The JSON document of doc/doctor-json.md (pretty-printed, keys in documented order). */
+char *doctor_render_json(const struct doctor_report *r);
+
+/* ---- pure helpers used by the checks ------------------------------------------------------ */
+
+/* The oldest bubblewrap agentjail's argv works with (--disable-userns arrived in 0.8.0). */
+#define DOCTOR_BWRAP_MIN "0.8.0"
+
+/* Parse "bubblewrap X.Y[.Z]" (the output of `bwrap --version`) into v. 0, or -1. */
+int doctor_bwrap_version_parse(const char *text, int v[3]);
+/* <0, 0, >0 like strcmp. */
+int doctor_version_cmp(const int a[3], const int b[3]);
+
+/* What a Landlock ABI version gives, e.g. "ABI 3: filesystem (1), refer (2), truncate (3)";
+ * "not available" for 0. */
+char *doctor_landlock_features(int abi);
+
+/* A program's answer to --version made presentable: the first non-blank line, without terminal
+ * escape sequences and control characters, trimmed, at most max bytes. "" when nothing is
+ * left. */
+char *doctor_clean_line(const char *text, size_t max);
+
+/* ---- the checks ------------------------------------------------------------------------- */
+
+
+/* Per-program timeout for `NAME --version` and `bwrap --version`. */
+#define DOCTOR_VERSION_TIMEOUT_MS 3000
+
+/* Run every check on this host and append the results (in the documented order). */
+void doctor_run(struct doctor_report *r);
+
+/* The tool managers a jail shows (core/plan/toolmgr) and the private caches' size
+ * (doctor_tools.c). */
+void doctor_check_toolchains(struct doctor_report *r, const char *home, const char *state);

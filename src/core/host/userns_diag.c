@@ -1,0 +1,119 @@
+#include "core/host/userns_diag.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static long read_long(const char *path, long dflt)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return dflt;
+	long v = dflt;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = dflt;
+	(void)fclose(f);
+	return v;
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char buf[4096];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	(void)fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+/* In a fresh child: a user namespace must be creatable AND usable. Ubuntu's AppArmor
+ * restriction lets unshare succeed and refuses the uid map, which is where bwrap fails. */
+static int userns_child_test(void)
+{
+	char map[64];
+	int n = snprintf(map, sizeof map, "0 %u 1\n", (unsigned)getuid());
+	if (unshare(CLONE_NEWUSER) != 0)
+		return 1;
+	int fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	bool ok = write(fd, map, (size_t)n) == n;
+	(void)close(fd);
+	return ok ? 0 : 1;
+}
+
+void userns_facts_read(struct userns_facts *f)
+{
+	memset(f, 0, sizeof *f);
+	f->uid = (int)getuid();
+	f->apparmor_restrict =
+		(int)read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", -1);
+	f->max_user_ns = read_long("/proc/sys/user/max_user_namespaces", -1);
+	f->unpriv_clone = (int)read_long("/proc/sys/kernel/unprivileged_userns_clone", -1);
+	const char *c = getenv("container");
+	f->in_container = access("/.dockerenv", F_OK) == 0 ||
+			  access("/run/.containerenv", F_OK) == 0 || (c && *c) ||
+			  file_has("/proc/1/cgroup", "docker") || file_has("/proc/1/cgroup", "lxc") ||
+			  file_has("/proc/1/cgroup", "kubepods");
+	f->proc_masked = access("/proc/sys/kernel", R_OK) != 0;
+	/* the one live test: can a child of ours make a user namespace? (only run after a
+	 * failure, never on the normal start path) */
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(userns_child_test());
+	int ws = 0;
+	f->userns_works = pid > 0 && waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) &&
+			  WEXITSTATUS(ws) == 0;
+}
+
+struct userns_cause userns_diagnose(const struct userns_facts *f)
+{
+	if (f->userns_works)
+		return (struct userns_cause){
+			"bubblewrap refused the jail's setup (its message is above); user "
+			"namespaces work on this host",
+			"check the paths named in bwrap's message; `agentjail run --dry-run ...` "
+			"prints the exact jail"};
+	if (f->max_user_ns == 0)
+		return (struct userns_cause){
+			"user namespaces are disabled on this host (user.max_user_namespaces = 0)",
+			"as root: sysctl -w user.max_user_namespaces=15000, and make it permanent "
+			"in /etc/sysctl.d/90-userns.conf"};
+	if (f->uid != 0 && f->apparmor_restrict == 1)
+		return (struct userns_cause){
+			"AppArmor blocks unprivileged user namespaces "
+			"(kernel.apparmor_restrict_unprivileged_userns = 1, Ubuntu 24.04+)",
+			"install an AppArmor profile that grants bwrap `userns`: write "
+			"/etc/apparmor.d/bwrap with `abi <abi/4.0>, include <tunables/global> "
+			"profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, include "
+			"if exists <local/bwrap> }` and run `sudo apparmor_parser -r "
+			"/etc/apparmor.d/bwrap` (or, less safely, sudo sysctl -w "
+			"kernel.apparmor_restrict_unprivileged_userns=0)"};
+	if (f->uid != 0 && f->unpriv_clone == 0)
+		return (struct userns_cause){
+			"unprivileged user namespaces are disabled "
+			"(kernel.unprivileged_userns_clone = 0)",
+			"as root: sysctl -w kernel.unprivileged_userns_clone=1, and make it "
+			"permanent in /etc/sysctl.d/90-userns.conf"};
+	if (f->proc_masked)
+		return (struct userns_cause){
+			"/proc/sys is masked or unreadable: this looks like a restricted container",
+			"run the container with user namespaces allowed (docker: --security-opt "
+			"seccomp=unconfined --security-opt apparmor=unconfined, or podman "
+			"--userns=auto), or run agentjail on the host"};
+	if (f->in_container)
+		return (struct userns_cause){
+			"this is a container that does not allow new namespaces",
+			"start the container with namespace creation allowed (docker: --security-opt "
+			"seccomp=unconfined --security-opt apparmor=unconfined; podman: "
+			"--security-opt seccomp=unconfined), or run agentjail on the host"};
+	return (struct userns_cause){
+		"bubblewrap could not set up the jail (see its message above)",
+		"run `agentjail doctor` for a full check of this host"};
+}

@@ -1,0 +1,350 @@
+/* init: `agentjail __init [--control FD] [--writable PATH]... [--scope] -- CMD…`, PID 1 of the
+ * jail (bwrap --as-pid-1).
+ *
+ * It checks from inside that the jail holds (all capability sets empty, no_new_privs set) and
+ * refuses to run the command otherwise; applies Landlock (the writable view again, and, where
+ * the kernel has it, abstract Unix sockets and signals scoped to the jail); runs the command as
+ * its child in a process group of its own, made the terminal's foreground group; forwards the
+ * signals it is sent and the host's requests on the control channel to that group; reports
+ * stops (Ctrl-Z) so the host can give the user's terminal back; reaps every child; and exits
+ * with the command's status (128+N when it died of signal N). */
+#include "core/jail/init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "core/jail/ctl.h"
+#include "core/plan/initargs.h"
+#include "core/confine/landlock.h"
+#include "util/strv.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AJ_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define AJ_ASAN 1
+#endif
+
+#ifdef AJ_ASAN
+/* LeakSanitizer stops the world with ptrace, which the jail's seccomp filter refuses: in a
+ * sanitizer build the in-jail init skips the leak check (the host side keeps it). */
+static int in_jail_init;
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void) { return in_jail_init; }
+#define MARK_IN_JAIL() (in_jail_init = 1)
+#else
+#define MARK_IN_JAIL() ((void)0)
+#endif
+
+/* This runs as the jail's PID 1, so it reports on stderr itself: there is no command layer
+ * between it and the user. */
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, "agentjail: jail init: %s%s%s\n", what, err ? ": " : "",
+		err ? strerror(err) : "");
+	return 125;
+}
+
+/* All five capability sets must be empty. 1 yes, 0 no, -1 unreadable. */
+static int caps_are_zero(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -1;
+	char line[256];
+	int seen = 0, nonzero = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "Cap", 3) != 0)
+			continue;
+		char *colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		seen++;
+		if (strtoull(colon + 1, NULL, 16) != 0)
+			nonzero++;
+	}
+	(void)fclose(f);
+	return seen == 5 && nonzero == 0 ? 1 : 0;
+}
+
+/* Keep only 0-2 and the control channel: bwrap's bind fds must not reach the command (a
+ * directory fd leads back to the host). */
+static int close_inherited(int ctl)
+{
+	if (ctl < 0)
+		return (int)syscall(SYS_close_range, 3U, ~0U, 0);
+	if (ctl > 3 && syscall(SYS_close_range, 3U, (unsigned)ctl - 1, 0) < 0)
+		return -1;
+	if (syscall(SYS_close_range, (unsigned)ctl + 1, ~0U, 0) < 0)
+		return -1;
+	return fcntl(ctl, F_SETFD, FD_CLOEXEC);
+}
+
+static int apply_landlock(const struct init_args *a)
+{
+	struct landlock_opts lo = {.writable = (const char *const *)a->writable.v,
+				   .nwritable = a->writable.n,
+				   .deny_read = (const char *const *)a->deny_read.v,
+				   .ndeny_read = a->deny_read.n,
+				   .scope = a->scope};
+	struct landlock_report rep = {0};
+	struct err e = {0};
+	if (landlock_apply(&lo, &rep, &e) < 0) {
+		char buf[ERR_FMT_MAX];
+		err_format(&e, buf, sizeof buf);
+		fprintf(stderr, "agentjail: jail init: Landlock: %s\n", buf);
+		return -1;
+	}
+	/* tell the command what holds it (tools and `verify` read this; it is not a secret) */
+	char desc[64];
+	snprintf(desc, sizeof desc, "abi=%d%s%s%s", rep.abi, rep.fs_applied ? ",fs" : "",
+		 rep.scoped ? ",scoped" : "", rep.read_denied ? ",deny-read" : "");
+	(void)setenv("AGENTJAIL_LANDLOCK", desc, 1);
+	if (a->ctl >= 0) {
+		int v = rep.abi & 0xff;
+		if (rep.fs_applied)
+			v |= CTL_LL_FS;
+		if (rep.scoped)
+			v |= CTL_LL_SCOPED;
+		(void)ctl_send(a->ctl, CTL_LANDLOCK, v);
+	}
+	return 0;
+}
+
+/* The limits a host without a cgroup scope enforces here (cgroup.h). RLIMIT_NPROC is set in
+ * the jail, after bwrap made its user namespace: Linux counts it per user namespace and uid,
+ * so it counts the jail's processes and none of the user's others. Soft and hard: the jail
+ * has no CAP_SYS_RESOURCE to raise it again. */
+static int apply_rlimits(const struct init_args *a)
+{
+	struct rlimit rl;
+	if (a->rlimit_data) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)a->rlimit_data;
+		if (setrlimit(RLIMIT_DATA, &rl) < 0)
+			return fail("cannot set RLIMIT_DATA (--memory)", errno);
+	}
+	if (a->rlimit_nproc) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)a->rlimit_nproc;
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+			return fail("cannot set RLIMIT_NPROC (--pids)", errno);
+	}
+	return 0;
+}
+
+/* The controlling terminal among 0-2, or -1. */
+static int find_tty(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (isatty(fd) && tcgetsid(fd) == getsid(0))
+			return fd;
+	return -1;
+}
+
+static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+#define NFWD (sizeof fwd_sigs / sizeof *fwd_sigs)
+
+/* In the child: its own process group, the terminal's foreground, the parent's signal mask
+ * back, then the command. Reports an exec failure on the control channel. */
+static void exec_command(const struct init_args *a, int tty, const sigset_t *orig)
+{
+	(void)setpgid(0, 0);
+	if (tty >= 0)
+		(void)tcsetpgrp(tty, getpid()); /* SIGTTOU is blocked here */
+	struct sigaction dfl = {0};
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		(void)sigaction(s, &dfl, NULL);
+	(void)sigprocmask(SIG_SETMASK, orig, NULL);
+	execvp(a->cmd[0], a->cmd);
+	int err = errno;
+	fprintf(stderr, "agentjail: cannot run %s: %s\n", a->cmd[0], strerror(err));
+	if (a->ctl >= 0)
+		(void)ctl_send(a->ctl, CTL_EXEC_FAILED, err);
+	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+struct loop {
+	const struct init_args *a;
+	int tty;
+	pid_t child;
+	int status;   /* -1 while the command runs */
+	bool signalled; /* it died of a signal */
+	bool froze_all; /* every process in the jail was stopped with the command */
+};
+
+/* The command stopped (Ctrl-Z): stop everything else in the jail too, or a process that left its
+ * process group (setsid, a daemon) would go on running while the user's shell says "Stopped".
+ * PID 1's kill(-1) reaches every process of its namespace but itself; SIGSTOP, because a
+ * process can neither catch nor ignore it, and an orphaned group discards SIGTSTP. */
+static void freeze_jail(struct loop *l)
+{
+	if (kill(-1, SIGSTOP) == 0 || errno == ESRCH)
+		l->froze_all = true;
+}
+
+/* `fg`/`bg`: what freeze_jail stopped runs again. Only after a freeze: a process stopped inside
+ * the jail for its own reasons (a job of an inner shell) is not continued by a stray SIGCONT. */
+static void thaw_jail(struct loop *l)
+{
+	if (!l->froze_all)
+		return;
+	(void)kill(-1, SIGCONT);
+	l->froze_all = false;
+}
+
+static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+	if (sig == SIGCHLD) {
+		int ws;
+		pid_t p;
+		while ((p = waitpid(-1, &ws, WNOHANG | WUNTRACED)) > 0) {
+			if (p != l->child)
+				continue; /* an orphan reparented to us: reaped, nothing more */
+			if (WIFSTOPPED(ws)) {
+				freeze_jail(l);
+				if (l->a->ctl >= 0)
+					(void)ctl_send(l->a->ctl, CTL_STOPPED, WSTOPSIG(ws));
+			} else {
+				l->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+				l->signalled = WIFSIGNALED(ws);
+			}
+		}
+		return;
+	}
+	/* signals from a terminal reached the command's group already; forward only those a
+	 * process sent to us (kill, the host on SIGTERM) */
+	if (si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE)
+		(void)kill(-l->child, sig);
+}
+
+static void on_control(struct loop *l, bool *ctl_open)
+{
+	struct ctl_msg m;
+	int r = ctl_recv(l->a->ctl, &m);
+	if (r <= 0) {
+		/* the host is gone: --die-with-parent ends the jail; stop listening */
+		*ctl_open = false;
+		return;
+	}
+	if (m.type == CTL_CONT) {
+		if (l->tty >= 0)
+			(void)tcsetpgrp(l->tty, l->child);
+		thaw_jail(l);
+		(void)kill(-l->child, SIGCONT);
+	} else if (m.type == CTL_SIGNAL && m.value > 0 && m.value < NSIG) {
+		(void)kill(-l->child, m.value);
+	}
+}
+
+static int run_loop(struct loop *l, int sfd)
+{
+	bool ctl_open = l->a->ctl >= 0;
+	while (l->status < 0) {
+		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
+					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN}};
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail("poll failed", errno);
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+				on_signal(l, &si);
+		}
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
+			on_control(l, &ctl_open);
+	}
+	if (l->a->ctl >= 0)
+		(void)ctl_send(l->a->ctl, CTL_EXIT,
+			       l->status | (l->signalled ? CTL_EXIT_SIGNALLED : 0));
+	return l->status; /* PID 1 exiting takes the rest of the jail with it */
+}
+
+int init_main(int argc, char **argv)
+{
+	MARK_IN_JAIL();
+	struct init_args a;
+	if (initargs_parse(argc, argv, &a) < 0)
+		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
+			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] -- CMD",
+			    0);
+	if (close_inherited(a.ctl) < 0)
+		return fail("cannot close inherited file descriptors", errno);
+	int z = caps_are_zero();
+	if (z != 1)
+		return fail(z < 0 ? "cannot read /proc/self/status"
+				  : "capabilities are not empty: refusing to run",
+			    0);
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return fail("no_new_privs is not set: refusing to run", 0);
+	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
+		return 125;
+	/* not dumpable: otherwise the command (same uid) could open /proc/1/mem and write into
+	 * init, which holds the control channel to the host (fake exits, fake stops). The
+	 * command's exec makes it dumpable again; init stays closed. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return fail("cannot make init non-dumpable", errno);
+
+	/* PID 1 only receives signals it handles or blocks: block them and read a signalfd.
+	 * TTOU/TTIN/TSTP too, so init itself never stops on the terminal. */
+	sigset_t set, orig;
+	sigemptyset(&set);
+	for (size_t k = 0; k < NFWD; k++)
+		sigaddset(&set, fwd_sigs[k]);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTTOU);
+	sigaddset(&set, SIGTTIN);
+	sigaddset(&set, SIGTSTP);
+	if (sigprocmask(SIG_BLOCK, &set, &orig) < 0)
+		return fail("cannot block signals", errno);
+	sigset_t wanted = set;
+	sigdelset(&wanted, SIGTTOU);
+	sigdelset(&wanted, SIGTTIN);
+	sigdelset(&wanted, SIGTSTP);
+	int sfd = signalfd(-1, &wanted, SFD_CLOEXEC);
+	if (sfd < 0)
+		return fail("cannot create a signalfd", errno);
+
+	/* the host records the session while bwrap builds the jail; the command starts only
+	 * once that is done. A signal passed on before then ends the jail without running it. */
+	for (bool go = a.ctl < 0; !go;) {
+		struct ctl_msg m;
+		int r = ctl_recv(a.ctl, &m);
+		if (r <= 0)
+			return fail("the host went away before the command started", r < 0 ? errno : 0);
+		if (m.type == CTL_GO)
+			go = true;
+		else if (m.type == CTL_SIGNAL)
+			return 128 + m.value;
+	}
+	int tty = find_tty();
+	pid_t child = fork();
+	if (child < 0)
+		return fail("cannot fork", errno);
+	if (child == 0)
+		exec_command(&a, tty, &orig);
+	/* both sides set the group, whichever runs first */
+	(void)setpgid(child, child);
+	if (tty >= 0)
+		(void)tcsetpgrp(tty, child);
+	if (a.ctl >= 0)
+		(void)ctl_send(a.ctl, CTL_READY, child);
+	struct loop l = {.a = &a, .tty = tty, .child = child, .status = -1};
+	return run_loop(&l, sfd);
+}

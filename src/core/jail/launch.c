@@ -1,0 +1,702 @@
+/* launch: host self-hardening, trusted bwrap lookup, fd plumbing, and waiting for the jail. */
+#include "core/jail/launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/confine/cgroup.h"
+#include "core/jail/ctl.h"
+#include "core/jail/gitscan_check.h"
+#include "core/jail/pty.h"
+#include "core/jail/suidscan.h"
+#include "core/jail/supervise.h"
+#include "core/jail/watch.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static int close_from(unsigned first)
+{
+	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
+		return 0;
+	/* kernels before 5.9: walk /proc/self/fd */
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	int dfd = dirfd(d);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9' && fd >= (int)first && fd != dfd)
+			(void)close(fd);
+	}
+	(void)closedir(d);
+	return 0;
+}
+
+int launch_harden_self(bool nnp, struct err *e)
+{
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return err_set(e, errno, NULL, "cannot make agentjail non-dumpable");
+	struct rlimit rl = {0, 0};
+	if (setrlimit(RLIMIT_CORE, &rl) < 0)
+		return err_set(e, errno, NULL, "cannot disable core dumps");
+	/* an inherited session keyring is readable from a new user namespace: start a fresh one.
+	 * Where keyrings are unavailable (ENOSYS, or refused in a container) there is nothing
+	 * to inherit either. */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS &&
+	    errno != EPERM && errno != EACCES && errno != EDQUOT)
+		return err_set(e, errno, NULL, "cannot join a fresh session keyring");
+	if (close_from(3) < 0)
+		return err_set(e, errno, "/proc/self/fd", "cannot close inherited file descriptors");
+	if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return err_set(e, errno, NULL, "cannot set no_new_privs");
+	return 0;
+}
+
+/* The file and every directory above it: owned by root, not writable by group or others. */
+static int check_trusted(const char *path, struct err *e)
+{
+	_cleanup_free_ char *real = realpath(path, NULL);
+	if (!real)
+		return err_set(e, errno, path, "cannot use bwrap");
+	struct stat st;
+	if (stat(real, &st) < 0)
+		return err_set(e, errno, real, "cannot use bwrap");
+	if (!S_ISREG(st.st_mode) || access(real, X_OK) < 0)
+		return err_set(e, EACCES, real, "bwrap is not an executable file");
+	_cleanup_free_ char *cur = xstrdup(real);
+	for (;;) {
+		if (stat(cur, &st) < 0)
+			return err_set(e, errno, cur, "cannot check bwrap's location");
+		if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			err_set(e, 0, real,
+				"bwrap is not trusted: %s is %s", cur,
+				st.st_uid != 0 ? "not owned by root"
+					       : "writable by group or others");
+			err_hint(e, "install bubblewrap from your distribution (apt-get install "
+				    "bubblewrap) or point AGENTJAIL_BWRAP at a root-owned copy in "
+				    "root-owned directories");
+			return -1;
+		}
+		if (!strcmp(cur, "/"))
+			break;
+		char *up = path_dirname(cur);
+		free(cur);
+		cur = up;
+	}
+	return 0;
+}
+
+int launch_find_bwrap(const char *configured, char **out, struct err *e)
+{
+	if (configured && *configured) {
+		if (configured[0] != '/')
+			return err_set(e, 0, configured, "AGENTJAIL_BWRAP must be an absolute path");
+		if (check_trusted(configured, e) < 0)
+			return -1;
+		*out = xstrdup(configured);
+		return 0;
+	}
+	static const char *const cands[] = {"/usr/bin/bwrap", "/usr/local/bin/bwrap", NULL};
+	struct err first = {0};
+	bool seen = false;
+	for (size_t i = 0; cands[i]; i++) {
+		if (access(cands[i], F_OK) < 0)
+			continue;
+		struct err tmp = {0};
+		if (check_trusted(cands[i], &tmp) == 0) {
+			*out = xstrdup(cands[i]);
+			return 0;
+		}
+		if (!seen)
+			first = tmp;
+		seen = true;
+	}
+	if (seen) {
+		if (e)
+			*e = first;
+		return -1;
+	}
+	err_set(e, ENOENT, "/usr/bin/bwrap", "bubblewrap (bwrap) is not installed");
+	err_hint(e, "apt-get install bubblewrap; agentjail never runs a command unsandboxed "
+		    "in its place");
+	return -1;
+}
+
+/* Open a bind source without following any symlink on the way. */
+static int open_nofollow(const char *path, struct err *e)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (fd >= 0)
+		return (int)fd;
+	if (errno != ENOSYS) {
+		err_set(e, errno, path, "cannot open bind source without following symlinks");
+		err_hint(e, errno == ELOOP ? "a symlink appeared on the way since the jail was "
+					     "planned; agentjail does not follow it"
+					   : "the path changed while the jail was being set up");
+		return -1;
+	}
+	/* pre-5.6 kernels: walk component by component with O_NOFOLLOW */
+	int cur = open("/", O_PATH | O_CLOEXEC | O_DIRECTORY);
+	if (cur < 0)
+		return err_set(e, errno, "/", "cannot open /");
+	_cleanup_free_ char *copy = xstrdup(path);
+	char *save = NULL;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int next = openat(cur, c, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+		int saved = errno;
+		(void)close(cur);
+		if (next < 0)
+			return err_set(e, saved, path, "cannot open bind source");
+		struct stat st;
+		if (fstat(next, &st) == 0 && S_ISLNK(st.st_mode)) {
+			(void)close(next);
+			return err_set(e, ELOOP, path, "bind source is reached through a symlink");
+		}
+		cur = next;
+	}
+	return cur;
+}
+
+static int args_fd(const struct bw_plan *plan, struct err *e)
+{
+	struct strv argv = STRV_INIT;
+	bw_plan_argv(plan, &argv);
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < argv.n; i++)
+		sb_addn(&b, argv.v[i], strlen(argv.v[i]) + 1);
+	strv_free(&argv);
+	int fd = memfd_create("agentjail-bwrap-args", MFD_CLOEXEC);
+	if (fd < 0) {
+		sb_free(&b);
+		return err_set(e, errno, NULL, "cannot create the memfd for bwrap's arguments");
+	}
+	size_t off = 0;
+	while (off < b.len) {
+		ssize_t n = write(fd, b.s + off, b.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int saved = errno;
+			(void)close(fd);
+			sb_free(&b);
+			return err_set(e, saved, NULL, "cannot write bwrap's arguments");
+		}
+		off += (size_t)n;
+	}
+	sb_free(&b);
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		int saved = errno;
+		(void)close(fd);
+		return err_set(e, saved, NULL, "cannot rewind bwrap's arguments");
+	}
+	return fd;
+}
+
+/* fds the child must find at fixed numbers */
+struct fdmap {
+	int *src;
+	int *dst;
+	size_t n;
+	char **argv; /* bwrap --args N -- COMMAND… */
+	const struct cg_scope *cg; /* the jail's cgroup scope, or NULL */
+};
+
+static void fdmap_add(struct fdmap *m, int src, int dst)
+{
+	m->src = xrealloc(m->src, (m->n + 1) * sizeof *m->src);
+	m->dst = xrealloc(m->dst, (m->n + 1) * sizeof *m->dst);
+	m->src[m->n] = src;
+	m->dst[m->n] = dst;
+	m->n++;
+}
+
+static void fdmap_close(struct fdmap *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->src[i] >= 0)
+			(void)close(m->src[i]);
+	free(m->src);
+	free(m->dst);
+	memset(m, 0, sizeof *m);
+}
+
+/* In the vfork child: move every fd to its number (through a range above every source and
+ * target, so no source is overwritten before it is moved), close the rest, exec bwrap. The
+ * child shares our memory until execve: it only makes system calls and writes nothing but its
+ * own stack. Never returns. */
+static void child_exec(const char *bwrap, const struct fdmap *m, int base, const sigset_t *mask,
+		       int slave, unsigned which)
+{
+	static const char msg[] = "agentjail: cannot start bwrap\n";
+	static const char cgmsg[] = "agentjail: cannot enter the jail's cgroup\n";
+	/* first: the fds below are about to be renumbered */
+	if (m->cg && cg_scope_enter(m->cg) < 0) {
+		ssize_t w = write(2, cgmsg, sizeof cgmsg - 1);
+		(void)w;
+		_exit(125);
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		_exit(125);
+	/* a session of its own: no signal for our process group or our terminal reaches the
+	 * jail except through agentjail; with a pty, that pty is its controlling terminal */
+	if (which ? pty_child_setup(slave, which) < 0 : setsid() < 0)
+		_exit(125);
+	for (size_t i = 0; i < m->n; i++)
+		if (dup3(m->src[i], base + (int)i, O_CLOEXEC) < 0)
+			_exit(125);
+	for (size_t i = 0; i < m->n; i++)
+		if (dup2(base + (int)i, m->dst[i]) < 0) /* dup2 clears CLOEXEC on the copy */
+			_exit(125);
+	/* everything else is close-on-exec already; this only makes sure */
+	if (syscall(SYS_close_range, (unsigned)base, ~0U, 0) < 0 && errno != ENOSYS)
+		_exit(125);
+	(void)sigprocmask(SIG_SETMASK, mask, NULL);
+	/* bwrap runs with an empty environment: nothing of ours (LD_PRELOAD…) reaches it, and
+	 * the jail's environment is set explicitly with --setenv */
+	char *envp[] = {NULL};
+	execve(bwrap, m->argv, envp);
+	ssize_t r = write(2, msg, sizeof msg - 1);
+	(void)r;
+	_exit(125);
+}
+
+/* Every fd the child needs, at the number the plan gave it. */
+static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc,
+		       struct fdmap *m, int *maxfd, int *status_read, struct err *e)
+{
+	*maxfd = BW_FD_BIND0;
+	int fd = args_fd(plan, e);
+	if (fd < 0)
+		return -1;
+	fdmap_add(m, fd, BW_FD_ARGS);
+	if (seccomp_build_fd(sc, &fd, e) < 0)
+		return -1;
+	fdmap_add(m, fd, BW_FD_SECCOMP);
+	fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(e, errno, "/proc/self/exe", "cannot open agentjail's own binary");
+	fdmap_add(m, fd, BW_FD_INIT);
+	for (size_t i = 0; i < plan->nops; i++) {
+		const struct bw_op *o = &plan->ops[i];
+		if (!o->src)
+			continue;
+		fd = open_nofollow(o->src, e);
+		if (fd < 0)
+			return -1;
+		fdmap_add(m, fd, o->fd);
+		if (o->fd > *maxfd)
+			*maxfd = o->fd;
+	}
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return err_set(e, errno, NULL, "cannot create the status pipe");
+	fdmap_add(m, pipefd[1], BW_FD_STATUS);
+	*status_read = pipefd[0];
+	return 0;
+}
+
+/* vfork: no copy of our page tables (fork's cost dominates on paravirtualized hosts). Kept
+ * apart so nothing of the caller's frame is live across it. */
+__attribute__((noinline)) static pid_t spawn_bwrap(const char *bwrap, const struct fdmap *m,
+						    int base, const sigset_t *mask, int slave,
+						    unsigned which)
+{
+	pid_t pid = vfork();
+	if (pid == 0)
+		child_exec(bwrap, m, base, mask, slave, which);
+	return pid;
+}
+
+/* The first fd number above every source and target. */
+static int fd_base(const struct fdmap *m, int maxfd)
+{
+	int base = maxfd + 1;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->src[i] >= base)
+			base = m->src[i] + 1;
+	return base;
+}
+
+/* The user's terminal: which of 0-2 are terminals, and the one we take size and raw mode
+ * from (stdin first: it is the one we read). */
+static unsigned tty_ends(int *tty_fd)
+{
+	unsigned which = 0;
+	*tty_fd = -1;
+	static const unsigned bit[3] = {PTY_STDIN, PTY_STDOUT, PTY_STDERR};
+	for (int fd = 0; fd < 3; fd++) {
+		if (isatty(fd)) {
+			which |= bit[fd];
+			if (*tty_fd < 0)
+				*tty_fd = fd;
+		}
+	}
+	return which;
+}
+
+/* A crash must not leave the user's terminal in raw mode: restore it, then die as we would. */
+static void restore_and_die(int sig)
+{
+	pty_restore_now();
+	(void)raise(sig); /* SA_RESETHAND: the default action this time */
+}
+
+static void restore_on_crash(void)
+{
+	static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	struct sigaction sa = {.sa_handler = restore_and_die, .sa_flags = SA_RESETHAND};
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++)
+		(void)sigaction(fatal[i], &sa, NULL);
+}
+
+static const int jail_sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGWINCH,
+				SIGCONT, SIGTSTP, SIGUSR1, SIGUSR2};
+
+struct run_ctx {
+	struct fdmap m;
+	int maxfd;
+	int status_read;
+	int ctl;
+	struct pty pty;
+	unsigned which;
+	int tty_fd;
+	struct strv argv;
+	const struct launch_hooks *hooks;
+	struct watch *watch;       /* live watch of missing protected paths, or NULL */
+	struct launch_result *r;   /* where its violations go */
+};
+
+static void run_ctx_free(struct run_ctx *c)
+{
+	fdmap_close(&c->m);
+	if (c->status_read >= 0)
+		(void)close(c->status_read);
+	if (c->ctl >= 0)
+		(void)close(c->ctl);
+	if (c->pty.master >= 0)
+		(void)close(c->pty.master);
+	if (c->pty.slave >= 0)
+		(void)close(c->pty.slave);
+	strv_free(&c->argv);
+	watch_stop(c->watch);
+	c->watch = NULL;
+}
+
+/* The live watch saw something: move it aside (watch_handle) and say so at once. */
+static void on_watch(void *arg)
+{
+	struct run_ctx *c = arg;
+	size_t first = c->r->viol.n;
+	size_t n = watch_handle(c->watch, &c->r->viol);
+	for (size_t i = first; i < first + n; i++) {
+		if (!c->hooks || !c->hooks->violation)
+			continue;
+		c->hooks->violation(c->hooks->arg, &c->r->viol.v[i]);
+		c->r->viol.v[i].reported = true;
+	}
+}
+
+/* Watch the protected paths that are missing now (those cannot be bound read-only). */
+static void start_watch(struct run_ctx *c, const struct snapshot *before, const char *qdir)
+{
+#ifdef AJ_TEST_BUILD
+	/* test builds only: no live watch, so a test reaches the check after the run */
+	if (getenv("AGENTJAIL_TEST_NO_WATCH"))
+		return;
+#endif
+	struct strv missing = STRV_INIT;
+	for (size_t i = 0; i < before->n; i++)
+		if (!before->e[i].exists)
+			strv_push(&missing, before->e[i].path);
+	if (missing.n && qdir && watch_start(&missing, qdir, &c->watch, &c->r->watch_err) < 0)
+		c->r->watch_failed = true;
+	strv_free(&missing);
+	if (c->watch)
+		on_watch(c); /* arms the watches */
+}
+
+static void append_violations(struct violations *to, struct violations *from)
+{
+	if (from->n) {
+		to->v = xrealloc(to->v, (to->n + from->n) * sizeof *to->v);
+		memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
+		to->n += from->n;
+	}
+	free(from->v);
+	*from = (struct violations){0};
+}
+
+static int setup(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
+		 struct run_ctx *c, struct err *e)
+{
+	strv_push(&c->argv, "bwrap");
+	strv_push(&c->argv, "--args");
+	strv_pushf(&c->argv, "%d", BW_FD_ARGS);
+	strv_push(&c->argv, "--");
+	strv_copy(&c->argv, &plan->cmd);
+	c->m.argv = strv_data(&c->argv);
+	(void)bwrap;
+	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, e) < 0)
+		return -1;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return err_set(e, errno, NULL, "cannot create the control channel");
+	c->ctl = sp[0];
+	fdmap_add(&c->m, sp[1], BW_FD_CONTROL);
+	if (BW_FD_CONTROL > c->maxfd)
+		c->maxfd = BW_FD_CONTROL;
+	c->which = tty_ends(&c->tty_fd);
+	if (c->which && pty_open(&c->pty, c->tty_fd, e) < 0)
+		return -1;
+	return 0;
+}
+
+static void collect(const struct supervise_out *so, int ws, struct launch_result *r)
+{
+	r->started = so->started;
+	r->term_signal = so->term_signal;
+	r->killed = so->killed;
+	r->landlock = so->landlock;
+	r->cmd_signal = so->cmd_signal;
+	if (so->have_status)
+		r->status = so->status;
+	else if (so->started && WIFSIGNALED(ws))
+		r->status = 128 + WTERMSIG(ws);
+	else
+		r->status = 125;
+	if (!so->have_status && so->started && !WIFSIGNALED(ws))
+		r->started = false; /* the jail ended without telling how: treat as a failure */
+}
+
+static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *r,
+		    struct err *e)
+{
+	sigset_t set, orig;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof jail_sigs / sizeof *jail_sigs; i++)
+		sigaddset(&set, jail_sigs[i]);
+	/* everything blocked across vfork (no handler may run in the child, which shares our
+	 * memory); the child restores `orig` before exec */
+	sigset_t all;
+	sigfillset(&all);
+	if (sigprocmask(SIG_BLOCK, &all, &orig) < 0)
+		return err_set(e, errno, NULL, "cannot block signals");
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		int saved = errno;
+		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+		return err_set(e, saved, NULL, "cannot create a signalfd");
+	}
+	const int base = fd_base(&c->m, c->maxfd > c->pty.slave ? c->maxfd : c->pty.slave);
+	pid_t pid = spawn_bwrap(bwrap, &c->m, base, &orig, c->pty.slave, c->which);
+	int saved = errno;
+	sigset_t keep = orig;
+	for (size_t i = 0; i < sizeof jail_sigs / sizeof *jail_sigs; i++)
+		sigaddset(&keep, jail_sigs[i]);
+	(void)sigprocmask(SIG_SETMASK, &keep, NULL);
+	if (pid < 0) {
+		(void)close(sfd);
+		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+		return err_set(e, saved, bwrap, "cannot start bwrap (vfork)");
+	}
+	fdmap_close(&c->m);
+	if (c->pty.slave >= 0) {
+		(void)close(c->pty.slave);
+		c->pty.slave = -1;
+	}
+	if (c->hooks && c->hooks->started)
+		c->hooks->started(c->hooks->arg);
+	if (c->ctl >= 0)
+		(void)ctl_send(c->ctl, CTL_GO, 0); /* a jail that failed to start never reads it */
+	struct supervise_in in = {.bwrap = pid,
+				  .status_fd = c->status_read,
+				  .ctl = c->ctl,
+				  .sfd = sfd,
+				  .master = c->which ? c->pty.master : -1,
+				  .in_fd = (c->which & PTY_STDIN) ? 0 : -1,
+				  .out_fd = c->tty_fd == 0 && !(c->which & PTY_STDOUT)
+						    ? ((c->which & PTY_STDERR) ? 2 : 0)
+						    : ((c->which & PTY_STDOUT) ? 1 : 2),
+				  .tty_fd = c->tty_fd,
+				  .grace_ms = 10000,
+				  .watch_fd = watch_fd(c->watch),
+				  .on_watch = c->watch ? on_watch : NULL,
+				  .watch_arg = c};
+	if (c->which & PTY_STDIN) {
+		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
+		restore_on_crash();
+	}
+	const char *g = getenv("AGENTJAIL_GRACE_MS");
+	if (g && atoi(g) > 0)
+		in.grace_ms = atoi(g);
+	struct supervise_out so;
+	int rc = supervise(&in, &so, e);
+	int ws = 0;
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
+	 * stop or kill us now, after the jail is gone and before we report */
+	struct signalfd_siginfo late;
+	while (read(sfd, &late, sizeof late) == (ssize_t)sizeof late)
+		;
+	(void)close(sfd);
+	(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+	if (rc < 0)
+		return -1;
+	collect(&so, ws, r);
+	return 0;
+}
+
+/* The jail's cgroup scope, when the plan has the host make one (bwrap enters it in the child,
+ * before exec). */
+static int limits_scope(const struct bw_plan *plan, struct cg_scope *cg, struct fdmap *m,
+			struct err *e)
+{
+	const struct bw_limits *l = &plan->limits;
+	if (l->mech != LIMITS_CGROUP || !l->cgroup_parent)
+		return 0;
+	if (cg_scope_create(l->cgroup_parent, l->memory, l->pids, cg, e) < 0)
+		return -1;
+	m->cg = cg;
+	return 0;
+}
+
+/* After the run: what the scope saw, then it goes (never left behind). */
+static void limits_collect(struct cg_scope *cg, struct launch_result *r)
+{
+	if (!cg->dir)
+		return;
+	r->oom_kills = cg_scope_oom_kills(cg);
+	r->pids_hits = cg_scope_pids_max_hits(cg);
+	if (cg_scope_destroy(cg, &r->cg_err) < 0)
+		r->cgroup_left = true;
+}
+
+int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
+	       const char *quarantine_dir, const struct launch_hooks *hooks,
+	       struct launch_result *r, struct err *e)
+{
+	memset(r, 0, sizeof *r);
+	r->landlock = -1;
+	struct run_ctx c = {.status_read = -1,
+			    .ctl = -1,
+			    .pty = {.master = -1, .slave = -1},
+			    .hooks = hooks,
+			    .r = r};
+	struct snapshot before = {0};
+	struct cg_scope cg = CG_SCOPE_INIT;
+	int rc = setup(plan, bwrap, sc, &c, e);
+	if (rc == 0)
+		rc = snapshot_take(&plan->watch, &before, e);
+	struct timespec since;
+	suidscan_mark(&since);
+	if (rc == 0)
+		start_watch(&c, &before, quarantine_dir);
+	if (rc == 0)
+		rc = limits_scope(plan, &cg, &c.m, e);
+	if (rc == 0)
+		rc = run_jail(bwrap, &c, r, e);
+	run_ctx_free(&c);
+	limits_collect(&cg, r);
+	struct violations after = {0};
+	if (rc == 0 && snapshot_check(&before, quarantine_dir, &after, &r->snap_err) < 0)
+		r->snapshot_failed = true;
+	append_violations(&r->viol, &after);
+	if (rc == 0)
+		(void)suidscan_after_run(plan, plan->state_dir, &since, &r->viol);
+	if (rc == 0 && plan->git_roots.n && !r->snapshot_failed) {
+		struct gitscan_before gb = {.roots = &plan->git_roots,
+					    .gitdirs = &plan->git_dirs,
+					    .known = &plan->git_known,
+					    .truncated = plan->git_truncated,
+					    .since = plan->git_since};
+		if (gitscan_check(&gb, quarantine_dir, &r->viol, &r->snap_err) < 0)
+			r->snapshot_failed = true;
+	}
+	snapshot_free(&before);
+	return rc;
+}
+
+void launch_result_free(struct launch_result *r) { violations_free(&r->viol); }
+
+static volatile pid_t unjailed_child;
+static volatile sig_atomic_t unjailed_term;
+
+static void forward_to_child(int sig)
+{
+	unjailed_term = sig;
+	if (unjailed_child > 0)
+		(void)kill(unjailed_child, sig);
+}
+
+int launch_unjailed(char **argv, int *cmd_signal, int *term_signal, struct err *e)
+{
+	*cmd_signal = *term_signal = 0;
+	unjailed_term = 0;
+	/* like system(): the terminal's INT/QUIT reach the command (same process group) and
+	 * must not kill us first; TERM/HUP sent to us are passed on */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_to_child};
+	struct sigaction old[4];
+	sigemptyset(&ign.sa_mask);
+	sigemptyset(&fwd.sa_mask);
+	(void)sigaction(SIGINT, &ign, &old[0]);
+	(void)sigaction(SIGQUIT, &ign, &old[1]);
+	(void)sigaction(SIGTERM, &fwd, &old[2]);
+	(void)sigaction(SIGHUP, &fwd, &old[3]);
+	pid_t pid = fork();
+	if (pid == 0) {
+		(void)sigaction(SIGINT, &old[0], NULL);
+		(void)sigaction(SIGQUIT, &old[1], NULL);
+		(void)sigaction(SIGTERM, &old[2], NULL);
+		(void)sigaction(SIGHUP, &old[3], NULL);
+		execvp(argv[0], argv);
+		int saved = errno;
+		static const char msg[] = "agentjail: cannot run the command (not found or not "
+					  "executable)\n";
+		ssize_t w = write(2, msg, sizeof msg - 1);
+		(void)w;
+		_exit(saved == ENOENT ? 127 : 126);
+	}
+	int rc;
+	if (pid < 0) {
+		err_set(e, errno, NULL, "cannot fork");
+		rc = 125;
+	} else {
+		unjailed_child = pid;
+		int ws;
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+			;
+		rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+		*cmd_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+	}
+	*term_signal = unjailed_term;
+	(void)sigaction(SIGINT, &old[0], NULL);
+	(void)sigaction(SIGQUIT, &old[1], NULL);
+	(void)sigaction(SIGTERM, &old[2], NULL);
+	(void)sigaction(SIGHUP, &old[3], NULL);
+	return rc;
+}

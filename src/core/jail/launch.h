@@ -1,0 +1,57 @@
+/* launch: start bwrap with a plan and wait for the jail (syscalls live here). */
+#pragma once
+#include <stdbool.h>
+
+#include "core/plan/bwrap_argv.h"
+#include "core/confine/seccomp.h"
+#include "core/jail/snapshot.h"
+#include "util/err.h"
+
+/* Host self-hardening before anything else: not dumpable, no core files, a fresh session
+ * keyring, every inherited fd >= 3 closed, and (when nnp) no_new_privs. */
+int launch_harden_self(bool nnp, struct err *e) WUR;
+
+/* Find bwrap in a trusted place: `configured` (AGENTJAIL_BWRAP) if given, else
+ * /usr/bin/bwrap, /usr/local/bin/bwrap. Refused unless the file and every directory above it
+ * are owned by root and not writable by group or others. */
+int launch_find_bwrap(const char *configured, char **out, struct err *e) WUR;
+
+struct launch_result {
+	bool started;          /* bwrap reported the command running */
+	int status;            /* shell-style: n, or 128+signal */
+	struct violations viol;
+	bool snapshot_failed;  /* the after-run comparison could not be done */
+	int term_signal;       /* SIGTERM/SIGHUP/SIGINT agentjail received and passed on, or 0 */
+	bool killed;           /* the command outlived the grace period and the jail was killed */
+	int landlock;          /* what init reported (ctl.h CTL_LANDLOCK value), -1 if nothing */
+	int cmd_signal;        /* the command died of this signal (status is 128+it), or 0 */
+	struct err snap_err;
+	bool watch_failed;     /* the live watch of missing protected paths could not start */
+	struct err watch_err;
+	unsigned long long oom_kills;  /* cgroup scope: processes the kernel OOM-killed */
+	unsigned long long pids_hits;  /* cgroup scope: forks refused at pids.max */
+	bool cgroup_left;              /* the scope could not be removed (cg_err says why) */
+	struct err cg_err;
+};
+
+/* Run the plan. Returns -1 (e filled) when the jail could not even be attempted
+ * (an fd source that changed, no memory for the filter…): exit 125. Otherwise fills r; when
+ * !r->started the jail failed during setup: exit 125 too. */
+/* Called once bwrap runs and before the command may start (the session record is written
+ * there, in parallel with bwrap building the jail). */
+struct launch_hooks {
+	void (*started)(void *arg);
+	/* A protected path appeared during the run and was just moved aside (or could not be):
+	 * say so now. It is in the result's violations too. */
+	void (*violation)(void *arg, const struct violation *v);
+	void *arg;
+};
+int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
+	       const char *quarantine_dir, const struct launch_hooks *hooks,
+	       struct launch_result *r, struct err *e) WUR;
+void launch_result_free(struct launch_result *r);
+
+/* danger-full-access: run the command directly, no jail. Returns its shell-style status, or
+ * 126/127 when it cannot be executed; *cmd_signal the signal it died of (or 0), *term_signal a
+ * SIGTERM/SIGHUP agentjail received and passed on (or 0). */
+int launch_unjailed(char **argv, int *cmd_signal, int *term_signal, struct err *e);

@@ -1,0 +1,1258 @@
+/* bwrap_argv: policy + host facts → bwrap argv (doc/design.md §3). No syscalls here: every question
+ * about the host goes to the hostfacts table. */
+#include "core/plan/bwrap_argv.h"
+#include "core/plan/initargs.h"
+#include "core/plan/gitprotect.h"
+#include "core/plan/resolve.h"
+#include "core/plan/toolcache.h"
+#include "core/plan/toolmgr.h"
+
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+/* tmpfs sizes: generous for builds (4 GiB /tmp, 1 GiB /var/tmp, /dev/shm and $HOME, 64 MiB
+ * /run), scaled down so together they never promise more than --memory (limits.c) */
+
+const char *const bw_protected_names[] = {
+	".git/hooks", ".git/config", ".gitmodules", ".pre-commit-config.yaml", ".agentjail.toml",
+	".envrc", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".mcp.json",
+	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks", ".codex",
+	".gemini/settings.json", "opencode.json", "opencode.jsonc", ".opencode", NULL};
+
+/* ---- plan construction helpers ---- */
+
+static struct bw_op *op_new(struct bw_plan *p, const char *comment)
+{
+	if (p->nops == p->capops) {
+		p->capops = p->capops ? p->capops * 2 : 64;
+		p->ops = xrealloc(p->ops, p->capops * sizeof *p->ops);
+	}
+	struct bw_op *o = &p->ops[p->nops++];
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	o->comment = comment ? xstrdup(comment) : NULL;
+	return o;
+}
+
+static void op(struct bw_plan *p, const char *comment, int n, ...)
+{
+	struct bw_op *o = op_new(p, comment);
+	va_list ap;
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		strv_push(&o->args, va_arg(ap, const char *));
+	va_end(ap);
+}
+
+static void op_fd_bind(struct bw_plan *p, bool rw, const char *src, const char *dest,
+		       const char *comment)
+{
+	struct bw_op *o = op_new(p, comment);
+	o->fd = p->next_fd++;
+	o->src = xstrdup(src);
+	strv_push(&o->args, rw ? "--bind-fd" : "--ro-bind-fd");
+	strv_pushf(&o->args, "%d", o->fd);
+	strv_push(&o->args, dest);
+}
+
+static void skip(struct bw_plan *p, const char *path, const char *why)
+{
+	strv_pushf(&p->skipped, "%s: %s", path, why);
+}
+
+/* Mask a host path inside the view: directories become an empty read-only tmpfs, anything else
+ * a read-only /dev/null (bwrap mounts it nodev, so it cannot even be opened). */
+static void mask(struct bw_plan *p, struct hostfacts *hf, const char *path, const char *why)
+{
+	enum hf_type t = hf_type(hf, path);
+	if (t == HF_MISSING) {
+		skip(p, path, "mask: does not exist");
+		return;
+	}
+	if (t == HF_SYMLINK) {
+		skip(p, path, "mask: is a symlink (its target is judged where it lies)");
+		return;
+	}
+	if (t == HF_DIR) {
+		op(p, why, 4, "--perms", "0000", "--tmpfs", path);
+		op(p, "  … and read-only", 2, "--remount-ro", path);
+	} else {
+		op(p, why, 3, "--ro-bind", "/dev/null", path);
+	}
+}
+
+/* ---- the sections, in doc/design.md §3 mount order ---- */
+
+static void add_always(struct bw_plan *p, const struct policy *pol)
+{
+	op(p, "new user, mount, pid, ipc, uts, cgroup and network namespaces", 1,
+	   "--unshare-all");
+	op(p, "a user namespace even as root, so --disable-userns applies", 1, "--unshare-user");
+	if (pol->net == NET_ON)
+		op(p, "net on: the host's network (its loopback services too)", 1, "--share-net");
+	op(p, "no nested user namespaces inside the jail", 1, "--disable-userns");
+	op(p, "no capabilities, whatever the uid", 2, "--cap-drop", "ALL");
+	op(p, "the jail dies when agentjail dies", 1, "--die-with-parent");
+	op(p, "our init helper is PID 1: it forwards signals and reaps", 1, "--as-pid-1");
+	op(p, "fixed hostname", 2, "--hostname", "agentjail");
+	char fd[16];
+	snprintf(fd, sizeof fd, "%d", BW_FD_SECCOMP);
+	op(p, "syscall filter for every process in the jail", 2, "--seccomp", fd);
+	snprintf(fd, sizeof fd, "%d", BW_FD_STATUS);
+	op(p, "tells agentjail whether the command really started", 2, "--json-status-fd", fd);
+}
+
+static const char *const sys[] = {"/usr",    "/bin", "/sbin", "/lib", "/lib32",
+				  "/lib64", "/libx32", "/opt", "/etc", NULL};
+
+static void add_system(struct bw_plan *p, struct hostfacts *hf)
+{
+	for (size_t i = 0; sys[i]; i++) {
+		const struct hf_stat *st = hf_stat(hf, sys[i]);
+		if (st->type == HF_DIR) {
+			char *c = xasprintf("%s: system files, read-only", sys[i]);
+			op_fd_bind(p, false, sys[i], sys[i], c);
+			free(c);
+		} else if (st->type == HF_SYMLINK) {
+			op(p, "merged-/usr link, as on the host", 3, "--symlink", st->link, sys[i]);
+		} else if (st->type == HF_MISSING) {
+			skip(p, sys[i], "does not exist on this host");
+		} else {
+			skip(p, sys[i], "not a directory");
+		}
+	}
+}
+
+/* Well-known secrets in /etc: matched against its entries (and a few subdirectories). */
+static void etc_secret_paths(struct hostfacts *hf, struct strv *out)
+{
+	static const char *const top[] = {"shadow*", "gshadow*", "sudoers", "sudoers.d",
+					  "krb5.keytab", "wireguard", NULL};
+	static const struct {
+		const char *dir;
+		const char *glob;
+	} sub[] = {{"/etc/ssh", "ssh_host_*_key"},
+		   {"/etc/ssl", "private"},
+		   {"/etc/security", "opasswd"},
+		   {"/etc/NetworkManager", "system-connections"},
+		   {"/etc/libvirt", "secrets"},
+		   {"/etc/openvpn", "*.key"},
+		   {NULL, NULL}};
+	const struct strv *names = hf_children(hf, "/etc");
+	for (size_t i = 0; i < names->n; i++)
+		for (size_t g = 0; top[g]; g++)
+			if (fnmatch(top[g], names->v[i], FNM_PERIOD) == 0)
+				strv_push_take(out, path_join("/etc", names->v[i]));
+	for (size_t s = 0; sub[s].dir; s++) {
+		const struct strv *kids = hf_children(hf, sub[s].dir);
+		for (size_t i = 0; i < kids->n; i++)
+			if (fnmatch(sub[s].glob, kids->v[i], 0) == 0)
+				strv_push_take(out, path_join(sub[s].dir, kids->v[i]));
+	}
+}
+
+static bool under_any(const struct strv *v, const char *path)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (path_is_under(path, v->v[i]))
+			return true;
+	return false;
+}
+
+/* At most this many read-denied paths (of LANDLOCK_MAX_DENY_READ) come from scanned trees. */
+#define TREE_DENY_READ_MAX 256
+
+/* A writable path at, above or below x: Landlock cannot deny reading x then (init refuses). */
+static bool meets_writable(struct hostfacts *hf, const struct policy *pol, const char *x)
+{
+	const char *w[] = {pol->workspace, hf->gitdir, hf->commondir, hf->home};
+	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+		if (w[i] && (path_is_under(x, w[i]) || path_is_under(w[i], x)))
+			return true;
+	const struct strv *lists[] = {&pol->rw, &pol->agent_rw};
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++)
+			if (path_is_under(x, lists[l]->v[i]) || path_is_under(lists[l]->v[i], x))
+				return true;
+	return false;
+}
+
+/* As root, the entries of a tree bound read-only that an unprivileged user could not read
+ * (etcscan.h: the scan, its cache and what that cache notices) are masked: a 0700 directory
+ * with one mount, a file with /dev/null. Called right after the tree's bind, by whatever binds
+ * a host tree read-only (system trees, PATH directories and install trees under $HOME). */
+static void mask_root_only(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			   const char *tree)
+{
+	if (hf->uid != 0)
+		return;
+	const struct strv *u = hf_unreadable(hf, tree);
+	for (size_t i = 0; i < u->n; i++) {
+		const char *x = u->v[i];
+		if (!path_is_under(x, tree))
+			continue;
+		if (path_is_under(pol->workspace, x)) {
+			/* a mask there would leave no place to mount the workspace on */
+			skip(p, x, "root-only, but holds the workspace: not masked");
+			continue;
+		}
+		enum hf_type t = hf_type(hf, x);
+		mask(p, hf, x, "an entry an unprivileged user could not read: masked for root");
+		/* Landlock keeps it unreadable if the host renames over it (a package upgrade),
+		 * which detaches the mount; not where a writable path meets it, and not past a
+		 * bound that keeps init's walk (and its rule budget) small */
+		if ((t != HF_FILE && t != HF_DIR) || meets_writable(hf, pol, x))
+			continue;
+		if (p->deny_read.n >= TREE_DENY_READ_MAX)
+			skip(p, x, "masked, but past the read-deny bound: the mount alone hides it");
+		else
+			strv_push(&p->deny_read, x);
+	}
+}
+
+static void add_tree_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	for (size_t i = 0; sys[i]; i++)
+		if (strcmp(sys[i], "/etc") != 0 && hf_type(hf, sys[i]) == HF_DIR)
+			mask_root_only(p, hf, pol, sys[i]); /* /etc: add_etc_masks */
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* NAME.lock, NAME.1234 (shadow-utils' per-pid lock), NAME+ (its edit copy) */
+static bool transient_etc_name(const char *path)
+{
+	size_t n = strlen(path);
+	if (n > 5 && !strcmp(path + n - 5, ".lock"))
+		return true;
+	if (n && path[n - 1] == '+')
+		return true;
+	const char *dot = strrchr(path_basename(path), '.');
+	if (!dot || !dot[1])
+		return false;
+	for (const char *c = dot + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
+static void add_etc_masks(struct bw_plan *p, struct hostfacts *hf)
+{
+	if (hf_type(hf, "/etc") != HF_DIR)
+		return;
+	struct strv all = STRV_INIT;
+	etc_secret_paths(hf, &all);
+	if (hf->uid == 0)
+		strv_copy(&all, &hf->etc_unreadable);
+	if (all.n)
+		qsort(all.v, all.n, sizeof *all.v, cmp_str);
+	struct strv done = STRV_INIT;
+	for (size_t i = 0; i < all.n; i++) {
+		/* sorted: a masked directory comes before its contents, which it already hides */
+		if (under_any(&done, all.v[i]))
+			continue;
+		if (transient_etc_name(all.v[i])) {
+			/* lock files (NAME.lock, NAME.PID) and shadow-utils' "+" copies live for the
+			 * moment of an edit (useradd, passwd): masking one that vanished before bwrap
+			 * mounts would fail the whole jail; they hold a pid or nothing, and as root
+			 * init's Landlock read-deny leaves them unreadable anyway */
+			skip(p, all.v[i], "transient lock or edit copy: not masked");
+			continue;
+		}
+		strv_push(&done, all.v[i]);
+		/* as root only permissions are bypassed: Landlock keeps these unreadable even
+		 * when the host replaces them by rename (which detaches our mount) */
+		if (hf->uid == 0)
+			strv_push(&p->deny_read, all.v[i]);
+		bool unreadable = strv_contains(&hf->etc_unreadable, all.v[i]);
+		mask(p, hf, all.v[i],
+		     unreadable ? "/etc entry an unprivileged user could not read: masked for root"
+				: "well-known secret in /etc: masked");
+	}
+	strv_free(&done);
+	strv_free(&all);
+}
+
+static void add_proc_dev(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	op(p, "a fresh /proc for the jail's pid namespace", 2, "--proc", "/proc");
+	static const char *const ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+					 "/proc/bus", "/proc/fs", NULL};
+	for (size_t i = 0; ro[i]; i++) {
+		if (hf_type(hf, ro[i]) == HF_MISSING) {
+			skip(p, ro[i], "not on this kernel");
+			continue;
+		}
+		op(p, i == 0 ? "read-only: as root, a writable core_pattern is a host takeover"
+			     : "kernel knobs, read-only",
+		   3, "--ro-bind", ro[i], ro[i]);
+	}
+	static const char *const hide[] = {"/proc/kcore",     "/proc/keys", "/proc/timer_list",
+					   "/proc/sched_debug", "/proc/acpi", "/proc/scsi",
+					   NULL};
+	for (size_t i = 0; hide[i]; i++) {
+		if (hf_type(hf, hide[i]) == HF_MISSING) {
+			skip(p, hide[i], "not on this kernel");
+			continue;
+		}
+		mask(p, hf, hide[i], "kernel information the jail does not need: masked");
+	}
+	/* root-only on the host (0400): the jail's uid 0 passes their owner check. (kallsyms is
+	 * 0444 and shows zero addresses without CAP_SYSLOG; kmsg needs CAP_SYSLOG to open;
+	 * program_cpu is not mainline, seen 0400 and readable on a Firecracker guest kernel.) */
+	static const char *const root_only[] = {
+		"/proc/slabinfo",     "/proc/kpageflags",  "/proc/kpagecount", "/proc/kpagecgroup",
+		"/proc/pagetypeinfo", "/proc/vmallocinfo", "/proc/program_cpu", NULL};
+	for (size_t i = 0; hf->uid == 0 && root_only[i]; i++) {
+		if (hf_type(hf, root_only[i]) == HF_MISSING) {
+			skip(p, root_only[i], "not on this kernel");
+			continue;
+		}
+		mask(p, hf, root_only[i], "kernel memory layout, root-only on the host: masked for root");
+	}
+	op(p, "a minimal /dev (null, zero, random, tty, pts, shm)", 2, "--dev", "/dev");
+	for (size_t i = 0; i < pol->dev.n; i++)
+		op(p, "device asked for with --dev", 3, "--dev-bind", pol->dev.v[i],
+		   pol->dev.v[i]);
+}
+
+/* a tmpfs size in bytes, for --size */
+#define SZ(v) (snprintf(sz, sizeof sz, "%llu", (unsigned long long)(v)), sz)
+
+static void add_tmpfs(struct bw_plan *p)
+{
+	char sz[24];
+	const struct tmpfs_sizes *t = &p->limits.tmpfs;
+	op(p, "private /tmp", 6, "--size", SZ(t->tmp), "--perms", "1777", "--tmpfs", "/tmp");
+	op(p, "private /var/tmp", 6, "--size", SZ(t->vartmp), "--perms", "1777", "--tmpfs",
+	   "/var/tmp");
+	op(p, "private /run: no host sockets", 6, "--size", SZ(t->run), "--perms", "0755",
+	   "--tmpfs", "/run");
+	op(p, "private shared memory", 6, "--size", SZ(t->shm), "--perms", "1777", "--tmpfs",
+	   "/dev/shm");
+	op(p, "as on the host", 3, "--symlink", "../run", "/var/run");
+	char fd[16];
+	snprintf(fd, sizeof fd, "%d", BW_FD_INIT);
+	op(p, "agentjail's init helper, read-only, from an fd", 3, "--ro-bind-fd", fd,
+	   BW_INIT_PATH);
+}
+
+static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	if (pol->net == NET_OFF || !hf->resolv_target)
+		return;
+	if (!path_is_under(hf->resolv_target, "/run")) {
+		skip(p, hf->resolv_target, "resolv.conf target outside /run: visible through /etc");
+		return;
+	}
+	op_fd_bind(p, false, hf->resolv_target, hf->resolv_target,
+		   "resolv.conf's target, after the /run tmpfs (before it, it would be hidden)");
+}
+
+static bool is_home_or_ancestor(const char *dir, const char *home)
+{
+	return path_is_under(home, dir);
+}
+
+/* The private copy the agent writes instead of a host file (policy agent_copy pairs), or NULL. */
+static const char *agent_copy_of(const struct policy *pol, const char *path)
+{
+	for (size_t i = 0; i + 1 < pol->agent_copy.n; i += 2)
+		if (!strcmp(pol->agent_copy.v[i], path))
+			return pol->agent_copy.v[i + 1];
+	return NULL;
+}
+
+/* The agent profile's config and credential paths, writable. One reached through a symlink
+ * (a dotfiles manager's ~/.claude → ~/dotfiles/claude) is bound at its real place and the link
+ * recreated. */
+static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			 struct strv *agent_roots)
+{
+	for (size_t i = 0; i < pol->agent_rw.n; i++) {
+		const char *a = pol->agent_rw.v[i];
+		const char *copy = agent_copy_of(pol, a);
+		if (copy) {
+			op_fd_bind(p, true, copy, a,
+				   "a private copy of the agent's file: only safe keys go back "
+				   "(doc/agents.md)");
+			strv_push(agent_roots, a);
+			continue;
+		}
+		struct strv l = STRV_INIT;
+		_cleanup_free_ char *real = hf_realpath(hf, a, &l);
+		enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
+		if (t != HF_DIR && t != HF_FILE) {
+			skip(p, a, "agent config path: missing");
+		} else if (!strcmp(real, "/") || path_is_under(hf->home, real)) {
+			skip(p, a, "agent config path resolves to / or $HOME or above: not bound");
+		} else {
+			for (size_t k = 0; k + 1 < l.n; k += 2)
+				op(p, "the agent's config path is a symlink on the host too", 3,
+				   "--symlink", l.v[k + 1], l.v[k]);
+			_cleanup_free_ char *why =
+				xasprintf("%s's config and credentials, writable",
+					  pol->profile ? pol->profile : "the agent");
+			op_fd_bind(p, true, real, real, why);
+			strv_push(agent_roots, real);
+		}
+		strv_free(&l);
+	}
+}
+
+/* What goes with the tool managers' trees: their credentials-like files masked, the private
+ * package caches (writable, from <state>/cache: the host's caches are never written), and the
+ * registry configuration as filtered copies made in <state>/toolconf (core/host/toolprep). */
+static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			    const struct toolmgr_plan *tm, const struct strv *bound,
+			    struct strv *writable)
+{
+	for (size_t i = 0; i + 1 < tm->masks.n; i += 2) {
+		if (!under_any(bound, tm->masks.v[i]))
+			continue;
+		_cleanup_free_ char *why = xasprintf("%s: credentials-like file in its tree: masked",
+						     tm->masks.v[i + 1]);
+		mask(p, hf, tm->masks.v[i], why);
+	}
+	const char *path = hf_getenv(hf, "PATH");
+	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
+	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	for (size_t i = 0; i < skipped.n; i++)
+		skip(p, "tool cache", skipped.v[i]);
+	for (size_t i = 0; i + 1 < mounts.n; i += 2) {
+		const char *dest = mounts.v[i + 1];
+		if (path_is_under(dest, pol->workspace) ||
+		    (under_any(bound, dest) && hf_type(hf, dest) != HF_DIR)) {
+			skip(p, dest, "private cache: its place is inside a read-only tree");
+			continue;
+		}
+		_cleanup_free_ char *why = xasprintf(
+			"private package cache (%s), shared by jails; never the host's",
+			path_basename(mounts.v[i]));
+		op_fd_bind(p, true, mounts.v[i], dest, why);
+		strv_push(writable, dest);
+	}
+	for (size_t i = 0; hf->state_dir && toolconfs[i].home_rel; i++) {
+		_cleanup_free_ char *host = toolconf_host_path(hf, i);
+		if (!host || path_is_under(host, pol->workspace))
+			continue;
+		enum hf_type t = hf_type(hf, host);
+		if (t == HF_SYMLINK) {
+			skip(p, host, "registry configuration is a symlink: not passed");
+			continue;
+		}
+		if (t != HF_FILE)
+			continue;
+		_cleanup_free_ char *copy = xasprintf("%s/toolconf/%s", hf->state_dir,
+						      toolconfs[i].copy);
+		if (hf_type(hf, copy) != HF_FILE) {
+			skip(p, host, "registry configuration: its filtered copy was not made "
+				      "(the state dir is new or unusable): not passed");
+			continue;
+		}
+		op_fd_bind(p, false, copy, host,
+			   "registry configuration, credential lines removed (a filtered copy)");
+	}
+	strv_free(&mounts);
+	strv_free(&vars);
+	strv_free(&skipped);
+}
+
+/* Returns whether $HOME became a private tmpfs. */
+static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		     const struct strv *cmd, struct strv *agent_roots)
+{
+	const char *home = hf->home;
+	if (!home || !strcmp(home, "/") || home[0] != '/') {
+		skip(p, home ? home : "$HOME", "home is unset or /: no home tmpfs");
+		return false;
+	}
+	if (path_is_under(home, pol->workspace)) {
+		skip(p, home, "home lies inside the workspace: the workspace bind shows it");
+		return false;
+	}
+	char sz[24];
+	op(p, "$HOME is an empty private tmpfs", 6, "--size", SZ(p->limits.tmpfs.home), "--perms",
+	   "0700", "--tmpfs", home);
+
+	_cleanup_free_ char *gitconfig = path_join(home, ".gitconfig");
+	enum hf_type gt = hf_type(hf, gitconfig);
+	if (gt == HF_FILE)
+		op_fd_bind(p, false, gitconfig, gitconfig, "your git identity, read-only");
+	else if (gt == HF_SYMLINK)
+		skip(p, gitconfig, "is a symlink: not followed");
+
+	add_agent_rw(p, hf, pol, agent_roots);
+
+	/* symlinks under $HOME on the way to PATH directories and the command: recreated with
+	 * --symlink (before the binds, which show the same links where they overlap); the real
+	 * directories behind them are bound instead, opened without following anything */
+	struct strv bound = STRV_INIT, links = STRV_INIT;
+	const char *path = hf_getenv(hf, "PATH");
+	_cleanup_free_ char *copy = xstrdup(path ? path : "");
+	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (d[0] != '/')
+			continue; /* ".", relative: meaningless across a chdir */
+		_cleanup_free_ char *dir = path_normalize("/", d);
+		if (!path_is_under(dir, home) || is_home_or_ancestor(dir, home) ||
+		    path_is_under(dir, pol->workspace))
+			continue;
+		struct strv l = STRV_INIT;
+		_cleanup_free_ char *real = hf_realpath(hf, dir, &l);
+		if (!real || hf_type(hf, real) != HF_DIR) {
+			skip(p, dir, "PATH entry under $HOME: missing or not a directory");
+			strv_free(&l);
+			continue;
+		}
+		for (size_t i = 0; i + 1 < l.n; i += 2)
+			if (path_is_under(l.v[i], home) && !strv_contains(&links, l.v[i])) {
+				strv_push(&links, l.v[i]);
+				strv_push(&links, l.v[i + 1]);
+			}
+		strv_free(&l);
+		if (!path_is_under(real, home) || is_home_or_ancestor(real, home))
+			continue; /* outside $HOME: visible, or not, like any system path */
+		if (!strv_contains(&bound, real))
+			strv_push(&bound, real);
+	}
+	struct resolved rc = {0};
+	struct err ignored = {0};
+	if (cmd->n && resolve_command(hf, cmd->v[0], path, hf->self_exe, &rc, &ignored) == 0) {
+		for (size_t i = 0; i + 1 < rc.links.n; i += 2)
+			if (!strv_contains(&links, rc.links.v[i])) {
+				strv_push(&links, rc.links.v[i]);
+				strv_push(&links, rc.links.v[i + 1]);
+			}
+	}
+	/* the tool managers behind the PATH: exactly their install trees (core/plan/toolmgr) */
+	struct toolmgr_plan tm;
+	toolmgr_recognise(hf, path, &tm);
+	for (size_t i = 0; i < tm.warnings.n; i++)
+		skip(p, "tool manager", tm.warnings.v[i]);
+	/* `bound` holds the PATH directories; the command's needs and the managers' trees join
+	 * them */
+	struct strv all = STRV_INIT;
+	strv_copy(&all, &bound);
+	for (size_t i = 0; i < rc.binds.n; i++)
+		if (!strv_contains(&all, rc.binds.v[i]))
+			strv_push(&all, rc.binds.v[i]);
+	for (size_t i = 0; i + 1 < tm.binds.n; i += 2)
+		if (!path_is_under(tm.binds.v[i], pol->workspace) &&
+		    !strv_contains(&all, tm.binds.v[i]))
+			strv_push(&all, tm.binds.v[i]);
+	/* parents before children; a child of a bound directory is already shown by it */
+	if (all.n)
+		qsort(all.v, all.n, sizeof *all.v, cmp_str);
+	struct strv done = STRV_INIT;
+	for (size_t i = 0; i < all.n; i++)
+		if (!path_is_under(all.v[i], pol->workspace) && !under_any(&done, all.v[i]))
+			strv_push(&done, all.v[i]);
+	for (size_t i = 0; i + 1 < links.n; i += 2) {
+		if (path_is_under(links.v[i], pol->workspace) || under_any(&done, links.v[i]))
+			continue; /* a bind shows the link as it is */
+		op(p, "a symlink on the way to a program, as on the host", 3,
+		   "--symlink", links.v[i + 1], links.v[i]);
+	}
+	for (size_t i = 0; i < done.n; i++) {
+		const char *mgr = toolmgr_bind_name(&tm, done.v[i]);
+		_cleanup_free_ char *why =
+			mgr ? xasprintf("%s: its install tree, read-only", mgr)
+			    : xstrdup(strv_contains(&bound, done.v[i])
+					      ? "PATH directory under $HOME, read-only"
+					      : "what the command needs to run (its install tree, "
+						"its interpreter), read-only");
+		op_fd_bind(p, false, done.v[i], done.v[i], why);
+		mask_root_only(p, hf, pol, done.v[i]);
+	}
+	add_tool_extras(p, hf, pol, &tm, &done, agent_roots);
+	toolmgr_plan_free(&tm);
+	strv_free(&all);
+	resolved_free(&rc);
+	strv_free(&done);
+	strv_free(&links);
+	strv_free(&bound);
+	return true;
+}
+
+static void add_workspace(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			  struct strv *writable)
+{
+	bool rw = pol->fs == FS_WORKSPACE_WRITE;
+	op_fd_bind(p, rw, pol->workspace, pol->workspace,
+		   rw ? "the workspace, writable" : "the workspace, read-only");
+	if (rw)
+		strv_push(writable, pol->workspace);
+	/* the common dir first: a worktree's git dir usually lies inside it, and a mount of the
+	 * ancestor after the child would cover the child */
+	const char *gd[] = {hf->commondir, hf->gitdir};
+	for (size_t i = 0; i < 2; i++) {
+		if (!gd[i] || path_is_under(gd[i], pol->workspace))
+			continue;
+		if (i == 1 && hf->commondir && path_is_under(gd[1], hf->commondir))
+			continue;
+		if (hf_type(hf, gd[i]) != HF_DIR) {
+			skip(p, gd[i], "git metadata of the workspace: not a directory");
+			continue;
+		}
+		op_fd_bind(p, rw, gd[i], gd[i],
+			   i == 1 ? "the worktree's git dir, like the workspace"
+				  : "the repository's common git dir, like the workspace");
+		if (rw)
+			strv_push(writable, gd[i]);
+	}
+	for (size_t i = 0; i < pol->rw.n; i++) {
+		enum hf_type t = hf_type(hf, pol->rw.v[i]);
+		if (t != HF_DIR && t != HF_FILE) {
+			skip(p, pol->rw.v[i], "--rw: missing or not a file or directory");
+			continue;
+		}
+		op_fd_bind(p, true, pol->rw.v[i], pol->rw.v[i], "--rw: writable");
+		strv_push(writable, pol->rw.v[i]);
+	}
+}
+
+/* Candidates for protection inside one writable root. */
+static void protected_candidates(struct hostfacts *hf, const char *root, struct strv *out)
+{
+	for (size_t i = 0; bw_protected_names[i]; i++)
+		strv_push_take(out, path_join(root, bw_protected_names[i]));
+	_cleanup_free_ char *claude = path_join(root, ".claude");
+	/* watched even when absent, so one that appears is caught */
+	strv_push_take(out, path_join(claude, "settings.json"));
+	strv_push_take(out, path_join(claude, "settings.local.json"));
+	const struct strv *kids = hf_children(hf, claude);
+	for (size_t i = 0; i < kids->n; i++)
+		if (fnmatch("settings*.json", kids->v[i], 0) == 0)
+			strv_push_take(out, path_join(claude, kids->v[i]));
+}
+
+/* `path` read-only, and every directory between its root and it a mount point, so it cannot be
+ * renamed away and rebuilt (EBUSY). */
+static void protect_one(struct strv *prot, struct strv *selfb, const char *root, const char *path)
+{
+	strv_push(prot, path);
+	_cleanup_free_ char *d = path_dirname(path);
+	while (path_is_strict_ancestor(root, d)) {
+		if (!strv_contains(selfb, d))
+			strv_push(selfb, d);
+		char *up = path_dirname(d);
+		free(d);
+		d = up;
+	}
+}
+
+/* The innermost root `path` lies in, or NULL. */
+static const char *root_of(const struct strv *roots, const char *path)
+{
+	const char *root = NULL;
+	for (size_t r = 0; r < roots->n; r++)
+		if (path_is_under(path, roots->v[r]) && (!root || strlen(roots->v[r]) > strlen(root)))
+			root = roots->v[r];
+	return root;
+}
+
+/* A protected path that is (or is reached through) a symlink: the link itself stays watched, and
+ * its target, when it lies in a writable root (the agent's config dir included), is made
+ * read-only too, with the same rename guards. A target outside every writable root is read-only
+ * or invisible already. Returns whether the target was protected. */
+static bool protect_link_target(struct bw_plan *p, struct hostfacts *hf, const struct strv *roots,
+				const char *link, struct strv *prot, struct strv *selfb)
+{
+	_cleanup_free_ char *real = hf_realpath(hf, link, NULL);
+	enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
+	if (t != HF_DIR && t != HF_FILE) {
+		skip(p, link, "protected path is (or is reached through) a symlink whose target is "
+			      "missing or not a file or directory: watched, not bound");
+		return false;
+	}
+	const char *root = root_of(roots, real);
+	if (!root) {
+		skip(p, link, "protected path is (or is reached through) a symlink to outside the "
+			      "writable roots: already read-only or invisible");
+		return false;
+	}
+	for (size_t r = 0; r < roots->n; r++)
+		if (path_is_under(roots->v[r], real)) {
+			skip(p, link, "protected path is a symlink to a writable root itself (or "
+				      "above one): not made read-only, watched");
+			return false;
+		}
+	if (!strv_contains(&p->watch, real))
+		strv_push(&p->watch, real);
+	if (under_any(prot, real) || hf_has_symlink_below(hf, root, real))
+		return true;
+	protect_one(prot, selfb, root, real);
+	return true;
+}
+
+/* Symlinks inside protected directories (a hook `.git/hooks/pre-commit -> ../../scripts/x`) run
+ * on the host as well: their targets in writable roots become read-only too. Protected
+ * directories are small; the walk is bounded anyway. */
+#define LINKS_MAX_DEPTH 4
+#define LINKS_MAX_ENTRIES 512
+
+static void links_below(struct bw_plan *p, struct hostfacts *hf, const struct strv *roots,
+			const char *dir, int depth, size_t *seen, struct strv *prot,
+			struct strv *selfb)
+{
+	const struct strv *kids = hf_children(hf, dir);
+	for (size_t i = 0; i < kids->n && *seen < LINKS_MAX_ENTRIES; i++, (*seen)++) {
+		_cleanup_free_ char *k = path_join(dir, kids->v[i]);
+		enum hf_type t = hf_type(hf, k);
+		if (t == HF_SYMLINK)
+			(void)protect_link_target(p, hf, roots, k, prot, selfb);
+		else if (t == HF_DIR && depth < LINKS_MAX_DEPTH)
+			links_below(p, hf, roots, k, depth + 1, seen, prot, selfb);
+	}
+}
+
+static void protect_links_inside(struct bw_plan *p, struct hostfacts *hf,
+				 const struct strv *roots, struct strv *prot, struct strv *selfb)
+{
+	size_t seen = 0;
+	/* targets added while walking are appended to prot: only the directories there now */
+	for (size_t i = 0, n = prot->n; i < n; i++) {
+		_cleanup_free_ char *d = xstrdup(prot->v[i]);
+		if (hf_type(hf, d) == HF_DIR)
+			links_below(p, hf, roots, d, 1, &seen, prot, selfb);
+	}
+}
+
+/* Whether `path` lies in (or is) a git dir that does not exist yet below `scan_root`, the tree the
+ * after-run git scan covers (gitscan). Such a repository is created by `git init` or `git clone`
+ * inside the jail: watching its `.git`, `hooks` or `config` would move them away while git is
+ * still writing them, so the agent's own repository would never work. The scan after the run
+ * reports it and moves aside what in it would run a command, keeping the repository. */
+static bool in_new_repo(struct hostfacts *hf, const char *scan_root, const char *path)
+{
+	const char *rel = scan_root ? path_below(path, scan_root) : NULL;
+	if (!rel)
+		return false;
+	for (const char *c = strstr(rel, ".git"); c; c = strstr(c + 1, ".git")) {
+		bool starts = c == rel || c[-1] == '/';
+		bool ends = c[4] == '\0' || c[4] == '/';
+		if (!starts || !ends)
+			continue;
+		_cleanup_free_ char *rel_git = xstrndup(rel, (size_t)(c + 4 - rel));
+		_cleanup_free_ char *full = path_join(scan_root, rel_git);
+		if (hf_type(hf, full) == HF_MISSING)
+			return true;
+	}
+	return false;
+}
+
+static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable,
+			   const struct strv *agent_roots, const struct strv *agent_protect,
+			   const char *scan_root)
+{
+	struct strv cand = STRV_INIT;
+	struct strv roots = STRV_INIT;
+	strv_copy(&roots, writable);
+	strv_copy(&roots, agent_roots);
+	for (size_t i = 0; i < agent_protect->n; i++)
+		if (under_any(agent_roots, agent_protect->v[i]))
+			strv_push(&cand, agent_protect->v[i]);
+	for (size_t r = 0; r < writable->n; r++) {
+		if (hf_type(hf, writable->v[r]) == HF_DIR)
+			protected_candidates(hf, writable->v[r], &cand);
+	}
+	const char *extra[] = {hf->hooks_path, hf->self_exe};
+	for (size_t i = 0; i < 2; i++)
+		if (extra[i] && under_any(writable, extra[i]))
+			strv_push(&cand, extra[i]);
+	struct strv git = STRV_INIT;
+	gitprotect_candidates(hf, &git);
+	for (size_t i = 0; i < git.n; i++)
+		if (under_any(writable, git.v[i]))
+			strv_push(&cand, git.v[i]);
+	strv_free(&git);
+	for (size_t r = 0; r < writable->n; r++) {
+		/* a .git file is a pointer: rewritten, it sends git on the host to a planted git dir */
+		_cleanup_free_ char *g = path_join(writable->v[r], ".git");
+		if (hf_type(hf, g) == HF_FILE)
+			strv_push(&cand, g);
+	}
+	if (cand.n)
+		qsort(cand.v, cand.n, sizeof *cand.v, cmp_str);
+
+	struct strv prot = STRV_INIT, selfb = STRV_INIT;
+	for (size_t i = 0; i < cand.n; i++) {
+		const char *c = cand.v[i];
+		if (i > 0 && !strcmp(c, cand.v[i - 1]))
+			continue;
+		enum hf_type t = hf_type(hf, c);
+		if (!strv_contains(&p->watch, c) && !in_new_repo(hf, scan_root, c))
+			strv_push(&p->watch, c);
+		if (t == HF_MISSING)
+			continue;
+		if (under_any(&prot, c))
+			continue; /* an ancestor is already read-only */
+		const char *root = root_of(&roots, c);
+		if (!root)
+			continue;
+		if (hf_has_symlink_below(hf, root, c)) {
+			protect_link_target(p, hf, &roots, c, &prot, &selfb);
+			continue;
+		}
+		protect_one(&prot, &selfb, root, c);
+	}
+	protect_links_inside(p, hf, &roots, &prot, &selfb);
+	/* .git itself: a rename-proof mount point even when it holds no hooks or config */
+	for (size_t r = 0; r < writable->n; r++) {
+		_cleanup_free_ char *g = path_join(writable->v[r], ".git");
+		if (!strv_contains(&p->watch, g) && !in_new_repo(hf, scan_root, g))
+			strv_push(&p->watch, g);
+		if (hf_type(hf, g) == HF_DIR && !strv_contains(&selfb, g) &&
+		    !under_any(&prot, g))
+			strv_push(&selfb, g);
+	}
+	if (selfb.n)
+		qsort(selfb.v, selfb.n, sizeof *selfb.v, cmp_str);
+	for (size_t i = 0; i < selfb.n; i++)
+		op_fd_bind(p, true, selfb.v[i], selfb.v[i],
+			   "rename guard: a mount point cannot be moved away (EBUSY)");
+	for (size_t i = 0; i < prot.n; i++)
+		op_fd_bind(p, false, prot.v[i], prot.v[i], "protected: read-only inside the jail");
+	strv_free(&prot);
+	strv_free(&selfb);
+	strv_free(&cand);
+	strv_free(&roots);
+}
+
+/* What gitscan compares after the run (a writable workspace only). */
+static void add_git_scan(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	if (pol->fs != FS_WORKSPACE_WRITE)
+		return;
+	strv_push(&p->git_roots, pol->workspace);
+	const char *gd[] = {hf->gitdir, hf->commondir};
+	for (size_t i = 0; i < 2; i++)
+		if (gd[i] && !strv_contains(&p->git_dirs, gd[i]))
+			strv_push(&p->git_dirs, gd[i]);
+	strv_copy(&p->git_known, &hf->nested_git);
+	/* the workspace's own .git, when it exists, is the snapshot's to judge (a changed kind) */
+	_cleanup_free_ char *own = path_join(pol->workspace, ".git");
+	if (hf_type(hf, own) != HF_MISSING)
+		strv_push(&p->git_known, own);
+	p->git_truncated = hf->nested_truncated;
+	p->git_since = hf->nested_since;
+}
+
+static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		      const struct strv *visible, const struct strv *writable)
+{
+	for (size_t i = 0; i < pol->hide.n; i++) {
+		mask(p, hf, pol->hide.v[i], "--hide: masked");
+		/* outside the writable view Landlock can also deny reading it (inside a writable
+		 * root it cannot: write access there needs read access beneath) */
+		if (hf_type(hf, pol->hide.v[i]) != HF_MISSING && !under_any(writable, pol->hide.v[i]))
+			strv_push(&p->deny_read, pol->hide.v[i]);
+	}
+	const char *own[] = {hf->state_dir, hf->config_dir};
+	for (size_t i = 0; i < 2; i++) {
+		if (!own[i] || !under_any(visible, own[i]))
+			continue;
+		if (hf_type(hf, own[i]) == HF_MISSING)
+			continue;
+		mask(p, hf, own[i], "agentjail's own state/config: masked");
+	}
+	/* inside the agent's writable config (so not read-denied by Landlock: the mount hides) */
+	for (size_t i = 0; i < pol->agent_hide.n; i++)
+		mask(p, hf, pol->agent_hide.v[i], "the agent's IDE auth tokens: masked");
+	for (size_t i = 0; i < pol->ro.n; i++) {
+		enum hf_type t = hf_type(hf, pol->ro.v[i]);
+		if (t != HF_DIR && t != HF_FILE) {
+			skip(p, pol->ro.v[i], "--ro: missing or not a file or directory");
+			continue;
+		}
+		op_fd_bind(p, false, pol->ro.v[i], pol->ro.v[i], "--ro: read-only (narrows)");
+	}
+}
+
+static const char *const env_keep[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM",
+				       "COLORTERM", "LANG", "TZ", NULL};
+
+static void setenv_op(struct bw_plan *p, const char *name, const char *value, bool secret,
+		      const char *why)
+{
+	struct bw_op *o = op_new(p, why);
+	strv_push(&o->args, "--setenv");
+	strv_push(&o->args, name);
+	strv_push(&o->args, value);
+	o->secret = secret;
+}
+
+/* The toolchains' variables: the roots of the managers recognised, the private caches'
+ * places, and the host's mirror variables (never their token siblings, nor a URL carrying a
+ * password). */
+static void add_tool_env(struct bw_plan *p, struct hostfacts *hf)
+{
+	const char *path = hf_getenv(hf, "PATH");
+	struct toolmgr_plan tm;
+	toolmgr_recognise(hf, path, &tm);
+	for (size_t i = 0; i < tm.env.n; i++) {
+		_cleanup_free_ char *name = xstrndup(tm.env.v[i], strcspn(tm.env.v[i], "="));
+		setenv_op(p, name, strchr(tm.env.v[i], '=') + 1, false,
+			  "a tool manager's root, kept from the host");
+	}
+	toolmgr_plan_free(&tm);
+	for (size_t i = 0; i < hf->env.n; i++) {
+		const char *kv = hf->env.v[i];
+		const char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+		if (!toolenv_mirror_var(name))
+			continue;
+		if (toolenv_value_has_credentials(eq + 1)) {
+			skip(p, name, "mirror variable with credentials in its URL: not passed");
+			continue;
+		}
+		setenv_op(p, name, eq + 1, false, "package mirror or registry, kept from the host");
+	}
+	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
+	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	for (size_t i = 0; i + 1 < vars.n; i += 2)
+		setenv_op(p, vars.v[i], vars.v[i + 1], false,
+			  "the private package cache, where the tool looks");
+	strv_free(&mounts);
+	strv_free(&vars);
+	strv_free(&skipped);
+}
+
+static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	op(p, "start from an empty environment", 1, "--clearenv");
+	for (size_t i = 0; env_keep[i]; i++) {
+		const char *v = hf_getenv(hf, env_keep[i]);
+		if (!strcmp(env_keep[i], "PATH") && !v)
+			v = "/usr/local/bin:/usr/bin:/bin";
+		if (!strcmp(env_keep[i], "HOME") && !v)
+			v = hf->home;
+		if (v)
+			setenv_op(p, env_keep[i], v, false, "kept from the host");
+	}
+	for (size_t i = 0; i < hf->env.n; i++) {
+		const char *kv = hf->env.v[i];
+		if (strncmp(kv, "LC_", 3) != 0)
+			continue;
+		const char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+		setenv_op(p, name, eq + 1, false, "locale, kept from the host");
+	}
+	add_tool_env(p, hf);
+	for (size_t i = 0; i < pol->env.n; i++) {
+		const char *kv = pol->env.v[i];
+		const char *eq = strchr(kv, '=');
+		if (eq) {
+			_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+			setenv_op(p, name, eq + 1, true, "--env NAME=VALUE");
+			continue;
+		}
+		const char *v = hf_getenv(hf, kv);
+		if (!v) {
+			skip(p, kv, "--env: not set on the host");
+			continue;
+		}
+		setenv_op(p, kv, v, true, "--env NAME: passed through from the host");
+	}
+	for (size_t i = 0; i < pol->setenv.n; i++) {
+		const char *kv = pol->setenv.v[i];
+		const char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
+		setenv_op(p, name, eq + 1, false, "set by the agent profile");
+	}
+	if (hf->session_id)
+		setenv_op(p, "AGENTJAIL_SESSION", hf->session_id, false, "this session's id");
+}
+
+static int check_devices(const struct policy *pol, struct hostfacts *hf, struct err *e)
+{
+	for (size_t i = 0; i < pol->dev.n; i++) {
+		const char *d = pol->dev.v[i];
+		enum hf_type t = hf_type(hf, d);
+		if (t == HF_BLK) {
+			err_set(e, 0, d, "--dev refuses block devices");
+			err_hint(e, "a block device gives raw access to a disk; agentjail only passes "
+				    "character devices");
+			return -1;
+		}
+		if (t != HF_CHR) {
+			err_set(e, 0, d, "--dev needs a character device");
+			err_hint(e, "check the path (e.g. /dev/kvm)");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The mount an op makes (its destination), or NULL for a non-mount option. The option may
+ * be preceded by "--size N" and "--perms M". */
+static const char *mount_dest(const struct bw_op *o)
+{
+	static const char *const m[] = {"--bind-fd", "--ro-bind-fd", "--ro-bind", "--bind",
+					"--dev-bind", "--tmpfs", "--proc", "--dev", "--symlink",
+					NULL};
+	size_t k = 0;
+	while (k + 1 < o->args.n &&
+	       (!strcmp(o->args.v[k], "--size") || !strcmp(o->args.v[k], "--perms")))
+		k += 2;
+	if (k >= o->args.n)
+		return NULL;
+	for (size_t i = 0; m[i]; i++)
+		if (!strcmp(o->args.v[k], m[i]))
+			return o->args.v[o->args.n - 1];
+	return NULL;
+}
+
+static void op_free(struct bw_op *o)
+{
+	strv_free(&o->args);
+	free(o->comment);
+	free(o->src);
+}
+
+/* One mount per destination: when a later op mounts on the same path, it would cover the
+ * earlier one anyway, so the earlier one (and a --remount-ro right after it) goes. Later
+ * sections are the narrower ones (protection, masks, --ro), so the view is unchanged and
+ * never widened. Bind fds are renumbered afterwards. */
+static void dedupe_mounts(struct bw_plan *p)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const char *d = mount_dest(&p->ops[i]);
+		bool later = false;
+		for (size_t j = i + 1; d && j < p->nops && !later; j++) {
+			const char *dj = mount_dest(&p->ops[j]);
+			later = dj && !strcmp(dj, d);
+		}
+		if (!later) {
+			p->ops[w++] = p->ops[i];
+			continue;
+		}
+		skip(p, d, "mounted again later in the plan: the later, narrower mount wins");
+		struct bw_op *next = i + 1 < p->nops ? &p->ops[i + 1] : NULL;
+		if (next && !strcmp(next->args.v[0], "--remount-ro") &&
+		    !strcmp(next->args.v[1], d)) {
+			op_free(next);
+			op_free(&p->ops[i]);
+			i++;
+			continue;
+		}
+		op_free(&p->ops[i]);
+	}
+	p->nops = w;
+	int fd = BW_FD_BIND0;
+	for (size_t i = 0; i < p->nops; i++) {
+		struct bw_op *o = &p->ops[i];
+		if (o->fd < 0)
+			continue;
+		o->fd = fd++;
+		free(o->args.v[1]);
+		o->args.v[1] = xasprintf("%d", o->fd);
+	}
+	p->next_fd = fd;
+}
+
+/* The limits as the policy has them (defaults resolved by the caller; unset: none) and how
+ * this host enforces them (a fact the probe found). */
+static void plan_limits(struct bw_plan *p, const struct policy *pol, const struct hostfacts *hf)
+{
+	p->limits.memory = pol->memory;
+	p->limits.pids = pol->pids;
+	p->limits.mech = hf->limits_mech;
+	if (hf->limits_mech == LIMITS_CGROUP && hf->cgroup_parent)
+		p->limits.cgroup_parent = xstrdup(hf->cgroup_parent);
+	if (hf->limits_why)
+		p->limits.why = xstrdup(hf->limits_why);
+	p->limits.root = hf->uid == 0;
+	limits_tmpfs_sizes(pol->memory, &p->limits.tmpfs);
+}
+
+/* Without a cgroup scope, the jail's init sets rlimits: RLIMIT_DATA per process, and
+ * RLIMIT_NPROC inside the jail's user namespace (it counts the jail's processes only there;
+ * root is exempt from it, so not for root). */
+static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
+{
+	const struct bw_limits *l = &p->limits;
+	if (l->mech != LIMITS_RLIMIT)
+		return;
+	if (l->memory != LIMIT_UNSET && l->memory != LIMIT_UNLIMITED)
+		ia->rlimit_data = (unsigned long long)l->memory;
+	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root)
+		ia->rlimit_nproc = (unsigned long long)l->pids;
+}
+
+int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
+		struct bw_plan *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	out->next_fd = BW_FD_BIND0;
+	if (pol->fs == FS_DANGER_FULL) {
+		err_set(e, 0, "danger-full-access", "this policy runs without a jail: there is no "
+						    "bwrap argv to build");
+		return -1;
+	}
+	if (check_devices(pol, hf, e) < 0)
+		return -1;
+	if (hf->git_refused) {
+		*e = *hf->git_refused;
+		return -1;
+	}
+	if (hf_type(hf, pol->workspace) != HF_DIR) {
+		err_set(e, 0, pol->workspace, "the workspace is not a directory");
+		return -1;
+	}
+	plan_limits(out, pol, hf);
+	add_always(out, pol);
+	add_system(out, hf);
+	add_tree_masks(out, hf, pol);
+	add_etc_masks(out, hf);
+	add_proc_dev(out, hf, pol);
+	add_tmpfs(out);
+	add_resolv(out, hf, pol);
+	struct strv agent_roots = STRV_INIT;
+	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots);
+	struct strv writable = STRV_INIT;
+	add_workspace(out, hf, pol, &writable);
+	add_protection(out, hf, &writable, &agent_roots, &pol->protect,
+		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
+	add_git_scan(out, hf, pol);
+	struct strv visible = STRV_INIT;
+	strv_push(&visible, pol->workspace);
+	strv_copy(&visible, &pol->rw);
+	strv_copy(&visible, &pol->ro);
+	add_masks(out, hf, pol, &visible, &writable);
+	strv_free(&visible);
+	add_env(out, hf, pol);
+
+	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes
+	 * read-only, so / is never writable and nothing written outside the mounts piles up */
+	op(out, "the jail's root, read-only: / is never writable", 2, "--remount-ro", "/");
+	dedupe_mounts(out);
+
+	const char *cwd = hf->cwd && path_is_under(hf->cwd, pol->workspace) ? hf->cwd
+									       : pol->workspace;
+	out->chdir = xstrdup(cwd);
+	out->state_dir = hf->state_dir ? xstrdup(hf->state_dir) : NULL;
+	op(out, "start in the workspace", 2, "--chdir", cwd);
+
+	strv_push(&out->cmd, BW_INIT_PATH);
+	/* Landlock in init mirrors the writable view: the writable roots and the private tmpfs
+	 * mounts (home included, when it is a tmpfs) */
+	struct init_args ia = {.ctl = BW_FD_CONTROL, .scope = true};
+	strv_copy(&ia.writable, &writable);
+	static const char *const scratch[] = {"/tmp", "/var/tmp", "/run", "/dev/shm", NULL};
+	for (size_t i = 0; scratch[i]; i++)
+		strv_push(&ia.writable, scratch[i]);
+	if (home_tmpfs)
+		strv_push(&ia.writable, hf->home);
+	strv_copy(&ia.writable, &agent_roots);
+	strv_copy(&ia.deny_read, &out->deny_read);
+	add_rlimits(out, &ia);
+	initargs_build(&ia, &out->cmd);
+	initargs_free(&ia);
+	for (size_t i = 0; i < cmd->n; i++)
+		strv_push(&out->cmd, cmd->v[i]);
+	strv_free(&writable);
+	strv_free(&agent_roots);
+	return 0;
+}
+
+void bw_plan_free(struct bw_plan *p)
+{
+	for (size_t i = 0; i < p->nops; i++) {
+		strv_free(&p->ops[i].args);
+		free(p->ops[i].comment);
+		free(p->ops[i].src);
+	}
+	free(p->ops);
+	strv_free(&p->skipped);
+	strv_free(&p->watch);
+	strv_free(&p->deny_read);
+	strv_free(&p->git_roots);
+	strv_free(&p->git_dirs);
+	strv_free(&p->git_known);
+	strv_free(&p->cmd);
+	free(p->chdir);
+	free(p->state_dir);
+	free(p->limits.cgroup_parent);
+	free(p->limits.why);
+	memset(p, 0, sizeof *p);
+}
+
+void bw_plan_argv_redacted(const struct bw_plan *p, const char *bwrap_path, struct strv *out)
+{
+	strv_push(out, bwrap_path);
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		for (size_t k = 0; k < o->args.n; k++)
+			strv_push(out, o->secret && k + 1 == o->args.n ? "<redacted>" : o->args.v[k]);
+	}
+	strv_push(out, "--");
+	for (size_t i = 0; i < p->cmd.n; i++)
+		strv_push(out, p->cmd.v[i]);
+}
+
+void bw_plan_argv(const struct bw_plan *p, struct strv *out)
+{
+	for (size_t i = 0; i < p->nops; i++)
+		strv_copy(out, &p->ops[i].args);
+}
+
+char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
+{
+	struct strbuf b = STRBUF_INIT;
+	sb_addf(&b, "# %s --args %d -- COMMAND, where fd %d holds:\n",
+		bwrap_path ? bwrap_path : "bwrap", BW_FD_ARGS, BW_FD_ARGS);
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		struct strbuf line = STRBUF_INIT;
+		for (size_t a = 0; a < o->args.n; a++) {
+			if (a)
+				sb_addc(&line, ' ');
+			if (o->secret && a == o->args.n - 1)
+				sb_add(&line, "'<redacted>'");
+			else
+				sb_add_shquoted(&line, o->args.v[a]);
+		}
+		sb_add(&b, sb_str(&line));
+		size_t w = line.len;
+		sb_free(&line);
+		if (o->comment || o->src) {
+			for (; w < 44; w++)
+				sb_addc(&b, ' ');
+			sb_add(&b, "  # ");
+			if (o->src && o->args.n == 3 && strcmp(o->src, o->args.v[2]) != 0)
+				sb_addf(&b, "fd %d = %s: ", o->fd, o->src);
+			sb_add(&b, o->comment ? o->comment : "");
+		}
+		sb_addc(&b, '\n');
+	}
+	sb_add(&b, "# COMMAND (on bwrap's command line):\n--");
+	for (size_t i = 0; i < p->cmd.n; i++) {
+		sb_addc(&b, ' ');
+		sb_add_shquoted(&b, p->cmd.v[i]);
+	}
+	sb_add(&b, "\n");
+	for (size_t i = 0; i < p->skipped.n; i++)
+		sb_addf(&b, "# skipped: %s\n", p->skipped.v[i]);
+	for (size_t i = 0; i < p->watch.n; i++)
+		sb_addf(&b, "# watched: %s\n", p->watch.v[i]);
+	return sb_steal(&b);
+}

@@ -1,0 +1,81 @@
+/* bwrap_argv: the one pure function from (policy, host facts, command) to bwrap's argv.
+ *
+ * Every bind source that comes from the host is passed as an fd (`--bind-fd`/`--ro-bind-fd`):
+ * the plan names the host path and the fd number; the launcher opens the path without following
+ * symlinks and puts the fd at that number. The numbers are fixed by the plan, so `--dry-run`,
+ * `verify` and the real run print the same argv. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/plan/hostfacts.h"
+#include "core/plan/limits.h"
+#include "core/plan/policy.h"
+#include "util/err.h"
+#include "util/strv.h"
+
+enum {
+	BW_FD_ARGS = 3,    /* bwrap --args: the whole argv, NUL separated */
+	BW_FD_SECCOMP = 4, /* the BPF filter */
+	BW_FD_STATUS = 5,  /* --json-status-fd */
+	BW_FD_INIT = 6,    /* our own binary, mounted as the jail's PID 1 */
+	BW_FD_CONTROL = 7, /* the control channel, inherited by init */
+	BW_FD_BIND0 = 8,   /* first bind source */
+};
+
+#define BW_INIT_PATH "/run/agentjail/init"
+
+struct bw_op {
+	struct strv args;  /* the option and its arguments */
+	char *comment;     /* why it is there */
+	char *src;         /* host source for an fd bind, else NULL */
+	int fd;            /* that source's fd number, or -1 */
+	bool secret;       /* last argument is a secret value (redacted when shown) */
+};
+
+struct bw_plan {
+	struct bw_op *ops;
+	size_t nops, capops;
+	struct strv skipped;  /* "PATH: reason" for what was left out */
+	struct strv watch;    /* protected paths to snapshot before and compare after */
+	struct strv deny_read; /* masked paths init also makes unreadable with Landlock: a mount
+				* over a file vanishes when the host renames over it */
+	/* after the run, new git repositories below git_roots are looked for (gitscan.h) */
+	struct strv git_roots;  /* the writable workspace */
+	struct strv git_dirs;   /* its git dir and common dir: their modules/ are compared too */
+	struct strv git_known;  /* the nested .git and submodule git dirs there before the run */
+	bool git_truncated;     /* that list is partial (the walk's bound) */
+	long long git_since;    /* when it was made (seconds since the epoch) */
+	struct strv cmd;      /* what bwrap runs: the init helper, then the command */
+	char *chdir;          /* the directory the command starts in */
+	char *state_dir;      /* agentjail's own state directory (0700, the user's): binds from it
+			       * (the private package caches) are reachable by nobody else */
+	int next_fd;
+	struct bw_limits {    /* the jail's limits (core/plan/limits.h values) and how they hold */
+		uint64_t memory, pids;
+		int mech;            /* enum limits_mech (cgroup.h) */
+		char *cgroup_parent; /* LIMITS_CGROUP: where launch makes the jail's scope */
+		char *why;           /* why that mechanism (the host probe's words), or NULL */
+		bool root;           /* the jail runs as root: RLIMIT_NPROC does not apply */
+		struct tmpfs_sizes tmpfs;
+	} limits;
+};
+
+/* Build the plan. Fails (exit 2 material) only on a policy the host facts make impossible:
+ * a block device, a --dev that is not a character device. */
+int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
+		struct bw_plan *out, struct err *e) WUR;
+void bw_plan_free(struct bw_plan *p);
+
+/* The options for --args (no "bwrap" in front, no command: bwrap reads only options from
+ * that fd; the command follows "--" on its command line). Secret values are included. */
+void bw_plan_argv(const struct bw_plan *p, struct strv *out);
+/* The whole command (bwrap, its options, "--", the command) with secret values replaced by
+ * "<redacted>": what a session record keeps. */
+void bw_plan_argv_redacted(const struct bw_plan *p, const char *bwrap_path, struct strv *out);
+/* Human/dry-run rendering: one option per line, shell-quoted, with its comment; secret values
+ * shown as <redacted>; then the skipped list. */
+char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);
+
+/* The protected names inside every writable root (doc/design.md §3 step 7). */
+extern const char *const bw_protected_names[];

@@ -1,0 +1,105 @@
+/* hostfacts: what the builder needs to know about the host, as plain values.
+ *
+ * The argv builder never makes a syscall: it asks this table. In production the table is
+ * filled lazily by a probe (lstat/readdir, see hostfacts_probe.c); in tests it is loaded from a
+ * fixture and has no probe, so a path not listed is "missing". */
+#pragma once
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+#include "util/strv.h"
+
+enum hf_type { HF_MISSING = 0, HF_DIR, HF_FILE, HF_SYMLINK, HF_SOCKET, HF_CHR, HF_BLK, HF_FIFO,
+	       HF_OTHER };
+
+struct hf_stat {
+	enum hf_type type;
+	mode_t mode;      /* permission bits */
+	uid_t uid;
+	char *link;       /* target when HF_SYMLINK */
+};
+
+struct hf_entry {
+	char *path;
+	struct hf_stat st;
+	bool listed;          /* children known (for directories) */
+	struct strv children; /* names, sorted, when listed */
+	bool head_known;      /* head read (for files) */
+	char *head;           /* the "#!" line of a script, "" for other files, NULL unreadable */
+};
+
+struct hostfacts;
+typedef int (*hf_probe_fn)(struct hostfacts *hf, const char *path, struct hf_stat *out);
+typedef int (*hf_list_fn)(struct hostfacts *hf, const char *path, struct strv *names);
+/* The first line of a file when it starts with "#!" (without the newline), else "". */
+typedef int (*hf_head_fn)(struct hostfacts *hf, const char *path, char **out);
+/* The entries of a tree bound read-only that an unprivileged user could not read (etcscan.h). */
+typedef int (*hf_scan_fn)(struct hostfacts *hf, const char *root, struct strv *out);
+
+struct hf_tree {
+	char *root;
+	struct strv unreadable;
+};
+
+struct hostfacts {
+	uid_t uid;
+	gid_t gid;
+	char *home;            /* $HOME (normalized) */
+	char *user;
+	char *cwd;             /* canonical cwd */
+	struct strv env;       /* the host environment, "NAME=VALUE" */
+	char *state_dir;       /* agentjail's state directory */
+	char *config_dir;      /* agentjail's config directory */
+	char *self_exe;        /* agentjail's own binary (canonical) */
+	char *resolv_target;   /* canonical target of /etc/resolv.conf when it lies under /run */
+	struct strv etc_unreadable; /* /etc entries without world-read (root only; scan + cache) */
+	char *gitdir;          /* workspace's git dir when .git is a file (worktree) */
+	char *commondir;       /* the common dir of that git dir */
+	char *hooks_path;      /* core.hooksPath, absolute */
+	struct strv git_includes; /* config files git includes (gitinfo.h) */
+	struct strv nested_git; /* .git entries found below the workspace at start (not its own) */
+	bool nested_truncated; /* that walk stopped at its bound: the list may be incomplete */
+	long long nested_since; /* when that walk started (seconds since the epoch) */
+	struct err *git_refused; /* a git pointer the jail must not follow (gitinfo.h), or NULL */
+	char *session_id;      /* AGENTJAIL_SESSION value */
+	unsigned long long mem_total; /* the host's RAM in bytes (0 unknown) */
+	int limits_mech;       /* enum limits_mech (limits.h): how limits are enforced here */
+	char *cgroup_parent;   /* LIMITS_CGROUP: where the jail's scope is made */
+	char *limits_why;      /* one line: why that mechanism */
+
+	struct hf_entry **tab;
+	size_t ntab, captab;
+	hf_probe_fn probe;     /* NULL in tests */
+	hf_list_fn list;       /* NULL in tests */
+	hf_head_fn head;       /* NULL in tests */
+	struct hf_tree **trees; /* scanned trees (root only), filled lazily by scan */
+	size_t ntrees;
+	hf_scan_fn scan;       /* NULL in tests: the fixture's "unreadable ROOT PATH" lines */
+};
+
+void hostfacts_init(struct hostfacts *hf);
+void hostfacts_free(struct hostfacts *hf);
+
+/* Record a fact (copies). */
+void hf_add(struct hostfacts *hf, const char *path, enum hf_type type, mode_t mode, uid_t uid,
+	    const char *link);
+/* lstat-like lookup of a normalized absolute path. Never NULL (MISSING when unknown). */
+const struct hf_stat *hf_stat(struct hostfacts *hf, const char *path);
+enum hf_type hf_type(struct hostfacts *hf, const char *path);
+/* Sorted names of a directory's children (empty when not a directory). */
+const struct strv *hf_children(struct hostfacts *hf, const char *path);
+/* true when some component of `path` strictly below `root` (or path itself) is a symlink. */
+bool hf_has_symlink_below(struct hostfacts *hf, const char *root, const char *path);
+/* A file's "#!" line (without "#!"-stripping), "" when it is no script, NULL when it cannot be
+ * read. */
+const char *hf_head(struct hostfacts *hf, const char *path);
+/* The sorted entries below the read-only tree `root` that an unprivileged user could not read
+ * (to mask when the jail runs as root). A tree that cannot be scanned answers itself: masked
+ * whole, never shown unchecked. */
+const struct strv *hf_unreadable(struct hostfacts *hf, const char *root);
+/* Value of a host environment variable, or NULL. */
+const char *hf_getenv(const struct hostfacts *hf, const char *name);
+
+/* Load a fixture (tests): see tests/data/README for the format. */
+int hostfacts_load_fixture(struct hostfacts *hf, const char *file, struct err *e) WUR;

@@ -1,0 +1,34 @@
+/* initargs: the command line of the jail's init, `agentjail __init [OPTION]... -- CMD…`
+ * (doc/design.md §2), defined once: the argv builder writes it with initargs_build and init
+ * reads it with initargs_parse, so the two sides cannot disagree on a name. Pure. */
+#pragma once
+#include <stdbool.h>
+
+#include "util/err.h"
+#include "util/strv.h"
+
+#define INIT_VERB "__init"              /* argv[1] of agentjail run as the jail's init */
+#define INIT_OPT_CONTROL "--control"     /* FD: the control channel */
+#define INIT_OPT_WRITABLE "--writable"   /* PATH: Landlock allows writes below it */
+#define INIT_OPT_DENY_READ "--deny-read" /* PATH: Landlock denies reading it */
+#define INIT_OPT_SCOPE "--scope"         /* Landlock scopes abstract sockets and signals */
+#define INIT_OPT_RLIMIT_DATA "--rlimit-data"   /* BYTES: RLIMIT_DATA */
+#define INIT_OPT_RLIMIT_NPROC "--rlimit-nproc" /* N: RLIMIT_NPROC in the jail's namespace */
+
+struct init_args {
+	int ctl;                         /* control channel, -1 without */
+	struct strv writable;            /* Landlock: where writes are allowed */
+	struct strv deny_read;           /* Landlock: masked paths that stay unreadable */
+	bool scope;                      /* Landlock: scope abstract sockets and signals */
+	unsigned long long rlimit_data;  /* without a cgroup scope: RLIMIT_DATA, 0 none */
+	unsigned long long rlimit_nproc; /* RLIMIT_NPROC (in the jail's user namespace), 0 none */
+	char **cmd;                      /* parsed: the command, pointing into argv */
+};
+
+/* Append INIT_VERB, the options of `a` in a fixed order and "--" to out (the command is the
+ * caller's to append). */
+void initargs_build(const struct init_args *a, struct strv *out);
+/* Parse argv (argv[0] the program; INIT_VERB next is skipped). 0, or -1 (an unknown option, a
+ * missing value, or no command after "--"). initargs_free either way. */
+int initargs_parse(int argc, char **argv, struct init_args *a) WUR;
+void initargs_free(struct init_args *a);

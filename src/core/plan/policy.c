@@ -1,0 +1,590 @@
+#include "core/plan/policy.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan/limits.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+void policy_init(struct policy *p)
+{
+	memset(p, 0, sizeof *p);
+	p->fs = FS_WORKSPACE_WRITE;
+	p->net = NET_OFF;
+}
+
+void policy_free(struct policy *p)
+{
+	free(p->workspace);
+	strv_free(&p->rw);
+	strv_free(&p->ro);
+	strv_free(&p->hide);
+	strv_free(&p->dev);
+	strv_free(&p->env);
+	free(p->profile);
+	strv_free(&p->agent_rw);
+	strv_free(&p->protect);
+	strv_free(&p->setenv);
+	strv_free(&p->agent_copy);
+	strv_free(&p->agent_hide);
+	memset(p, 0, sizeof *p);
+}
+
+void run_request_free(struct run_request *r)
+{
+	policy_free(&r->pol);
+	strv_free(&r->cmd);
+	free(r->session_id);
+	strv_free(&r->record_argv);
+	free(r->agent_session_id);
+}
+
+const char *fs_mode_name(enum fs_mode m)
+{
+	switch (m) {
+	case FS_READ_ONLY:
+		return "read-only";
+	case FS_WORKSPACE_WRITE:
+		return "workspace-write";
+	case FS_DANGER_FULL:
+		return "danger-full-access";
+	}
+	return "?";
+}
+
+const char *net_mode_name(enum net_mode m)
+{
+	switch (m) {
+	case NET_OFF:
+		return "off";
+	case NET_ON:
+		return "on";
+	case NET_ALLOW:
+		return "allow";
+	}
+	return "?";
+}
+
+int fs_mode_parse(const char *s, enum fs_mode *out)
+{
+	if (!strcmp(s, "read-only") || !strcmp(s, "ro"))
+		*out = FS_READ_ONLY;
+	else if (!strcmp(s, "workspace-write") || !strcmp(s, "rw"))
+		*out = FS_WORKSPACE_WRITE;
+	else if (!strcmp(s, "danger-full-access") || !strcmp(s, "full"))
+		*out = FS_DANGER_FULL;
+	else
+		return -1;
+	return 0;
+}
+
+int net_mode_parse(const char *s, enum net_mode *out)
+{
+	if (!strcmp(s, "off"))
+		*out = NET_OFF;
+	else if (!strcmp(s, "on"))
+		*out = NET_ON;
+	else if (!strcmp(s, "allow"))
+		*out = NET_ALLOW;
+	else
+		return -1;
+	return 0;
+}
+
+/* Variables that must never reach a jail, whatever the user asks: they change how the next
+ * program loads or starts (LD_*, BASH_ENV, ENV, IFS) or hand the jail a door to the host
+ * (agent sockets, the session bus, the display). */
+bool env_name_forbidden(const char *name)
+{
+	static const char *const exact[] = {"BASH_ENV", "ENV", "IFS", "SSH_AUTH_SOCK",
+					    "DBUS_SESSION_BUS_ADDRESS", "DISPLAY",
+					    "WAYLAND_DISPLAY", "XAUTHORITY", "GPG_AGENT_INFO",
+					    "AGENTJAIL_SESSION", NULL};
+	if (!strncmp(name, "LD_", 3))
+		return true;
+	for (size_t i = 0; exact[i]; i++)
+		if (!strcmp(name, exact[i]))
+			return true;
+	return false;
+}
+
+static bool env_name_valid(const char *name, size_t n)
+{
+	if (n == 0 || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		      (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+#define usage_err(e, input, ...)                                       \
+	(err_set((e), 0, (input), __VA_ARGS__),                        \
+	 err_hint((e), "see `agentjail run --help`"), -1)
+
+static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *arg)
+{
+	char *exp = path_expand_home(ctx->home, arg);
+	strv_push_take(v, path_normalize(ctx->cwd, exp));
+	free(exp);
+}
+
+enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
+	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS };
+
+static const struct {
+	const char *name;
+	enum opt_id id;
+	bool value;
+} run_opts[] = {{"--dry-run", OPT_DRY_RUN, false}, {"--allow-ptrace", OPT_ALLOW_PTRACE, false},
+		{"--fs", OPT_FS, true},		 {"--net", OPT_NET, true},
+		{"--workspace", OPT_WORKSPACE, true}, {"--rw", OPT_RW, true},
+		{"--ro", OPT_RO, true},		 {"--hide", OPT_HIDE, true},
+		{"--dev", OPT_DEV, true},		 {"--env", OPT_ENV, true},
+		{"--agent-writable-instructions", OPT_AGENT_WRITABLE_INSTR, false},
+		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true}};
+
+int policy_opt_arity(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+	for (size_t k = 0; k < sizeof run_opts / sizeof *run_opts; k++) {
+		if (strlen(run_opts[k].name) != n || strncmp(run_opts[k].name, arg, n) != 0)
+			continue;
+		if (eq && !run_opts[k].value)
+			return -1;
+		return run_opts[k].value && !eq ? 1 : 0;
+	}
+	return -1;
+}
+
+/* --memory / AGENTJAIL_MEMORY, --pids / AGENTJAIL_PIDS: `from` names the source. */
+static int parse_memory(const char *v, const char *from, uint64_t *out, struct err *e)
+{
+	uint64_t m;
+	if (limits_parse_size(v, &m) < 0)
+		return usage_err(e, v, "%s needs a size such as 512M, 4G or a number of bytes, or "
+				       "unlimited",
+				 from);
+	if (m < LIMITS_MIN_MEM)
+		return usage_err(e, v, "%s is below the least a jail can start with (32M)", from);
+	*out = m;
+	return 0;
+}
+
+static int parse_pids(const char *v, const char *from, uint64_t *out, struct err *e)
+{
+	uint64_t n;
+	if (limits_parse_count(v, &n) < 0)
+		return usage_err(e, v, "%s needs a number of processes (e.g. 4096) or unlimited",
+				 from);
+	if (n < LIMITS_MIN_PIDS)
+		return usage_err(e, v, "%s is below the least a jail can start with (8)", from);
+	*out = n;
+	return 0;
+}
+
+/* Apply one option with its value (NULL for flags). */
+static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
+		     struct run_request *out, bool *net_given, struct err *e)
+{
+	struct policy *p = &out->pol;
+	switch (id) {
+	case OPT_DRY_RUN:
+		out->dry_run = true;
+		return 0;
+	case OPT_ALLOW_PTRACE:
+		p->allow_ptrace = true;
+		return 0;
+	case OPT_AGENT_WRITABLE_INSTR:
+		p->agent_writable_instructions = true;
+		return 0;
+	case OPT_FS:
+		if (fs_mode_parse(v, &p->fs) < 0)
+			return usage_err(e, v, "unknown filesystem mode (%s)",
+					 "read-only|ro, workspace-write|rw, danger-full-access|full");
+		return 0;
+	case OPT_NET:
+		if (net_mode_parse(v, &p->net) < 0)
+			return usage_err(e, v, "unknown network mode (%s)", "off, on");
+		*net_given = true;
+		return 0;
+	case OPT_WORKSPACE: {
+		free(p->workspace);
+		char *exp = path_expand_home(ctx->home, v);
+		p->workspace = path_normalize(ctx->cwd, exp);
+		free(exp);
+		p->workspace_explicit = true;
+		return 0;
+	}
+	case OPT_RW:
+		push_path(&p->rw, ctx, v);
+		return 0;
+	case OPT_RO:
+		push_path(&p->ro, ctx, v);
+		return 0;
+	case OPT_HIDE:
+		push_path(&p->hide, ctx, v);
+		return 0;
+	case OPT_DEV:
+		push_path(&p->dev, ctx, v);
+		return 0;
+	case OPT_ENV: {
+		const char *eq = strchr(v, '=');
+		if (!env_name_valid(v, eq ? (size_t)(eq - v) : strlen(v)))
+			return usage_err(e, v, "--env needs NAME or NAME=VALUE (%s)",
+					 "NAME: letters, digits, _");
+		strv_push(&p->env, v);
+		return 0;
+	}
+	case OPT_MEMORY:
+		return parse_memory(v, "--memory", &p->memory, e);
+	case OPT_PIDS:
+		return parse_pids(v, "--pids", &p->pids, e);
+	}
+	return usage_err(e, "", "internal: unknown option id");
+}
+
+int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
+		   struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	policy_init(&out->pol);
+	struct policy *p = &out->pol;
+
+	if (ctx->env_fs && *ctx->env_fs && fs_mode_parse(ctx->env_fs, &p->fs) < 0)
+		return usage_err(e, ctx->env_fs,
+				 "AGENTJAIL_FS has an unknown filesystem mode (%s)",
+				 "read-only, workspace-write or danger-full-access");
+	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
+		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
+				 "off or on");
+	if (ctx->env_memory && *ctx->env_memory &&
+	    parse_memory(ctx->env_memory, "AGENTJAIL_MEMORY", &p->memory, e) < 0)
+		return -1;
+	if (ctx->env_pids && *ctx->env_pids &&
+	    parse_pids(ctx->env_pids, "AGENTJAIL_PIDS", &p->pids, e) < 0)
+		return -1;
+	bool net_given = ctx->env_net && *ctx->env_net;
+	if (!net_given && ctx->net_default_on)
+		p->net = NET_ON;
+
+	int i = 0;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !strcmp(a, "-"))
+			break; /* the command starts here */
+		const char *eq = strchr(a, '=');
+		size_t n = eq ? (size_t)(eq - a) : strlen(a);
+		size_t k = 0;
+		while (k < sizeof run_opts / sizeof *run_opts &&
+		       !(strlen(run_opts[k].name) == n && !strncmp(run_opts[k].name, a, n)))
+			k++;
+		if (k == sizeof run_opts / sizeof *run_opts || (eq && !run_opts[k].value))
+			return usage_err(e, a, "unknown option");
+		const char *v = NULL;
+		if (run_opts[k].value) {
+			if (eq)
+				v = eq + 1;
+			else if (i + 1 < argc)
+				v = argv[++i];
+			else
+				return usage_err(e, a, "option %s needs a value", run_opts[k].name);
+		}
+		if (apply_opt(run_opts[k].id, v, ctx, out, &net_given, e) < 0)
+			return -1;
+	}
+	for (; i < argc; i++)
+		strv_push(&out->cmd, argv[i]);
+	if (out->cmd.n == 0)
+		return usage_err(e, "", "no command given (usage: agentjail run [POLICY] [--] CMD "
+					"[ARG...])");
+	if (!p->workspace)
+		p->workspace = path_normalize("/", ctx->cwd);
+	/* no jail, nothing to enforce: danger-full-access means the host's network, unless the
+	 * user asked for something else (then policy_validate refuses the contradiction) */
+	if (p->fs == FS_DANGER_FULL && !net_given)
+		p->net = NET_ON;
+	return 0;
+}
+
+static int check_env(const struct policy *p, struct err *e)
+{
+	for (size_t i = 0; i < p->env.n; i++) {
+		const char *s = p->env.v[i];
+		const char *eq = strchr(s, '=');
+		char *name = eq ? xstrndup(s, (size_t)(eq - s)) : xstrdup(s);
+		bool bad = env_name_forbidden(name);
+		if (bad) {
+			err_set(e, 0, name, "--env refuses this variable");
+			err_hint(e, "it changes how programs load or opens a door to the host; "
+				    "agentjail never passes it into a jail");
+		}
+		free(name);
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_overlap(const struct policy *p, struct err *e)
+{
+	for (size_t i = 0; i < p->rw.n; i++) {
+		if (strv_contains(&p->ro, p->rw.v[i]) || strv_contains(&p->hide, p->rw.v[i])) {
+			err_set(e, 0, p->rw.v[i], "contradictory policy: path is both --rw and "
+						  "--ro/--hide");
+			err_hint(e, "give each path one mode");
+			return -1;
+		}
+		if (!strcmp(p->rw.v[i], "/")) {
+			err_set(e, 0, "/", "--rw refuses the root directory");
+			err_hint(e, "a jail never makes / writable; use danger-full-access instead");
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < p->ro.n; i++) {
+		if (strv_contains(&p->hide, p->ro.v[i])) {
+			err_set(e, 0, p->ro.v[i], "contradictory policy: path is both --ro and "
+						  "--hide");
+			err_hint(e, "give each path one mode");
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < p->hide.n; i++) {
+		if (!strcmp(p->hide.v[i], "/")) {
+			err_set(e, 0, "/", "--hide refuses the root directory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int policy_validate(const struct policy *p, const char *home, struct err *e)
+{
+	if (p->fs == FS_DANGER_FULL && p->net != NET_ON) {
+		err_set(e, 0, net_mode_name(p->net),
+			"danger-full-access runs without a jail and cannot enforce --net");
+		err_hint(e, "use --net on with --fs danger-full-access, or keep a jail with "
+			    "--fs workspace-write");
+		return -1;
+	}
+	if (p->net == NET_ALLOW) {
+		err_set(e, 0, "allow", "--net allow is not available yet");
+		err_hint(e, "use --net off or --net on");
+		return -1;
+	}
+	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
+		err_set(e, 0, "/", "the workspace cannot be /");
+		err_hint(e, "a jail never binds the whole root (it would expose every host "
+			    "socket); pick a project directory");
+		return -1;
+	}
+	if (!p->workspace_explicit && p->fs != FS_DANGER_FULL) {
+		bool refuse = !strcmp(p->workspace, "/") ||
+			      (home && (path_is_under(home, p->workspace)));
+		if (refuse) {
+			err_set(e, 0, p->workspace,
+				"refusing this directory as the workspace: it is / or your home "
+				"or one of its ancestors");
+			err_hint(e, "cd into a project directory, or pass --workspace %s if you "
+				    "really mean it",
+				 p->workspace);
+			return -1;
+		}
+	}
+	if (check_env(p, e) < 0)
+		return -1;
+	return check_overlap(p, e);
+}
+
+/* A string as JSON; a path that is not valid UTF-8 (JSON cannot hold it) as {"hex": "2f…"}. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	size_t n = strlen(s);
+	char *hex = xmalloc(2 * n + 1);
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)s[i]);
+	j = json_pack("{s:s}", "hex", hex);
+	free(hex);
+	return j;
+}
+
+/* The string jstr made, or NULL when v is neither form. */
+static char *jstr_get(json_t *v)
+{
+	if (json_is_string(v))
+		return xstrdup(json_string_value(v));
+	const char *hex = json_string_value(json_object_get(v, "hex"));
+	size_t n = hex ? strlen(hex) : 1;
+	if (!hex || n % 2)
+		return NULL;
+	char *out = xmalloc(n / 2 + 1);
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned b;
+		if (sscanf(hex + 2 * i, "%2x", &b) != 1 || b == 0) {
+			free(out);
+			return NULL;
+		}
+		out[i] = (char)b;
+	}
+	out[n / 2] = '\0';
+	return out;
+}
+
+static json_t *strv_json(const struct strv *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, jstr(v->v[i]));
+	return a;
+}
+
+static json_t *limit_json(uint64_t v)
+{
+	return v == LIMIT_UNLIMITED ? json_string("unlimited") : json_integer((json_int_t)v);
+}
+
+/* A stored limit: absent (unset), "unlimited", or a positive integer. */
+static int limit_from_json(json_t *o, const char *key, uint64_t *out, struct err *e)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (json_is_string(v) && !strcmp(json_string_value(v), "unlimited"))
+		*out = LIMIT_UNLIMITED;
+	else if (json_is_integer(v) && json_integer_value(v) > 0)
+		*out = (uint64_t)json_integer_value(v);
+	else
+		return err_set(e, 0, key, "stored policy: %s is not a positive number or "
+					  "\"unlimited\"",
+			       key);
+	return 0;
+}
+
+char *policy_to_json(const struct policy *p)
+{
+	json_t *env = json_array();
+	for (size_t i = 0; i < p->env.n; i++) {
+		const char *eq = strchr(p->env.v[i], '=');
+		if (eq) {
+			char *red = xasprintf("%.*s=<redacted>", (int)(eq - p->env.v[i]),
+					      p->env.v[i]);
+			json_array_append_new(env, jstr(red));
+			free(red);
+		} else {
+			json_array_append_new(env, jstr(p->env.v[i]));
+		}
+	}
+	json_t *o = json_pack("{s:i, s:s, s:s, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:b}",
+			      "version", POLICY_VERSION, "fs", fs_mode_name(p->fs), "net",
+			      net_mode_name(p->net), "workspace", jstr(p->workspace ? p->workspace : ""),
+			      "workspace_explicit", p->workspace_explicit, "rw", strv_json(&p->rw),
+			      "ro", strv_json(&p->ro), "hide", strv_json(&p->hide), "dev",
+			      strv_json(&p->dev), "env", env, "allow_ptrace", p->allow_ptrace);
+	if (!o)
+		abort();
+	/* limits: bytes / tasks, or "unlimited"; absent while unset (the default applies) */
+	if (p->memory != LIMIT_UNSET)
+		json_object_set_new(o, "memory", limit_json(p->memory));
+	if (p->pids != LIMIT_UNSET)
+		json_object_set_new(o, "pids", limit_json(p->pids));
+	if (p->profile) {
+		json_object_set_new(o, "profile", jstr(p->profile));
+		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
+		json_object_set_new(o, "protect", strv_json(&p->protect));
+		json_object_set_new(o, "setenv", strv_json(&p->setenv));
+		json_object_set_new(o, "agent_hide", strv_json(&p->agent_hide));
+		json_object_set_new(o, "agent_writable_instructions",
+				    json_boolean(p->agent_writable_instructions));
+	}
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!s)
+		abort();
+	return s;
+}
+
+static int json_strv(json_t *o, const char *key, struct strv *out, struct err *e)
+{
+	json_t *a = json_object_get(o, key);
+	if (!a)
+		return 0; /* absent: empty (e.g. a run without a profile) */
+	if (!json_is_array(a))
+		return err_set(e, 0, key, "stored policy: %s is not a list", key);
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		char *str = jstr_get(v);
+		if (!str)
+			return err_set(e, 0, key, "stored policy: %s holds a non-string", key);
+		strv_push_take(out, str);
+	}
+	return 0;
+}
+
+int policy_from_json(const char *text, struct policy *out, struct err *e)
+{
+	policy_init(out);
+	json_error_t je;
+	json_t *o = json_loads(text, 0, &je);
+	if (!o || !json_is_object(o)) {
+		json_decref(o);
+		return err_set(e, 0, "policy", "stored policy is not valid JSON (%s)", je.text);
+	}
+	int rc = -1;
+	json_t *ver = json_object_get(o, "version");
+	const char *fs = json_string_value(json_object_get(o, "fs"));
+	const char *net = json_string_value(json_object_get(o, "net"));
+	_cleanup_free_ char *ws = jstr_get(json_object_get(o, "workspace"));
+	const char *prof = json_string_value(json_object_get(o, "profile"));
+	if (!json_is_integer(ver) || json_integer_value(ver) > POLICY_VERSION ||
+	    json_integer_value(ver) < 1) {
+		err_set(e, 0, "policy", "stored policy has version %lld; this agentjail reads up to "
+					"%d",
+			json_is_integer(ver) ? (long long)json_integer_value(ver) : -1LL,
+			POLICY_VERSION);
+		err_hint(e, "upgrade agentjail to resume this session");
+		goto out;
+	}
+	if (!fs || fs_mode_parse(fs, &out->fs) < 0 || !net || net_mode_parse(net, &out->net) < 0 ||
+	    !ws || ws[0] != '/') {
+		err_set(e, 0, "policy", "stored policy lacks a valid fs, net or workspace");
+		goto out;
+	}
+	out->workspace = xstrdup(ws);
+	out->workspace_explicit = json_is_true(json_object_get(o, "workspace_explicit"));
+	out->allow_ptrace = json_is_true(json_object_get(o, "allow_ptrace"));
+	out->agent_writable_instructions =
+		json_is_true(json_object_get(o, "agent_writable_instructions"));
+	out->profile = prof ? xstrdup(prof) : NULL;
+	if (json_strv(o, "rw", &out->rw, e) < 0 || json_strv(o, "ro", &out->ro, e) < 0 ||
+	    json_strv(o, "hide", &out->hide, e) < 0 || json_strv(o, "dev", &out->dev, e) < 0 ||
+	    json_strv(o, "env", &out->env, e) < 0 || json_strv(o, "agent_rw", &out->agent_rw, e) < 0 ||
+	    json_strv(o, "protect", &out->protect, e) < 0 ||
+	    json_strv(o, "setenv", &out->setenv, e) < 0 ||
+	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0 ||
+	    limit_from_json(o, "memory", &out->memory, e) < 0 ||
+	    limit_from_json(o, "pids", &out->pids, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	json_decref(o);
+	if (rc < 0)
+		policy_free(out);
+	return rc;
+}

@@ -1,0 +1,93 @@
+/* policy: what a jail may see and do. Pure: parsing, validation, JSON. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/err.h"
+#include "util/strv.h"
+
+#define POLICY_VERSION 1
+
+enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
+enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
+
+struct policy {
+	enum fs_mode fs;
+	enum net_mode net;
+	char *workspace;          /* absolute, normalized (canonical once resolved) */
+	bool workspace_explicit;  /* given with --workspace */
+	struct strv rw;           /* extra writable paths, absolute */
+	struct strv ro;           /* extra read-only paths, absolute */
+	struct strv hide;         /* masked paths, absolute */
+	struct strv dev;          /* device nodes, absolute */
+	struct strv env;          /* NAME or NAME=VALUE */
+	bool allow_ptrace;
+	uint64_t memory;          /* --memory bytes; LIMIT_UNSET (default) or LIMIT_UNLIMITED */
+	uint64_t pids;            /* --pids tasks; the same (core/plan/limits.h) */
+	/* from an agent profile */
+	char *profile;            /* the profile's name, NULL for `run` */
+	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */
+	struct strv protect;      /* inside those, read-only (settings that run host commands) */
+	struct strv setenv;       /* NAME=VALUE it needs set (not secret) */
+	struct strv agent_hide;   /* inside agent_rw, masked (IDE auth tokens) */
+	bool agent_writable_instructions; /* --agent-writable-instructions: the agent's
+					   * instruction files (CLAUDE.md, commands/, …) writable */
+	struct strv agent_copy;   /* pairs: a path of agent_rw, then the private copy bound there
+				   * instead (one run's state, not stored) */
+};
+
+/* What `agentjail run` was asked to do. */
+struct run_request {
+	struct policy pol;
+	struct strv cmd;          /* the command and its arguments */
+	bool dry_run;
+	char *session_id;         /* chosen before the jail is built (agents), or NULL */
+	/* for the session store */
+	struct strv record_argv;  /* the command as the user gave it (agents: name + args), when
+				   * it differs from cmd */
+	char *agent_session_id;   /* the id the agent was told to use (claude --session-id) */
+	bool resume;              /* a rung of `agentjail resume`: an attempt of session_id */
+	int attempt_kind;         /* enum attempt_kind of that rung */
+	bool interrupted;         /* set by the run: agentjail itself got SIGTERM/SIGHUP/SIGINT */
+};
+
+/* The context the parser needs (plain values, from the host). */
+struct parse_ctx {
+	const char *cwd;
+	const char *home;
+	const char *env_fs;       /* AGENTJAIL_FS or NULL */
+	const char *env_net;      /* AGENTJAIL_NET or NULL */
+	const char *env_memory;   /* AGENTJAIL_MEMORY or NULL */
+	const char *env_pids;     /* AGENTJAIL_PIDS or NULL */
+	bool net_default_on;      /* agents: the network is on unless asked otherwise */
+};
+
+void policy_init(struct policy *p);
+void policy_free(struct policy *p);
+void run_request_free(struct run_request *r);
+
+const char *fs_mode_name(enum fs_mode m);
+const char *net_mode_name(enum net_mode m);
+int fs_mode_parse(const char *s, enum fs_mode *out);   /* 0 or -1 */
+int net_mode_parse(const char *s, enum net_mode *out); /* 0 or -1 */
+
+/* Parse `run`'s arguments (argv[0] is the first argument after "run").
+ * On error fills e (usage errors) and returns -1: the caller exits 2. */
+int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
+		   struct err *e) WUR;
+
+/* How a policy option takes its value: 1 from the next argument, 0 a flag or "--opt=value",
+ * -1 not a policy option. */
+int policy_opt_arity(const char *arg);
+
+/* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
+int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;
+
+/* Whether a variable name may be passed with --env (never LD_*, BASH_ENV, …). */
+bool env_name_forbidden(const char *name);
+
+/* A versioned JSON document of the policy (values of --env NAME=VALUE redacted). */
+char *policy_to_json(const struct policy *p);
+/* Read such a document back (a stored session's policy); a redacted --env value comes back as
+ * "NAME=<redacted>". -1 with e filled on anything malformed or from a newer version. */
+int policy_from_json(const char *text, struct policy *out, struct err *e) WUR;

@@ -1,0 +1,423 @@
+/* sessfmt: session fields as text, and aligned tables. Pure (see sessfmt.h). */
+#include "core/session/sessfmt.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+/* ---- UTF-8 ---- */
+
+/* Decode one code point at p: its length (1-4), or 0 when the bytes there are not UTF-8
+ * (truncated, overlong, a surrogate, beyond U+10FFFF). */
+static size_t utf8_dec(const unsigned char *p, uint32_t *cp)
+{
+	size_t n;
+	uint32_t c, min;
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if ((p[0] & 0xe0) == 0xc0) {
+		n = 2, c = p[0] & 0x1f, min = 0x80;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		n = 3, c = p[0] & 0x0f, min = 0x800;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		n = 4, c = p[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+struct range {
+	uint32_t lo, hi;
+};
+
+static bool in(uint32_t c, const struct range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c >= r[i].lo && c <= r[i].hi)
+			return true;
+	return false;
+}
+
+/* Shown as '?': controls, and the marks that reorder what follows them on screen. */
+static const struct range unsafe[] = {
+	{0x00, 0x1f},	  {0x7f, 0x9f},	    {0x061c, 0x061c},
+	{0x200e, 0x200f}, {0x202a, 0x202e}, {0x2066, 0x2069},
+};
+/* Combining marks, zero-width characters, variation selectors. */
+static const struct range zero[] = {
+	{0x0300, 0x036f}, {0x1ab0, 0x1aff}, {0x1dc0, 0x1dff},
+	{0x200b, 0x200d}, {0x20d0, 0x20ff}, {0xfe00, 0xfe0f},
+	{0xfe20, 0xfe2f},
+};
+/* East Asian wide and fullwidth blocks, and the common emoji blocks. */
+static const struct range wide[] = {
+	{0x1100, 0x115f},   {0x2e80, 0x303e},	{0x3041, 0x33ff},   {0x3400, 0x4dbf},
+	{0x4e00, 0x9fff},   {0xa000, 0xa4cf},	{0xac00, 0xd7a3},   {0xf900, 0xfaff},
+	{0xfe30, 0xfe4f},   {0xff00, 0xff60},	{0xffe0, 0xffe6},   {0x1f300, 0x1f64f},
+	{0x1f900, 0x1f9ff}, {0x20000, 0x2fffd}, {0x30000, 0x3fffd},
+};
+#define N(a) (sizeof(a) / sizeof *(a))
+
+/* The next character of s: its bytes (len), its columns (w), and whether it is shown as '?'. */
+static void next_char(const char *s, size_t *len, size_t *w, bool *bad)
+{
+	uint32_t c = 0;
+	*len = utf8_dec((const unsigned char *)s, &c);
+	*bad = *len == 0 || in(c, unsafe, N(unsafe));
+	if (*len == 0)
+		*len = 1;
+	*w = *bad ? 1 : in(c, zero, N(zero)) ? 0 : in(c, wide, N(wide)) ? 2 : 1;
+}
+
+size_t fmt_width(const char *s)
+{
+	size_t total = 0, len, w;
+	bool bad;
+	for (; *s; s += len) {
+		next_char(s, &len, &w, &bad);
+		total += w;
+	}
+	return total;
+}
+
+/* Append s cleaned, stopping before the character that would take it past `width` columns
+ * (SIZE_MAX: all of it). Returns the columns appended. */
+static size_t add_clean(struct strbuf *b, const char *s, size_t width)
+{
+	size_t used = 0, len, w;
+	bool bad;
+	for (; *s; s += len) {
+		next_char(s, &len, &w, &bad);
+		if (used + w > width)
+			break;
+		if (bad)
+			sb_addc(b, '?');
+		else
+			sb_addn(b, s, len);
+		used += w;
+	}
+	return used;
+}
+
+char *fmt_clean(const char *s)
+{
+	struct strbuf b = STRBUF_INIT;
+	add_clean(&b, s, SIZE_MAX);
+	return sb_steal(&b);
+}
+
+char *fmt_cut(const char *s, size_t width)
+{
+	struct strbuf b = STRBUF_INIT;
+	if (fmt_width(s) <= width) {
+		add_clean(&b, s, SIZE_MAX);
+	} else if (width > 0) {
+		add_clean(&b, s, width - 1);
+		sb_add(&b, "…");
+	}
+	return sb_steal(&b);
+}
+
+/* ---- tables ---- */
+
+void fmt_table_init(struct fmt_table *t, const struct fmt_col *cols, size_t ncols)
+{
+	t->cols = cols;
+	t->ncols = ncols;
+	t->cells = (struct strv)STRV_INIT;
+}
+
+void fmt_table_add(struct fmt_table *t, const char *cell) { strv_push(&t->cells, cell ? cell : ""); }
+void fmt_table_add_take(struct fmt_table *t, char *cell)
+{
+	strv_push_take(&t->cells, cell ? cell : xstrdup(""));
+}
+
+void fmt_table_free(struct fmt_table *t) { strv_free(&t->cells); }
+
+static void pad(struct strbuf *b, size_t n)
+{
+	while (n--)
+		sb_addc(b, ' ');
+}
+
+char *fmt_table_render(const struct fmt_table *t)
+{
+	size_t nc = t->ncols;
+	if (!nc)
+		return xstrdup("");
+	size_t rows = (t->cells.n + nc - 1) / nc + 1; /* with the header */
+	/* the cells as shown (cleaned and cut), header first, and their widths */
+	char **shown = xcalloc(rows * nc, sizeof *shown);
+	size_t *w = xcalloc(rows * nc, sizeof *w);
+	size_t *colw = xcalloc(nc, sizeof *colw);
+	for (size_t i = 0; i < rows * nc; i++) {
+		size_t c = i % nc;
+		const char *src = "";
+		if (i < nc)
+			src = t->cols[c].title;
+		else if (i - nc < t->cells.n)
+			src = t->cells.v[i - nc];
+		size_t max = t->cols[c].max;
+		shown[i] = max ? fmt_cut(src, max) : fmt_clean(src);
+		w[i] = fmt_width(shown[i]);
+		if (w[i] > colw[c])
+			colw[c] = w[i];
+	}
+	struct strbuf b = STRBUF_INIT;
+	for (size_t r = 0; r < rows; r++) {
+		size_t line = b.len;
+		for (size_t c = 0; c < nc; c++) {
+			size_t i = r * nc + c;
+			if (c)
+				sb_add(&b, "  ");
+			if (t->cols[c].right)
+				pad(&b, colw[c] - w[i]);
+			sb_add(&b, shown[i]);
+			if (!t->cols[c].right && c + 1 < nc)
+				pad(&b, colw[c] - w[i]);
+		}
+		while (b.len > line && b.s[b.len - 1] == ' ')
+			b.s[--b.len] = '\0';
+		sb_addc(&b, '\n');
+	}
+	for (size_t i = 0; i < rows * nc; i++)
+		free(shown[i]);
+	free(shown);
+	free(w);
+	free(colw);
+	return sb_steal(&b);
+}
+
+/* ---- session fields ---- */
+
+char *sessfmt_time(long long t_ms, long utc_offset_s)
+{
+	time_t secs = (time_t)(t_ms / 1000 + utc_offset_s);
+	struct tm tm;
+	if (!gmtime_r(&secs, &tm))
+		return xstrdup("?");
+	char buf[64];
+	strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+	return xstrdup(buf);
+}
+
+char *sessfmt_ago(long long t_ms, long long now_ms, long utc_offset_s)
+{
+	long long d = now_ms - t_ms;
+	long long s = d / 1000;
+	if (d < -60000 || s >= 30LL * 86400) {
+		char *full = sessfmt_time(t_ms, utc_offset_s);
+		if (strlen(full) > 10)
+			full[10] = '\0'; /* the date */
+		return full;
+	}
+	if (s < 5)
+		return xstrdup("just now");
+	if (s < 60)
+		return xasprintf("%llds ago", s);
+	if (s < 3600)
+		return xasprintf("%lldm ago", s / 60);
+	if (s < 86400)
+		return xasprintf("%lldh ago", s / 3600);
+	return xasprintf("%lldd ago", s / 86400);
+}
+
+char *sessfmt_duration(long long ms)
+{
+	if (ms < 0)
+		return xstrdup("-");
+	long long s = ms / 1000;
+	if (s < 10)
+		return xasprintf("%lld.%llds", s, ms / 100 % 10);
+	if (s < 60)
+		return xasprintf("%llds", s);
+	if (s < 3600)
+		return xasprintf("%lldm%02llds", s / 60, s % 60);
+	if (s < 86400)
+		return xasprintf("%lldh%02lldm", s / 3600, s / 60 % 60);
+	return xasprintf("%lldd%02lldh", s / 86400, s / 3600 % 24);
+}
+
+char *sessfmt_policy(const char *policy_json)
+{
+	json_t *o = policy_json ? json_loads(policy_json, 0, NULL) : NULL;
+	const char *fs = json_string_value(json_object_get(o, "fs"));
+	const char *net = json_string_value(json_object_get(o, "net"));
+	if (!json_is_object(o) || !fs || !net) {
+		json_decref(o);
+		return xstrdup("?");
+	}
+	struct strbuf b = STRBUF_INIT;
+	if (!strcmp(fs, "danger-full-access")) {
+		sb_add(&b, "full");
+	} else {
+		sb_add(&b, !strcmp(fs, "read-only")	    ? "ro"
+			   : !strcmp(fs, "workspace-write") ? "rw"
+							    : fs);
+		sb_add(&b, "·");
+		sb_add(&b, net);
+		json_t *dom = json_object_get(o, "allow_domains");
+		if (!strcmp(net, "allow") && json_is_array(dom))
+			sb_addf(&b, "(%zu)", json_array_size(dom));
+	}
+	if (json_is_true(json_object_get(o, "allow_ptrace")))
+		sb_add(&b, "·ptrace");
+	json_decref(o);
+	return sb_steal(&b);
+}
+
+char *sessfmt_status(enum sess_status status, int exit_status)
+{
+	const char *sig = exit_status > 0 ? sigabbrev_np(exit_status) : NULL;
+	switch (status) {
+	case SESS_EXITED:
+		return exit_status >= 0 ? xasprintf("exited %d", exit_status) : xstrdup("exited");
+	case SESS_SIGNALLED:
+		if (exit_status < 0)
+			return xstrdup("signalled");
+		return sig ? xasprintf("signalled %d (%s)", exit_status, sig)
+			   : xasprintf("signalled %d", exit_status);
+	case SESS_KILLED:
+		return sig ? xasprintf("killed (%s)", sig) : xstrdup("killed");
+	case SESS_RUNNING:
+		return xstrdup("running");
+	case SESS_LOST:
+		return xstrdup("lost");
+	}
+	return xstrdup("?");
+}
+
+char *sessfmt_argv(const struct strv *argv)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < argv->n; i++) {
+		if (i)
+			sb_addc(&b, ' ');
+		sb_add_shquoted(&b, argv->v[i]);
+	}
+	char *clean = fmt_clean(sb_str(&b));
+	sb_free(&b);
+	return clean;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t sessfmt_id_prefix_len(char *const *ids, size_t n, size_t min)
+{
+	size_t longest = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strlen(ids[i]) > longest)
+			longest = strlen(ids[i]);
+	char **v = xmalloc((n ? n : 1) * sizeof *v);
+	memcpy(v, ids, n * sizeof *v);
+	qsort(v, n, sizeof *v, cmp_str);
+	/* neighbours in sorted order share the longest prefixes */
+	size_t need = min;
+	for (size_t i = 1; i < n; i++) {
+		size_t k = 0;
+		while (v[i - 1][k] && v[i - 1][k] == v[i][k])
+			k++;
+		if (k + 1 > need)
+			need = k + 1;
+	}
+	free(v);
+	return need < longest ? need : longest;
+}
+
+/* ---- the sessions table ---- */
+
+enum { C_ID, C_STARTED, C_TOOK, C_STATUS, C_POLICY, C_PROFILE, C_WORKSPACE, C_COMMAND, C_N };
+
+static char *workspace_cell(const char *ws, const char *home)
+{
+	if (!ws)
+		return xstrdup("-");
+	const char *below = home && home[0] == '/' && home[1] ? path_below(ws, home) : NULL;
+	if (!below)
+		return xstrdup(ws);
+	return below[0] ? xasprintf("~/%s", below) : xstrdup("~");
+}
+
+char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_opts *o)
+{
+	struct fmt_col cols[C_N] = {
+		[C_ID] = {"ID", false, 0},	     [C_STARTED] = {"STARTED", false, 0},
+		[C_TOOK] = {"TOOK", true, 0},	     [C_STATUS] = {"STATUS", false, 0},
+		[C_POLICY] = {"POLICY", false, 0},   [C_PROFILE] = {"PROFILE", false, 0},
+		[C_WORKSPACE] = {"WORKSPACE", false, 0}, [C_COMMAND] = {"COMMAND", false, 0},
+	};
+	char **ids = xcalloc(n ? n : 1, sizeof *ids);
+	for (size_t i = 0; i < n; i++)
+		ids[i] = v[i].id ? v[i].id : "";
+	size_t idlen = sessfmt_id_prefix_len(ids, n, 8);
+	free(ids);
+
+	/* the cells of each row, in column order (WORKSPACE left out unless asked for) */
+	struct strv cells = STRV_INIT;
+	for (size_t i = 0; i < n; i++) {
+		const struct session *s = &v[i];
+		/* the latest attempt's run: a session resumed days later did not take days */
+		long long from = s->last_started_ms ? s->last_started_ms : s->started_ms;
+		long long took = s->status == SESS_LOST	    ? -1
+				 : s->status == SESS_RUNNING ? o->now_ms - from
+							     : s->ended_ms - from;
+		strv_push_take(&cells, xstrndup(s->id ? s->id : "", idlen));
+		strv_push_take(&cells, sessfmt_ago(s->started_ms, o->now_ms, o->utc_offset_s));
+		strv_push_take(&cells, sessfmt_duration(took));
+		strv_push_take(&cells, sessfmt_status(s->status, s->exit_status));
+		strv_push_take(&cells, sessfmt_policy(s->policy_json));
+		strv_push(&cells, s->profile ? s->profile : "-");
+		if (o->workspace)
+			strv_push_take(&cells, workspace_cell(s->workspace, o->home));
+		strv_push_take(&cells, sessfmt_argv(&s->argv));
+	}
+	size_t per_row = o->workspace ? C_N : C_N - 1;
+	struct fmt_col shown[C_N];
+	size_t k = 0;
+	for (size_t c = 0; c < C_N; c++)
+		if (c != C_WORKSPACE || o->workspace)
+			shown[k++] = cols[c];
+
+	/* the command gets what the other columns leave of the width (at least 10 columns) */
+	if (o->width) {
+		size_t used = 0;
+		for (size_t c = 0; c + 1 < per_row; c++) {
+			size_t cw = fmt_width(shown[c].title);
+			for (size_t r = 0; r < n; r++) {
+				size_t x = fmt_width(cells.v[r * per_row + c]);
+				if (x > cw)
+					cw = x;
+			}
+			used += cw + 2;
+		}
+		shown[per_row - 1].max = o->width > used + 10 ? o->width - used : 10;
+	}
+	struct fmt_table t;
+	fmt_table_init(&t, shown, per_row);
+	t.cells = cells;
+	char *out = fmt_table_render(&t);
+	fmt_table_free(&t);
+	return out;
+}

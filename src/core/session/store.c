@@ -1,0 +1,1205 @@
+/* store: the session store. See store.h for the rules; this file is the SQL and the files. */
+#include "core/session/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/uuid.h"
+
+#define DEFAULT_BUSY_MS 5000
+/* Connections do not checkpoint when they close (closing stays cheap); the commit that takes the
+ * WAL past this many pages does. The first connection to open the database after all have
+ * closed reads the WAL back (SQLite's recovery), so a short WAL keeps opening cheap too. */
+#define AUTOCHECKPOINT_PAGES "256"
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	char *dir;
+	store_alive_fn alive;
+	void *alive_arg;
+	int busy_ms;
+	int last_rc; /* the SQLite result of the last failure (open retries on BUSY) */
+};
+
+static inline void finalizep(sqlite3_stmt **s) { sqlite3_finalize(*s); }
+#define _cleanup_stmt_ _cleanup_(finalizep)
+
+/* Migration k (index k-1) takes user_version k-1 to k. Never edit one that has shipped: add a
+ * new one. Each runs in one transaction together with its user_version bump. */
+static const char *const migrations[STORE_SCHEMA_VERSION] = {
+	/* 1: sessions */
+	"CREATE TABLE sessions ("
+	" id TEXT PRIMARY KEY NOT NULL,"
+	" profile TEXT,"
+	" argv TEXT NOT NULL,"
+	" workspace TEXT NOT NULL,"
+	" policy TEXT NOT NULL,"
+	" bwrap TEXT,"
+	" agent_session_id TEXT,"
+	" pid INTEGER NOT NULL,"
+	" pid_start INTEGER NOT NULL,"
+	" started_ms INTEGER NOT NULL,"
+	" ended_ms INTEGER,"
+	" status TEXT NOT NULL"
+	"  CHECK (status IN ('running', 'exited', 'signalled', 'killed', 'lost')),"
+	" exit_status INTEGER"
+	") STRICT;"
+	"CREATE INDEX sessions_by_start ON sessions (started_ms DESC, id DESC);"
+	"CREATE INDEX sessions_by_workspace ON sessions (workspace, started_ms DESC, id DESC);"
+	"CREATE INDEX sessions_running ON sessions (status) WHERE status = 'running';",
+
+	/* 2: attempts (the resume ladder; each v1 run becomes attempt 1), events, counters */
+	"CREATE TABLE attempts ("
+	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+	" n INTEGER NOT NULL CHECK (n >= 1),"
+	" kind TEXT NOT NULL CHECK (kind IN ('start', 'resume', 'fresh')),"
+	" argv TEXT NOT NULL,"
+	" pid INTEGER NOT NULL,"
+	" pid_start INTEGER NOT NULL,"
+	" started_ms INTEGER NOT NULL,"
+	" ended_ms INTEGER,"
+	" status TEXT NOT NULL"
+	"  CHECK (status IN ('running', 'exited', 'signalled', 'killed', 'lost')),"
+	" exit_status INTEGER,"
+	" PRIMARY KEY (session_id, n)"
+	") STRICT;"
+	"INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms, ended_ms,"
+	" status, exit_status)"
+	" SELECT id, 1, 'start', argv, pid, pid_start, started_ms, ended_ms, status, exit_status"
+	" FROM sessions;"
+	"CREATE TABLE events ("
+	" seq INTEGER PRIMARY KEY,"
+	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+	" attempt INTEGER NOT NULL,"
+	" at_ms INTEGER NOT NULL,"
+	" kind TEXT NOT NULL,"
+	" detail TEXT"
+	") STRICT;"
+	"CREATE INDEX events_by_session ON events (session_id, seq);"
+	"ALTER TABLE sessions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE sessions ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE sessions ADD COLUMN n_violations INTEGER NOT NULL DEFAULT 0;",
+};
+
+static const char *const status_names[] = {
+	[SESS_RUNNING] = "running", [SESS_EXITED] = "exited", [SESS_SIGNALLED] = "signalled",
+	[SESS_KILLED] = "killed",   [SESS_LOST] = "lost",
+};
+static const char *const kind_names[] = {
+	[ATTEMPT_START] = "start",
+	[ATTEMPT_RESUME] = "resume",
+	[ATTEMPT_FRESH] = "fresh",
+};
+
+const char *sess_status_name(enum sess_status s)
+{
+	return (unsigned)s < sizeof status_names / sizeof *status_names ? status_names[s] : "?";
+}
+
+int sess_status_parse(const char *s, enum sess_status *out)
+{
+	for (size_t i = 0; i < sizeof status_names / sizeof *status_names; i++) {
+		if (s && !strcmp(s, status_names[i])) {
+			*out = (enum sess_status)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *attempt_kind_name(enum attempt_kind k)
+{
+	return (unsigned)k < sizeof kind_names / sizeof *kind_names ? kind_names[k] : "?";
+}
+
+int attempt_kind_parse(const char *s, enum attempt_kind *out)
+{
+	for (size_t i = 0; i < sizeof kind_names / sizeof *kind_names; i++) {
+		if (s && !strcmp(s, kind_names[i])) {
+			*out = (enum attempt_kind)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void session_free(struct session *s)
+{
+	if (!s)
+		return;
+	free(s->id);
+	free(s->profile);
+	strv_free(&s->argv);
+	free(s->workspace);
+	free(s->policy_json);
+	free(s->bwrap_json);
+	free(s->agent_session_id);
+	memset(s, 0, sizeof *s);
+}
+
+void sessions_free(struct session *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		session_free(&v[i]);
+	free(v);
+}
+
+void attempts_free(struct attempt *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		strv_free(&v[i].argv);
+	free(v);
+}
+
+void events_free(struct event *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].kind);
+		free(v[i].detail_json);
+	}
+	free(v);
+}
+
+/* ---- errors ---- */
+
+/* Fill e from SQLite's state after a failure with result rc. Read before any rollback (which
+ * replaces the message). Always -1. */
+static int db_fail(struct store *st, int rc, const char *doing, struct err *e)
+{
+	int prim = rc & 0xff;
+	int sys = 0;
+	if (st->db && (prim == SQLITE_IOERR || prim == SQLITE_CANTOPEN || prim == SQLITE_FULL ||
+		       prim == SQLITE_READONLY))
+		sys = sqlite3_system_errno(st->db);
+	st->last_rc = rc;
+	err_set(e, sys, st->path, "%s: %s", doing,
+		st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+	switch (prim) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		err_hint(e, "another agentjail kept the session database locked for more than %d ms; "
+			    "try again",
+			 st->busy_ms);
+		break;
+	case SQLITE_FULL:
+		err_hint(e, "the disk is full: free some space; nothing was half-written");
+		break;
+	case SQLITE_READONLY:
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+		err_hint(e, "%s and the database in it must be writable by you, or set "
+			    "AGENTJAIL_STATE_DIR to a directory that is",
+			 st->dir);
+		break;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		err_hint(e, "the session database is damaged: move %s aside and a new one is "
+			    "created",
+			 st->path);
+		break;
+	default:
+		break;
+	}
+	return -1;
+}
+
+static int none(struct err *e, const char *id)
+{
+	err_set(e, 0, id, "no such session");
+	err_hint(e, "`agentjail sessions` lists them");
+	return STORE_NONE;
+}
+
+/* ---- statements ---- */
+
+/* Prepare sql and bind the arguments described by `types`: 's' a const char * (NULL binds
+ * NULL), 'i' an int, 'L' a long long. */
+static int prep(struct store *st, sqlite3_stmt **out, const char *doing, struct err *e,
+		const char *sql, const char *types, ...)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(st, rc, doing, e);
+	va_list ap;
+	va_start(ap, types);
+	for (int i = 0; rc == SQLITE_OK && types[i]; i++) {
+		if (types[i] == 's') {
+			const char *v = va_arg(ap, const char *);
+			rc = v ? sqlite3_bind_text(s, i + 1, v, -1, SQLITE_TRANSIENT)
+			       : sqlite3_bind_null(s, i + 1);
+		} else if (types[i] == 'i') {
+			rc = sqlite3_bind_int(s, i + 1, va_arg(ap, int));
+		} else {
+			rc = sqlite3_bind_int64(s, i + 1, va_arg(ap, long long));
+		}
+	}
+	va_end(ap);
+	if (rc != SQLITE_OK) {
+		db_fail(st, rc, doing, e);
+		sqlite3_finalize(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* Run a statement that returns no row. */
+static int step_done(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e)
+{
+	int rc = sqlite3_step(s);
+	return rc == SQLITE_DONE ? 0 : db_fail(st, rc, doing, e);
+}
+
+/* Step to the next row: 1 a row, 0 done, -1 error. */
+static int step_row(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e)
+{
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : db_fail(st, rc, doing, e);
+}
+
+static int exec_sql(struct store *st, const char *sql, const char *doing, struct err *e)
+{
+	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : db_fail(st, rc, doing, e);
+}
+
+static int tx_begin(struct store *st, const char *doing, struct err *e)
+{
+	return exec_sql(st, "BEGIN IMMEDIATE", doing, e);
+}
+
+static void tx_rollback(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* End the transaction begun by tx_begin: commit when rc >= 0 (then rc, or -1 if the commit
+ * failed), else roll back and return rc. */
+static int tx_end(struct store *st, int rc, const char *doing, struct err *e)
+{
+	if (rc >= 0 && exec_sql(st, "COMMIT", doing, e) < 0)
+		rc = -1;
+	if (rc < 0)
+		tx_rollback(st);
+	return rc;
+}
+
+static char *col_str(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static long long col_ll_or(sqlite3_stmt *s, int i, long long dflt)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(s, i);
+}
+
+/* ---- argv as JSON: an array of strings; one that is not UTF-8 is {"hex": "…"} ---- */
+
+static char *argv_json(const struct strv *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++) {
+		json_t *j = json_string(v->v[i]);
+		if (!j) {
+			struct strbuf h = STRBUF_INIT;
+			for (const unsigned char *p = (const unsigned char *)v->v[i]; *p; p++)
+				sb_addf(&h, "%02x", *p);
+			j = json_pack("{s:s}", "hex", sb_str(&h));
+			sb_free(&h);
+		}
+		if (!j || json_array_append_new(a, j) < 0)
+			abort();
+	}
+	char *s = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	if (!s)
+		abort();
+	return s;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Parse what argv_json wrote; an element that is neither form is skipped. */
+static void argv_parse(const char *text, struct strv *out)
+{
+	if (!text)
+		return;
+	json_t *a = json_loads(text, 0, NULL);
+	size_t i;
+	json_t *el;
+	json_array_foreach(a, i, el) {
+		if (json_is_string(el)) {
+			strv_push(out, json_string_value(el));
+			continue;
+		}
+		const char *h = json_string_value(json_object_get(el, "hex"));
+		if (!h || strlen(h) % 2)
+			continue;
+		size_t n = strlen(h) / 2;
+		char *s = xmalloc(n + 1);
+		size_t k = 0;
+		for (; k < n; k++) {
+			int hi = hexval(h[2 * k]), lo = hexval(h[2 * k + 1]);
+			if (hi < 0 || lo < 0 || (hi | lo) == 0)
+				break;
+			s[k] = (char)(hi << 4 | lo);
+		}
+		s[k] = '\0';
+		if (k == n)
+			strv_push_take(out, s);
+		else
+			free(s);
+	}
+	json_decref(a);
+}
+
+/* ---- processes, ids, time ---- */
+
+/* The state letter and start time (field 22) of a process; 0 or an errno. */
+static int proc_stat(long pid, char *state, long long *start)
+{
+	char p[64];
+	if (pid == 0)
+		snprintf(p, sizeof p, "/proc/self/stat");
+	else
+		snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	char buf[1024];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	int rerr = errno;
+	close(fd);
+	if (n < 0)
+		return rerr; /* ESRCH: it exited between open and read */
+	buf[n] = '\0';
+	/* "pid (comm) S …": comm may hold anything, including ") ", so start after the last ')' */
+	const char *f = strrchr(buf, ')');
+	if (!f || f[1] != ' ' || !f[2])
+		return EINVAL;
+	f += 2;
+	*state = *f;
+	for (int field = 3; field < 22; field++) {
+		f = strchr(f, ' ');
+		if (!f)
+			return EINVAL;
+		f++;
+	}
+	char *end;
+	errno = 0;
+	long long v = strtoll(f, &end, 10);
+	if (end == f || errno)
+		return EINVAL;
+	*start = v;
+	return 0;
+}
+
+int store_proc_start(long pid, long long *out, struct err *e)
+{
+	char state;
+	int r = proc_stat(pid, &state, out);
+	if (r) {
+		char p[64];
+		snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+		return err_set(e, r, pid ? p : "/proc/self/stat",
+			       "cannot read the start time of a process");
+	}
+	return 0;
+}
+
+bool store_proc_alive(long pid, long long pid_start, void *arg)
+{
+	(void)arg;
+	if (pid <= 0)
+		return false;
+	char state;
+	long long start;
+	int r = proc_stat(pid, &state, &start);
+	if (r == ENOENT || r == ESRCH)
+		return false;
+	if (r)
+		return true; /* cannot tell: not lost */
+	if (state == 'Z' || state == 'X')
+		return false;
+	return start == pid_start;
+}
+
+long long store_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int store_new_id(char out[STORE_ID_LEN + 1], struct err *e)
+{
+	return uuid_v4(out, e);
+}
+
+/* Characters an id (or an id prefix, once lowercased) is made of. */
+static bool id_chars_ok(const char *s)
+{
+	for (; *s; s++) {
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || *s == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* ---- opening ---- */
+
+/* The directory must be ours and not writable by others. */
+static int check_dir(const char *dir, struct err *e)
+{
+	struct stat sb;
+	if (stat(dir, &sb) < 0)
+		return err_set(e, errno, dir, "cannot examine the session store's directory");
+	if (!S_ISDIR(sb.st_mode))
+		return err_set(e, ENOTDIR, dir, "the session store's directory is not one");
+	if (sb.st_uid != geteuid()) {
+		err_set(e, 0, dir, "the session store's directory is owned by another user (uid %u)",
+			(unsigned)sb.st_uid);
+		err_hint(e, "chown %u it, or set AGENTJAIL_STATE_DIR to a directory of yours",
+			 (unsigned)geteuid());
+		return -1;
+	}
+	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+		err_set(e, 0, dir, "the session store's directory is writable by group or others");
+		err_hint(e, "chmod go-w %s", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p: the components created get mode 0700. */
+static int make_dir(const char *dir, struct err *e)
+{
+	struct stat sb;
+	if (stat(dir, &sb) == 0)
+		return check_dir(dir, e);
+	if (errno != ENOENT)
+		return err_set(e, errno, dir, "cannot examine the session store's directory");
+	char *failed = NULL;
+	if (fs_mkdirs(dir, 0700, &failed) < 0) {
+		err_set(e, errno, failed, "cannot create the session store's directory");
+		err_hint(e, "set AGENTJAIL_STATE_DIR to a directory you can write");
+		free(failed);
+		return -1;
+	}
+	return check_dir(dir, e);
+}
+
+/* Create the database file empty with mode 0600 if it does not exist (SQLite would make it
+ * 0644 & ~umask); an existing one must be a regular file of ours. */
+static int make_db_file(const char *path, struct err *e)
+{
+	struct stat sb;
+	if (lstat(path, &sb) < 0) {
+		if (errno != ENOENT)
+			return err_set(e, errno, path, "cannot examine the session database");
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST) {
+			err_set(e, errno, path, "cannot create the session database");
+			err_hint(e, "set AGENTJAIL_STATE_DIR to a directory you can write");
+			return -1;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (lstat(path, &sb) < 0)
+			return err_set(e, errno, path, "cannot examine the session database");
+	}
+	if (!S_ISREG(sb.st_mode))
+		return err_set(e, 0, path, "the session database is not a regular file");
+	if (sb.st_uid != geteuid()) {
+		err_set(e, 0, path, "the session database is owned by another user (uid %u)",
+			(unsigned)sb.st_uid);
+		err_hint(e, "chown %u it, or set AGENTJAIL_STATE_DIR to a directory of yours",
+			 (unsigned)geteuid());
+		return -1;
+	}
+	return 0;
+}
+
+static int user_version(struct store *st, int *v, struct err *e)
+{
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, "cannot read the schema version", e, "PRAGMA user_version", "") < 0)
+		return -1;
+	int r = step_row(st, s, "cannot read the schema version", e);
+	if (r < 0)
+		return -1;
+	*v = r ? sqlite3_column_int(s, 0) : 0;
+	return 0;
+}
+
+static int too_new(struct store *st, int v, struct err *e)
+{
+	st->last_rc = SQLITE_OK;
+	err_set(e, 0, st->path,
+		"the session database was written by a newer agentjail (schema version %d; this "
+		"one knows up to %d)",
+		v, STORE_SCHEMA_VERSION);
+	err_hint(e, "upgrade agentjail, or set AGENTJAIL_STATE_DIR to keep this one's sessions "
+		    "elsewhere; the database was not touched");
+	return -1;
+}
+
+/* Under the write lock: re-read the version (another process may have migrated meanwhile),
+ * then apply the next migration if it is still due. */
+static int migrate_one(struct store *st, int target, struct err *e)
+{
+	int v;
+	if (user_version(st, &v, e) < 0)
+		return -1;
+	if (v > STORE_SCHEMA_VERSION)
+		return too_new(st, v, e);
+	if (v >= target)
+		return 0;
+	char what[64];
+	snprintf(what, sizeof what, "cannot migrate the session database to version %d", v + 1);
+	if (exec_sql(st, migrations[v], what, e) < 0)
+		return -1;
+	char bump[64];
+	snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
+	return exec_sql(st, bump, what, e);
+}
+
+static int migrate(struct store *st, int target, struct err *e)
+{
+	for (;;) {
+		int v;
+		if (user_version(st, &v, e) < 0)
+			return -1;
+		if (v > STORE_SCHEMA_VERSION)
+			return too_new(st, v, e);
+		if (v >= target)
+			return 0;
+		if (tx_begin(st, "cannot migrate the session database", e) < 0)
+			return -1;
+		if (tx_end(st, migrate_one(st, target, e), "cannot migrate the session database",
+			   e) < 0)
+			return -1;
+	}
+}
+
+/* The connection's settings and the schema; may fail with SQLITE_BUSY in the first-open race,
+ * where the caller retries. */
+static int set_up(struct store *st, int target, struct err *e)
+{
+	int v;
+	/* a newer database is refused before anything (journal mode included) is changed */
+	if (user_version(st, &v, e) < 0)
+		return -1;
+	if (v > STORE_SCHEMA_VERSION)
+		return too_new(st, v, e);
+	if (exec_sql(st,
+		     "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+		     " PRAGMA wal_autocheckpoint = " AUTOCHECKPOINT_PAGES,
+		     "cannot configure the session database", e) < 0)
+		return -1;
+	/* The journal mode is kept in the file: set before the first migration, it is WAL in a
+	 * database already at the target version (unless someone changed it by hand). */
+	if (v < target && exec_sql(st, "PRAGMA journal_mode = WAL", "cannot use the WAL journal",
+				   e) < 0)
+		return -1;
+	return migrate(st, target, e);
+}
+
+struct lost {
+	char *id;
+	long long pid, start;
+};
+
+/* Mark lost the running sessions whose agentjail is gone. Failing here is not an error (see
+ * store.h): the next open tries again. */
+static void mark_lost(struct store *st)
+{
+	struct lost *v = NULL;
+	size_t n = 0;
+	{
+		_cleanup_stmt_ sqlite3_stmt *s = NULL;
+		if (prep(st, &s, "", NULL,
+			 "SELECT id, pid, pid_start FROM sessions WHERE status = 'running'", "") < 0)
+			return;
+		while (step_row(st, s, "", NULL) == 1) {
+			long long pid = sqlite3_column_int64(s, 1), start = sqlite3_column_int64(s, 2);
+			if (st->alive((long)pid, start, st->alive_arg))
+				continue;
+			v = xrealloc(v, (n + 1) * sizeof *v);
+			v[n++] = (struct lost){col_str(s, 0), pid, start};
+		}
+	}
+	if (n && tx_begin(st, "", NULL) == 0) {
+		int rc = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			_cleanup_stmt_ sqlite3_stmt *a = NULL;
+			_cleanup_stmt_ sqlite3_stmt *s = NULL;
+			/* the row may have moved on since it was read: only the same attempt */
+			rc = prep(st, &a, "", NULL,
+				  "UPDATE attempts SET status = 'lost' WHERE status = 'running'"
+				  " AND session_id = ?1 AND n = (SELECT attempts FROM sessions"
+				  " WHERE id = ?1 AND status = 'running' AND pid = ?2"
+				  " AND pid_start = ?3)",
+				  "sLL", v[i].id, v[i].pid, v[i].start);
+			if (rc == 0)
+				rc = step_done(st, a, "", NULL);
+			if (rc == 0)
+				rc = prep(st, &s, "", NULL,
+					  "UPDATE sessions SET status = 'lost', ended_ms = NULL,"
+					  " exit_status = NULL WHERE id = ?1 AND status = 'running'"
+					  " AND pid = ?2 AND pid_start = ?3",
+					  "sLL", v[i].id, v[i].pid, v[i].start);
+			if (rc == 0)
+				rc = step_done(st, s, "", NULL);
+		}
+		(void)tx_end(st, rc, "", NULL);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].id);
+	free(v);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int store_open(const char *state_dir, const struct store_opts *opts, struct store **out,
+	       struct err *e)
+{
+	static const struct store_opts dflt = {0};
+	if (!opts)
+		opts = &dflt;
+	int target = opts->target_version ? opts->target_version : STORE_SCHEMA_VERSION;
+	if (target < 1 || target > STORE_SCHEMA_VERSION)
+		return err_set(e, EINVAL, NULL, "no session database schema version %d", target);
+	if (sqlite3_libversion_number() < 3037000) {
+		err_set(e, 0, NULL, "SQLite %s is too old for the session store (STRICT tables need "
+				    "3.37)",
+			sqlite3_libversion());
+		err_hint(e, "build agentjail against a newer libsqlite3");
+		return -1;
+	}
+	if (!state_dir || state_dir[0] != '/')
+		return err_set(e, EINVAL, state_dir, "the session store's directory is not absolute");
+	_cleanup_free_ char *dir = path_normalize("/", state_dir);
+	if (make_dir(dir, e) < 0)
+		return -1;
+	_cleanup_free_ char *path = path_join(dir, STORE_DB_NAME);
+	if (make_db_file(path, e) < 0)
+		return -1;
+
+	struct store *st = xcalloc(1, sizeof *st);
+	st->path = steal_pointer(&path);
+	st->dir = steal_pointer(&dir);
+	st->alive = opts->alive ? opts->alive : store_proc_alive;
+	st->alive_arg = opts->alive_arg;
+	st->busy_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : DEFAULT_BUSY_MS;
+	int rc = sqlite3_open_v2(st->path, &st->db,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+				 NULL);
+	if (rc != SQLITE_OK) {
+		db_fail(st, rc, "cannot open the session database", e);
+		store_close(st);
+		return -1;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, st->busy_ms);
+	(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+	(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+	(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+
+	/* The busy handler covers waiting for locks inside a transaction; a few steps of the
+	 * first open (the journal mode switch, reading a schema being written) can still report
+	 * SQLITE_BUSY at once: retry those until the busy timeout. */
+	long long deadline = store_now_ms() + st->busy_ms;
+	int pause = 1;
+	while (set_up(st, target, e) < 0) {
+		int prim = st->last_rc & 0xff;
+		if ((prim != SQLITE_BUSY && prim != SQLITE_LOCKED) || store_now_ms() >= deadline) {
+			store_close(st);
+			return -1;
+		}
+		sleep_ms(pause);
+		pause = pause < 32 ? pause * 2 : 32;
+	}
+	err_clear(e);
+	if (target == STORE_SCHEMA_VERSION)
+		mark_lost(st);
+	*out = st;
+	return 0;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	sqlite3_close(st->db);
+	free(st->path);
+	free(st->dir);
+	free(st);
+}
+
+const char *store_path(const struct store *st) { return st->path; }
+void *store_handle(struct store *st) { return st->db; }
+
+/* ---- sessions ---- */
+
+#define SESSION_COLS_(bwrap)                                                                \
+	"id, profile, argv, workspace, policy, " bwrap ", agent_session_id, pid, pid_start,"  \
+	" started_ms, ended_ms, status, exit_status, attempts, n_events, n_violations,"      \
+	" (SELECT a.started_ms FROM attempts a WHERE a.session_id = sessions.id"           \
+	"  AND a.n = sessions.attempts)"
+#define SESSION_COLS SESSION_COLS_("bwrap")
+/* a listing leaves out the bwrap argv: the largest column, and no listing shows it */
+#define SESSION_LIST_COLS SESSION_COLS_("NULL")
+
+static void row_session(sqlite3_stmt *s, struct session *o)
+{
+	memset(o, 0, sizeof *o);
+	o->id = col_str(s, 0);
+	o->profile = col_str(s, 1);
+	argv_parse((const char *)sqlite3_column_text(s, 2), &o->argv);
+	o->workspace = col_str(s, 3);
+	o->policy_json = col_str(s, 4);
+	o->bwrap_json = col_str(s, 5);
+	o->agent_session_id = col_str(s, 6);
+	o->pid = (long)sqlite3_column_int64(s, 7);
+	o->pid_start = sqlite3_column_int64(s, 8);
+	o->started_ms = sqlite3_column_int64(s, 9);
+	o->ended_ms = col_ll_or(s, 10, 0);
+	if (sess_status_parse((const char *)sqlite3_column_text(s, 11), &o->status) < 0)
+		o->status = SESS_LOST;
+	o->exit_status = (int)col_ll_or(s, 12, -1);
+	o->attempts = sqlite3_column_int(s, 13);
+	o->n_events = sqlite3_column_int64(s, 14);
+	o->n_violations = sqlite3_column_int64(s, 15);
+	o->last_started_ms = col_ll_or(s, 16, o->started_ms);
+}
+
+static int begin_tx(struct store *st, const struct session *s, long long started,
+		    struct err *e)
+{
+	static const char doing[] = "cannot record the session";
+	_cleanup_free_ char *argv = argv_json(&s->argv);
+	_cleanup_stmt_ sqlite3_stmt *a = NULL;
+	_cleanup_stmt_ sqlite3_stmt *b = NULL;
+	if (prep(st, &a, doing, e,
+		 "INSERT INTO sessions (id, profile, argv, workspace, policy, bwrap,"
+		 " agent_session_id, pid, pid_start, started_ms, status, attempts)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', 1)",
+		 "sssssssLLL", s->id, s->profile, argv, s->workspace, s->policy_json, s->bwrap_json,
+		 s->agent_session_id, (long long)s->pid, s->pid_start, started) < 0 ||
+	    step_done(st, a, doing, e) < 0)
+		return -1;
+	if (prep(st, &b, doing, e,
+		 "INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms,"
+		 " status) VALUES (?, 1, 'start', ?, ?, ?, ?, 'running')",
+		 "ssLLL", s->id, argv, (long long)s->pid, s->pid_start, started) < 0 ||
+	    step_done(st, b, doing, e) < 0)
+		return -1;
+	return 0;
+}
+
+int store_begin(struct store *st, const struct session *s, struct err *e)
+{
+	static const char doing[] = "cannot record the session";
+	if (!s->id || strlen(s->id) != STORE_ID_LEN || !id_chars_ok(s->id))
+		return err_set(e, EINVAL, s->id, "%s: not a session id", doing);
+	if (!s->workspace || !s->policy_json || s->pid <= 0)
+		return err_set(e, EINVAL, s->id, "%s: no workspace, policy or pid", doing);
+	long long started = s->started_ms ? s->started_ms : store_now_ms();
+	if (tx_begin(st, doing, e) < 0)
+		return -1;
+	return tx_end(st, begin_tx(st, s, started, e), doing, e);
+}
+
+/* The session's current attempt number: > 0, STORE_NONE or -1. */
+static int current_attempt(struct store *st, const char *id, const char *doing, struct err *e)
+{
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, doing, e, "SELECT attempts FROM sessions WHERE id = ?", "s", id) < 0)
+		return -1;
+	int r = step_row(st, s, doing, e);
+	if (r <= 0)
+		return r < 0 ? -1 : none(e, id);
+	return sqlite3_column_int(s, 0);
+}
+
+static int attempt_tx(struct store *st, const char *id, enum attempt_kind kind,
+		      const struct strv *argv, long pid, long long pid_start, struct err *e)
+{
+	static const char doing[] = "cannot record the new attempt";
+	int n = current_attempt(st, id, doing, e);
+	if (n < 0)
+		return n;
+	n++;
+	_cleanup_free_ char *aj = argv_json(argv);
+	_cleanup_stmt_ sqlite3_stmt *a = NULL;
+	_cleanup_stmt_ sqlite3_stmt *b = NULL;
+	if (prep(st, &a, doing, e,
+		 "INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms,"
+		 " status) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
+		 "sissLLL", id, n, attempt_kind_name(kind), aj, (long long)pid, pid_start,
+		 store_now_ms()) < 0 ||
+	    step_done(st, a, doing, e) < 0)
+		return -1;
+	if (prep(st, &b, doing, e,
+		 "UPDATE sessions SET attempts = ?, status = 'running', pid = ?, pid_start = ?,"
+		 " ended_ms = NULL, exit_status = NULL WHERE id = ?",
+		 "iLLs", n, (long long)pid, pid_start, id) < 0 ||
+	    step_done(st, b, doing, e) < 0)
+		return -1;
+	return n;
+}
+
+int store_attempt_begin(struct store *st, const char *id, enum attempt_kind kind,
+			const struct strv *argv, long pid, long long pid_start, struct err *e)
+{
+	static const char doing[] = "cannot record the new attempt";
+	if (pid <= 0 || (unsigned)kind > ATTEMPT_FRESH)
+		return err_set(e, EINVAL, id, "%s: no pid or no such kind", doing);
+	if (tx_begin(st, doing, e) < 0)
+		return -1;
+	return tx_end(st, attempt_tx(st, id, kind, argv, pid, pid_start, e), doing, e);
+}
+
+static int finish_tx(struct store *st, const char *id, enum sess_status status,
+		     int exit_status, long long ended, struct err *e)
+{
+	static const char doing[] = "cannot record the end of the session";
+	int n = current_attempt(st, id, doing, e);
+	if (n < 0)
+		return n;
+	const char *name = sess_status_name(status);
+	long long ex = exit_status;
+	const char *sql_a = "UPDATE attempts SET status = ?, exit_status = ?, ended_ms = ?"
+			    " WHERE session_id = ? AND n = ?";
+	const char *sql_s = "UPDATE sessions SET status = ?, exit_status = ?, ended_ms = ?"
+			    " WHERE id = ?";
+	_cleanup_stmt_ sqlite3_stmt *a = NULL;
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	/* exit_status < 0 is stored as NULL: bind it as text NULL */
+	if (exit_status < 0) {
+		if (prep(st, &a, doing, e, sql_a, "ssLsi", name, NULL, ended, id, n) < 0 ||
+		    prep(st, &s, doing, e, sql_s, "ssLs", name, NULL, ended, id) < 0)
+			return -1;
+	} else {
+		if (prep(st, &a, doing, e, sql_a, "sLLsi", name, ex, ended, id, n) < 0 ||
+		    prep(st, &s, doing, e, sql_s, "sLLs", name, ex, ended, id) < 0)
+			return -1;
+	}
+	if (step_done(st, a, doing, e) < 0 || step_done(st, s, doing, e) < 0)
+		return -1;
+	return 0;
+}
+
+int store_finish(struct store *st, const char *id, enum sess_status status, int exit_status,
+		 long long ended_ms, struct err *e)
+{
+	static const char doing[] = "cannot record the end of the session";
+	if (status == SESS_RUNNING || (unsigned)status > SESS_LOST)
+		return err_set(e, EINVAL, id, "%s: it cannot end as \"%s\"", doing,
+			       sess_status_name(status));
+	long long ended = ended_ms ? ended_ms : store_now_ms();
+	if (tx_begin(st, doing, e) < 0)
+		return -1;
+	return tx_end(st, finish_tx(st, id, status, exit_status, ended, e), doing, e);
+}
+
+static int set_agent_tx(struct store *st, const char *id, const char *agent_id, struct err *e)
+{
+	static const char doing[] = "cannot record the agent's session id";
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, doing, e, "UPDATE sessions SET agent_session_id = ? WHERE id = ?", "ss",
+		 agent_id, id) < 0 ||
+	    step_done(st, s, doing, e) < 0)
+		return -1;
+	return sqlite3_changes(st->db) ? 0 : none(e, id);
+}
+
+int store_set_agent_session_id(struct store *st, const char *id, const char *agent_id,
+			       struct err *e)
+{
+	static const char doing[] = "cannot record the agent's session id";
+	if (tx_begin(st, doing, e) < 0)
+		return -1;
+	return tx_end(st, set_agent_tx(st, id, agent_id, e), doing, e);
+}
+
+static bool is_violation(const char *kind)
+{
+	return !strcmp(kind, "violation") || !strncmp(kind, "violation.", 10);
+}
+
+static int event_tx(struct store *st, const char *id, const char *kind, const char *detail,
+		    struct err *e)
+{
+	static const char doing[] = "cannot record the event";
+	int n = current_attempt(st, id, doing, e);
+	if (n < 0)
+		return n;
+	_cleanup_stmt_ sqlite3_stmt *a = NULL;
+	_cleanup_stmt_ sqlite3_stmt *b = NULL;
+	if (prep(st, &a, doing, e,
+		 "INSERT INTO events (session_id, attempt, at_ms, kind, detail)"
+		 " VALUES (?, ?, ?, ?, ?)",
+		 "siLss", id, n, store_now_ms(), kind, detail) < 0 ||
+	    step_done(st, a, doing, e) < 0)
+		return -1;
+	if (prep(st, &b, doing, e,
+		 "UPDATE sessions SET n_events = n_events + 1,"
+		 " n_violations = n_violations + ? WHERE id = ?",
+		 "is", is_violation(kind) ? 1 : 0, id) < 0 ||
+	    step_done(st, b, doing, e) < 0)
+		return -1;
+	return 0;
+}
+
+int store_add_event(struct store *st, const char *id, const char *kind, const char *detail_json,
+		    struct err *e)
+{
+	static const char doing[] = "cannot record the event";
+	if (!kind || !kind[0])
+		return err_set(e, EINVAL, id, "%s: it has no kind", doing);
+	if (tx_begin(st, doing, e) < 0)
+		return -1;
+	return tx_end(st, event_tx(st, id, kind, detail_json, e), doing, e);
+}
+
+static int get_exact(struct store *st, const char *id, struct session *out, struct err *e)
+{
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, "cannot read the session", e,
+		 "SELECT " SESSION_COLS " FROM sessions WHERE id = ?", "s", id) < 0)
+		return -1;
+	int r = step_row(st, s, "cannot read the session", e);
+	if (r <= 0)
+		return r < 0 ? -1 : STORE_NONE;
+	row_session(s, out);
+	return 0;
+}
+
+int store_get(struct store *st, const char *id_or_prefix, struct session *out, struct err *e)
+{
+	static const char doing[] = "cannot look up the session";
+	size_t len = strlen(id_or_prefix);
+	_cleanup_free_ char *p = xstrdup(id_or_prefix);
+	for (char *c = p; *c; c++)
+		if (*c >= 'A' && *c <= 'F')
+			*c = (char)(*c - 'A' + 'a');
+	if (!len || len > STORE_ID_LEN || !id_chars_ok(p)) {
+		err_set(e, 0, id_or_prefix, "not a session id");
+		err_hint(e, "`agentjail sessions` lists them; a unique prefix of an id is enough");
+		return STORE_NONE;
+	}
+	int r = get_exact(st, p, out, e);
+	if (r != STORE_NONE)
+		return r;
+	/* every id character sorts below 'g': [p, p + "g") is exactly the ids starting with p */
+	_cleanup_free_ char *hi = xasprintf("%sg", p);
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, doing, e, "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id",
+		 "ss", p, hi) < 0)
+		return -1;
+	struct strbuf cand = STRBUF_INIT;
+	_cleanup_free_ char *first = NULL;
+	size_t n = 0;
+	while ((r = step_row(st, s, doing, e)) == 1) {
+		const char *id = (const char *)sqlite3_column_text(s, 0);
+		if (n == 0)
+			first = xstrdup(id);
+		if (n < 5)
+			sb_addf(&cand, "%s%s", n ? ", " : "", id);
+		n++;
+	}
+	if (r < 0) {
+		sb_free(&cand);
+		return -1;
+	}
+	if (n == 1) {
+		sb_free(&cand);
+		r = get_exact(st, first, out, e);
+		return r == STORE_NONE ? none(e, id_or_prefix) : r; /* removed meanwhile */
+	}
+	if (n == 0) {
+		sb_free(&cand);
+		return none(e, id_or_prefix);
+	}
+	err_set(e, 0, id_or_prefix, "the session id prefix matches %zu sessions", n);
+	if (n > 5)
+		err_hint(e, "give more of the id: %s and %zu more", sb_str(&cand), n - 5);
+	else
+		err_hint(e, "give more of the id: %s", sb_str(&cand));
+	sb_free(&cand);
+	return STORE_AMBIGUOUS;
+}
+
+int store_list(struct store *st, const char *workspace, size_t limit, struct session **out,
+	       size_t *n, struct err *e)
+{
+	static const char doing[] = "cannot list the sessions";
+	*out = NULL;
+	*n = 0;
+	long long lim = limit ? (long long)limit : -1;
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	int rc = workspace ? prep(st, &s, doing, e,
+				  "SELECT " SESSION_LIST_COLS " FROM sessions WHERE workspace = ?"
+				  " ORDER BY started_ms DESC, id DESC LIMIT ?",
+				  "sL", workspace, lim)
+			   : prep(st, &s, doing, e,
+				  "SELECT " SESSION_LIST_COLS " FROM sessions"
+				  " ORDER BY started_ms DESC, id DESC LIMIT ?",
+				  "L", lim);
+	if (rc < 0)
+		return -1;
+	struct session *v = NULL;
+	size_t k = 0;
+	int r;
+	while ((r = step_row(st, s, doing, e)) == 1) {
+		v = xrealloc(v, (k + 1) * sizeof *v);
+		row_session(s, &v[k++]);
+	}
+	if (r < 0) {
+		sessions_free(v, k);
+		return -1;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+static int exists(struct store *st, const char *id, const char *doing, struct err *e)
+{
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, doing, e, "SELECT 1 FROM sessions WHERE id = ?", "s", id) < 0)
+		return -1;
+	int r = step_row(st, s, doing, e);
+	return r < 0 ? -1 : r ? 0 : none(e, id);
+}
+
+int store_attempts(struct store *st, const char *id, struct attempt **out, size_t *n,
+		   struct err *e)
+{
+	static const char doing[] = "cannot read the session's attempts";
+	*out = NULL;
+	*n = 0;
+	int r = exists(st, id, doing, e);
+	if (r < 0)
+		return r;
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, doing, e,
+		 "SELECT n, kind, argv, pid, pid_start, started_ms, ended_ms, status, exit_status"
+		 " FROM attempts WHERE session_id = ? ORDER BY n",
+		 "s", id) < 0)
+		return -1;
+	struct attempt *v = NULL;
+	size_t k = 0;
+	while ((r = step_row(st, s, doing, e)) == 1) {
+		v = xrealloc(v, (k + 1) * sizeof *v);
+		struct attempt *a = &v[k++];
+		memset(a, 0, sizeof *a);
+		a->n = sqlite3_column_int(s, 0);
+		if (attempt_kind_parse((const char *)sqlite3_column_text(s, 1), &a->kind) < 0)
+			a->kind = ATTEMPT_START;
+		argv_parse((const char *)sqlite3_column_text(s, 2), &a->argv);
+		a->pid = (long)sqlite3_column_int64(s, 3);
+		a->pid_start = sqlite3_column_int64(s, 4);
+		a->started_ms = sqlite3_column_int64(s, 5);
+		a->ended_ms = col_ll_or(s, 6, 0);
+		if (sess_status_parse((const char *)sqlite3_column_text(s, 7), &a->status) < 0)
+			a->status = SESS_LOST;
+		a->exit_status = (int)col_ll_or(s, 8, -1);
+	}
+	if (r < 0) {
+		attempts_free(v, k);
+		return -1;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int store_events(struct store *st, const char *id, struct event **out, size_t *n, struct err *e)
+{
+	static const char doing[] = "cannot read the session's events";
+	*out = NULL;
+	*n = 0;
+	int r = exists(st, id, doing, e);
+	if (r < 0)
+		return r;
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, doing, e,
+		 "SELECT seq, attempt, at_ms, kind, detail FROM events WHERE session_id = ?"
+		 " ORDER BY seq",
+		 "s", id) < 0)
+		return -1;
+	struct event *v = NULL;
+	size_t k = 0;
+	while ((r = step_row(st, s, doing, e)) == 1) {
+		v = xrealloc(v, (k + 1) * sizeof *v);
+		v[k++] = (struct event){
+			.seq = sqlite3_column_int64(s, 0),
+			.attempt = sqlite3_column_int(s, 1),
+			.at_ms = sqlite3_column_int64(s, 2),
+			.kind = col_str(s, 3),
+			.detail_json = col_str(s, 4),
+		};
+	}
+	if (r < 0) {
+		events_free(v, k);
+		return -1;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+static int rm_tx(struct store *st, const char *id, struct err *e)
+{
+	static const char doing[] = "cannot remove the session";
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (prep(st, &s, doing, e, "DELETE FROM sessions WHERE id = ?", "s", id) < 0 ||
+	    step_done(st, s, doing, e) < 0)
+		return -1;
+	return sqlite3_changes(st->db) ? 0 : none(e, id);
+}
+
+int store_rm(struct store *st, const char *id, struct err *e)
+{
+	static const char doing[] = "cannot remove the session";
+	if (tx_begin(st, doing, e) < 0)
+		return -1;
+	return tx_end(st, rm_tx(st, id, e), doing, e);
+}

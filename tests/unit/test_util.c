@@ -1,0 +1,92 @@
+/* Tests for util/err (err_wrap, ERR_FMT_MAX), util/uuid and util/clock. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/uuid.h"
+
+static void wrap(void **state)
+{
+	(void)state;
+	struct err e = {0};
+	(void)err_set(&e, ENOENT, "/x/y", "cannot open %s", "the store");
+	err_hint(&e, "create it");
+	err_wrap(&e, "session %d", 7);
+	err_wrap(&e, "resume");
+	assert_string_equal(e.what, "resume: session 7: cannot open the store");
+	assert_string_equal(e.path, "/x/y");
+	assert_int_equal(e.errnum, ENOENT);
+	assert_string_equal(e.hint, "create it");
+	err_wrap(NULL, "nothing"); /* no error to wrap: no crash */
+	/* a long context is cut to fit, never overflows */
+	char big[2000];
+	memset(big, 'c', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	err_wrap(&e, "%s", big);
+	assert_int_equal(strlen(e.what), sizeof e.what - 1);
+}
+
+static void format_size(void **state)
+{
+	(void)state;
+	struct err e = {0};
+	e.errnum = ENAMETOOLONG;
+	memset(e.what, 'w', sizeof e.what - 1);
+	memset(e.path, 'p', sizeof e.path - 1);
+	memset(e.hint, 'h', sizeof e.hint - 1);
+	char buf[ERR_FMT_MAX];
+	err_format(&e, buf, sizeof buf);
+	/* whole: it ends with the hint's closing parenthesis */
+	assert_int_equal(buf[strlen(buf) - 1], ')');
+	assert_non_null(strstr(buf, strerror(ENAMETOOLONG)));
+}
+
+static void uuid(void **state)
+{
+	(void)state;
+	char a[UUID_STR_LEN + 1], b[UUID_STR_LEN + 1];
+	struct err e = {0};
+	assert_int_equal(uuid_v4(a, &e), 0);
+	assert_int_equal(uuid_v4(b, &e), 0);
+	assert_int_equal(strlen(a), UUID_STR_LEN);
+	assert_string_not_equal(a, b);
+	for (int i = 0; i < UUID_STR_LEN; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+			assert_int_equal(a[i], '-');
+		else
+			assert_non_null(strchr("0123456789abcdef", a[i]));
+	}
+	assert_int_equal(a[14], '4');               /* version 4 */
+	assert_non_null(strchr("89ab", a[19]));      /* RFC 4122 variant */
+	char *c = uuid_v4_new(&e);
+	assert_non_null(c);
+	assert_int_equal(strlen(c), UUID_STR_LEN);
+	free(c);
+}
+
+static void clock_monotonic(void **state)
+{
+	(void)state;
+	long long t0 = clock_mono_ms();
+	long long t1 = clock_mono_ms();
+	assert_true(t0 > 0 && t1 >= t0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wrap),
+		cmocka_unit_test(format_size),
+		cmocka_unit_test(uuid),
+		cmocka_unit_test(clock_monotonic),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

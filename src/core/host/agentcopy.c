@@ -108,6 +108,7 @@ int agentcopy_make(const char *host, const char *state_dir, const struct jm_rule
 		return -1;
 	}
 	out->host = xstrdup(host);
+	out->real = realpath(host, NULL); /* read through it above: NULL only if it just vanished */
 	out->copy = copy;
 	out->base = base;
 	out->nbase = nbase;
@@ -169,6 +170,14 @@ int agentcopy_finish(struct agentcopy *c, struct strv *dropped, struct err *e)
 		err_set(e, errno, c->host, "is gone: nothing merged back");
 		goto out;
 	}
+	/* the file may lie in a directory the jail could write (CLAUDE_CONFIG_DIR): a link it
+	 * planted there must not send the merge into another of the user's files */
+	if (!c->real || strcmp(real, c->real) != 0) {
+		err_set(e, 0, c->host, "now leads to %s, not to %s as before the run: nothing merged "
+				       "back", real, c->real ? c->real : "(unknown)");
+		err_hint(e, "look at %s: a jailed run may have replaced it with a link", c->host);
+		goto out;
+	}
 	if (read_path(real, O_NOFOLLOW, &host, &nhost, &hst, e) < 0)
 		goto out;
 	rc = jsonmerge(c->rules, c->base, c->nbase, jail, njail, host, nhost, c->host, &merged,
@@ -190,6 +199,7 @@ void agentcopy_free(struct agentcopy *c)
 	if (c->copy)
 		(void)unlink(c->copy);
 	free(c->host);
+	free(c->real);
 	free(c->copy);
 	free(c->base);
 	memset(c, 0, sizeof *c);

@@ -10,6 +10,8 @@
 
 struct agentcopy {
 	char *host;                   /* the host file as the profile names it (~/.claude.json) */
+	char *real;                   /* where it led before the run (a dotfile manager's link is
+				       * followed); the merge goes there or nowhere */
 	char *copy;                   /* the private copy, in <state_dir>/agent-copy/, mode 0600 */
 	char *base;                   /* its content as given to the jail */
 	size_t nbase;

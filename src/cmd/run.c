@@ -164,7 +164,10 @@ static void print_limits(const struct bw_plan *plan)
 	if (l->mech == LIMITS_CGROUP)
 		printf("; enforced by cgroup v2: a scope under %s\n", l->cgroup_parent);
 	else
-		printf("; enforced by rlimits: RLIMIT_DATA per process%s; no cgroup v2 scope: %s\n",
+		printf("; enforced by rlimits: %s%s; no cgroup v2 scope: %s\n",
+		       l->memory_default ? "the default memory bounds the tmpfs mounts only "
+					   "(--memory sets RLIMIT_DATA per process)"
+					 : "RLIMIT_DATA per process",
 		       l->root ? ", no process limit for root (RLIMIT_NPROC does not apply to "
 				 "root)"
 			       : ", RLIMIT_NPROC in the jail's user namespace",

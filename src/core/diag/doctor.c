@@ -722,8 +722,9 @@ static void check_limits(struct doctor_report *r)
 		doctor_add(r, "limits", DOCTOR_OK, NULL, "%s", cp.why);
 	else
 		doctor_add(r, "limits", DOCTOR_WARN, cp.fix,
-		           "rlimits only: RLIMIT_DATA per process (not the jail's total, "
-		           "tmpfs mounts bounded by their size)%s; no cgroup v2 scope: %s",
+		           "rlimits only: --memory sets RLIMIT_DATA per process (not the jail's "
+		           "total; the default memory bounds only the tmpfs mounts)%s; no cgroup v2 "
+		           "scope: %s",
 		           getuid() == 0 ? ", no process limit (root is exempt from RLIMIT_NPROC)"
 		                         : ", RLIMIT_NPROC in the jail's user namespace",
 		           cp.why);

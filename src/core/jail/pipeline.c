@@ -74,6 +74,8 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 			err_clear(&ignored);
 	}
 	/* the defaults are resolved here, so --dry-run shows them and the session stores them */
+	if (req->pol.memory == LIMIT_UNSET)
+		req->pol.memory_default = true;
 	limits_resolve(&req->pol.memory, &req->pol.pids, j->hf.mem_total);
 	if (bwrap_build(&req->pol, &j->hf, &req->cmd, &j->plan, e) < 0)
 		return JAIL_BAD_PLAN;

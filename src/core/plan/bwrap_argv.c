@@ -1081,6 +1081,7 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 	if (hf->limits_why)
 		p->limits.why = xstrdup(hf->limits_why);
 	p->limits.root = hf->uid == 0;
+	p->limits.memory_default = pol->memory_default;
 	limits_tmpfs_sizes(pol->memory, &p->limits.tmpfs);
 }
 
@@ -1092,7 +1093,10 @@ static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 	const struct bw_limits *l = &p->limits;
 	if (l->mech != LIMITS_RLIMIT)
 		return;
-	if (l->memory != LIMIT_UNSET && l->memory != LIMIT_UNLIMITED)
+	/* only a limit the user asked for: RLIMIT_DATA counts reserved writable memory, and
+	 * sanitizer builds (ASan, TSan, go -race) reserve terabytes of shadow that way, so the
+	 * host-derived default would break a developer's own test runs in the jail */
+	if (l->memory != LIMIT_UNSET && l->memory != LIMIT_UNLIMITED && !l->memory_default)
 		ia->rlimit_data = (unsigned long long)l->memory;
 	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root)
 		ia->rlimit_nproc = (unsigned long long)l->pids;

@@ -57,6 +57,7 @@ struct bw_plan {
 		char *cgroup_parent; /* LIMITS_CGROUP: where launch makes the jail's scope */
 		char *why;           /* why that mechanism (the host probe's words), or NULL */
 		bool root;           /* the jail runs as root: RLIMIT_NPROC does not apply */
+		bool memory_default; /* the memory limit is the default: no RLIMIT_DATA for it */
 		struct tmpfs_sizes tmpfs;
 	} limits;
 };

@@ -500,6 +500,8 @@ char *policy_to_json(const struct policy *p)
 	/* limits: bytes / tasks, or "unlimited"; absent while unset (the default applies) */
 	if (p->memory != LIMIT_UNSET)
 		json_object_set_new(o, "memory", limit_json(p->memory));
+	if (p->memory_default)
+		json_object_set_new(o, "memory_default", json_true());
 	if (p->pids != LIMIT_UNSET)
 		json_object_set_new(o, "pids", limit_json(p->pids));
 	if (p->profile) {
@@ -569,6 +571,7 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	out->workspace = xstrdup(ws);
 	out->workspace_explicit = json_is_true(json_object_get(o, "workspace_explicit"));
 	out->allow_ptrace = json_is_true(json_object_get(o, "allow_ptrace"));
+	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
 	out->agent_writable_instructions =
 		json_is_true(json_object_get(o, "agent_writable_instructions"));
 	out->profile = prof ? xstrdup(prof) : NULL;

@@ -23,6 +23,9 @@ struct policy {
 	struct strv env;          /* NAME or NAME=VALUE */
 	bool allow_ptrace;
 	uint64_t memory;          /* --memory bytes; LIMIT_UNSET (default) or LIMIT_UNLIMITED */
+	bool memory_default;      /* memory is the host-derived default, not asked for: only a
+				   * cgroup scope enforces it (as RLIMIT_DATA it would break
+				   * sanitizer builds, whose shadow is a huge writable mapping) */
 	uint64_t pids;            /* --pids tasks; the same (core/plan/limits.h) */
 	/* from an agent profile */
 	char *profile;            /* the profile's name, NULL for `run` */

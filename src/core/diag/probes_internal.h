@@ -88,7 +88,7 @@ extern char **environ;
 
 /* probes_util.c */
 __attribute__((format(printf, 3, 4))) void pr_set(struct probe_out *o, enum probe_result r,
-						      const char *fmt, ...);
+						   const char *fmt, ...);
 const char *pr_ename(int e);
 void pr_judge(struct probe_out *o, const char *what, long rc, int err, bool filter_enosys);
 void pr_judge_fails(struct probe_out *o, const char *what, long rc, int err);

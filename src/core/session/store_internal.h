@@ -40,7 +40,7 @@ static inline void finalizep(sqlite3_stmt **s) { sqlite3_finalize(*s); }
 /* store.c */
 int st_db_fail(struct store *st, int rc, const char *doing, struct err *e);
 int st_prep(struct store *st, sqlite3_stmt **out, const char *doing, struct err *e,
-		const char *sql, const char *types, ...);
+	    const char *sql, const char *types, ...);
 int st_step_done(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e);
 int st_step_row(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e);
 int st_exec_sql(struct store *st, const char *sql, const char *doing, struct err *e);

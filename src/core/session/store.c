@@ -1,101 +1,6 @@
-/* store: the session store. See store.h for the rules; this file is the SQL and the files. */
-#include "core/session/store.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
-#include <sqlite3.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "util/cleanup.h"
-#include "util/fs.h"
-#include "util/path.h"
-#include "util/strbuf.h"
-#include "util/xalloc.h"
-#include "util/uuid.h"
-
-#define DEFAULT_BUSY_MS 5000
-/* Connections do not checkpoint when they close (closing stays cheap); the commit that takes the
- * WAL past this many pages does. The first connection to open the database after all have
- * closed reads the WAL back (SQLite's recovery), so a short WAL keeps opening cheap too. */
-#define AUTOCHECKPOINT_PAGES "256"
-
-struct store {
-	sqlite3 *db;
-	char *path;
-	char *dir;
-	store_alive_fn alive;
-	void *alive_arg;
-	int busy_ms;
-	int last_rc; /* the SQLite result of the last failure (open retries on BUSY) */
-};
-
-static inline void finalizep(sqlite3_stmt **s) { sqlite3_finalize(*s); }
-#define _cleanup_stmt_ _cleanup_(finalizep)
-
-/* Migration k (index k-1) takes user_version k-1 to k. Never edit one that has shipped: add a
- * new one. Each runs in one transaction together with its user_version bump. */
-static const char *const migrations[STORE_SCHEMA_VERSION] = {
-	/* 1: sessions */
-	"CREATE TABLE sessions ("
-	" id TEXT PRIMARY KEY NOT NULL,"
-	" profile TEXT,"
-	" argv TEXT NOT NULL,"
-	" workspace TEXT NOT NULL,"
-	" policy TEXT NOT NULL,"
-	" bwrap TEXT,"
-	" agent_session_id TEXT,"
-	" pid INTEGER NOT NULL,"
-	" pid_start INTEGER NOT NULL,"
-	" started_ms INTEGER NOT NULL,"
-	" ended_ms INTEGER,"
-	" status TEXT NOT NULL"
-	"  CHECK (status IN ('running', 'exited', 'signalled', 'killed', 'lost')),"
-	" exit_status INTEGER"
-	") STRICT;"
-	"CREATE INDEX sessions_by_start ON sessions (started_ms DESC, id DESC);"
-	"CREATE INDEX sessions_by_workspace ON sessions (workspace, started_ms DESC, id DESC);"
-	"CREATE INDEX sessions_running ON sessions (status) WHERE status = 'running';",
-
-	/* 2: attempts (the resume ladder; each v1 run becomes attempt 1), events, counters */
-	"CREATE TABLE attempts ("
-	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
-	" n INTEGER NOT NULL CHECK (n >= 1),"
-	" kind TEXT NOT NULL CHECK (kind IN ('start', 'resume', 'fresh')),"
-	" argv TEXT NOT NULL,"
-	" pid INTEGER NOT NULL,"
-	" pid_start INTEGER NOT NULL,"
-	" started_ms INTEGER NOT NULL,"
-	" ended_ms INTEGER,"
-	" status TEXT NOT NULL"
-	"  CHECK (status IN ('running', 'exited', 'signalled', 'killed', 'lost')),"
-	" exit_status INTEGER,"
-	" PRIMARY KEY (session_id, n)"
-	") STRICT;"
-	"INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms, ended_ms,"
-	" status, exit_status)"
-	" SELECT id, 1, 'start', argv, pid, pid_start, started_ms, ended_ms, status, exit_status"
-	" FROM sessions;"
-	"CREATE TABLE events ("
-	" seq INTEGER PRIMARY KEY,"
-	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
-	" attempt INTEGER NOT NULL,"
-	" at_ms INTEGER NOT NULL,"
-	" kind TEXT NOT NULL,"
-	" detail TEXT"
-	") STRICT;"
-	"CREATE INDEX events_by_session ON events (session_id, seq);"
-	"ALTER TABLE sessions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;"
-	"ALTER TABLE sessions ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0;"
-	"ALTER TABLE sessions ADD COLUMN n_violations INTEGER NOT NULL DEFAULT 0;",
-};
+/* store: the session store. See store.h for the rules; this file is the queries (see
+ * store_open.c for opening the database and its migrations). */
+#include "core/session/store_internal.h"
 
 static const char *const status_names[] = {
 	[SESS_RUNNING] = "running", [SESS_EXITED] = "exited", [SESS_SIGNALLED] = "signalled",
@@ -180,7 +85,7 @@ void events_free(struct event *v, size_t n)
 
 /* Fill e from SQLite's state after a failure with result rc. Read before any rollback (which
  * replaces the message). Always -1. */
-static int db_fail(struct store *st, int rc, const char *doing, struct err *e)
+int st_db_fail(struct store *st, int rc, const char *doing, struct err *e)
 {
 	int prim = rc & 0xff;
 	int sys = 0;
@@ -230,13 +135,13 @@ static int none(struct err *e, const char *id)
 
 /* Prepare sql and bind the arguments described by `types`: 's' a const char * (NULL binds
  * NULL), 'i' an int, 'L' a long long. */
-static int prep(struct store *st, sqlite3_stmt **out, const char *doing, struct err *e,
+int st_prep(struct store *st, sqlite3_stmt **out, const char *doing, struct err *e,
 		const char *sql, const char *types, ...)
 {
 	sqlite3_stmt *s = NULL;
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 	if (rc != SQLITE_OK)
-		return db_fail(st, rc, doing, e);
+		return st_db_fail(st, rc, doing, e);
 	va_list ap;
 	va_start(ap, types);
 	for (int i = 0; rc == SQLITE_OK && types[i]; i++) {
@@ -252,7 +157,7 @@ static int prep(struct store *st, sqlite3_stmt **out, const char *doing, struct 
 	}
 	va_end(ap);
 	if (rc != SQLITE_OK) {
-		db_fail(st, rc, doing, e);
+		st_db_fail(st, rc, doing, e);
 		sqlite3_finalize(s);
 		return -1;
 	}
@@ -261,30 +166,30 @@ static int prep(struct store *st, sqlite3_stmt **out, const char *doing, struct 
 }
 
 /* Run a statement that returns no row. */
-static int step_done(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e)
+int st_step_done(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e)
 {
 	int rc = sqlite3_step(s);
-	return rc == SQLITE_DONE ? 0 : db_fail(st, rc, doing, e);
+	return rc == SQLITE_DONE ? 0 : st_db_fail(st, rc, doing, e);
 }
 
 /* Step to the next row: 1 a row, 0 done, -1 error. */
-static int step_row(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e)
+int st_step_row(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e)
 {
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		return 1;
-	return rc == SQLITE_DONE ? 0 : db_fail(st, rc, doing, e);
+	return rc == SQLITE_DONE ? 0 : st_db_fail(st, rc, doing, e);
 }
 
-static int exec_sql(struct store *st, const char *sql, const char *doing, struct err *e)
+int st_exec_sql(struct store *st, const char *sql, const char *doing, struct err *e)
 {
 	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
-	return rc == SQLITE_OK ? 0 : db_fail(st, rc, doing, e);
+	return rc == SQLITE_OK ? 0 : st_db_fail(st, rc, doing, e);
 }
 
-static int tx_begin(struct store *st, const char *doing, struct err *e)
+int st_tx_begin(struct store *st, const char *doing, struct err *e)
 {
-	return exec_sql(st, "BEGIN IMMEDIATE", doing, e);
+	return st_exec_sql(st, "BEGIN IMMEDIATE", doing, e);
 }
 
 static void tx_rollback(struct store *st)
@@ -295,16 +200,16 @@ static void tx_rollback(struct store *st)
 
 /* End the transaction begun by tx_begin: commit when rc >= 0 (then rc, or -1 if the commit
  * failed), else roll back and return rc. */
-static int tx_end(struct store *st, int rc, const char *doing, struct err *e)
+int st_tx_end(struct store *st, int rc, const char *doing, struct err *e)
 {
-	if (rc >= 0 && exec_sql(st, "COMMIT", doing, e) < 0)
+	if (rc >= 0 && st_exec_sql(st, "COMMIT", doing, e) < 0)
 		rc = -1;
 	if (rc < 0)
 		tx_rollback(st);
 	return rc;
 }
 
-static char *col_str(sqlite3_stmt *s, int i)
+char *st_col_str(sqlite3_stmt *s, int i)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
 	return t ? xstrdup((const char *)t) : NULL;
@@ -475,305 +380,6 @@ static bool id_chars_ok(const char *s)
 	return true;
 }
 
-/* ---- opening ---- */
-
-/* The directory must be ours and not writable by others. */
-static int check_dir(const char *dir, struct err *e)
-{
-	struct stat sb;
-	if (stat(dir, &sb) < 0)
-		return err_set(e, errno, dir, "cannot examine the session store's directory");
-	if (!S_ISDIR(sb.st_mode))
-		return err_set(e, ENOTDIR, dir, "the session store's directory is not one");
-	if (sb.st_uid != geteuid()) {
-		err_set(e, 0, dir, "the session store's directory is owned by another user (uid %u)",
-			(unsigned)sb.st_uid);
-		err_hint(e, "chown %u it, or set AGENTJAIL_STATE_DIR to a directory of yours",
-			 (unsigned)geteuid());
-		return -1;
-	}
-	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
-		err_set(e, 0, dir, "the session store's directory is writable by group or others");
-		err_hint(e, "chmod go-w %s", dir);
-		return -1;
-	}
-	return 0;
-}
-
-/* mkdir -p: the components created get mode 0700. */
-static int make_dir(const char *dir, struct err *e)
-{
-	struct stat sb;
-	if (stat(dir, &sb) == 0)
-		return check_dir(dir, e);
-	if (errno != ENOENT)
-		return err_set(e, errno, dir, "cannot examine the session store's directory");
-	char *failed = NULL;
-	if (fs_mkdirs(dir, 0700, &failed) < 0) {
-		err_set(e, errno, failed, "cannot create the session store's directory");
-		err_hint(e, "set AGENTJAIL_STATE_DIR to a directory you can write");
-		free(failed);
-		return -1;
-	}
-	return check_dir(dir, e);
-}
-
-/* Create the database file empty with mode 0600 if it does not exist (SQLite would make it
- * 0644 & ~umask); an existing one must be a regular file of ours. */
-static int make_db_file(const char *path, struct err *e)
-{
-	struct stat sb;
-	if (lstat(path, &sb) < 0) {
-		if (errno != ENOENT)
-			return err_set(e, errno, path, "cannot examine the session database");
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST) {
-			err_set(e, errno, path, "cannot create the session database");
-			err_hint(e, "set AGENTJAIL_STATE_DIR to a directory you can write");
-			return -1;
-		}
-		if (fd >= 0)
-			close(fd);
-		if (lstat(path, &sb) < 0)
-			return err_set(e, errno, path, "cannot examine the session database");
-	}
-	if (!S_ISREG(sb.st_mode))
-		return err_set(e, 0, path, "the session database is not a regular file");
-	if (sb.st_uid != geteuid()) {
-		err_set(e, 0, path, "the session database is owned by another user (uid %u)",
-			(unsigned)sb.st_uid);
-		err_hint(e, "chown %u it, or set AGENTJAIL_STATE_DIR to a directory of yours",
-			 (unsigned)geteuid());
-		return -1;
-	}
-	return 0;
-}
-
-static int user_version(struct store *st, int *v, struct err *e)
-{
-	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, "cannot read the schema version", e, "PRAGMA user_version", "") < 0)
-		return -1;
-	int r = step_row(st, s, "cannot read the schema version", e);
-	if (r < 0)
-		return -1;
-	*v = r ? sqlite3_column_int(s, 0) : 0;
-	return 0;
-}
-
-static int too_new(struct store *st, int v, struct err *e)
-{
-	st->last_rc = SQLITE_OK;
-	err_set(e, 0, st->path,
-		"the session database was written by a newer agentjail (schema version %d; this "
-		"one knows up to %d)",
-		v, STORE_SCHEMA_VERSION);
-	err_hint(e, "upgrade agentjail, or set AGENTJAIL_STATE_DIR to keep this one's sessions "
-		    "elsewhere; the database was not touched");
-	return -1;
-}
-
-/* Under the write lock: re-read the version (another process may have migrated meanwhile),
- * then apply the next migration if it is still due. */
-static int migrate_one(struct store *st, int target, struct err *e)
-{
-	int v;
-	if (user_version(st, &v, e) < 0)
-		return -1;
-	if (v > STORE_SCHEMA_VERSION)
-		return too_new(st, v, e);
-	if (v >= target)
-		return 0;
-	char what[64];
-	snprintf(what, sizeof what, "cannot migrate the session database to version %d", v + 1);
-	if (exec_sql(st, migrations[v], what, e) < 0)
-		return -1;
-	char bump[64];
-	snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
-	return exec_sql(st, bump, what, e);
-}
-
-static int migrate(struct store *st, int target, struct err *e)
-{
-	for (;;) {
-		int v;
-		if (user_version(st, &v, e) < 0)
-			return -1;
-		if (v > STORE_SCHEMA_VERSION)
-			return too_new(st, v, e);
-		if (v >= target)
-			return 0;
-		if (tx_begin(st, "cannot migrate the session database", e) < 0)
-			return -1;
-		if (tx_end(st, migrate_one(st, target, e), "cannot migrate the session database",
-			   e) < 0)
-			return -1;
-	}
-}
-
-/* The connection's settings and the schema; may fail with SQLITE_BUSY in the first-open race,
- * where the caller retries. */
-static int set_up(struct store *st, int target, struct err *e)
-{
-	int v;
-	/* a newer database is refused before anything (journal mode included) is changed */
-	if (user_version(st, &v, e) < 0)
-		return -1;
-	if (v > STORE_SCHEMA_VERSION)
-		return too_new(st, v, e);
-	if (exec_sql(st,
-		     "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
-		     " PRAGMA wal_autocheckpoint = " AUTOCHECKPOINT_PAGES,
-		     "cannot configure the session database", e) < 0)
-		return -1;
-	/* The journal mode is kept in the file: set before the first migration, it is WAL in a
-	 * database already at the target version (unless someone changed it by hand). */
-	if (v < target && exec_sql(st, "PRAGMA journal_mode = WAL", "cannot use the WAL journal",
-				   e) < 0)
-		return -1;
-	return migrate(st, target, e);
-}
-
-struct lost {
-	char *id;
-	long long pid, start;
-};
-
-/* Mark lost the running sessions whose agentjail is gone. Failing here is not an error (see
- * store.h): the next open tries again. */
-static void mark_lost(struct store *st)
-{
-	struct lost *v = NULL;
-	size_t n = 0;
-	{
-		_cleanup_stmt_ sqlite3_stmt *s = NULL;
-		if (prep(st, &s, "", NULL,
-			 "SELECT id, pid, pid_start FROM sessions WHERE status = 'running'", "") < 0)
-			return;
-		while (step_row(st, s, "", NULL) == 1) {
-			long long pid = sqlite3_column_int64(s, 1), start = sqlite3_column_int64(s, 2);
-			if (st->alive((long)pid, start, st->alive_arg))
-				continue;
-			v = xrealloc(v, (n + 1) * sizeof *v);
-			v[n++] = (struct lost){col_str(s, 0), pid, start};
-		}
-	}
-	if (n && tx_begin(st, "", NULL) == 0) {
-		int rc = 0;
-		for (size_t i = 0; i < n && rc == 0; i++) {
-			_cleanup_stmt_ sqlite3_stmt *a = NULL;
-			_cleanup_stmt_ sqlite3_stmt *s = NULL;
-			/* the row may have moved on since it was read: only the same attempt */
-			rc = prep(st, &a, "", NULL,
-				  "UPDATE attempts SET status = 'lost' WHERE status = 'running'"
-				  " AND session_id = ?1 AND n = (SELECT attempts FROM sessions"
-				  " WHERE id = ?1 AND status = 'running' AND pid = ?2"
-				  " AND pid_start = ?3)",
-				  "sLL", v[i].id, v[i].pid, v[i].start);
-			if (rc == 0)
-				rc = step_done(st, a, "", NULL);
-			if (rc == 0)
-				rc = prep(st, &s, "", NULL,
-					  "UPDATE sessions SET status = 'lost', ended_ms = NULL,"
-					  " exit_status = NULL WHERE id = ?1 AND status = 'running'"
-					  " AND pid = ?2 AND pid_start = ?3",
-					  "sLL", v[i].id, v[i].pid, v[i].start);
-			if (rc == 0)
-				rc = step_done(st, s, "", NULL);
-		}
-		(void)tx_end(st, rc, "", NULL);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(v[i].id);
-	free(v);
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-int store_open(const char *state_dir, const struct store_opts *opts, struct store **out,
-	       struct err *e)
-{
-	static const struct store_opts dflt = {0};
-	if (!opts)
-		opts = &dflt;
-	int target = opts->target_version ? opts->target_version : STORE_SCHEMA_VERSION;
-	if (target < 1 || target > STORE_SCHEMA_VERSION)
-		return err_set(e, EINVAL, NULL, "no session database schema version %d", target);
-	if (sqlite3_libversion_number() < 3037000) {
-		err_set(e, 0, NULL, "SQLite %s is too old for the session store (STRICT tables need "
-				    "3.37)",
-			sqlite3_libversion());
-		err_hint(e, "build agentjail against a newer libsqlite3");
-		return -1;
-	}
-	if (!state_dir || state_dir[0] != '/')
-		return err_set(e, EINVAL, state_dir, "the session store's directory is not absolute");
-	_cleanup_free_ char *dir = path_normalize("/", state_dir);
-	if (make_dir(dir, e) < 0)
-		return -1;
-	_cleanup_free_ char *path = path_join(dir, STORE_DB_NAME);
-	if (make_db_file(path, e) < 0)
-		return -1;
-
-	struct store *st = xcalloc(1, sizeof *st);
-	st->path = steal_pointer(&path);
-	st->dir = steal_pointer(&dir);
-	st->alive = opts->alive ? opts->alive : store_proc_alive;
-	st->alive_arg = opts->alive_arg;
-	st->busy_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : DEFAULT_BUSY_MS;
-	int rc = sqlite3_open_v2(st->path, &st->db,
-				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
-				 NULL);
-	if (rc != SQLITE_OK) {
-		db_fail(st, rc, "cannot open the session database", e);
-		store_close(st);
-		return -1;
-	}
-	sqlite3_extended_result_codes(st->db, 1);
-	sqlite3_busy_timeout(st->db, st->busy_ms);
-	(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
-	(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-	(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
-
-	/* The busy handler covers waiting for locks inside a transaction; a few steps of the
-	 * first open (the journal mode switch, reading a schema being written) can still report
-	 * SQLITE_BUSY at once: retry those until the busy timeout. */
-	long long deadline = store_now_ms() + st->busy_ms;
-	int pause = 1;
-	while (set_up(st, target, e) < 0) {
-		int prim = st->last_rc & 0xff;
-		if ((prim != SQLITE_BUSY && prim != SQLITE_LOCKED) || store_now_ms() >= deadline) {
-			store_close(st);
-			return -1;
-		}
-		sleep_ms(pause);
-		pause = pause < 32 ? pause * 2 : 32;
-	}
-	err_clear(e);
-	if (target == STORE_SCHEMA_VERSION)
-		mark_lost(st);
-	*out = st;
-	return 0;
-}
-
-void store_close(struct store *st)
-{
-	if (!st)
-		return;
-	sqlite3_close(st->db);
-	free(st->path);
-	free(st->dir);
-	free(st);
-}
-
-const char *store_path(const struct store *st) { return st->path; }
-void *store_handle(struct store *st) { return st->db; }
-
 /* ---- sessions ---- */
 
 #define SESSION_COLS_(bwrap)                                                                \
@@ -788,13 +394,13 @@ void *store_handle(struct store *st) { return st->db; }
 static void row_session(sqlite3_stmt *s, struct session *o)
 {
 	memset(o, 0, sizeof *o);
-	o->id = col_str(s, 0);
-	o->profile = col_str(s, 1);
+	o->id = st_col_str(s, 0);
+	o->profile = st_col_str(s, 1);
 	argv_parse((const char *)sqlite3_column_text(s, 2), &o->argv);
-	o->workspace = col_str(s, 3);
-	o->policy_json = col_str(s, 4);
-	o->bwrap_json = col_str(s, 5);
-	o->agent_session_id = col_str(s, 6);
+	o->workspace = st_col_str(s, 3);
+	o->policy_json = st_col_str(s, 4);
+	o->bwrap_json = st_col_str(s, 5);
+	o->agent_session_id = st_col_str(s, 6);
 	o->pid = (long)sqlite3_column_int64(s, 7);
 	o->pid_start = sqlite3_column_int64(s, 8);
 	o->started_ms = sqlite3_column_int64(s, 9);
@@ -815,19 +421,19 @@ static int begin_tx(struct store *st, const struct session *s, long long started
 	_cleanup_free_ char *argv = argv_json(&s->argv);
 	_cleanup_stmt_ sqlite3_stmt *a = NULL;
 	_cleanup_stmt_ sqlite3_stmt *b = NULL;
-	if (prep(st, &a, doing, e,
+	if (st_prep(st, &a, doing, e,
 		 "INSERT INTO sessions (id, profile, argv, workspace, policy, bwrap,"
 		 " agent_session_id, pid, pid_start, started_ms, status, attempts)"
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', 1)",
 		 "sssssssLLL", s->id, s->profile, argv, s->workspace, s->policy_json, s->bwrap_json,
 		 s->agent_session_id, (long long)s->pid, s->pid_start, started) < 0 ||
-	    step_done(st, a, doing, e) < 0)
+	    st_step_done(st, a, doing, e) < 0)
 		return -1;
-	if (prep(st, &b, doing, e,
+	if (st_prep(st, &b, doing, e,
 		 "INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms,"
 		 " status) VALUES (?, 1, 'start', ?, ?, ?, ?, 'running')",
 		 "ssLLL", s->id, argv, (long long)s->pid, s->pid_start, started) < 0 ||
-	    step_done(st, b, doing, e) < 0)
+	    st_step_done(st, b, doing, e) < 0)
 		return -1;
 	return 0;
 }
@@ -840,18 +446,18 @@ int store_begin(struct store *st, const struct session *s, struct err *e)
 	if (!s->workspace || !s->policy_json || s->pid <= 0)
 		return err_set(e, EINVAL, s->id, "%s: no workspace, policy or pid", doing);
 	long long started = s->started_ms ? s->started_ms : store_now_ms();
-	if (tx_begin(st, doing, e) < 0)
+	if (st_tx_begin(st, doing, e) < 0)
 		return -1;
-	return tx_end(st, begin_tx(st, s, started, e), doing, e);
+	return st_tx_end(st, begin_tx(st, s, started, e), doing, e);
 }
 
 /* The session's current attempt number: > 0, STORE_NONE or -1. */
 static int current_attempt(struct store *st, const char *id, const char *doing, struct err *e)
 {
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, doing, e, "SELECT attempts FROM sessions WHERE id = ?", "s", id) < 0)
+	if (st_prep(st, &s, doing, e, "SELECT attempts FROM sessions WHERE id = ?", "s", id) < 0)
 		return -1;
-	int r = step_row(st, s, doing, e);
+	int r = st_step_row(st, s, doing, e);
 	if (r <= 0)
 		return r < 0 ? -1 : none(e, id);
 	return sqlite3_column_int(s, 0);
@@ -868,18 +474,18 @@ static int attempt_tx(struct store *st, const char *id, enum attempt_kind kind,
 	_cleanup_free_ char *aj = argv_json(argv);
 	_cleanup_stmt_ sqlite3_stmt *a = NULL;
 	_cleanup_stmt_ sqlite3_stmt *b = NULL;
-	if (prep(st, &a, doing, e,
+	if (st_prep(st, &a, doing, e,
 		 "INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms,"
 		 " status) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
 		 "sissLLL", id, n, attempt_kind_name(kind), aj, (long long)pid, pid_start,
 		 store_now_ms()) < 0 ||
-	    step_done(st, a, doing, e) < 0)
+	    st_step_done(st, a, doing, e) < 0)
 		return -1;
-	if (prep(st, &b, doing, e,
+	if (st_prep(st, &b, doing, e,
 		 "UPDATE sessions SET attempts = ?, status = 'running', pid = ?, pid_start = ?,"
 		 " ended_ms = NULL, exit_status = NULL WHERE id = ?",
 		 "iLLs", n, (long long)pid, pid_start, id) < 0 ||
-	    step_done(st, b, doing, e) < 0)
+	    st_step_done(st, b, doing, e) < 0)
 		return -1;
 	return n;
 }
@@ -890,9 +496,9 @@ int store_attempt_begin(struct store *st, const char *id, enum attempt_kind kind
 	static const char doing[] = "cannot record the new attempt";
 	if (pid <= 0 || (unsigned)kind > ATTEMPT_FRESH)
 		return err_set(e, EINVAL, id, "%s: no pid or no such kind", doing);
-	if (tx_begin(st, doing, e) < 0)
+	if (st_tx_begin(st, doing, e) < 0)
 		return -1;
-	return tx_end(st, attempt_tx(st, id, kind, argv, pid, pid_start, e), doing, e);
+	return st_tx_end(st, attempt_tx(st, id, kind, argv, pid, pid_start, e), doing, e);
 }
 
 static int finish_tx(struct store *st, const char *id, enum sess_status status,
@@ -912,15 +518,15 @@ static int finish_tx(struct store *st, const char *id, enum sess_status status,
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
 	/* exit_status < 0 is stored as NULL: bind it as text NULL */
 	if (exit_status < 0) {
-		if (prep(st, &a, doing, e, sql_a, "ssLsi", name, NULL, ended, id, n) < 0 ||
-		    prep(st, &s, doing, e, sql_s, "ssLs", name, NULL, ended, id) < 0)
+		if (st_prep(st, &a, doing, e, sql_a, "ssLsi", name, NULL, ended, id, n) < 0 ||
+		    st_prep(st, &s, doing, e, sql_s, "ssLs", name, NULL, ended, id) < 0)
 			return -1;
 	} else {
-		if (prep(st, &a, doing, e, sql_a, "sLLsi", name, ex, ended, id, n) < 0 ||
-		    prep(st, &s, doing, e, sql_s, "sLLs", name, ex, ended, id) < 0)
+		if (st_prep(st, &a, doing, e, sql_a, "sLLsi", name, ex, ended, id, n) < 0 ||
+		    st_prep(st, &s, doing, e, sql_s, "sLLs", name, ex, ended, id) < 0)
 			return -1;
 	}
-	if (step_done(st, a, doing, e) < 0 || step_done(st, s, doing, e) < 0)
+	if (st_step_done(st, a, doing, e) < 0 || st_step_done(st, s, doing, e) < 0)
 		return -1;
 	return 0;
 }
@@ -933,18 +539,18 @@ int store_finish(struct store *st, const char *id, enum sess_status status, int 
 		return err_set(e, EINVAL, id, "%s: it cannot end as \"%s\"", doing,
 			       sess_status_name(status));
 	long long ended = ended_ms ? ended_ms : store_now_ms();
-	if (tx_begin(st, doing, e) < 0)
+	if (st_tx_begin(st, doing, e) < 0)
 		return -1;
-	return tx_end(st, finish_tx(st, id, status, exit_status, ended, e), doing, e);
+	return st_tx_end(st, finish_tx(st, id, status, exit_status, ended, e), doing, e);
 }
 
 static int set_agent_tx(struct store *st, const char *id, const char *agent_id, struct err *e)
 {
 	static const char doing[] = "cannot record the agent's session id";
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, doing, e, "UPDATE sessions SET agent_session_id = ? WHERE id = ?", "ss",
+	if (st_prep(st, &s, doing, e, "UPDATE sessions SET agent_session_id = ? WHERE id = ?", "ss",
 		 agent_id, id) < 0 ||
-	    step_done(st, s, doing, e) < 0)
+	    st_step_done(st, s, doing, e) < 0)
 		return -1;
 	return sqlite3_changes(st->db) ? 0 : none(e, id);
 }
@@ -953,9 +559,9 @@ int store_set_agent_session_id(struct store *st, const char *id, const char *age
 			       struct err *e)
 {
 	static const char doing[] = "cannot record the agent's session id";
-	if (tx_begin(st, doing, e) < 0)
+	if (st_tx_begin(st, doing, e) < 0)
 		return -1;
-	return tx_end(st, set_agent_tx(st, id, agent_id, e), doing, e);
+	return st_tx_end(st, set_agent_tx(st, id, agent_id, e), doing, e);
 }
 
 static bool is_violation(const char *kind)
@@ -972,17 +578,17 @@ static int event_tx(struct store *st, const char *id, const char *kind, const ch
 		return n;
 	_cleanup_stmt_ sqlite3_stmt *a = NULL;
 	_cleanup_stmt_ sqlite3_stmt *b = NULL;
-	if (prep(st, &a, doing, e,
+	if (st_prep(st, &a, doing, e,
 		 "INSERT INTO events (session_id, attempt, at_ms, kind, detail)"
 		 " VALUES (?, ?, ?, ?, ?)",
 		 "siLss", id, n, store_now_ms(), kind, detail) < 0 ||
-	    step_done(st, a, doing, e) < 0)
+	    st_step_done(st, a, doing, e) < 0)
 		return -1;
-	if (prep(st, &b, doing, e,
+	if (st_prep(st, &b, doing, e,
 		 "UPDATE sessions SET n_events = n_events + 1,"
 		 " n_violations = n_violations + ? WHERE id = ?",
 		 "is", is_violation(kind) ? 1 : 0, id) < 0 ||
-	    step_done(st, b, doing, e) < 0)
+	    st_step_done(st, b, doing, e) < 0)
 		return -1;
 	return 0;
 }
@@ -993,18 +599,18 @@ int store_add_event(struct store *st, const char *id, const char *kind, const ch
 	static const char doing[] = "cannot record the event";
 	if (!kind || !kind[0])
 		return err_set(e, EINVAL, id, "%s: it has no kind", doing);
-	if (tx_begin(st, doing, e) < 0)
+	if (st_tx_begin(st, doing, e) < 0)
 		return -1;
-	return tx_end(st, event_tx(st, id, kind, detail_json, e), doing, e);
+	return st_tx_end(st, event_tx(st, id, kind, detail_json, e), doing, e);
 }
 
 static int get_exact(struct store *st, const char *id, struct session *out, struct err *e)
 {
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, "cannot read the session", e,
+	if (st_prep(st, &s, "cannot read the session", e,
 		 "SELECT " SESSION_COLS " FROM sessions WHERE id = ?", "s", id) < 0)
 		return -1;
-	int r = step_row(st, s, "cannot read the session", e);
+	int r = st_step_row(st, s, "cannot read the session", e);
 	if (r <= 0)
 		return r < 0 ? -1 : STORE_NONE;
 	row_session(s, out);
@@ -1030,13 +636,13 @@ int store_get(struct store *st, const char *id_or_prefix, struct session *out, s
 	/* every id character sorts below 'g': [p, p + "g") is exactly the ids starting with p */
 	_cleanup_free_ char *hi = xasprintf("%sg", p);
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, doing, e, "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id",
+	if (st_prep(st, &s, doing, e, "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id",
 		 "ss", p, hi) < 0)
 		return -1;
 	struct strbuf cand = STRBUF_INIT;
 	_cleanup_free_ char *first = NULL;
 	size_t n = 0;
-	while ((r = step_row(st, s, doing, e)) == 1) {
+	while ((r = st_step_row(st, s, doing, e)) == 1) {
 		const char *id = (const char *)sqlite3_column_text(s, 0);
 		if (n == 0)
 			first = xstrdup(id);
@@ -1074,11 +680,11 @@ int store_list(struct store *st, const char *workspace, size_t limit, struct ses
 	*n = 0;
 	long long lim = limit ? (long long)limit : -1;
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	int rc = workspace ? prep(st, &s, doing, e,
+	int rc = workspace ? st_prep(st, &s, doing, e,
 				  "SELECT " SESSION_LIST_COLS " FROM sessions WHERE workspace = ?"
 				  " ORDER BY started_ms DESC, id DESC LIMIT ?",
 				  "sL", workspace, lim)
-			   : prep(st, &s, doing, e,
+			   : st_prep(st, &s, doing, e,
 				  "SELECT " SESSION_LIST_COLS " FROM sessions"
 				  " ORDER BY started_ms DESC, id DESC LIMIT ?",
 				  "L", lim);
@@ -1087,7 +693,7 @@ int store_list(struct store *st, const char *workspace, size_t limit, struct ses
 	struct session *v = NULL;
 	size_t k = 0;
 	int r;
-	while ((r = step_row(st, s, doing, e)) == 1) {
+	while ((r = st_step_row(st, s, doing, e)) == 1) {
 		v = xrealloc(v, (k + 1) * sizeof *v);
 		row_session(s, &v[k++]);
 	}
@@ -1103,9 +709,9 @@ int store_list(struct store *st, const char *workspace, size_t limit, struct ses
 static int exists(struct store *st, const char *id, const char *doing, struct err *e)
 {
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, doing, e, "SELECT 1 FROM sessions WHERE id = ?", "s", id) < 0)
+	if (st_prep(st, &s, doing, e, "SELECT 1 FROM sessions WHERE id = ?", "s", id) < 0)
 		return -1;
-	int r = step_row(st, s, doing, e);
+	int r = st_step_row(st, s, doing, e);
 	return r < 0 ? -1 : r ? 0 : none(e, id);
 }
 
@@ -1119,14 +725,14 @@ int store_attempts(struct store *st, const char *id, struct attempt **out, size_
 	if (r < 0)
 		return r;
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, doing, e,
+	if (st_prep(st, &s, doing, e,
 		 "SELECT n, kind, argv, pid, pid_start, started_ms, ended_ms, status, exit_status"
 		 " FROM attempts WHERE session_id = ? ORDER BY n",
 		 "s", id) < 0)
 		return -1;
 	struct attempt *v = NULL;
 	size_t k = 0;
-	while ((r = step_row(st, s, doing, e)) == 1) {
+	while ((r = st_step_row(st, s, doing, e)) == 1) {
 		v = xrealloc(v, (k + 1) * sizeof *v);
 		struct attempt *a = &v[k++];
 		memset(a, 0, sizeof *a);
@@ -1160,21 +766,21 @@ int store_events(struct store *st, const char *id, struct event **out, size_t *n
 	if (r < 0)
 		return r;
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, doing, e,
+	if (st_prep(st, &s, doing, e,
 		 "SELECT seq, attempt, at_ms, kind, detail FROM events WHERE session_id = ?"
 		 " ORDER BY seq",
 		 "s", id) < 0)
 		return -1;
 	struct event *v = NULL;
 	size_t k = 0;
-	while ((r = step_row(st, s, doing, e)) == 1) {
+	while ((r = st_step_row(st, s, doing, e)) == 1) {
 		v = xrealloc(v, (k + 1) * sizeof *v);
 		v[k++] = (struct event){
 			.seq = sqlite3_column_int64(s, 0),
 			.attempt = sqlite3_column_int(s, 1),
 			.at_ms = sqlite3_column_int64(s, 2),
-			.kind = col_str(s, 3),
-			.detail_json = col_str(s, 4),
+			.kind = st_col_str(s, 3),
+			.detail_json = st_col_str(s, 4),
 		};
 	}
 	if (r < 0) {
@@ -1190,8 +796,8 @@ static int rm_tx(struct store *st, const char *id, struct err *e)
 {
 	static const char doing[] = "cannot remove the session";
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
-	if (prep(st, &s, doing, e, "DELETE FROM sessions WHERE id = ?", "s", id) < 0 ||
-	    step_done(st, s, doing, e) < 0)
+	if (st_prep(st, &s, doing, e, "DELETE FROM sessions WHERE id = ?", "s", id) < 0 ||
+	    st_step_done(st, s, doing, e) < 0)
 		return -1;
 	return sqlite3_changes(st->db) ? 0 : none(e, id);
 }
@@ -1199,7 +805,7 @@ static int rm_tx(struct store *st, const char *id, struct err *e)
 int store_rm(struct store *st, const char *id, struct err *e)
 {
 	static const char doing[] = "cannot remove the session";
-	if (tx_begin(st, doing, e) < 0)
+	if (st_tx_begin(st, doing, e) < 0)
 		return -1;
-	return tx_end(st, rm_tx(st, id, e), doing, e);
+	return st_tx_end(st, rm_tx(st, id, e), doing, e);
 }

@@ -1,0 +1,174 @@
+/* doctor: the report (pure): adding a finding, its status, and the text and JSON renderings. */
+#include "core/diag/doctor.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+/* ======================================================================================== */
+/* The report (pure) */
+
+void doctor_report_free(struct doctor_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].id);
+		free(r->v[i].detail);
+		free(r->v[i].fix);
+	}
+	free(r->v);
+	memset(r, 0, sizeof *r);
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	size_t len;
+	unsigned min;
+	unsigned cp;
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		len = 2, min = 0x80, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		len = 3, min = 0x800, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		len = 4, min = 0x10000, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* One line of valid UTF-8: control characters become spaces, invalid bytes '?'. */
+static char *one_line(const char *s)
+{
+	struct strbuf b = STRBUF_INIT;
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		size_t n = utf8_seq(p);
+		if (n == 0) {
+			sb_addc(&b, '?');
+			p++;
+		} else if (n == 1) {
+			sb_addc(&b, *p < 0x20 || *p == 0x7f ? ' ' : (char)*p);
+			p++;
+		} else {
+			sb_addn(&b, (const char *)p, n);
+			p += n;
+		}
+	}
+	return sb_steal(&b) ?: xstrdup("");
+}
+
+void doctor_add(struct doctor_report *r, const char *id, enum doctor_status st, const char *fix,
+                const char *fmt, ...)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 16;
+		r->v = xrealloc(r->v, r->cap * sizeof *r->v);
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	_cleanup_free_ char *detail = xvasprintf(fmt, ap);
+	va_end(ap);
+	struct doctor_check *c = &r->v[r->n++];
+	c->id = xstrdup(id);
+	c->status = st;
+	c->detail = one_line(detail);
+	c->fix = NULL;
+	if (st != DOCTOR_OK)
+		c->fix = one_line(fix && *fix ? fix : "no automatic fix is known: see the detail");
+}
+
+const char *doctor_status_name(enum doctor_status s)
+{
+	switch (s) {
+	case DOCTOR_OK:
+		return "ok";
+	case DOCTOR_WARN:
+		return "warn";
+	case DOCTOR_FAIL:
+		return "fail";
+	}
+	return "fail";
+}
+
+bool doctor_report_ok(const struct doctor_report *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].status == DOCTOR_FAIL)
+			return false;
+	return true;
+}
+
+static void render_summary(const struct doctor_report *r, struct strbuf *b)
+{
+	size_t counts[3] = {0};
+	for (size_t i = 0; i < r->n; i++)
+		counts[r->v[i].status]++;
+	if (doctor_report_ok(r)) {
+		sb_addf(b, "a sandboxed run works here (%zu ok, %zu warn)\n", counts[DOCTOR_OK],
+		        counts[DOCTOR_WARN]);
+		return;
+	}
+	sb_add(b, "a sandboxed run cannot work here; failed:");
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].status == DOCTOR_FAIL)
+			sb_addf(b, " %s", r->v[i].id);
+	sb_add(b, "\n");
+}
+
+char *doctor_render_text(const struct doctor_report *r)
+{
+	int idw = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if ((int)strlen(r->v[i].id) > idw)
+			idw = (int)strlen(r->v[i].id);
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct doctor_check *c = &r->v[i];
+		sb_addf(&b, "%-4s  %-*s  %s\n", doctor_status_name(c->status), idw, c->id,
+		        c->detail);
+		if (c->status != DOCTOR_OK && c->fix)
+			sb_addf(&b, "%*s  fix: %s\n", 4 + 2 + idw, "", c->fix);
+	}
+	render_summary(r, &b);
+	return sb_steal(&b) ?: xstrdup("");
+}
+
+char *doctor_render_json(const struct doctor_report *r)
+{
+	json_t *root = json_object();
+	json_t *checks = json_array();
+	json_object_set_new(root, "version", json_integer(DOCTOR_JSON_VERSION));
+	json_object_set_new(root, "ok", json_boolean(doctor_report_ok(r)));
+	for (size_t i = 0; i < r->n; i++) {
+		const struct doctor_check *c = &r->v[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "id", json_string(c->id));
+		json_object_set_new(o, "status", json_string(doctor_status_name(c->status)));
+		json_object_set_new(o, "detail", json_string(c->detail));
+		json_object_set_new(o, "fix", c->fix ? json_string(c->fix) : json_null());
+		json_array_append_new(checks, o);
+	}
+	json_object_set_new(root, "checks", checks);
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!s)
+		abort(); /* only on exhaustion: every string above is valid UTF-8 */
+	char *out = xasprintf("%s\n", s);
+	free(s);
+	return out;
+}

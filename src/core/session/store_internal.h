@@ -1,0 +1,49 @@
+/* store_internal.h: private to src/core/session/store*.c (the public header is store.h): the
+ * store's handle and the SQLite plumbing both files use. */
+#pragma once
+
+#include "core/session/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/uuid.h"
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	char *dir;
+	store_alive_fn alive;
+	void *alive_arg;
+	int busy_ms;
+	int last_rc; /* the SQLite result of the last failure (open retries on BUSY) */
+};
+
+static inline void finalizep(sqlite3_stmt **s) { sqlite3_finalize(*s); }
+#define _cleanup_stmt_ _cleanup_(finalizep)
+
+/* store.c */
+int st_db_fail(struct store *st, int rc, const char *doing, struct err *e);
+int st_prep(struct store *st, sqlite3_stmt **out, const char *doing, struct err *e,
+	    const char *sql, const char *types, ...);
+int st_step_done(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e);
+int st_step_row(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e);
+int st_exec_sql(struct store *st, const char *sql, const char *doing, struct err *e);
+int st_tx_begin(struct store *st, const char *doing, struct err *e);
+int st_tx_end(struct store *st, int rc, const char *doing, struct err *e);
+char *st_col_str(sqlite3_stmt *s, int i);

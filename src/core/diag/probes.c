@@ -2,6 +2,7 @@
  * shared by the host and jail sides, the table, and running a probe. The probes themselves are in
  * probes_<category>.c, the host's bait in probes_bait.c, shared helpers in probes_util.c. */
 #include "core/diag/probes_internal.h"
+#include "util/clock.h"
 
 /* ======================================================================================= */
 /* Arguments and context                                                                   */
@@ -393,13 +394,9 @@ static bool skipped(const struct probe_ctx *c, const struct probe_def *d, struct
 static int read_result(int fd, int timeout_ms, struct probe_out *o)
 {
 	size_t got = 0;
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	long long start = clock_mono_ms();
 	while (got < sizeof *o) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000 +
-					  (now.tv_nsec - start.tv_nsec) / 1000000);
+		long long left = timeout_ms - (clock_mono_ms() - start);
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		int pr = left > 0 ? poll(&pfd, 1, (int)left) : 0;
 		if (pr < 0 && errno == EINTR)

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
-#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include "core/jail/supervise.h"
 #include "core/jail/watch.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -145,39 +145,23 @@ int launch_find_bwrap(const char *configured, char **out, struct err *e)
 }
 
 /* Open a bind source without following any symlink on the way. */
+/* A bind source opened as O_PATH without following a symlink anywhere on its path (fs.h). */
 static int open_nofollow(const char *path, struct err *e)
 {
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
-	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	int fd = fs_open_nofollow(path, O_PATH);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		(void)close(fd); /* the component-wise fallback of old kernels returns a last link */
+		fd = -1;
+		errno = ELOOP;
+	}
 	if (fd >= 0)
-		return (int)fd;
-	if (errno != ENOSYS) {
-		err_set(e, errno, path, "cannot open bind source without following symlinks");
-		err_hint(e, errno == ELOOP ? "a symlink appeared on the way since the jail was "
-					     "planned; agentjail does not follow it"
-					   : "the path changed while the jail was being set up");
-		return -1;
-	}
-	/* pre-5.6 kernels: walk component by component with O_NOFOLLOW */
-	int cur = open("/", O_PATH | O_CLOEXEC | O_DIRECTORY);
-	if (cur < 0)
-		return err_set(e, errno, "/", "cannot open /");
-	_cleanup_free_ char *copy = xstrdup(path);
-	char *save = NULL;
-	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		int next = openat(cur, c, O_PATH | O_CLOEXEC | O_NOFOLLOW);
-		int saved = errno;
-		(void)close(cur);
-		if (next < 0)
-			return err_set(e, saved, path, "cannot open bind source");
-		struct stat st;
-		if (fstat(next, &st) == 0 && S_ISLNK(st.st_mode)) {
-			(void)close(next);
-			return err_set(e, ELOOP, path, "bind source is reached through a symlink");
-		}
-		cur = next;
-	}
-	return cur;
+		return fd;
+	err_set(e, errno, path, "cannot open bind source without following symlinks");
+	err_hint(e, errno == ELOOP ? "a symlink appeared on the way since the jail was "
+				     "planned; agentjail does not follow it"
+				   : "the path changed while the jail was being set up");
+	return -1;
 }
 
 static int args_fd(const struct bw_plan *plan, struct err *e)
@@ -193,18 +177,11 @@ static int args_fd(const struct bw_plan *plan, struct err *e)
 		sb_free(&b);
 		return err_set(e, errno, NULL, "cannot create the memfd for bwrap's arguments");
 	}
-	size_t off = 0;
-	while (off < b.len) {
-		ssize_t n = write(fd, b.s + off, b.len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int saved = errno;
-			(void)close(fd);
-			sb_free(&b);
-			return err_set(e, saved, NULL, "cannot write bwrap's arguments");
-		}
-		off += (size_t)n;
+	if (fs_write_all(fd, b.s, b.len) < 0) {
+		int saved = errno;
+		(void)close(fd);
+		sb_free(&b);
+		return err_set(e, saved, NULL, "cannot write bwrap's arguments");
 	}
 	sb_free(&b);
 	if (lseek(fd, 0, SEEK_SET) < 0) {

@@ -5,7 +5,7 @@ PKG_CONFIG ?= pkg-config
 PREFIX ?= /usr/local
 DESTDIR ?=
 SAN ?=
-PKGS := libseccomp jansson sqlite3
+PKGS := libseccomp jansson libcares libidn2 sqlite3
 
 ifeq ($(SAN),1)
 BUILD := build/san
@@ -30,7 +30,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 # linked dynamically when its archive is not installed; statically, its private libraries
 # (libm; libz is listed but unused) come after, --as-needed so an unused one is not loaded.
 SQLITE_A := $(filter /%,$(shell $(CC) -print-file-name=libsqlite3.a 2>/dev/null))
-PKG_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(filter-out sqlite3,$(PKGS)) 2>/dev/null)
+PKG_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --static --libs $(filter-out sqlite3,$(PKGS)) 2>/dev/null)
 ifneq ($(SQLITE_A),)
 SQLITE_PRIV := $(filter-out $(shell $(PKG_CONFIG) --libs-only-l sqlite3 2>/dev/null), \
 	$(shell $(PKG_CONFIG) --static --libs-only-l sqlite3 2>/dev/null))

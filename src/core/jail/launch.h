@@ -44,6 +44,10 @@ struct launch_hooks {
 	/* A protected path appeared during the run and was just moved aside (or could not be):
 	 * say so now. It is in the result's violations too. */
 	void (*violation)(void *arg, const struct violation *v);
+	/* --net allow: the namespace holder opened these listeners inside the jail's network
+	 * namespace (fds owned by the callee from here on; see core/jail/netns.h); start serving
+	 * them before bwrap is let go. -1 with e filled stops the launch (exit 125). */
+	int (*net_ready)(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e);
 	void *arg;
 };
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,

@@ -51,6 +51,8 @@ struct bw_plan {
 	char *state_dir;      /* agentjail's own state directory (0700, the user's): binds from it
 			       * (the private package caches) are reachable by nobody else */
 	int next_fd;
+	bool net_allow;       /* --net allow: bwrap runs in the namespace holder's network
+			       * namespace (core/jail/netns.h), with --share-net */
 	struct bw_limits {    /* the jail's limits (core/plan/limits.h values) and how they hold */
 		uint64_t memory, pids;
 		int mech;            /* enum limits_mech (cgroup.h) */

@@ -31,6 +31,9 @@ void policy_free(struct policy *p)
 	strv_free(&p->setenv);
 	strv_free(&p->agent_copy);
 	strv_free(&p->agent_hide);
+	strv_free(&p->allow_domains);
+	strv_free(&p->deny_domains);
+	strv_free(&p->map_hosts);
 	memset(p, 0, sizeof *p);
 }
 

@@ -22,6 +22,10 @@ struct policy {
 	struct strv dev;          /* device nodes, absolute */
 	struct strv env;          /* NAME or NAME=VALUE */
 	bool allow_ptrace;
+	/* --net allow (core/plan/netrules.h): the entries as given, checked when parsed */
+	struct strv allow_domains; /* --allow-domain, plus an agent profile's domains */
+	struct strv deny_domains;  /* --deny-domain */
+	struct strv map_hosts;     /* --map-host NAME=ADDR */
 	uint64_t memory;          /* --memory bytes; LIMIT_UNSET (default) or LIMIT_UNLIMITED */
 	bool memory_default;      /* memory is the host-derived default, not asked for: only a
 				   * cgroup scope enforces it (as RLIMIT_DATA it would break

@@ -1,0 +1,25 @@
+/* netevent: one decision of the egress proxy, as the session store keeps it (doc/design.md §4,
+ * §5). Plain data shared by the proxy (core/net) and the store (core/session). */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+enum net_proto { NP_CONNECT, NP_HTTP, NP_SOCKS, NP_DNS };
+
+struct net_event {
+	int64_t at_ms;          /* wall clock, ms since the epoch, when the request was read */
+	enum net_proto proto;
+	char host[256];         /* normalized, or as received (cleaned) when it did not parse */
+	uint16_t port;          /* 0 for DNS */
+	bool allowed;
+	char rule[320];         /* allowed: the rule's spec ("*.example.com", "map api=127.0.0.1");
+				 * denied: the one-line reason (net_deny_reason) */
+	char addr[46];          /* the address connected to (or answered, DNS), "" if none */
+	uint64_t bytes_up;      /* jail → host */
+	uint64_t bytes_down;    /* host → jail */
+	int64_t dur_ms;         /* from the request to the end of the tunnel */
+	char error[128];        /* an upstream failure ("connect: Connection refused", "timeout"
+				 * → the 502/504 sent), "" if none */
+};
+
+const char *net_proto_name(enum net_proto p); /* "connect", "http", "socks", "dns" */

@@ -1,0 +1,99 @@
+/* netrules: the allow and deny lists of `--net allow`, host mappings, and the checks the egress
+ * proxy makes on them before any DNS lookup (doc/design.md §4). Pure: no syscalls (IDNA through
+ * libidn2 is a computation). */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/err.h"
+#include "util/strv.h"
+
+#define NET_PROXY_PORT 3128  /* the one proxy port inside the jail: CONNECT, plain HTTP, SOCKS5 */
+#define NET_DNS_PORT 53      /* the DNS stub inside the jail, UDP and TCP, on 127.0.0.1 */
+#define NET_HOST_MAX 253     /* longest normalized host name */
+
+enum netrule_kind { NR_NAME, NR_WILDCARD, NR_IPV4, NR_IPV6 };
+
+/* One --allow-domain / --deny-domain entry. */
+struct netrule {
+	enum netrule_kind kind;
+	char *host;      /* normalized: lowercase A-labels, no trailing dot; for NR_WILDCARD the
+			  * suffix without "*." ; for IPs the canonical inet_ntop text */
+	uint8_t addr[16];/* NR_IPV4 (4 bytes) / NR_IPV6 (16 bytes) */
+	int port;        /* 1..65535, or 0: the default ports (80 and 443) */
+	char *spec;      /* as the user wrote it, for messages and the store */
+};
+
+/* One --map-host NAME=ADDR entry (as curl's --resolve). */
+struct netmap {
+	char *host;      /* normalized name */
+	int family;      /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	char *spec;
+};
+
+struct netrules {
+	struct netrule *allow; size_t n_allow;
+	struct netrule *deny;  size_t n_deny;
+	struct netmap *map;    size_t n_map;
+};
+
+/* Lowercase, IDNA (UTS #46 non-transitional, to A-labels), strip one trailing dot, strip [ ]
+ * around an IPv6 literal and print IPs canonically. -1 with e filled on a name that is not a
+ * valid host (empty, too long, a label over 63, characters outside LDH after IDNA). */
+int net_host_normalize(const char *in, char **out, struct err *e) WUR;
+
+/* Parse "example.com", "*.example.com", "example.com:8443", "1.2.3.4", "[::1]:443", "::1".
+ * e names the entry and what is wrong ("*.com" and a bare "*" are refused). */
+int netrule_parse(const char *spec, struct netrule *out, struct err *e) WUR;
+void netrule_free(struct netrule *r);
+/* "NAME=ADDR" with ADDR an IPv4 or IPv6 literal (brackets allowed). */
+int netmap_parse(const char *spec, struct netmap *out, struct err *e) WUR;
+void netmap_free(struct netmap *m);
+
+/* Build from the policy's lists (strings as given on the command line). A mapped name is
+ * allowed (at its mapped address) even when no --allow-domain names it. */
+int netrules_build(const struct strv *allow, const struct strv *deny, const struct strv *map,
+		   struct netrules *out, struct err *e) WUR;
+void netrules_free(struct netrules *r);
+
+enum net_verdict {
+	NV_ALLOW,        /* an allow rule or a mapping matched, and the port */
+	NV_DENY_LISTED,  /* a deny rule matched (deny wins over allow) */
+	NV_NOT_ALLOWED,  /* no allow rule matched the name */
+	NV_BAD_PORT,     /* a rule matched the name but not this port */
+};
+struct net_decision {
+	enum net_verdict v;
+	const struct netrule *rule;   /* the rule that decided (allow or deny), or NULL */
+	const struct netmap *mapped;  /* the mapping of this name, or NULL */
+};
+
+/* Check a normalized host (name or IP text) and port: deny list, then allow list and
+ * mappings, then the port. No DNS. */
+enum net_verdict netrules_check(const struct netrules *r, const char *host, uint16_t port,
+				struct net_decision *d);
+
+enum netaddr_class {
+	NA_PUBLIC, NA_LOOPBACK, NA_PRIVATE, NA_LINKLOCAL, NA_METADATA, NA_UNSPECIFIED,
+	NA_MULTICAST, NA_RESERVED,
+};
+enum netaddr_class netaddr_classify(int family, const uint8_t *addr);
+const char *netaddr_class_name(enum netaddr_class c);
+
+/* After resolution: may the proxy connect to this address for the decision d? Public
+ * addresses yes; any other class only when d's rule is exactly that IP literal or the name
+ * is mapped to exactly that address. IPv4-mapped IPv6 addresses are judged as IPv4. */
+bool netrules_addr_ok(const struct netrules *r, const struct net_decision *d, int family,
+		      const uint8_t *addr);
+
+/* One line (no newline) saying why host:port was refused and the exact flag that would
+ * allow it, e.g. "evil.example:443 is not on the allow list (add --allow-domain
+ * evil.example)". Allocated. */
+char *net_deny_reason(const struct net_decision *d, const char *host, uint16_t port);
+
+/* The variables set inside a `--net allow` jail, NAME=VALUE, NULL-terminated: the proxy for
+ * HTTP(S)/ALL (both cases), NO_PROXY, NODE_USE_ENV_PROXY, npm/pip/git/agent settings. The
+ * inherited proxy variables are cleared first (net_proxy_env_clear). */
+const char *const *net_proxy_env(void);
+const char *const *net_proxy_env_clear(void);

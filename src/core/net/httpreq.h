@@ -24,7 +24,10 @@ struct http_req {
 };
 
 /* Parse the head at the start of buf. HP_NEED_MORE when no complete head yet (and len <
- * HTTP_HEAD_MAX). On HP_OK the caller owns out->upstream (http_req_free). */
+ * HTTP_HEAD_MAX). On HP_OK the caller owns out->upstream (http_req_free). Strict (limits in
+ * doc/design.md §4): a bad byte, request line or header line is HP_BAD as soon as it has
+ * arrived, so a prefix of a valid head is always HP_NEED_MORE; more than 100 header lines is
+ * HP_TOO_BIG. On anything but HP_OK only out->error is set. */
 int http_parse_request(const char *buf, size_t len, struct http_req *out);
 void http_req_free(struct http_req *r);
 

@@ -9,7 +9,6 @@
 #include <strings.h>
 
 #include "util/strbuf.h"
-#include "util/xalloc.h"
 
 #define HTTP_HEADERS_MAX 100 /* header lines; more is refused (431) */
 
@@ -397,7 +396,9 @@ static int scan_lines(const char *buf, size_t len, struct head *h, struct http_r
 int http_parse_request(const char *buf, size_t len, struct http_req *out)
 {
 	memset(out, 0, sizeof *out);
-	struct head *h = xcalloc(1, sizeof *h);
+	struct head hb; /* filled as the lines are read: only nh needs a start */
+	struct head *h = &hb;
+	h->nh = 0;
 	size_t end = 0;
 	struct span path = {NULL, 0};
 	int rc = scan_lines(buf, len, h, out, &path, &end);
@@ -411,7 +412,6 @@ int http_parse_request(const char *buf, size_t len, struct http_req *out)
 		struct http_req z = {.error = out->error};
 		*out = z;
 	}
-	free(h);
 	return rc;
 }
 

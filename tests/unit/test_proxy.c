@@ -129,7 +129,7 @@ static void read_head(int fd, char *buf, size_t cap)
 /* An echo server on one epoll thread: echoes everything, and shuts its side when the client
  * shuts its own (so a half-close is seen to travel both ways). */
 struct echo {
-	int lfd, stopfd;
+	int lfd, stopfd, ep;
 	uint16_t port;
 	pthread_t thr;
 	atomic_int accepted;
@@ -138,7 +138,7 @@ struct echo {
 static void *echo_main(void *arg)
 {
 	struct echo *s = arg;
-	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int ep = s->ep;
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->lfd};
 	(void)epoll_ctl(ep, EPOLL_CTL_ADD, s->lfd, &ev);
 	ev.data.fd = s->stopfd;
@@ -148,6 +148,8 @@ static void *echo_main(void *arg)
 	for (;;) {
 		struct epoll_event evs[64];
 		int n = epoll_wait(ep, evs, 64, -1);
+		if (n < 0 && errno != EINTR)
+			goto out;
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
 			if (fd == s->stopfd)
@@ -187,6 +189,8 @@ static void echo_start(struct echo *s)
 	memset(s, 0, sizeof *s);
 	s->lfd = listen_on(SOCK_STREAM, &s->port);
 	s->stopfd = eventfd(0, EFD_CLOEXEC);
+	s->ep = epoll_create1(EPOLL_CLOEXEC); /* here: a test may lower RLIMIT_NOFILE soon */
+	assert_true(s->ep >= 0);
 	assert_int_equal(pthread_create(&s->thr, NULL, echo_main, s), 0);
 }
 
@@ -822,6 +826,45 @@ static void thousand_tunnels(void **state)
 	assert_int_equal(n_evs, N);
 }
 
+static double cpu_ms(void)
+{
+	struct rusage ru;
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+/* Out of fds: the listener rests instead of spinning, and the waiting client is served once
+ * fds are free again. */
+static void out_of_fds(void **state)
+{
+	struct fx *f = *state;
+	struct rlimit saved, low;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	low = saved;
+	low.rlim_cur = 3; /* below what is open: every new fd fails with EMFILE */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->pport),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	double c0 = cpu_ms();
+	usleep(500000);
+	double used = cpu_ms() - c0;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	if (used > 150)
+		fail_msg("the proxy used %.0f ms of CPU in 500 ms while out of fds", used);
+	char req[128], head[256];
+	(void)snprintf(req, sizeof req, "CONNECT ok.test:%u HTTP/1.1\r\n\r\n", f->echo.port);
+	send_str(fd, req);
+	struct timeval tv = {.tv_sec = 5};
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	read_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	close(fd);
+}
+
 /* Stopping with tunnels open closes them and still delivers their events. */
 static void stop_with_open_tunnels(void **state)
 {
@@ -860,6 +903,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(dns_udp, setup, teardown),
 		cmocka_unit_test_setup_teardown(dns_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(thousand_tunnels, setup, teardown),
+		cmocka_unit_test_setup_teardown(out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

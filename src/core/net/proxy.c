@@ -823,8 +823,17 @@ static void accept_all(struct proxy *p, struct px_handle *l)
 {
 	for (int k = 0; k < 64; k++) {
 		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			       errno == ENOMEM)) {
+			/* the client waits in the backlog; a level-triggered listener would spin
+			 * until an fd is free, so it rests a moment (sweep wakes it) */
+			for (int i = 0; i < 2; i++)
+				(void)px_ep_set(p, &p->listen_h[i], 0);
+			p->accept_paused_until = clock_mono_ms() + 2 * PX_SWEEP_MS;
+			return;
+		}
 		if (fd < 0)
-			return; /* EAGAIN, or out of fds: the client waits in the backlog */
+			return; /* EAGAIN, or the client gave up */
 		if (p->n_conns >= PX_CONNS_MAX) {
 			(void)close(fd);
 			continue;
@@ -922,6 +931,11 @@ static void sweep(struct proxy *p, long long now)
 		}
 	}
 	px_dns_sweep(p, now);
+	if (p->accept_paused_until && now >= p->accept_paused_until) {
+		p->accept_paused_until = 0;
+		for (int i = 0; i < 2; i++)
+			(void)px_ep_set(p, &p->listen_h[i], EPOLLIN);
+	}
 }
 
 /* ---------------------------------------------------------------- c-ares */

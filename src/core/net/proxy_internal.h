@@ -57,6 +57,7 @@ struct proxy {
 	pthread_t thr;
 	bool thr_started;
 	int head_ms, connect_ms;           /* from px_test_timeouts, or the defaults */
+	long long accept_paused_until;     /* out of fds: the listeners rest until then */
 };
 
 struct px_ares {

@@ -3,6 +3,9 @@
 # they run everywhere; tests/sh/41-real-agents.t runs the real agents from npm.
 . "$(dirname "$0")/lib.sh"
 aj_setup
+# Agents default to --net allow, which needs the namespace holder and the egress proxy
+# (issue 13, other branches); until they are merged these runs ask for the host's network.
+AJ_XENV=(AGENTJAIL_NET=on)
 
 fake_agent() { # PATH
 	cat >"$1" <<'EOF'
@@ -73,6 +76,20 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" "--ro-bind-fd [0-9]+ $HOMEDIR/.claude/settings.json +# protected" \
 		"$who: dry run: its settings read-only"
 	unlike "$OUT" "$HOMEDIR/.codex" "$who: dry run: nothing of codex"
+	like "$OUT" '--share-net +# net on' "$who: dry run: AGENTJAIL_NET=on gives the host's network"
+
+	# the default for agents: --net allow with the profile's domains and the user's
+	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -e AGENTJAIL_NET= -- claude \
+		--allow-domain mirror.example:8443 --dry-run -- -p hi
+	rc_is 0 "$who: dry run under the default network"
+	like "$OUT" '"net":"allow"' "$who: agents default to --net allow"
+	like "$OUT" '"allow_domains":\["api.anthropic.com",[^]]*"mirror.example:8443"\]' \
+		"$who: ... with claude's domains, then the user's --allow-domain"
+	like "$OUT" '--setenv HTTPS_PROXY http://127.0.0.1:3128' "$who: ... through the proxy"
+	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- claude --net on --allow-domain x.example \
+		--dry-run -- -p hi
+	rc_is 2 "$who: --net on with --allow-domain is refused"
+	like "$ERR" 'contradictory policy: --net on' "$who: ... as a contradiction"
 
 	# shims
 	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- shim install claude

@@ -272,6 +272,8 @@ aj_host() { # CMD…
 }
 
 # Build AJ_CMD for WHO (see aj_run for the options).
+# Variables every aj_run of a test file passes (before its own -e ones), e.g. AJ_XENV=(A=1).
+AJ_XENV=()
 aj_cmd() {
 	local who=$1; shift
 	aj_use "$who"
@@ -297,7 +299,7 @@ aj_cmd() {
 	fi
 	AJ_CMD+=(env -i -C "$cwd" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME"
 		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="${TERM:-xterm}"
-		AGENTJAIL_STATE_DIR="$STATE" "${xenv[@]}" "$binpath" "$@")
+		AGENTJAIL_STATE_DIR="$STATE" "${AJ_XENV[@]}" "${xenv[@]}" "$binpath" "$@")
 	if [ -n "$tty" ]; then
 		local q
 		q=$(printf '%q ' "${AJ_CMD[@]}")

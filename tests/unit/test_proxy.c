@@ -109,6 +109,17 @@ static void read_exact(int fd, void *buf, size_t n)
 	}
 }
 
+/* Send msg and read it back from an echo at the other end. */
+static void echo_check(int fd, const char *msg)
+{
+	char back[64];
+	size_t n = strlen(msg);
+	assert_true(n <= sizeof back);
+	send_all(fd, msg, n);
+	read_exact(fd, back, n);
+	assert_memory_equal(back, msg, n);
+}
+
 /* Read a response head (through the empty line), NUL-terminated. */
 static void read_head(int fd, char *buf, size_t cap)
 {
@@ -420,13 +431,11 @@ static int connect_via(struct fx *f, const char *hostport, char *head, size_t ca
 static void connect_tunnel(void **state)
 {
 	struct fx *f = *state;
-	char hp[64], head[1024], buf[16];
+	char hp[64], head[1024];
 	(void)snprintf(hp, sizeof hp, "OK.test.:%u", f->echo.port); /* normalized: ok.test */
 	int fd = connect_via(f, hp, head, sizeof head);
 	assert_non_null(strstr(head, "HTTP/1.1 200"));
-	send_str(fd, "hello");
-	read_exact(fd, buf, 5);
-	assert_memory_equal(buf, "hello", 5);
+	echo_check(fd, "hello");
 	close(fd);
 	stop_proxy(f);
 	const struct net_event *ev = find_event("ok.test");
@@ -504,10 +513,7 @@ static void socks5_tunnel(void **state)
 	send_all(fd, req, n);
 	read_exact(fd, rep, 10);
 	assert_int_equal(rep[1], 0);
-	char buf[4];
-	send_str(fd, "ping");
-	read_exact(fd, buf, 4);
-	assert_memory_equal(buf, "ping", 4);
+	echo_check(fd, "ping");
 	close(fd);
 	stop_proxy(f);
 	const struct net_event *ev = find_event("ok.test");
@@ -800,11 +806,9 @@ static void thousand_tunnels(void **state)
 		assert_non_null(strstr(head, " 200 "));
 	}
 	for (int i = 0; i < N; i++) {
-		char msg[16], back[16];
-		int n = snprintf(msg, sizeof msg, "t%04d", i);
-		send_all(fds[i], msg, (size_t)n);
-		read_exact(fds[i], back, (size_t)n);
-		assert_memory_equal(msg, back, (size_t)n);
+		char msg[16];
+		(void)snprintf(msg, sizeof msg, "t%04d", i);
+		echo_check(fds[i], msg);
 	}
 	assert_int_equal(atomic_load(&f->echo.accepted), N);
 	for (int i = 0; i < N; i++)

@@ -174,6 +174,34 @@ void px_bury(struct proxy *p, struct px_handle *h)
 	p->graveyard[p->n_grave++] = h;
 }
 
+int px_send(int fd, const void *buf, size_t len, size_t *off)
+{
+	while (*off < len) {
+		ssize_t n = send(fd, (const char *)buf + *off, len - *off, MSG_NOSIGNAL);
+		if (n > 0)
+			*off += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+			return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+	}
+	return 1;
+}
+
+int px_recv(int fd, void *buf, size_t cap, size_t *len)
+{
+	while (*len < cap) {
+		ssize_t n = recv(fd, (char *)buf + *len, cap - *len, 0);
+		if (n > 0)
+			*len += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+			return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- connections */
 
 static void conn_free_bufs(struct px_conn *c)
@@ -241,20 +269,9 @@ static void conn_set_mask(struct proxy *p, struct px_conn *c, struct px_handle *
 /* Write what is queued for the client; true when all of it went. */
 static bool flush_out(struct px_conn *c, bool *failed)
 {
-	while (c->outoff < c->outlen) {
-		ssize_t n = send(c->c.fd, c->out + c->outoff, c->outlen - c->outoff, MSG_NOSIGNAL);
-		if (n > 0) {
-			c->outoff += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return false;
-		*failed = true;
-		return false;
-	}
-	return true;
+	int r = px_send(c->c.fd, c->out, c->outlen, &c->outoff);
+	*failed = r < 0;
+	return r > 0;
 }
 
 static void queue_out(struct px_conn *c, const void *buf, size_t n)
@@ -281,19 +298,15 @@ static void linger_step(struct proxy *p, struct px_conn *c)
 		c->dir[1].shut = true;
 	}
 	char buf[4096];
-	for (;;) {
-		ssize_t n = recv(c->c.fd, buf, sizeof buf, 0);
-		if (n > 0)
-			continue;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			conn_set_mask(p, c, &c->c, EPOLLIN);
+	size_t n = sizeof buf;
+	while (n == sizeof buf) { /* read and drop what the client still sends */
+		n = 0;
+		if (px_recv(c->c.fd, buf, sizeof buf, &n) < 0) {
+			conn_close(p, c);
 			return;
 		}
-		conn_close(p, c);
-		return;
 	}
+	conn_set_mask(p, c, &c->c, EPOLLIN);
 }
 
 /* Refuse or fail the request: the reply in the client's protocol, then a lingering close. */
@@ -351,19 +364,13 @@ static int pump_dir(struct px_conn *c, int i)
 	int src = i == 0 ? c->c.fd : c->u.fd, dst = i == 0 ? c->u.fd : c->c.fd;
 	uint64_t *bytes = i == 0 ? &c->ev.bytes_up : &c->ev.bytes_down;
 	for (;;) {
-		while (d->preoff < d->prelen) {
-			ssize_t n = send(dst, d->pre + d->preoff, d->prelen - d->preoff, MSG_NOSIGNAL);
-			if (n > 0) {
-				d->preoff += (size_t)n;
-				if (i == 0)
-					*bytes += (uint64_t)n;
-			} else if (n < 0 && errno == EINTR) {
-				continue;
-			} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-				return 0;
-			} else {
-				return -1;
-			}
+		if (d->preoff < d->prelen) {
+			size_t was = d->preoff;
+			int r = px_send(dst, d->pre, d->prelen, &d->preoff);
+			if (i == 0)
+				*bytes += d->preoff - was;
+			if (r <= 0)
+				return r;
 		}
 		while (d->inpipe > 0) {
 			ssize_t n = splice(d->pipe[0], NULL, dst, NULL, d->inpipe,
@@ -724,16 +731,10 @@ static int read_in(struct px_conn *c)
 				c->incap = HTTP_HEAD_MAX;
 			c->in = xrealloc(c->in, c->incap);
 		}
-		ssize_t n = recv(c->c.fd, c->in + c->inlen, c->incap - c->inlen, 0);
-		if (n > 0) {
-			c->inlen += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		return -1;
+		if (px_recv(c->c.fd, c->in, c->incap, &c->inlen) < 0)
+			return -1;
+		if (c->inlen < c->incap)
+			return 0; /* the socket is empty */
 	}
 }
 

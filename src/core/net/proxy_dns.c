@@ -321,37 +321,26 @@ static void tcp_read(struct proxy *p, struct px_dns_tcp *c)
 			c->incap = 512;
 			c->in = xrealloc(c->in, c->incap);
 		}
-		ssize_t n = recv(c->h.fd, c->in + c->inlen, c->incap - c->inlen, MSG_DONTWAIT);
-		if (n > 0) {
-			c->inlen += (size_t)n;
-			continue;
+		size_t before = c->inlen;
+		if (px_recv(c->h.fd, c->in, c->incap, &c->inlen) < 0) {
+			tcp_close(p, c);
+			return;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		tcp_close(p, c);
-		return;
+		if (c->inlen == before)
+			break; /* the socket is empty */
 	}
 	tcp_mask(p, c);
 }
 
 static void tcp_flush(struct proxy *p, struct px_dns_tcp *c)
 {
-	while (c->outoff < c->outlen) {
-		ssize_t n = send(c->h.fd, c->out + c->outoff, c->outlen - c->outoff,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n > 0) {
-			c->outoff += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			tcp_mask(p, c);
-			return;
-		}
+	int r = px_send(c->h.fd, c->out, c->outlen, &c->outoff);
+	if (r < 0) {
 		tcp_close(p, c);
+		return;
+	}
+	if (r == 0) {
+		tcp_mask(p, c);
 		return;
 	}
 	c->outoff = c->outlen = 0;

@@ -74,6 +74,12 @@ void px_events_stop(struct px_events *q); /* deliver what is left, join, free */
 int px_ep_set(struct proxy *p, struct px_handle *h, uint32_t mask);
 void px_bury(struct proxy *p, struct px_handle *h); /* close its fd, free at the round's end */
 int64_t px_wall_ms(void);
+/* Send buf[*off, len) on a non-blocking socket, advancing *off: 1 all of it went, 0 the socket
+ * is full, -1 failed. */
+int px_send(int fd, const void *buf, size_t len, size_t *off);
+/* Receive into buf[*len, cap) until it is full or the socket is empty, advancing *len: 0, or
+ * -1 at EOF or on an error. */
+int px_recv(int fd, void *buf, size_t cap, size_t *len);
 void px_event_init(struct net_event *ev, enum net_proto proto, const char *host, uint16_t port);
 void px_addr_text(int family, const uint8_t *addr, char *out, size_t cap);
 

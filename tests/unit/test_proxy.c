@@ -59,6 +59,22 @@ static int listen_on(int type, uint16_t *port)
 	return fd;
 }
 
+/* [::1]:0, or -1 when this host has no IPv6 loopback. */
+static int listen_v6(uint16_t *port)
+{
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	socklen_t len = sizeof sa;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(sa.sin6_port);
+	return fd;
+}
+
 static int dial(uint16_t port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -301,7 +317,7 @@ struct fx {
 	struct netrules rules;
 	struct proxy *p;
 	struct proxy_stats st;
-	uint16_t pport, udp_port, tcpdns_port;
+	uint16_t pport, pport6, udp_port, tcpdns_port;
 };
 
 static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -354,8 +370,9 @@ static int setup(void **state)
 	strv_free(&allow);
 	strv_free(&deny);
 	strv_free(&map);
-	struct proxy_listeners l = {.tcp6 = -1};
+	struct proxy_listeners l;
 	l.tcp4 = listen_on(SOCK_STREAM, &f->pport);
+	l.tcp6 = listen_v6(&f->pport6);
 	l.dns_udp = listen_on(SOCK_DGRAM, &f->udp_port);
 	l.dns_tcp = listen_on(SOCK_STREAM, &f->tcpdns_port);
 	px_test_timeouts(head_ms, 2000);
@@ -462,6 +479,24 @@ static void connect_pipelined_bytes(void **state)
 	assert_non_null(strstr(head, " 200 "));
 	read_exact(fd, buf, 5);
 	assert_memory_equal(buf, "early", 5);
+	close(fd);
+}
+
+static void ipv6_listener(void **state)
+{
+	struct fx *f = *state;
+	if (!f->pport6)
+		skip(); /* no ::1 on this host */
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = htons(f->pport6),
+				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	char req[128], head[256];
+	(void)snprintf(req, sizeof req, "CONNECT ok.test:%u HTTP/1.1\r\n\r\n", f->echo.port);
+	send_str(fd, req);
+	read_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	echo_check(fd, "over v6");
 	close(fd);
 }
 
@@ -895,6 +930,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(connect_tunnel, setup, teardown),
 		cmocka_unit_test_setup_teardown(connect_pipelined_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(ipv6_listener, setup, teardown),
 		cmocka_unit_test_setup_teardown(plain_http_one_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(socks5_tunnel, setup, teardown),
 		cmocka_unit_test_setup_teardown(socks5_denied, setup, teardown),

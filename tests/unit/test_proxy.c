@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -904,6 +905,41 @@ static void out_of_fds(void **state)
 	close(fd);
 }
 
+/* The proxy's threads take no signal: a process-directed one goes to a thread that takes it
+ * (here the main thread, waiting in sigwait as launch's signalfd would). */
+static void threads_block_signals(void **state)
+{
+	struct fx *f = *state;
+	char path[300], line[256];
+	DIR *d = opendir("/proc/self/task");
+	assert_non_null(d);
+	struct dirent *de;
+	int checked = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || atoi(de->d_name) == getpid())
+			continue;
+		(void)snprintf(path, sizeof path, "/proc/self/task/%s/status", de->d_name);
+		FILE *fp = fopen(path, "re");
+		if (!fp)
+			continue;
+		unsigned long long blk = 0;
+		while (fgets(line, sizeof line, fp))
+			if (!strncmp(line, "SigBlk:", 7))
+				blk = strtoull(line + 7, NULL, 16);
+		fclose(fp);
+		/* the test's own server threads block nothing; the proxy's two block every signal */
+		if (blk) {
+			int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP, SIGUSR1};
+			for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+				assert_true(blk & (1ULL << (sigs[i] - 1)));
+			checked++;
+		}
+	}
+	closedir(d);
+	(void)f;
+	assert_int_equal(checked, 2);
+}
+
 /* Stopping with tunnels open closes them and still delivers their events. */
 static void stop_with_open_tunnels(void **state)
 {
@@ -944,6 +980,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(dns_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(thousand_tunnels, setup, teardown),
 		cmocka_unit_test_setup_teardown(out_of_fds, setup, teardown),
+		cmocka_unit_test_setup_teardown(threads_block_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

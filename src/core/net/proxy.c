@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1120,9 +1121,16 @@ static int setup(struct proxy *p, struct err *e)
 	}
 	if (ares_setup(p, e) < 0)
 		return -1;
-	if (px_events_start(&p->evq, p->evq.sink, p->evq.arg, e) < 0)
+	/* the threads take no signal: the process's own (SIGCHLD, SIGINT…, read through a
+	 * signalfd by launch and supervise) must not be delivered to them instead */
+	sigset_t all, orig;
+	(void)sigfillset(&all);
+	(void)pthread_sigmask(SIG_BLOCK, &all, &orig);
+	int rc = px_events_start(&p->evq, p->evq.sink, p->evq.arg, e) < 0 ? -1
+		 : pthread_create(&p->thr, NULL, loop, p);
+	(void)pthread_sigmask(SIG_SETMASK, &orig, NULL);
+	if (rc < 0)
 		return -1;
-	int rc = pthread_create(&p->thr, NULL, loop, p);
 	if (rc != 0) {
 		px_events_stop(&p->evq);
 		return err_set(e, rc, "", "proxy: cannot start its thread");

@@ -923,12 +923,18 @@ static void threads_block_signals(void **state)
 		if (!fp)
 			continue;
 		unsigned long long blk = 0;
-		while (fgets(line, sizeof line, fp))
+		char name[32] = "", st = '?';
+		while (fgets(line, sizeof line, fp)) {
 			if (!strncmp(line, "SigBlk:", 7))
 				blk = strtoull(line + 7, NULL, 16);
+			if (!strncmp(line, "Name:", 5))
+				(void)sscanf(line + 5, "%31s", name);
+			if (!strncmp(line, "State:", 6))
+				(void)sscanf(line + 6, " %c", &st);
+		}
 		fclose(fp);
-		/* the test's own server threads block nothing; the proxy's two block every signal */
-		if (blk) {
+		/* the proxy's two threads (not one of an earlier test's, still going away) */
+		if (!strncmp(name, "aj-proxy", 8) && st != 'Z' && st != 'X') {
 			int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP, SIGUSR1};
 			for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
 				assert_true(blk & (1ULL << (sigs[i] - 1)));

@@ -1131,6 +1131,10 @@ static int setup(struct proxy *p, struct err *e)
 	(void)pthread_sigmask(SIG_SETMASK, &orig, NULL);
 	if (rc < 0)
 		return -1;
+	if (rc == 0) {
+		(void)pthread_setname_np(p->thr, "aj-proxy"); /* names for ps, top, gdb */
+		(void)pthread_setname_np(p->evq.thr, "aj-proxy-events");
+	}
 	if (rc != 0) {
 		px_events_stop(&p->evq);
 		return err_set(e, rc, "", "proxy: cannot start its thread");

@@ -319,6 +319,8 @@ struct fx {
 	struct proxy *p;
 	struct proxy_stats st;
 	uint16_t pport, pport6, udp_port, tcpdns_port;
+	int hole;                 /* a listener that never accepts, its queue filled */
+	uint16_t hole_port;
 };
 
 static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -336,7 +338,7 @@ static void sink(void *arg, const struct net_event *ev, size_t n)
 	pthread_mutex_unlock(&ev_mu);
 }
 
-static int head_ms = 5000;
+static int head_ms = 5000, connect_ms = 2000;
 
 static int setup(void **state)
 {
@@ -350,6 +352,13 @@ static int setup(void **state)
 	f->dns.fd = listen_on(SOCK_DGRAM, &f->dns.port);
 	f->dns.stopfd = eventfd(0, EFD_CLOEXEC);
 	assert_int_equal(pthread_create(&f->dns.thr, NULL, fakedns_main, &f->dns), 0);
+	f->hole = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in hsa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t hlen = sizeof hsa;
+	assert_int_equal(bind(f->hole, (struct sockaddr *)&hsa, sizeof hsa), 0);
+	assert_int_equal(listen(f->hole, 0), 0);
+	assert_int_equal(getsockname(f->hole, (struct sockaddr *)&hsa, &hlen), 0);
+	f->hole_port = ntohs(hsa.sin_port);
 	char spec[128];
 	struct strv allow = STRV_INIT, deny = STRV_INIT, map = STRV_INIT;
 	(void)snprintf(spec, sizeof spec, "ok.test:%u", f->echo.port);
@@ -360,6 +369,9 @@ static int setup(void **state)
 	strv_push(&allow, spec);
 	(void)snprintf(spec, sizeof spec, "res.test:%u", f->echo.port);
 	strv_push(&allow, spec);
+	(void)snprintf(spec, sizeof spec, "hole.test:%u", f->hole_port);
+	strv_push(&allow, spec);
+	strv_push(&map, "hole.test=127.0.0.1");
 	strv_push(&allow, "*.wild.test");
 	strv_push(&deny, "bad.wild.test");
 	strv_push(&map, "ok.test=127.0.0.1");
@@ -376,7 +388,7 @@ static int setup(void **state)
 	l.tcp6 = listen_v6(&f->pport6);
 	l.dns_udp = listen_on(SOCK_DGRAM, &f->udp_port);
 	l.dns_tcp = listen_on(SOCK_STREAM, &f->tcpdns_port);
-	px_test_timeouts(head_ms, 2000);
+	px_test_timeouts(head_ms, connect_ms);
 	(void)snprintf(spec, sizeof spec, "127.0.0.1:%u", f->dns.port);
 	px_test_resolver(spec);
 	if (proxy_start(&l, &f->rules, sink, NULL, &f->p, &e) < 0)
@@ -409,11 +421,13 @@ static int teardown(void **state)
 	close(f->dns.fd);
 	close(f->dns.stopfd);
 	netrules_free(&f->rules);
+	close(f->hole);
 	px_test_resolver(NULL);
 	int after = count_fds(), before = f->fds_before;
 	uint64_t open_now = f->st.open_now;
 	free(f);
 	head_ms = 5000;
+	connect_ms = 2000;
 	if (after != before) {
 		print_error("fds: %d before, %d after\n", before, after);
 		return -1;
@@ -648,6 +662,37 @@ static void upstream_refused_502(void **state)
 	assert_non_null(strstr(ev->error, "connect"));
 }
 
+/* An upstream that never answers the connect: 504 when the connect deadline passes. */
+static void upstream_timeout_504(void **state)
+{
+	struct fx *f = *state;
+	/* fill the hole's accept queue: from then on its SYNs are dropped */
+	int fill[3];
+	for (int i = 0; i < 3; i++) {
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->hole_port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		(void)connect(fill[i], (struct sockaddr *)&sa, sizeof sa);
+	}
+	usleep(100000);
+	char hp[64], head[1024], body[512];
+	(void)snprintf(hp, sizeof hp, "hole.test:%u", f->hole_port);
+	long long t0 = clock_mono_ms();
+	int fd = connect_via(f, hp, head, sizeof head);
+	long long took = clock_mono_ms() - t0;
+	read_all(fd, body, sizeof body);
+	close(fd);
+	for (int i = 0; i < 3; i++)
+		close(fill[i]);
+	if (!strstr(head, "HTTP/1.1 504"))
+		fail_msg("not a 504 after %lld ms: %s", took, head);
+	assert_true(took >= 250);
+	stop_proxy(f);
+	const struct net_event *ev = find_event("hole.test");
+	assert_non_null(ev);
+	assert_non_null(strstr(ev->error, "timeout"));
+}
+
 static void half_close(void **state)
 {
 	struct fx *f = *state;
@@ -688,6 +733,12 @@ static void slow_and_vanishing_clients(void **state)
 static int setup_slow(void **state)
 {
 	head_ms = 300;
+	return setup(state);
+}
+
+static int setup_short_connect(void **state)
+{
+	connect_ms = 300;
 	return setup(state);
 }
 
@@ -979,6 +1030,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(http_denials, setup, teardown),
 		cmocka_unit_test_setup_teardown(resolved_loopback_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(upstream_refused_502, setup, teardown),
+		cmocka_unit_test_setup_teardown(upstream_timeout_504, setup_short_connect, teardown),
 		cmocka_unit_test_setup_teardown(half_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_and_vanishing_clients, setup_slow, teardown),
 		cmocka_unit_test_setup_teardown(oversized_head, setup, teardown),

@@ -1,6 +1,7 @@
-/* proxy_internal.h: what the proxy's files share (proxy.c the loop, the connections and the
- * relay; proxy_dns.c the DNS stub; proxy_events.c the event queue and its writer). Private to
- * src/core/net/proxy*.c and the proxy's unit test. Helpers carry the prefix px_. */
+/* proxy_internal.h: what the proxy's files share (proxy.c start, stop, the loop and c-ares;
+ * proxy_conn.c the connections and the relay; proxy_dns.c the DNS stub; proxy_events.c the
+ * event queue and its writer). Private to src/core/net/proxy*.c and the proxy's unit test.
+ * Helpers carry the prefix px_. */
 #pragma once
 #include <ares.h>
 #include <pthread.h>
@@ -65,14 +66,23 @@ struct px_ares {
 	struct px_ares *next;
 };
 
+#define PX_SWEEP_MS 100 /* how often deadlines are looked at */
+
+/* proxy_conn.c */
+void px_accept(struct proxy *p, struct px_handle *listener);
+void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_CLIENT/UPSTREAM */
+void px_sweep(struct proxy *p, long long now); /* deadlines; the DNS stub's; resting listeners */
+void px_close_all(struct proxy *p);            /* every connection, its event delivered */
+
 /* proxy_events.c */
 int px_events_start(struct px_events *q, net_event_sink sink, void *arg, struct err *e) WUR;
 void px_events_push(struct px_events *q, const struct net_event *ev);
 void px_events_stop(struct px_events *q); /* deliver what is left, join, free */
 
-/* proxy.c, used by proxy_dns.c */
+/* proxy.c, used by the others */
 int px_ep_set(struct proxy *p, struct px_handle *h, uint32_t mask);
 void px_bury(struct proxy *p, struct px_handle *h); /* close its fd, free at the round's end */
+void px_close_fd(int *fd);                           /* close it if open, set it to -1 */
 int64_t px_wall_ms(void);
 /* Send buf[*off, len) on a non-blocking socket, advancing *off: 1 all of it went, 0 the socket
  * is full, -1 failed. */

@@ -260,6 +260,12 @@ static void matching(void **state)
 	assert_int_equal(check(&r, "x.both.test", 443, "x.both.test:443"), NV_DENY_LISTED);
 	assert_int_equal(check(&r, "x.both.test", 80, "*.both.test"), NV_ALLOW);
 	assert_int_equal(check(&r, "both.test", 22, "both.test:22"), NV_DENY_LISTED);
+	/* port 0, the DNS stub's question: is the name allowed at any port */
+	assert_int_equal(check(&r, "api.example.net", 0, "api.example.net:8443"), NV_ALLOW);
+	assert_int_equal(check(&r, "www.example.org", 0, "*.example.org"), NV_ALLOW);
+	assert_int_equal(check(&r, "evil.example.org", 0, "evil.example.org"), NV_DENY_LISTED);
+	assert_int_equal(check(&r, "x.both.test", 0, "*.both.test"), NV_ALLOW); /* denied at 443 only */
+	assert_int_equal(check(&r, "other.example", 0, NULL), NV_NOT_ALLOWED);
 	/* the caller passes normalized names: case was folded there */
 	char *n = NULL;
 	struct err e = {0};
@@ -303,6 +309,8 @@ static void mappings(void **state)
 	assert_false(netrules_addr_ok(&r, &d, AF_INET, lo4));
 	assert_false(netrules_addr_ok(&r, &d, AF_INET, pub));
 	assert_int_equal(netrules_check(&r, "plain.test", 8080, &d), NV_BAD_PORT);
+	assert_int_equal(netrules_check(&r, "plain.test", 0, &d), NV_ALLOW); /* DNS: the name */
+	assert_non_null(d.mapped);
 	/* mapped and allowed at a port */
 	assert_int_equal(netrules_check(&r, "api.test", 8443, &d), NV_ALLOW);
 	assert_non_null(d.mapped);

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <idn2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -235,8 +236,9 @@ int netrule_parse(const char *spec, struct netrule *out, struct err *e)
 	int rc = net_host_normalize(wild ? h + 2 : h, &norm, e);
 	free(h);
 	if (rc < 0) {
-		err_wrap(e, "%s", spec);
-		return -1;
+		char what[sizeof e->what];
+		snprintf(what, sizeof what, "%s", e ? e->what : "");
+		return err_set(e, 0, spec, "%s", what); /* the whole entry, not its host */
 	}
 	int fam;
 	uint8_t a[16];
@@ -276,8 +278,9 @@ int netmap_parse(const char *spec, struct netmap *out, struct err *e)
 	int fam;
 	uint8_t a[16];
 	if (rc < 0) {
-		err_wrap(e, "--map-host %s: NAME", spec);
-		return -1;
+		char what[sizeof e->what];
+		snprintf(what, sizeof what, "NAME: %.480s", e ? e->what : "");
+		return err_set(e, 0, spec, "%s", what);
 	}
 	if (parse_ip(host, &fam, a)) {
 		free(host);
@@ -371,6 +374,8 @@ static bool default_port(uint16_t port)
 	return port == 80 || port == 443;
 }
 
+/* Port 0 asks about the name alone (the DNS stub): allowed when an allow rule or a mapping
+ * names it, at whatever port, and no deny rule without a port refuses it. */
 enum net_verdict netrules_check(const struct netrules *r, const char *host, uint16_t port,
 				struct net_decision *d)
 {
@@ -378,7 +383,7 @@ enum net_verdict netrules_check(const struct netrules *r, const char *host, uint
 	/* a deny rule without a port refuses every port of that host */
 	for (size_t i = 0; i < r->n_deny; i++) {
 		const struct netrule *x = &r->deny[i];
-		if (host_matches(x, host) && (x->port == 0 || x->port == port)) {
+		if (host_matches(x, host) && (x->port == 0 || (port && x->port == port))) {
 			d->rule = x;
 			return d->v = NV_DENY_LISTED;
 		}
@@ -393,14 +398,14 @@ enum net_verdict netrules_check(const struct netrules *r, const char *host, uint
 		const struct netrule *x = &r->allow[i];
 		if (!host_matches(x, host))
 			continue;
-		if (x->port ? x->port == port : default_port(port)) {
+		if (!port || (x->port ? x->port == port : default_port(port))) {
 			d->rule = x;
 			return d->v = NV_ALLOW;
 		}
 		if (!named)
 			named = x;
 	}
-	if (d->mapped && default_port(port))
+	if (d->mapped && (!port || default_port(port)))
 		return d->v = NV_ALLOW;
 	if (named || d->mapped) {
 		d->rule = named;

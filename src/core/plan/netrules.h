@@ -70,7 +70,8 @@ struct net_decision {
 };
 
 /* Check a normalized host (name or IP text) and port: deny list, then allow list and
- * mappings, then the port. No DNS. */
+ * mappings, then the port. No DNS. Port 0 asks about the name alone (the DNS stub): allowed
+ * when an allow rule or a mapping names it at any port and no port-less deny rule does. */
 enum net_verdict netrules_check(const struct netrules *r, const char *host, uint16_t port,
 				struct net_decision *d);
 

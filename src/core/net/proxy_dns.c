@@ -48,16 +48,7 @@ struct px_dns_job {
 
 bool px_dns_name_allowed(const struct netrules *r, const char *host, struct net_decision *d)
 {
-	uint16_t ports[2] = {443, 80};
-	for (size_t i = 0; i < 2; i++)
-		if (netrules_check(r, host, ports[i], d) == NV_ALLOW)
-			return true;
-	for (size_t i = 0; i < r->n_allow; i++)
-		if (r->allow[i].port > 0 &&
-		    netrules_check(r, host, (uint16_t)r->allow[i].port, d) == NV_ALLOW)
-			return true;
-	(void)netrules_check(r, host, 443, d); /* the decision the reason is written from */
-	return false;
+	return netrules_check(r, host, 0, d) == NV_ALLOW; /* port 0: the name at any port */
 }
 
 /* ---------------------------------------------------------------- answering */
@@ -184,6 +175,7 @@ static void answer(struct proxy *p, struct px_dns_job *j)
 	}
 	px_event_init(&j->ev, NP_DNS, host, 0);
 	if (!px_dns_name_allowed(p->rules, host, &j->d)) {
+		/* worded for port 443: net_deny_reason would print port 0 as ":0" */
 		char *reason = net_deny_reason(&j->d, host, 443);
 		(void)snprintf(j->ev.rule, sizeof j->ev.rule, "%s", reason ? reason : "not allowed");
 		free(reason);

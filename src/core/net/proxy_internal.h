@@ -100,8 +100,8 @@ void px_dns_tcp_event(struct proxy *p, struct px_dns_tcp *c, uint32_t ev);
 void px_dns_sweep(struct proxy *p, long long now); /* close idle DNS-over-TCP connections */
 void px_dns_close_all(struct proxy *p);
 
-/* May the DNS stub answer for this normalized name: would a connection to it on some port be
- * allowed (deny → allow → port, as netrules_check decides)? d filled from the allowing check. */
+/* May the DNS stub answer for this normalized name (netrules_check with port 0: an allow rule
+ * or a mapping names it at some port, and no port-less deny rule refuses it)? */
 bool px_dns_name_allowed(const struct netrules *r, const char *host, struct net_decision *d);
 
 /* For the unit test: timeouts (ms) for the next proxy_start (0 keeps the default: the request

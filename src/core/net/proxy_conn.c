@@ -734,7 +734,9 @@ void px_accept(struct proxy *p, struct px_handle *l)
 		__atomic_add_fetch(&p->n_conns, 1, __ATOMIC_RELAXED);
 		int one = 1;
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		conn_set_mask(p, c, &c->c, EPOLLIN);
+		/* a client often sends its request right behind the handshake: read it now rather
+		 * than a loop round later (registers for EPOLLIN when there is nothing yet) */
+		client_head(p, c);
 	}
 }
 

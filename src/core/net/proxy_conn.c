@@ -82,15 +82,14 @@ static void set_text(char *dst, size_t cap, const char *s)
 }
 
 /* Registered with no events: EPOLLERR and EPOLLHUP still come. */
-static int ep_add_quiet(struct proxy *p, struct px_handle *h)
+static int ep_quiet(struct proxy *p, struct px_handle *h)
 {
 	struct epoll_event ev = {.events = 0, .data.ptr = h};
-	if (epoll_ctl(p->ep, EPOLL_CTL_ADD, h->fd, &ev) < 0)
+	if (epoll_ctl(p->ep, h->mask ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, h->fd, &ev) < 0)
 		return -1;
 	h->mask = EPOLLERR; /* not 0: "registered" */
 	return 0;
 }
-
 
 static void conn_free_bufs(struct px_conn *c)
 {
@@ -574,8 +573,7 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 	else if (c->d.rule)
 		set_text(c->ev.rule, sizeof c->ev.rule, c->d.rule->spec);
 	/* the client is watched for errors only until the tunnel is up */
-	(void)px_ep_set(p, &c->c, 0);
-	(void)ep_add_quiet(p, &c->c);
+	(void)ep_quiet(p, &c->c);
 	c->deadline = clock_mono_ms() + p->connect_ms;
 	struct sockaddr_storage sa;
 	socklen_t len;

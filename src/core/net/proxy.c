@@ -1,0 +1,387 @@
+/* proxy.c: the egress proxy's start and stop, its loop and c-ares in it (doc/design.md §4).
+ *
+ * One thread runs one epoll loop over: the stop eventfd, the TCP listeners and every
+ * connection's two sockets (proxy_conn.c), the DNS stub's sockets (proxy_dns.c) and c-ares's
+ * sockets (added and removed by its socket-state callback; ares_timeout bounds the wait).
+ * Objects closed during a round of events are freed at its end (px_bury), so an event still
+ * queued for one is skipped, never followed into freed memory. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/net/proxy_internal.h"
+#include "util/clock.h"
+#include "util/xalloc.h"
+
+#define PX_HEAD_MS 10000      /* the request head (and a denial's lingering close) */
+#define PX_CONNECT_MS 10000   /* resolution plus one address's connect */
+
+static int test_head_ms, test_connect_ms;
+static char *test_resolver;
+
+void px_test_timeouts(int head_ms, int connect_ms)
+{
+	test_head_ms = head_ms;
+	test_connect_ms = connect_ms;
+}
+
+size_t px_test_open(const struct proxy *p)
+{
+	return __atomic_load_n(&p->n_conns, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&p->n_dns_conns, __ATOMIC_RELAXED);
+}
+
+void px_test_resolver(const char *servers_csv)
+{
+	free(test_resolver);
+	test_resolver = servers_csv ? xstrdup(servers_csv) : NULL;
+}
+
+int64_t px_wall_ms(void)
+{
+	struct timespec ts;
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void px_event_init(struct net_event *ev, enum net_proto proto, const char *host, uint16_t port)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->at_ms = px_wall_ms();
+	ev->proto = proto;
+	ev->port = port;
+	size_t i = 0;
+	for (; host && host[i] && i < sizeof ev->host - 1; i++) {
+		unsigned char ch = (unsigned char)host[i];
+		ev->host[i] = ch > 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	ev->host[i] = '\0';
+}
+
+void px_addr_text(int family, const uint8_t *addr, char *out, size_t cap)
+{
+	if (!inet_ntop(family, addr, out, (socklen_t)cap))
+		(void)snprintf(out, cap, "?");
+}
+
+int px_ep_set(struct proxy *p, struct px_handle *h, uint32_t mask)
+{
+	if (h->fd < 0 || h->dead || mask == h->mask)
+		return 0;
+	struct epoll_event ev = {.events = mask, .data.ptr = h};
+	int op = !h->mask ? EPOLL_CTL_ADD : mask ? EPOLL_CTL_MOD : EPOLL_CTL_DEL;
+	if (epoll_ctl(p->ep, op, h->fd, &ev) < 0)
+		return -1;
+	h->mask = mask;
+	return 0;
+}
+
+void px_close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		(void)close(*fd);
+		*fd = -1;
+	}
+}
+
+void px_bury(struct proxy *p, struct px_handle *h)
+{
+	h->dead = true;
+	if (h->fd >= 0) {
+		(void)close(h->fd); /* leaves the epoll set with it */
+		h->fd = -1;
+	}
+	if (p->n_grave == p->cap_grave) {
+		p->cap_grave = p->cap_grave ? p->cap_grave * 2 : 64;
+		p->graveyard = xrealloc(p->graveyard, p->cap_grave * sizeof *p->graveyard);
+	}
+	p->graveyard[p->n_grave++] = h;
+}
+
+int px_send(int fd, const void *buf, size_t len, size_t *off)
+{
+	while (*off < len) {
+		ssize_t n = send(fd, (const char *)buf + *off, len - *off, MSG_NOSIGNAL);
+		if (n > 0)
+			*off += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+			return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+	}
+	return 1;
+}
+
+int px_recv(int fd, void *buf, size_t cap, size_t *len)
+{
+	while (*len < cap) {
+		ssize_t n = recv(fd, (char *)buf + *len, cap - *len, 0);
+		if (n > 0)
+			*len += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+			return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- c-ares */
+
+static void ares_sock(void *data, ares_socket_t fd, int readable, int writable)
+{
+	struct proxy *p = data;
+	struct px_ares **pp = &p->ares_fds;
+	while (*pp && (*pp)->h.fd != fd)
+		pp = &(*pp)->next;
+	if (!readable && !writable) {
+		if (*pp) {
+			struct px_ares *a = *pp;
+			*pp = a->next;
+			if (a->h.mask)
+				(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, fd, NULL);
+			a->h.fd = -1; /* c-ares closes it */
+			a->h.mask = 0;
+			px_bury(p, &a->h);
+		}
+		return;
+	}
+	if (!*pp) {
+		struct px_ares *a = xcalloc(1, sizeof *a);
+		a->h = (struct px_handle){.kind = PK_ARES, .fd = fd};
+		a->next = p->ares_fds;
+		p->ares_fds = a;
+		pp = &p->ares_fds;
+	}
+	(void)px_ep_set(p, &(*pp)->h, (readable ? EPOLLIN : 0) | (writable ? EPOLLOUT : 0));
+}
+
+static int ares_cloexec(ares_socket_t fd, int type, void *data)
+{
+	(void)type, (void)data;
+	return fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ? -1 : 0;
+}
+
+static int ares_setup(struct proxy *p, struct err *e)
+{
+	int rc = ares_library_init(ARES_LIB_INIT_ALL);
+	if (rc != ARES_SUCCESS)
+		return err_set(e, 0, "", "proxy: cannot initialise c-ares: %s", ares_strerror(rc));
+	struct ares_options o = {
+		.sock_state_cb = ares_sock, .sock_state_cb_data = p, .timeout = 2000, .tries = 2,
+	};
+	rc = ares_init_options(&p->ch, &o,
+			       ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
+	if (rc != ARES_SUCCESS) {
+		ares_library_cleanup();
+		return err_set(e, 0, "/etc/resolv.conf", "proxy: cannot set up the resolver: %s",
+			       ares_strerror(rc));
+	}
+	p->ares_ok = true;
+	ares_set_socket_configure_callback(p->ch, ares_cloexec, NULL);
+	if (test_resolver && ares_set_servers_ports_csv(p->ch, test_resolver) != ARES_SUCCESS)
+		return err_set(e, 0, test_resolver, "proxy: bad resolver address");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+static void *loop(void *arg)
+{
+	struct proxy *p = arg;
+	struct epoll_event evs[256];
+	long long next_sweep = clock_mono_ms() + PX_SWEEP_MS;
+	bool stop = false;
+	while (!stop) {
+		long long now = clock_mono_ms();
+		int timeout = next_sweep > now ? (int)(next_sweep - now) : 0;
+		struct timeval max = {.tv_sec = 0, .tv_usec = timeout * 1000}, tv;
+		struct timeval *t = ares_timeout(p->ch, &max, &tv);
+		if (t)
+			timeout = (int)(t->tv_sec * 1000 + (t->tv_usec + 999) / 1000);
+		int n = epoll_wait(p->ep, evs, 256, timeout);
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct px_handle *h = evs[i].data.ptr;
+			uint32_t ev = evs[i].events;
+			if (h->dead)
+				continue;
+			switch (h->kind) {
+			case PK_STOP:
+				stop = true;
+				break;
+			case PK_LISTEN:
+				px_accept(p, h);
+				break;
+			case PK_DNS_UDP:
+				px_dns_udp_ready(p);
+				break;
+			case PK_DNS_LISTEN:
+				px_dns_accept(p);
+				break;
+			case PK_ARES:
+				ares_process_fd(p->ch,
+						ev & (EPOLLIN | EPOLLERR | EPOLLHUP) ? h->fd
+										      : ARES_SOCKET_BAD,
+						ev & EPOLLOUT ? h->fd : ARES_SOCKET_BAD);
+				break;
+			case PK_CLIENT:
+			case PK_UPSTREAM:
+				px_conn_event(p, h, ev);
+				break;
+			case PK_DNS_TCP:
+				px_dns_tcp_event(p, (struct px_dns_tcp *)h, ev);
+				break;
+			}
+		}
+		ares_process_fd(p->ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* lookups' timeouts */
+		now = clock_mono_ms();
+		if (now >= next_sweep) {
+			px_sweep(p, now);
+			next_sweep = now + PX_SWEEP_MS;
+		}
+		for (size_t i = 0; i < p->n_grave; i++)
+			free(p->graveyard[i]); /* every kind begins with its handle */
+		p->n_grave = 0;
+	}
+	return NULL;
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl); /* best effort: fewer tunnels otherwise */
+	}
+}
+
+static void teardown(struct proxy *p)
+{
+	px_close_all(p);
+	px_dns_close_all(p);
+	if (p->ares_ok) {
+		ares_destroy(p->ch); /* calls back the lookups in flight: they bury their conns */
+		ares_library_cleanup();
+		p->ares_ok = false;
+	}
+	while (p->ares_fds) {
+		struct px_ares *a = p->ares_fds;
+		p->ares_fds = a->next;
+		free(a);
+	}
+	for (size_t i = 0; i < p->n_grave; i++)
+		free(p->graveyard[i]);
+	free(p->graveyard);
+	p->graveyard = NULL;
+	p->n_grave = p->cap_grave = 0;
+	struct px_handle *hs[] = {&p->listen_h[0], &p->listen_h[1], &p->udp_h, &p->dnsl_h,
+				  &p->stop_h};
+	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++)
+		px_close_fd(&hs[i]->fd);
+	px_close_fd(&p->ep);
+}
+
+static int setup(struct proxy *p, struct err *e)
+{
+	p->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (p->ep < 0)
+		return err_set(e, errno, "", "proxy: cannot create an epoll instance");
+	p->stop_h.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->stop_h.fd < 0)
+		return err_set(e, errno, "", "proxy: cannot create its stop eventfd");
+	struct px_handle *hs[] = {&p->stop_h, &p->listen_h[0], &p->listen_h[1], &p->udp_h,
+				  &p->dnsl_h};
+	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
+		if (hs[i]->fd < 0)
+			continue;
+		int fl = fcntl(hs[i]->fd, F_GETFL);
+		if (fl < 0 || fcntl(hs[i]->fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+		    px_ep_set(p, hs[i], EPOLLIN) < 0)
+			return err_set(e, errno, "", "proxy: cannot watch listener fd %d",
+				       hs[i]->fd);
+	}
+	if (ares_setup(p, e) < 0)
+		return -1;
+	/* the threads take no signal: the process's own (SIGCHLD, SIGINT…, read through a
+	 * signalfd by launch and supervise) must not be delivered to them instead */
+	sigset_t all, orig;
+	(void)sigfillset(&all);
+	(void)pthread_sigmask(SIG_BLOCK, &all, &orig);
+	int rc = px_events_start(&p->evq, p->evq.sink, p->evq.arg, e) < 0 ? -1
+		 : pthread_create(&p->thr, NULL, loop, p);
+	(void)pthread_sigmask(SIG_SETMASK, &orig, NULL);
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		(void)pthread_setname_np(p->thr, "aj-proxy"); /* names for ps, top, gdb */
+		(void)pthread_setname_np(p->evq.thr, "aj-proxy-events");
+	}
+	if (rc != 0) {
+		px_events_stop(&p->evq);
+		return err_set(e, rc, "", "proxy: cannot start its thread");
+	}
+	p->thr_started = true;
+	return 0;
+}
+
+int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
+		net_event_sink sink, void *arg, struct proxy **out, struct err *e)
+{
+	*out = NULL;
+	raise_nofile();
+	struct proxy *p = xcalloc(1, sizeof *p);
+	p->rules = rules;
+	p->head_ms = test_head_ms > 0 ? test_head_ms : PX_HEAD_MS;
+	p->connect_ms = test_connect_ms > 0 ? test_connect_ms : PX_CONNECT_MS;
+	p->listen_h[0] = (struct px_handle){.kind = PK_LISTEN, .fd = l->tcp4};
+	p->listen_h[1] = (struct px_handle){.kind = PK_LISTEN, .fd = l->tcp6};
+	p->udp_h = (struct px_handle){.kind = PK_DNS_UDP, .fd = l->dns_udp};
+	p->dnsl_h = (struct px_handle){.kind = PK_DNS_LISTEN, .fd = l->dns_tcp};
+	p->stop_h = (struct px_handle){.kind = PK_STOP, .fd = -1};
+	p->evq.sink = sink;
+	p->evq.arg = arg;
+	if (setup(p, e) < 0) {
+		teardown(p);
+		free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+void proxy_stop(struct proxy *p, struct proxy_stats *st)
+{
+	if (!p) {
+		if (st)
+			memset(st, 0, sizeof *st);
+		return;
+	}
+	if (p->thr_started) {
+		uint64_t one = 1;
+		if (write(p->stop_h.fd, &one, sizeof one) != sizeof one)
+			(void)0; /* cannot fail on a fresh eventfd; the join below would hang if so */
+		(void)pthread_join(p->thr, NULL);
+	}
+	p->st.open_now = p->n_conns + p->n_dns_conns;
+	teardown(p);
+	px_events_stop(&p->evq);
+	p->st.events_dropped = p->evq.dropped;
+	if (st)
+		*st = p->st;
+	free(p);
+}

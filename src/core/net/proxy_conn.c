@@ -1,0 +1,828 @@
+/* proxy_conn.c: the egress proxy's connections (doc/design.md §4). A connection reads its
+ * request head (bounded by HTTP_HEAD_MAX and a deadline; the first byte picks SOCKS5 or HTTP),
+ * is checked against the rules before any lookup, resolves through c-ares in the proxy's loop
+ * (a mapping or an IP literal needs none), has each address checked again (netrules_addr_ok),
+ * connects to exactly that address, then relays with splice() through one pipe per direction,
+ * half-closing each direction as its source ends. Each connection ends as one net_event. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "core/net/httpreq.h"
+#include "core/net/proxy_internal.h"
+#include "core/net/socks5.h"
+#include "util/clock.h"
+#include "util/xalloc.h"
+
+#define PX_ADDRS_MAX 8        /* addresses tried per request */
+#define PX_PIPE_CAP 65536     /* bytes a relay pipe holds (Linux's default size) */
+#define PX_PIPE_BIG (1 << 20) /* a busy direction's pipe (after PX_PIPE_GROW bytes) */
+#define PX_PIPE_GROW (4 << 20)
+#define PX_CONNS_MAX 8192     /* open proxy connections; more are closed at accept */
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+enum cstate { CS_HEAD, CS_RESOLVING, CS_CONNECTING, CS_RELAY, CS_LINGER };
+
+/* One direction of the relay: src → pipe → dst, after `pre` (bytes of ours) is written. */
+struct px_dir {
+	int pipe[2];
+	size_t inpipe;
+	bool eof;       /* src said EOF */
+	bool shut;      /* dst shut for writing */
+	bool stalled;   /* the pipe took no more: wait for dst to drain it */
+	bool grown;     /* its pipe was offered PX_PIPE_BIG */
+	size_t cap;     /* bytes the pipe holds */
+	char *pre;
+	size_t prelen, preoff;
+};
+
+struct px_conn {
+	struct px_handle c;       /* the client (inside the jail) */
+	struct px_handle u;       /* the upstream, -1 until a connect */
+	struct px_conn *prev, *next;
+	struct proxy *p;
+	enum cstate st;
+	bool socks, greeted, resolving, closed;
+	char *in;
+	size_t inlen, incap;
+	struct http_req req;      /* plain HTTP: the head to send upstream */
+	bool have_req;
+	char *up;                 /* to the upstream once connected */
+	size_t uplen;
+	char *out;                /* to the client: 200, the SOCKS reply, or the refusal */
+	size_t outlen, outoff;
+	struct sockaddr_storage addrs[PX_ADDRS_MAX];
+	socklen_t addrlens[PX_ADDRS_MAX];
+	size_t n_addrs, i_addr;
+	bool timed_out;
+	long long t0, deadline;
+	struct net_decision d;
+	struct net_event ev;
+	bool have_ev;
+	struct px_dir dir[2];     /* 0: client → upstream, 1: upstream → client */
+	bool hup[2];              /* 0: the client fd, 1: the upstream fd, taken out of epoll */
+};
+
+static void set_text(char *dst, size_t cap, const char *s)
+{
+	size_t n = 0;
+	for (; s && s[n] && n < cap - 1; n++)
+		dst[n] = s[n];
+	dst[n] = '\0';
+}
+
+/* Registered with no events: EPOLLERR and EPOLLHUP still come. */
+static int ep_quiet(struct proxy *p, struct px_handle *h)
+{
+	struct epoll_event ev = {.events = 0, .data.ptr = h};
+	if (epoll_ctl(p->ep, h->mask ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, h->fd, &ev) < 0)
+		return -1;
+	h->mask = EPOLLERR; /* not 0: "registered" */
+	return 0;
+}
+
+static void conn_free_bufs(struct px_conn *c)
+{
+	free(c->in);
+	c->in = NULL;
+	c->inlen = c->incap = 0;
+	if (c->have_req) {
+		http_req_free(&c->req);
+		c->have_req = false;
+	}
+}
+
+/* Deliver the event, close both sockets and the pipes; freed at the round's end (or, while a
+ * lookup is in flight, when c-ares calls back). */
+static void conn_close(struct proxy *p, struct px_conn *c)
+{
+	if (c->closed)
+		return;
+	c->closed = true;
+	if (c->have_ev) {
+		c->ev.dur_ms = clock_mono_ms() - c->t0;
+		px_events_push(&p->evq, &c->ev);
+		c->have_ev = false;
+	}
+	for (int i = 0; i < 2; i++) {
+		px_close_fd(&c->dir[i].pipe[0]);
+		px_close_fd(&c->dir[i].pipe[1]);
+	}
+	c->u.dead = true;
+	px_close_fd(&c->u.fd);
+	c->c.dead = true;
+	px_close_fd(&c->c.fd);
+	conn_free_bufs(c);
+	free(c->up);
+	c->up = NULL;
+	free(c->out);
+	c->out = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+	__atomic_sub_fetch(&p->n_conns, 1, __ATOMIC_RELAXED); /* read by px_test_open */
+	if (!c->resolving)
+		px_bury(p, &c->c);
+}
+
+static void conn_set_mask(struct proxy *p, struct px_conn *c, struct px_handle *h, uint32_t m)
+{
+	if (px_ep_set(p, h, m) < 0)
+		conn_close(p, c);
+}
+
+/* Write what is queued for the client; true when all of it went. */
+static bool flush_out(struct px_conn *c, bool *failed)
+{
+	int r = px_send(c->c.fd, c->out, c->outlen, &c->outoff);
+	*failed = r < 0;
+	return r > 0;
+}
+
+static void queue_out(struct px_conn *c, const void *buf, size_t n)
+{
+	c->out = xrealloc(c->out, c->outlen + n);
+	memcpy(c->out + c->outlen, buf, n);
+	c->outlen += n;
+}
+
+/* Write the queued reply, shut our side, and read until the client closes (so the reply is not
+ * lost to a reset), or the deadline. */
+static void linger_step(struct proxy *p, struct px_conn *c)
+{
+	bool failed = false;
+	if (!flush_out(c, &failed)) {
+		if (failed)
+			conn_close(p, c);
+		else
+			conn_set_mask(p, c, &c->c, EPOLLOUT);
+		return;
+	}
+	if (!c->dir[1].shut) {
+		(void)shutdown(c->c.fd, SHUT_WR);
+		c->dir[1].shut = true;
+	}
+	char buf[4096];
+	size_t n = sizeof buf;
+	while (n == sizeof buf) { /* read and drop what the client still sends */
+		n = 0;
+		if (px_recv(c->c.fd, buf, sizeof buf, &n) < 0) {
+			conn_close(p, c);
+			return;
+		}
+	}
+	conn_set_mask(p, c, &c->c, EPOLLIN);
+}
+
+/* Refuse or fail the request: the reply in the client's protocol, then a lingering close. */
+static void conn_fail(struct proxy *p, struct px_conn *c, int http_code, uint8_t socks_rep,
+		      const char *reason)
+{
+	if (c->u.fd >= 0) {
+		c->u.dead = true;
+		px_close_fd(&c->u.fd);
+		c->u.mask = 0;
+	}
+	if (c->socks) {
+		uint8_t r[10];
+		size_t n = socks5_reply(socks_rep, r);
+		queue_out(c, r, n);
+	} else {
+		size_t n = 0;
+		char *resp = http_response(http_code, reason, &n);
+		if (resp)
+			queue_out(c, resp, n);
+		free(resp);
+	}
+	conn_free_bufs(c);
+	c->st = CS_LINGER;
+	c->deadline = clock_mono_ms() + p->head_ms;
+	linger_step(p, c);
+}
+
+static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t socks_rep,
+		 const char *reason)
+{
+	c->ev.allowed = false;
+	set_text(c->ev.rule, sizeof c->ev.rule, reason);
+	c->have_ev = true;
+	p->st.denied++;
+	conn_fail(p, c, http_code, socks_rep, reason);
+}
+
+/* An allowed request whose upstream failed: 502 (refused, unreachable, no address) or 504. */
+static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, const char *error)
+{
+	set_text(c->ev.error, sizeof c->ev.error, error);
+	char reason[512];
+	(void)snprintf(reason, sizeof reason, "%s:%u: %s", c->ev.host, c->ev.port, error);
+	uint8_t rep = !timeout && strstr(error, "refused") ? 5 : 4;
+	conn_fail(p, c, timeout ? 504 : 502, rep, reason);
+}
+
+/* ---------------------------------------------------------------- relay */
+
+/* Move what can move in one direction. -1 on a socket error (the connection is reset). */
+static int pump_dir(struct px_conn *c, int i)
+{
+	struct px_dir *d = &c->dir[i];
+	int src = i == 0 ? c->c.fd : c->u.fd, dst = i == 0 ? c->u.fd : c->c.fd;
+	uint64_t *bytes = i == 0 ? &c->ev.bytes_up : &c->ev.bytes_down;
+	for (;;) {
+		if (d->preoff < d->prelen) {
+			size_t was = d->preoff;
+			int r = px_send(dst, d->pre, d->prelen, &d->preoff);
+			if (i == 0)
+				*bytes += d->preoff - was;
+			if (r <= 0)
+				return r;
+		}
+		while (d->inpipe > 0) {
+			ssize_t n = splice(d->pipe[0], NULL, dst, NULL, d->inpipe,
+					   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+			if (n > 0) {
+				d->inpipe -= (size_t)n;
+				*bytes += (uint64_t)n;
+				d->stalled = false;
+			} else if (n < 0 && errno == EINTR) {
+				continue;
+			} else if (n < 0 && errno == EAGAIN) {
+				break;
+			} else {
+				return -1;
+			}
+		}
+		if (d->eof || d->stalled || d->inpipe >= d->cap)
+			break;
+		if (!d->grown && *bytes >= PX_PIPE_GROW) {
+			/* a bulk transfer: fewer, larger splices. Refused past the user's pipe
+			 * allowance (fs.pipe-user-pages-soft): then it keeps the default. */
+			d->grown = true;
+			int sz = fcntl(d->pipe[1], F_SETPIPE_SZ, PX_PIPE_BIG);
+			if (sz > 0)
+				d->cap = (size_t)sz;
+		}
+		ssize_t n = splice(src, NULL, d->pipe[1], NULL, d->cap - d->inpipe,
+				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		if (n > 0) {
+			d->inpipe += (size_t)n;
+			continue; /* try to pass it on at once */
+		}
+		if (n == 0) {
+			d->eof = true;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -1;
+		/* the socket is empty, or the pipe's slots are full (a slot per segment): in the
+		 * second case waiting for EPOLLIN would spin, so wait for dst to drain the pipe */
+		if (d->inpipe > 0)
+			d->stalled = true;
+		break;
+	}
+	if (d->eof && d->inpipe == 0 && d->preoff == d->prelen && !d->shut) {
+		(void)shutdown(dst, SHUT_WR);
+		d->shut = true;
+	}
+	return 0;
+}
+
+static void relay(struct proxy *p, struct px_conn *c)
+{
+	for (int i = 1; i >= 0; i--) /* toward the client first: an upstream's last words */
+		if (pump_dir(c, i) < 0) {
+			if (!c->ev.error[0])
+				(void)snprintf(c->ev.error, sizeof c->ev.error, "%s: %s",
+					       i == 0 ? "to upstream" : "to client", strerror(errno));
+			conn_close(p, c);
+			return;
+		}
+	if (c->dir[0].shut && c->dir[1].shut) {
+		conn_close(p, c);
+		return;
+	}
+	/* edge-triggered: each pump goes on until a socket or a pipe says EAGAIN, so the next
+	 * edge on either fd resumes it; no epoll_ctl per chunk */
+	struct px_handle *hs[2] = {&c->c, &c->u};
+	for (int s = 0; s < 2 && !c->closed; s++)
+		if (!c->hup[s])
+			conn_set_mask(p, c, hs[s], EPOLLIN | EPOLLOUT | EPOLLET);
+}
+
+/* The peer of side s hung up both ways: EPOLLHUP would come on every wait, so take the fd out
+ * of the set; its remaining bytes are read as the other side drains (pump_dir reads until EOF). */
+static void relay_hup(struct proxy *p, struct px_conn *c, int s)
+{
+	struct px_handle *h = s == 0 ? &c->c : &c->u;
+	if (!c->dir[!s].shut) { /* not after our own shutdown: a reset */
+		conn_close(p, c);
+		return;
+	}
+	if (!c->hup[s] && h->mask) {
+		(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, h->fd, NULL);
+		h->mask = 0;
+	}
+	c->hup[s] = true;
+	c->dir[s].stalled = false;
+}
+
+static void connected(struct proxy *p, struct px_conn *c)
+{
+	struct sockaddr_storage *sa = &c->addrs[c->i_addr];
+	const void *a = sa->ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)sa)->sin_addr
+						 : (const void *)&((struct sockaddr_in6 *)sa)->sin6_addr;
+	px_addr_text(sa->ss_family, a, c->ev.addr, sizeof c->ev.addr);
+	int one = 1;
+	(void)setsockopt(c->u.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	/* what follows the request in the buffer goes on after our head */
+	size_t head = c->have_req ? c->req.head_len : c->inlen;
+	size_t rest = c->inlen > head ? c->inlen - head : 0;
+	if (c->socks) {
+		uint8_t r[10];
+		size_t n = socks5_reply(0, r);
+		queue_out(c, r, n);
+	} else if (c->req.connect) {
+		size_t n = 0;
+		char *resp = http_response(200, NULL, &n);
+		if (resp)
+			queue_out(c, resp, n);
+		free(resp);
+	}
+	size_t pre = !c->socks && !c->req.connect ? c->req.upstream_len : 0;
+	c->up = xmalloc(pre + rest + 1);
+	if (pre)
+		memcpy(c->up, c->req.upstream, pre);
+	if (rest)
+		memcpy(c->up + pre, c->in + head, rest);
+	c->uplen = pre + rest;
+	conn_free_bufs(c);
+	for (int i = 0; i < 2; i++) {
+		if (pipe2(c->dir[i].pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+			(void)snprintf(c->ev.error, sizeof c->ev.error, "pipe: %s", strerror(errno));
+			conn_close(p, c);
+			return;
+		}
+		c->dir[i].cap = PX_PIPE_CAP;
+	}
+	c->dir[0].pre = c->up;
+	c->dir[0].prelen = c->uplen;
+	c->dir[1].pre = c->out;
+	c->dir[1].prelen = c->outlen;
+	c->dir[1].preoff = c->outoff;
+	c->st = CS_RELAY;
+	relay(p, c);
+}
+
+static void connect_done(struct proxy *p, struct px_conn *c);
+
+static void connect_next(struct proxy *p, struct px_conn *c, const char *last_error)
+{
+	char error[128];
+	set_text(error, sizeof error, last_error);
+	while (c->i_addr < c->n_addrs) {
+		struct sockaddr_storage *sa = &c->addrs[c->i_addr];
+		int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			(void)snprintf(error, sizeof error, "socket: %s", strerror(errno));
+			c->i_addr++;
+			continue;
+		}
+		c->u.fd = fd;
+		c->u.dead = false;
+		c->u.mask = 0;
+		if (connect(fd, (struct sockaddr *)sa, c->addrlens[c->i_addr]) == 0 ||
+		    errno == EINPROGRESS) {
+			c->st = CS_CONNECTING;
+			c->timed_out = false;
+			c->deadline = clock_mono_ms() + p->connect_ms;
+			/* a near upstream (loopback) has often answered already: no loop round */
+			struct pollfd pf = {.fd = fd, .events = POLLOUT};
+			if (poll(&pf, 1, 0) == 1) {
+				connect_done(p, c);
+				return;
+			}
+			/* EPOLLOUT says the connect ended; the client is watched for errors only */
+			conn_set_mask(p, c, &c->u, EPOLLOUT);
+			return;
+		}
+		(void)snprintf(error, sizeof error, "connect: %s", strerror(errno));
+		px_close_fd(&c->u.fd);
+		c->i_addr++;
+	}
+	upstream_fail(p, c, c->timed_out, error[0] ? error : "no address to connect to");
+}
+
+static void connect_done(struct proxy *p, struct px_conn *c)
+{
+	int err = 0;
+	socklen_t len = sizeof err;
+	if (getsockopt(c->u.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err == 0) {
+		connected(p, c);
+		return;
+	}
+	char error[128];
+	(void)snprintf(error, sizeof error, "connect: %s", strerror(err));
+	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
+	c->u.mask = 0;
+	px_close_fd(&c->u.fd);
+	c->i_addr++;
+	connect_next(p, c, error);
+}
+
+/* Keep the addresses the rules allow for this decision; connect to the first. */
+static void have_addresses(struct proxy *p, struct px_conn *c, const struct sockaddr_storage *in,
+			   const socklen_t *lens, size_t n)
+{
+	char refused[160] = "";
+	c->n_addrs = 0;
+	for (size_t i = 0; i < n && c->n_addrs < PX_ADDRS_MAX; i++) {
+		int fam = in[i].ss_family;
+		const uint8_t *a = fam == AF_INET
+			? (const uint8_t *)&((const struct sockaddr_in *)&in[i])->sin_addr
+			: (const uint8_t *)&((const struct sockaddr_in6 *)&in[i])->sin6_addr;
+		if (!netrules_addr_ok(p->rules, &c->d, fam, a)) {
+			if (!refused[0]) {
+				char t[INET6_ADDRSTRLEN];
+				px_addr_text(fam, a, t, sizeof t);
+				(void)snprintf(refused, sizeof refused, "%s (%s)", t,
+					       netaddr_class_name(netaddr_classify(fam, a)));
+			}
+			continue;
+		}
+		c->addrs[c->n_addrs] = in[i];
+		c->addrlens[c->n_addrs++] = lens[i];
+	}
+	if (!c->n_addrs && refused[0]) {
+		char reason[sizeof c->ev.host * 2 + sizeof refused + 96];
+		(void)snprintf(reason, sizeof reason,
+			       "%s:%u resolves to %s, which is refused (add --map-host %s=ADDR to "
+			       "allow that address)", c->ev.host, c->ev.port, refused, c->ev.host);
+		p->st.allowed--; /* counted at the name check; the address check refused it */
+		deny(p, c, 403, 2, reason);
+		return;
+	}
+	c->i_addr = 0;
+	connect_next(p, c, NULL);
+}
+
+static void fill_sa(struct sockaddr_storage *sa, socklen_t *len, int fam, const uint8_t *a,
+		    uint16_t port)
+{
+	memset(sa, 0, sizeof *sa);
+	if (fam == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)sa;
+		s->sin_family = AF_INET;
+		s->sin_port = htons(port);
+		memcpy(&s->sin_addr, a, 4);
+		*len = sizeof *s;
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)sa;
+		s->sin6_family = AF_INET6;
+		s->sin6_port = htons(port);
+		memcpy(&s->sin6_addr, a, 16);
+		*len = sizeof *s;
+	}
+}
+
+static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
+{
+	(void)timeouts;
+	struct px_conn *c = arg;
+	struct proxy *p = c->p;
+	c->resolving = false;
+	if (c->closed || c->st != CS_RESOLVING) {
+		if (c->closed)
+			px_bury(p, &c->c);
+		ares_freeaddrinfo(res);
+		return;
+	}
+	if (status != ARES_SUCCESS || !res) {
+		char error[128];
+		(void)snprintf(error, sizeof error, "could not resolve: %s", ares_strerror(status));
+		ares_freeaddrinfo(res);
+		upstream_fail(p, c, status == ARES_ETIMEOUT, error);
+		return;
+	}
+	struct sockaddr_storage sas[PX_ADDRS_MAX * 2];
+	socklen_t lens[PX_ADDRS_MAX * 2];
+	size_t n = 0;
+	for (struct ares_addrinfo_node *nd = res->nodes; nd && n < PX_ADDRS_MAX * 2;
+	     nd = nd->ai_next) {
+		if (nd->ai_family == AF_INET)
+			fill_sa(&sas[n], &lens[n],  AF_INET,
+				(const uint8_t *)&((struct sockaddr_in *)nd->ai_addr)->sin_addr,
+				c->ev.port);
+		else if (nd->ai_family == AF_INET6)
+			fill_sa(&sas[n], &lens[n], AF_INET6,
+				(const uint8_t *)&((struct sockaddr_in6 *)nd->ai_addr)->sin6_addr,
+				c->ev.port);
+		else
+			continue;
+		n++;
+	}
+	ares_freeaddrinfo(res);
+	have_addresses(p, c, sas, lens, n);
+}
+
+/* The request names host:port (as received). Check it, then find its addresses. */
+static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t port)
+{
+	enum net_proto proto = c->socks ? NP_SOCKS : c->req.connect ? NP_CONNECT : NP_HTTP;
+	char *host = NULL;
+	struct err e = {0};
+	if (net_host_normalize(raw, &host, &e) < 0) {
+		px_event_init(&c->ev, proto, raw, port);
+		char reason[sizeof c->ev.host + sizeof e.what + 32];
+		(void)snprintf(reason, sizeof reason, "%s is not a valid host name: %s", c->ev.host,
+			       e.what);
+		deny(p, c, 400, 2, reason);
+		return;
+	}
+	px_event_init(&c->ev, proto, host, port);
+	enum net_verdict v = netrules_check(p->rules, host, port, &c->d);
+	if (v != NV_ALLOW) {
+		char *reason = net_deny_reason(&c->d, host, port);
+		deny(p, c, 403, 2, reason ? reason : "not allowed");
+		free(reason);
+		free(host);
+		return;
+	}
+	c->ev.allowed = true;
+	c->have_ev = true;
+	p->st.allowed++;
+	if (c->d.mapped)
+		set_text(c->ev.rule, sizeof c->ev.rule, c->d.mapped->spec);
+	else if (c->d.rule)
+		set_text(c->ev.rule, sizeof c->ev.rule, c->d.rule->spec);
+	/* the client is watched for errors only until the tunnel is up */
+	(void)ep_quiet(p, &c->c);
+	c->deadline = clock_mono_ms() + p->connect_ms;
+	struct sockaddr_storage sa;
+	socklen_t len;
+	uint8_t a[16];
+	if (c->d.mapped) {
+		fill_sa(&sa, &len, c->d.mapped->family, c->d.mapped->addr, port);
+		free(host);
+		have_addresses(p, c, &sa, &len, 1);
+		return;
+	}
+	if (inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1) {
+		fill_sa(&sa, &len, strchr(host, ':') ? AF_INET6 : AF_INET, a, port);
+		free(host);
+		have_addresses(p, c, &sa, &len, 1);
+		return;
+	}
+	c->st = CS_RESOLVING;
+	c->resolving = true;
+	struct ares_addrinfo_hints hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	ares_getaddrinfo(p->ch, host, NULL, &hints, resolved, c);
+	free(host);
+}
+
+/* Read into c->in (grown up to HTTP_HEAD_MAX). -1: closed or failed; 0: nothing more now. */
+static int read_in(struct px_conn *c)
+{
+	for (;;) {
+		if (c->inlen == c->incap) {
+			if (c->incap >= HTTP_HEAD_MAX)
+				return 0;
+			c->incap = c->incap ? c->incap * 2 : 1024;
+			if (c->incap > HTTP_HEAD_MAX)
+				c->incap = HTTP_HEAD_MAX;
+			c->in = xrealloc(c->in, c->incap);
+		}
+		if (px_recv(c->c.fd, c->in, c->incap, &c->inlen) < 0)
+			return -1;
+		if (c->inlen < c->incap)
+			return 0; /* the socket is empty */
+	}
+}
+
+static void head_socks(struct proxy *p, struct px_conn *c)
+{
+	if (!c->greeted) {
+		size_t used = 0;
+		bool noauth = false;
+		int r = socks5_parse_greeting((const uint8_t *)c->in, c->inlen, &used, &noauth);
+		if (r == SP_NEED_MORE)
+			return;
+		if (r != SP_OK || !noauth) {
+			static const uint8_t no[2] = {5, 0xff};
+			queue_out(c, no, 2);
+			conn_free_bufs(c);
+			c->st = CS_LINGER;
+			linger_step(p, c);
+			return;
+		}
+		static const uint8_t ok[2] = {5, 0};
+		queue_out(c, ok, 2);
+		memmove(c->in, c->in + used, c->inlen - used);
+		c->inlen -= used;
+		c->greeted = true;
+	}
+	struct socks5_req sr;
+	memset(&sr, 0, sizeof sr);
+	int r = socks5_parse_request((const uint8_t *)c->in, c->inlen, &sr);
+	if (r == SP_NEED_MORE)
+		return;
+	if (r != SP_OK || sr.cmd != 1) {
+		px_event_init(&c->ev, NP_SOCKS, sr.host, sr.port);
+		deny(p, c, 400, r == SP_OK ? 7 : sr.bad_rep ? sr.bad_rep : 1,
+		     r == SP_OK ? "SOCKS command not supported (CONNECT only)" : "bad SOCKS request");
+		return;
+	}
+	/* what followed the request is the tunnel's first bytes */
+	memmove(c->in, c->in + sr.used, c->inlen - sr.used);
+	c->inlen -= sr.used;
+	decide(p, c, sr.host, sr.port);
+}
+
+static void head_http(struct proxy *p, struct px_conn *c)
+{
+	int r = http_parse_request(c->in, c->inlen, &c->req);
+	if (r == HP_NEED_MORE && c->inlen < HTTP_HEAD_MAX)
+		return;
+	if (r != HP_OK) {
+		px_event_init(&c->ev, NP_HTTP, c->req.host, c->req.port);
+		char reason[200];
+		(void)snprintf(reason, sizeof reason, "bad request: %s",
+			       c->req.error ? c->req.error : "request head too large");
+		deny(p, c, r == HP_BAD ? 400 : 431, 1, reason);
+		return;
+	}
+	c->have_req = true;
+	decide(p, c, c->req.host, c->req.port);
+}
+
+static void client_head(struct proxy *p, struct px_conn *c)
+{
+	bool failed = false;
+	if (!flush_out(c, &failed) && failed) {
+		conn_close(p, c);
+		return;
+	}
+	size_t before = c->inlen;
+	int rr = read_in(c);
+	if (c->inlen > before) {
+		if (!c->socks && c->in[0] == 0x05)
+			c->socks = true;
+		if (c->socks)
+			head_socks(p, c);
+		else
+			head_http(p, c);
+		if (c->closed || c->st != CS_HEAD)
+			return;
+	}
+	if (rr < 0) { /* gone before a whole request: nothing to log */
+		conn_close(p, c);
+		return;
+	}
+	conn_set_mask(p, c, &c->c, EPOLLIN | (c->outoff < c->outlen ? EPOLLOUT : 0));
+}
+
+void px_accept(struct proxy *p, struct px_handle *l)
+{
+	for (int k = 0; k < 64; k++) {
+		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			       errno == ENOMEM)) {
+			/* the client waits in the backlog; a level-triggered listener would spin
+			 * until an fd is free, so it rests a moment (sweep wakes it) */
+			for (int i = 0; i < 2; i++)
+				(void)px_ep_set(p, &p->listen_h[i], 0);
+			p->accept_paused_until = clock_mono_ms() + 2 * PX_SWEEP_MS;
+			return;
+		}
+		if (fd < 0)
+			return; /* EAGAIN, or the client gave up */
+		if (p->n_conns >= PX_CONNS_MAX) {
+			(void)close(fd);
+			continue;
+		}
+		struct px_conn *c = xcalloc(1, sizeof *c);
+		c->p = p;
+		c->c = (struct px_handle){.kind = PK_CLIENT, .fd = fd};
+		c->u = (struct px_handle){.kind = PK_UPSTREAM, .fd = -1};
+		for (int i = 0; i < 2; i++)
+			c->dir[i].pipe[0] = c->dir[i].pipe[1] = -1;
+		c->t0 = clock_mono_ms();
+		c->deadline = c->t0 + p->head_ms;
+		c->next = p->conns;
+		if (p->conns)
+			p->conns->prev = c;
+		p->conns = c;
+		__atomic_add_fetch(&p->n_conns, 1, __ATOMIC_RELAXED);
+		int one = 1;
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		/* a client often sends its request right behind the handshake: read it now rather
+		 * than a loop round later (registers for EPOLLIN when there is nothing yet) */
+		client_head(p, c);
+	}
+}
+
+void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev)
+{
+	int side = h->kind == PK_UPSTREAM;
+	struct px_conn *c = side ? container_of(h, struct px_conn, u) : container_of(h, struct px_conn, c);
+	switch (c->st) {
+	case CS_HEAD:
+		if (side == 0)
+			client_head(p, c);
+		return;
+	case CS_RESOLVING:
+		if (side == 0 && (ev & (EPOLLERR | EPOLLHUP)))
+			conn_close(p, c);
+		return;
+	case CS_CONNECTING:
+		if (side == 0 && (ev & (EPOLLERR | EPOLLHUP)))
+			conn_close(p, c);
+		else if (side == 1)
+			connect_done(p, c);
+		return;
+	case CS_RELAY:
+		if (ev & EPOLLERR) {
+			/* a reset: what the peer sent before it is still read and passed on */
+			int err = 0;
+			socklen_t len = sizeof err;
+			(void)getsockopt(side ? c->u.fd : c->c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+			(void)snprintf(c->ev.error, sizeof c->ev.error, "%s: %s",
+				       side ? "upstream" : "client", strerror(err ? err : EIO));
+			(void)pump_dir(c, side);
+			conn_close(p, c);
+			return;
+		}
+		if (ev & EPOLLHUP) {
+			relay_hup(p, c, side);
+			if (c->closed)
+				return;
+		}
+		relay(p, c);
+		return;
+	case CS_LINGER:
+		if (ev & EPOLLERR)
+			conn_close(p, c);
+		else
+			linger_step(p, c);
+		return;
+	}
+}
+
+void px_sweep(struct proxy *p, long long now)
+{
+	struct px_conn *next;
+	for (struct px_conn *c = p->conns; c; c = next) {
+		next = c->next;
+		if (c->st == CS_RELAY || now < c->deadline)
+			continue;
+		switch (c->st) {
+		case CS_HEAD:
+		case CS_LINGER:
+			conn_close(p, c); /* a slow client: no request, nothing to say */
+			break;
+		case CS_RESOLVING:
+			c->st = CS_HEAD; /* the late callback sees it is no longer wanted */
+			upstream_fail(p, c, true, "timeout resolving the name");
+			break;
+		case CS_CONNECTING:
+			c->timed_out = true;
+			(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
+			c->u.mask = 0;
+			px_close_fd(&c->u.fd);
+			c->i_addr++;
+			connect_next(p, c, "connect: timeout");
+			break;
+		case CS_RELAY:
+			break;
+		}
+	}
+	px_dns_sweep(p, now);
+	if (p->accept_paused_until && now >= p->accept_paused_until) {
+		p->accept_paused_until = 0;
+		for (int i = 0; i < 2; i++)
+			(void)px_ep_set(p, &p->listen_h[i], EPOLLIN);
+	}
+}
+
+void px_close_all(struct proxy *p)
+{
+	while (p->conns)
+		conn_close(p, p->conns);
+}

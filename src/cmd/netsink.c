@@ -41,7 +41,7 @@ static void sink_warn(struct netsink *ns, const struct err *e)
 	ns->warned = true;
 	char buf[ERR_FMT_MAX];
 	err_format(e, buf, sizeof buf);
-	cmd_warn("the network events of this run are not recorded (%s); it runs anyway", buf);
+	cmd_warn("network decisions of this run are not recorded (%s); it runs anyway", buf);
 }
 
 struct netsink *netsink_new(struct store *st, const char *session_id, int attempt)

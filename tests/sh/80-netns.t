@@ -12,6 +12,43 @@ tcp6_port=
 aj_listen tcp6 listen-tcp ::1 0 && tcp6_port=${LISTEN_OUT#ready }
 have_ip=; command -v ip >/dev/null 2>&1 && have_ip=1
 
+# A stand-in for the proxy on 127.0.0.1:3128 (for `agentjail __connect`, run in a network
+# namespace of its own): 403 with X-Proxy-Error for denied.example, else 200 with a banner in the
+# same packet, then an echo until the client half-closes.
+cat >"$AJ_TMP/fakeproxy.py" <<'PY'
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 3128))
+s.listen(8)
+print("ready", flush=True)
+while True:
+    c, _ = s.accept()
+    head = b""
+    while b"\r\n\r\n" not in head:
+        d = c.recv(1)
+        if not d:
+            break
+        head += d
+    target = head.split(b"\r\n")[0].split(b" ")[1]
+    if target.startswith(b"denied.example"):
+        c.sendall(b"HTTP/1.1 403 Forbidden\r\nX-Proxy-Error: denied.example:22 is not on the "
+                  b"allow list (add --allow-domain denied.example:22)\r\n\r\n")
+        c.close()
+        continue
+    c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\nSSH-2.0-fake " + target + b"\n")
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        c.sendall(d)
+    c.shutdown(socket.SHUT_WR)
+    c.close()
+PY
+head -c 3000000 /dev/urandom >"$AJ_TMP/big"
+chmod 0644 "$AJ_TMP/fakeproxy.py" "$AJ_TMP/big"
+have_unshare=; command -v unshare >/dev/null 2>&1 && [ -x /usr/bin/python3 ] && have_unshare=1
+
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
 
@@ -77,6 +114,30 @@ for who in "${AJ_WHOS[@]}"; do
 	probe_denied "$who: --net allow: /proc/sys/kernel/core_pattern cannot be written inside"
 	aj_run "$who" -- run --net allow -- "$P" write /proc/sys/net/ipv4/ip_forward 1
 	probe_denied "$who: --net allow: /proc/sys/net sysctls cannot be written inside"
+
+	# --- __connect (ssh's ProxyCommand inside a jail) against a stand-in proxy ---------------
+	if [ -n "$have_unshare" ]; then
+		out=$AJ_TMP/$who/connect.out
+		aj_host unshare -rn bash -c '
+			ip link set lo up || exit 90
+			/usr/bin/python3 "$1/fakeproxy.py" >"$3/fake.out" 2>&1 &
+			for i in $(seq 1 100); do grep -qs ready "$3/fake.out" && break; sleep 0.05; done
+			printf "hello\n" | "$2" __connect ok.example 22; echo "rc=$?"
+			"$2" __connect denied.example 22 </dev/null 2>&1; echo "rc=$?"
+			"$2" __connect ::1 2222 <"$1/big" >"$3/back"; echo "rc=$?"
+			kill %1' _ "$AJ_TMP" "$AJ_BIN/agentjail" "$AJ_TMP/$who" >"$out" 2>&1
+		res=$(cat "$out")
+		like "$res" $'SSH-2.0-fake ok.example:22\nhello\nrc=0' \
+			"$who: __connect: CONNECT ok.example:22, the banner sent with the 200, stdin echoed, exit 0" ||
+			diag "$res"
+		like "$res" $'refused by the proxy \\(403\\): denied.example:22 is not on the allow list \\(add --allow-domain denied.example:22\\)\nrc=1' \
+			"$who: __connect: a 403 prints X-Proxy-Error and exits 1" || diag "$res"
+		tail -c 3000000 "$AJ_TMP/$who/back" 2>/dev/null | cmp -s - "$AJ_TMP/big"
+		ok $? "$who: __connect: 3 MB through an IPv6 literal's tunnel come back whole (half-close)" ||
+			diag "$res"
+	else
+		skip "$who: __connect through a stand-in proxy" "unshare or /usr/bin/python3 missing"
+	fi
 
 	# --- a namespace that cannot be built: 125, the step named, nothing run -------------------
 	for step in "unshare" "write /proc/self/uid_map" "bring lo up" "listen on 127.0.0.1:53"; do

@@ -36,6 +36,7 @@ static const struct {
 	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
+	{"__connect", cmd_connect},
 };
 
 int main(int argc, char **argv)

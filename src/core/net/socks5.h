@@ -15,8 +15,12 @@ struct socks5_req {
 	bool is_ip;
 	uint16_t port;
 	size_t used;          /* bytes of the request */
+	uint8_t bad_rep;      /* SP_BAD: the reply code to send (7 unknown command, 8 unknown
+			       * address type, 1 anything else) */
 };
-/* "VER=5 CMD RSV ATYP ADDR PORT". */
+/* "VER=5 CMD RSV ATYP ADDR PORT". SP_OK for CMD 1, 2 and 3 (the caller refuses 2 and 3);
+ * SP_BAD for anything else, RSV not 0, an empty domain or one with a NUL, space or control
+ * byte, port 0. A wrong byte is refused as soon as it arrives. */
 int socks5_parse_request(const uint8_t *buf, size_t len, struct socks5_req *out);
 
 /* The reply with code rep (0 success, 2 not allowed by ruleset, 4 host unreachable, 5

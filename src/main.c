@@ -34,7 +34,7 @@ static const struct {
 	{"run", cmd_run},	    {"doctor", cmd_doctor},   {"verify", cmd_verify},
 	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
-	{"shim", cmd_shim},	    {"cache", cmd_cache},
+	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"__connect", cmd_connect},
 };
 
 int main(int argc, char **argv)

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
-IDS='bwrap bwrap_version userns jail seccomp landlock limits pty state_dir config etcscan agent.claude
+IDS='bwrap bwrap_version userns jail netns seccomp landlock limits pty state_dir config etcscan agent.claude
 agent.codex agent.gemini agent.kiro agent.pi agent.opencode agent.aider toolchain cache'
 
 # json_check FILE EXPECT_OK — the documented schema (doc/doctor-json.md); prints problems
@@ -68,6 +68,7 @@ for who in "${AJ_WHOS[@]}"; do
 		like "$(line "$id")" "^(ok|warn)  +$id  +[^ ]" "$who: a line for $id" || break
 	done
 	like "$(line jail)" '^ok .*ran /bin/true with /usr/bin/bwrap' "$who: the availability probe ran the real jail"
+	like "$(line netns)" '^ok +netns +--net allow works here' "$who: the --net allow namespace can be built here"
 	like "$(line bwrap)" '^ok .*/usr/bin/bwrap.*trusted' "$who: bwrap path and trust"
 	like "$(line bwrap_version)" '^ok .*bubblewrap [0-9]+\.[0-9]+' "$who: bwrap version"
 	like "$(line userns)" '^ok .*max_user_namespaces = [0-9]+' "$who: user namespace knobs"
@@ -228,6 +229,8 @@ if aj_is_root && [ "$(id -u "${AJ_USER:-root}")" -lt 65536 ]; then
 		like "$(fixof userns)" 'sysctl -w user.max_user_namespaces=' "$who: … with the sysctl fix"
 		like "$(line jail)" '^fail +jail +.*could not start the jail: ".*namespace.*"; cause: user namespaces are disabled' "$who: … the probe fails with bwrap's message and the translated cause"
 		like "$(fixof jail)" 'sysctl -w user.max_user_namespaces=.*/etc/sysctl.d/' "$who: … and the fix"
+		like "$(line netns)" '^warn +netns +--net allow .*cannot work here.*unshare\(CLONE_NEWUSER\|CLONE_NEWNET\) failed' "$who: … the netns check names the step that failed"
+		like "$(fixof netns)" 'user namespaces are disabled.*sysctl -w user.max_user_namespaces=' "$who: … with the cause and the fix"
 	done
 	is "$(cat /proc/sys/user/max_user_namespaces)" "$host_max" "the host's user.max_user_namespaces is untouched"
 else

@@ -27,6 +27,7 @@
 #include "core/plan/profile.h"
 #include "core/host/shim.h"
 #include "core/jail/launch.h"
+#include "core/jail/netns.h"
 #include "core/confine/seccomp.h"
 #include "core/host/userns_diag.h"
 #include "util/cleanup.h"
@@ -462,6 +463,26 @@ static void check_jail(struct doctor_report *r)
 		break;
 	}
 	avail_result_free(&a);
+}
+
+/* --net allow: a child builds the namespace the holder builds (user + net, maps, lo up, the
+ * listeners) and hands the listeners over, exactly as a run does (core/jail/netns.c). */
+static void check_netns(struct doctor_report *r)
+{
+	struct err e = {0};
+	char line[2200];
+	if (netns_probe(&e) == 0) {
+		doctor_add(r, "netns", DOCTOR_OK, NULL,
+		           "--net allow works here: a child created a user + network namespace "
+		           "(its uid mapped to itself), brought lo up and handed over listeners on "
+		           "127.0.0.1:3128 and :53");
+		return;
+	}
+	err_line(&e, line, sizeof line);
+	doctor_add(r, "netns", DOCTOR_WARN, e.hint[0] ? e.hint : "run `agentjail doctor` as the "
+	           "user who runs the agents",
+	           "--net allow (the agents' default) cannot work here, --net off and on still "
+	           "do: %s", line);
 }
 
 /* The kernel accepts seccomp filters (SECCOMP_GET_ACTION_AVAIL, Linux 4.14; before that the
@@ -968,6 +989,7 @@ void doctor_run(struct doctor_report *r)
 	check_userns(r);
 	check_etcscan(&early, state); /* refreshed before the probe reads it */
 	check_jail(r);
+	check_netns(r);
 	check_seccomp(r);
 	check_landlock(r);
 	check_limits(r);

@@ -21,6 +21,7 @@
 #include "core/confine/cgroup.h"
 #include "core/jail/ctl.h"
 #include "core/jail/gitscan_check.h"
+#include "core/jail/netns.h"
 #include "core/jail/pty.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/supervise.h"
@@ -199,6 +200,7 @@ struct fdmap {
 	size_t n;
 	char **argv; /* bwrap --args N -- COMMAND… */
 	const struct cg_scope *cg; /* the jail's cgroup scope, or NULL */
+	const struct netns_holder *ns; /* --net allow: the namespace holder's part, or NULL */
 };
 
 static void fdmap_add(struct fdmap *m, int src, int dst)
@@ -240,6 +242,10 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
 	/* a session of its own: no signal for our process group or our terminal reaches the
 	 * jail except through agentjail; with a pty, that pty is its controlling terminal */
 	if (which ? pty_child_setup(slave, which) < 0 : setsid() < 0)
+		_exit(125);
+	/* --net allow: this child becomes the namespace holder; bwrap runs in its network
+	 * namespace (the failed step is reported to the parent) */
+	if (m->ns && netns_enter(m->ns) < 0)
 		_exit(125);
 	for (size_t i = 0; i < m->n; i++)
 		if (dup3(m->src[i], base + (int)i, O_CLOEXEC) < 0)
@@ -365,6 +371,8 @@ struct run_ctx {
 	const struct launch_hooks *hooks;
 	struct watch *watch;       /* live watch of missing protected paths, or NULL */
 	struct launch_result *r;   /* where its violations go */
+	struct netns_holder ns;    /* --net allow: the child's end of the hand-over */
+	int ns_sock;               /* … and ours, or -1 */
 };
 
 static void run_ctx_free(struct run_ctx *c)
@@ -379,6 +387,11 @@ static void run_ctx_free(struct run_ctx *c)
 	if (c->pty.slave >= 0)
 		(void)close(c->pty.slave);
 	strv_free(&c->argv);
+	if (c->ns_sock >= 0)
+		(void)close(c->ns_sock);
+	if (c->ns.sock >= 0)
+		(void)close(c->ns.sock);
+	c->ns_sock = c->ns.sock = -1;
 	watch_stop(c->watch);
 	c->watch = NULL;
 }
@@ -449,7 +462,28 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 	c->which = tty_ends(&c->tty_fd);
 	if (c->which && pty_open(&c->pty, c->tty_fd, e) < 0)
 		return -1;
+	if (plan->net_allow) {
+		if (netns_prepare(&c->ns, &c->ns_sock, e) < 0)
+			return -1;
+		c->m.ns = &c->ns;
+	}
 	return 0;
+}
+
+/* --net allow: the listeners the holder opened (it has exec'd bwrap or failed by now: a vfork
+ * child) go to the net_ready hook before the command may start. */
+static int net_handover(struct run_ctx *c, struct err *e)
+{
+	(void)close(c->ns.sock);
+	c->ns.sock = -1;
+	struct netns_listeners l;
+	if (netns_receive(c->ns_sock, 5000, &l, e) < 0)
+		return -1;
+	if (!c->hooks || !c->hooks->net_ready) {
+		netns_listeners_close(&l);
+		return err_set(e, 0, NULL, "--net allow: nothing serves the jail's listeners");
+	}
+	return c->hooks->net_ready(c->hooks->arg, l.tcp4, l.tcp6, l.dns_udp, l.dns_tcp, e);
 }
 
 static void collect(const struct supervise_out *so, int ws, struct launch_result *r)
@@ -504,6 +538,14 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	if (c->pty.slave >= 0) {
 		(void)close(c->pty.slave);
 		c->pty.slave = -1;
+	}
+	if (c->ns_sock >= 0 && net_handover(c, e) < 0) {
+		(void)kill(pid, SIGKILL); /* bwrap never runs the command without its proxy */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		(void)close(sfd);
+		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+		return -1;
 	}
 	if (c->hooks && c->hooks->started)
 		c->hooks->started(c->hooks->arg);
@@ -583,7 +625,9 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .ctl = -1,
 			    .pty = {.master = -1, .slave = -1},
 			    .hooks = hooks,
-			    .r = r};
+			    .r = r,
+			    .ns_sock = -1,
+			    .ns.sock = -1};
 	struct snapshot before = {0};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);

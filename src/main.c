@@ -22,6 +22,7 @@ static const char usage[] =
 	"  shim install|remove|status       `claude` on PATH runs the jailed claude\n"
 	"  sessions [--all] [--json]        the recorded sessions of this workspace, newest first\n"
 	"  show ID [--json] | rm ID...      one session in full; forget sessions\n"
+	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  cache [size | clean]             the private package caches jails share\n"
 	"  --version                        print the version\n";
@@ -35,6 +36,7 @@ static const struct {
 	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"__connect", cmd_connect},
+	{"log", cmd_log},
 };
 
 int main(int argc, char **argv)

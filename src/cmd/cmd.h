@@ -73,6 +73,15 @@ void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, c
 void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal);
 void cmd_rec_close(struct sess_rec *r);
 int cmd_sessions(int argc, char **argv);
+/* The store when one exists (0; *st NULL and 1 when nothing was recorded yet), or -1 (said). */
+struct store;
+struct session;
+int cmd_store_existing(struct store **st);
+/* store_get with the command layer's messages: 0, or the exit code (said). st may be NULL. */
+int cmd_session_get(struct store *st, const char *id, struct session *out);
+long cmd_utc_offset(void); /* the local offset from UTC, in seconds */
+/* agentjail log [ID | --last] [--json] [--follow] (cmd/log.c) */
+int cmd_log(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_resume(int argc, char **argv);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/netsink.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
@@ -65,6 +66,10 @@ void cmd_rec_begin(struct sess_rec *r, const struct run_request *req, const stru
 	} else {
 		r->id = xstrdup(s.id);
 	}
+#ifdef AJ_TEST_BUILD
+	/* the proxy's events, injected (tests/sh/81-netlog.t) */
+	netsink_test_feed(r->st, r->id, "AGENTJAIL_TEST_NET_EVENTS");
+#endif
 	free(s.policy_json);
 	free(s.bwrap_json);
 }
@@ -117,6 +122,11 @@ void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal
 		st = SESS_SIGNALLED;
 		code = cmd_signal;
 	}
+#ifdef AJ_TEST_BUILD
+	/* the proxy's last events, then its report, before the session ends (netsink.h) */
+	netsink_test_feed(r->st, r->id, "AGENTJAIL_TEST_NET_EVENTS_END");
+	netsink_test_end();
+#endif
 	struct err e = {0};
 	if (store_finish(r->st, r->id, st, code, 0, &e) < 0)
 		rec_warn(r, &e);

@@ -14,6 +14,7 @@
 #include "core/host/hostfacts_probe.h"
 #include "core/plan/profile.h"
 #include "core/plan/resolve.h"
+#include "core/session/netfmt.h"
 #include "core/session/sessfmt.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
@@ -24,6 +25,8 @@
 
 /* A resume rung that fails within this long is followed by the next rung. */
 #define RESUME_FAST_MS 5000
+/* `show` names at most this many denied host:port pairs */
+#define SHOW_DENIED_MAX 10
 
 /* ---- sessions, show, rm ------------------------------------------------------------------ */
 
@@ -73,6 +76,8 @@ static json_t *session_json(const struct session *s)
 	char *summary = sessfmt_policy(s->policy_json ? s->policy_json : "");
 	json_object_set_new(o, "policy_summary", json_string(summary));
 	free(summary);
+	json_object_set_new(o, "net_allowed", json_integer(s->n_net_allowed));
+	json_object_set_new(o, "net_denied", json_integer(s->n_net_denied));
 	return o;
 }
 
@@ -154,6 +159,13 @@ static int get_session(struct store *st, const char *id, struct session *out)
 	return rc == STORE_NONE || rc == STORE_AMBIGUOUS ? EXIT_USAGE : 1;
 }
 
+int cmd_store_existing(struct store **st) { return open_existing(st); }
+int cmd_session_get(struct store *st, const char *id, struct session *out)
+{
+	return get_session(st, id, out);
+}
+long cmd_utc_offset(void) { return utc_offset(); }
+
 int cmd_show(int argc, char **argv)
 {
 	bool json = false;
@@ -185,6 +197,10 @@ int cmd_show(int argc, char **argv)
 	struct err e = {0};
 	if (store_attempts(st, s.id, &at, &nat, &e) < 0)
 		cmd_print_err(&e);
+	struct net_count *den = NULL;
+	size_t nden = 0;
+	if (s.n_net_denied > 0 && store_net_denied(st, s.id, SHOW_DENIED_MAX, &den, &nden, &e) < 0)
+		cmd_print_err(&e);
 	if (json) {
 		json_t *o = session_json(&s);
 		json_t *atts = json_array();
@@ -203,6 +219,20 @@ int cmd_show(int argc, char **argv)
 						(json_int_t)at[i].ended_ms));
 		}
 		json_object_set_new(o, "attempts_detail", atts);
+		json_t *dj = json_array();
+		for (size_t i = 0; i < nden; i++) {
+			json_t *h = json_string(den[i].host);
+			if (!h) {
+				char *c = fmt_clean(den[i].host);
+				h = json_string(c);
+				free(c);
+			}
+			json_array_append_new(dj, json_pack("{s:o, s:i, s:I}", "host",
+							    h ? h : json_string("?"), "port",
+							    den[i].port, "count",
+							    (json_int_t)den[i].n));
+		}
+		json_object_set_new(o, "net_denied_by_host", dj);
 		json_t *bw = s.bwrap_json ? json_loads(s.bwrap_json, 0, NULL) : NULL;
 		json_object_set_new(o, "bwrap_argv", bw ? bw : json_null());
 		print_json(o);
@@ -229,6 +259,11 @@ int cmd_show(int argc, char **argv)
 			printf("agent id   %s\n", a);
 		}
 		printf("events     %lld (%lld violations)\n", s.n_events, s.n_violations);
+		if (s.n_net_allowed + s.n_net_denied > 0) {
+			_cleanup_free_ char *net = netfmt_summary(s.n_net_allowed, s.n_net_denied,
+								  den, nden, 200);
+			printf("network    %s\n", net);
+		}
 		for (size_t i = 0; i < nat; i++) {
 			_cleanup_free_ char *ac = sessfmt_argv(&at[i].argv);
 			_cleanup_free_ char *as = sessfmt_status(at[i].status, at[i].exit_status);
@@ -238,6 +273,7 @@ int cmd_show(int argc, char **argv)
 		}
 	}
 	attempts_free(at, nat);
+	net_counts_free(den, nden);
 	session_free(&s);
 	return 0;
 }

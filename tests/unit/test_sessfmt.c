@@ -1,5 +1,6 @@
-/* Tests for core/session/sessfmt: times, durations, policy summaries, status cells, terminal-safe
- * text and its width, aligned tables and the `agentjail sessions` listing. */
+/* Tests for core/session/sessfmt and netfmt: times, durations, policy summaries, status cells, terminal-safe
+ * text and its width, aligned tables, the `agentjail sessions` listing, and the proxy's
+ * decisions as text (log lines, summaries, the end-of-run line of denied connections). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "core/plan/policy.h"
+#include "core/session/netfmt.h"
 #include "core/session/sessfmt.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
@@ -387,6 +389,175 @@ static void took_of_resumed(void **state)
 	free(t);
 }
 
+/* ---- netfmt ---- */
+
+static void net_hostports_and_bytes(void **state)
+{
+	(void)state;
+	is(netfmt_hostport("evil.example", 256, 443), "evil.example:443", "name");
+	is(netfmt_hostport("2001:db8::1", 256, 443), "[2001:db8::1]:443", "IPv6 literal");
+	is(netfmt_hostport("evil.example", 256, 0), "evil.example (dns)", "a lookup");
+	is(netfmt_hostport("", 256, 80), "?:80", "no host");
+	/* what a hostile agent sends is cleaned: escapes, bidi overrides, invalid UTF-8 */
+	is(netfmt_hostport("a\x1b[2Jb\xe2\x80\xae" "c\xff", 256, 80), "a?[2Jb?c?:80", "cleaned");
+	/* cut to 64 columns; read no further than the field's size */
+	char big[300];
+	memset(big, 'x', sizeof big);
+	char *hp = netfmt_hostport(big, 256, 1);
+	assert_int_equal(fmt_width(hp), 64 + 2);
+	assert_non_null(strstr(hp, "…:1"));
+	free(hp);
+	is(netfmt_hostport("abcdef", 3, 7), "abc:7", "field size");
+
+	is(netfmt_bytes(0), "0", "0");
+	is(netfmt_bytes(999), "999", "999");
+	is(netfmt_bytes(1000), "1.0K", "1000");
+	is(netfmt_bytes(1234), "1.2K", "1234");
+	is(netfmt_bytes(35000), "34K", "35000");
+	is(netfmt_bytes(5872026), "5.6M", "5.6M");
+	is(netfmt_bytes(1073741824ULL), "1.0G", "1G");
+	is(netfmt_bytes(UINT64_MAX), "16E", "max");
+}
+
+static void net_denied_line(void **state)
+{
+	(void)state;
+	struct net_count v[] = {
+		{(char *)"evil.example", 443, 2},
+		{(char *)"other.example", 80, 1},
+	};
+	is(netfmt_denied_line(v, 2, 3, 0, 0), "denied 3 connections: evil.example:443 ×2, "
+					      "other.example:80",
+	   "the issue's example");
+	is(netfmt_denied_line(v + 1, 1, 1, 0, 0), "denied 1 connection: other.example:80", "one");
+	is(netfmt_denied_line(NULL, 0, 0, 0, 0), "", "none");
+	struct net_count d[] = {
+		{(char *)"evil.example", 443, 1},
+		{(char *)"leak.example", 0, 2},
+	};
+	is(netfmt_denied_line(d, 2, 1, 2, 0),
+	   "denied 1 connection and 2 name lookups: evil.example:443, leak.example (dns) ×2",
+	   "lookups apart");
+	/* more denied than listed (the sink keeps a bounded table) */
+	is(netfmt_denied_line(v, 2, 10, 0, 0),
+	   "denied 10 connections: evil.example:443 ×2, other.example:80, … 7 more", "unlisted");
+	/* many hosts in a narrow width: whole entries, then the rest counted */
+	struct net_count many[40];
+	char names[40][32];
+	for (int i = 0; i < 40; i++) {
+		snprintf(names[i], sizeof names[i], "host%02d.example", i);
+		many[i] = (struct net_count){names[i], 443, 1};
+	}
+	char *l = netfmt_denied_line(many, 40, 40, 0, 100);
+	assert_true(fmt_width(l) <= 100);
+	assert_non_null(strstr(l, "denied 40 connections: host00.example:443, "));
+	assert_non_null(strstr(l, "more"));
+	assert_null(strstr(l, "host39"));
+	free(l);
+	/* a hostile host name cannot break the line or the terminal */
+	struct net_count bad[] = {{(char *)"x\n\x1b]0;pwned\x07y", 80, 1}};
+	is(netfmt_denied_line(bad, 1, 1, 0, 0), "denied 1 connection: x??]0;pwned?y:80", "cleaned");
+}
+
+static void net_summary_and_cell(void **state)
+{
+	(void)state;
+	struct net_count v[] = {
+		{(char *)"evil.example", 443, 2},
+		{(char *)"other.example", 80, 1},
+	};
+	is(netfmt_summary(12, 3, v, 2, 0),
+	   "12 allowed, 3 denied (evil.example:443 ×2, other.example:80)", "summary");
+	is(netfmt_summary(12, 0, NULL, 0, 0), "12 allowed, 0 denied", "no denial");
+	is(netfmt_summary(0, 0, NULL, 0, 0), "none", "none");
+	is(netfmt_summary(1, 5, v, 2, 0),
+	   "1 allowed, 5 denied (evil.example:443 ×2, other.example:80, … 2 more)", "top only");
+	char *s = netfmt_summary(1, 3, v, 2, 40);
+	assert_true(fmt_width(s) <= 40);
+	free(s);
+	is(netfmt_cell(0, 0), "-", "cell none");
+	is(netfmt_cell(12, 0), "12 ok", "cell ok");
+	is(netfmt_cell(0, 3), "3 denied", "cell denied");
+	is(netfmt_cell(12, 3), "12 ok, 3 denied", "cell both");
+}
+
+static void net_log_lines(void **state)
+{
+	(void)state;
+	struct net_event ev = {
+		.at_ms = 1709647402000LL, .proto = NP_CONNECT, .host = "api.example.com",
+		.port = 443, .allowed = true, .rule = "*.example.com", .addr = "203.0.113.7",
+		.bytes_up = 1234, .bytes_down = 5872026, .dur_ms = 4200,
+	};
+	is(netfmt_log_header(0),
+	   "TIME                 PROTO    ACTION  HOST                              ADDR         "
+	   "       UP   DOWN   TOOK  RULE / REASON",
+	   "header");
+	is(netfmt_log_line(&ev, 0, 0),
+	   "2024-03-05 14:03:22  connect  ALLOW   api.example.com:443               203.0.113.7  "
+	   "     1.2K   5.6M   4.2s  *.example.com",
+	   "allowed");
+	struct net_event d = {
+		.at_ms = 1709647402000LL, .proto = NP_DNS, .host = "evil.example",
+		.rule = "evil.example is not allowed: --allow-domain evil.example would allow it",
+	};
+	is(netfmt_log_line(&d, 3600, 0),
+	   "2024-03-05 15:03:22  dns      DENY    evil.example (dns)                -            "
+	   "        0      0   0.0s  evil.example is not allowed: --allow-domain evil.example "
+	   "would allow it",
+	   "denied, local time");
+	struct net_event f = ev;
+	snprintf(f.error, sizeof f.error, "connect: Connection refused");
+	char *l = netfmt_log_line(&f, 0, 0);
+	assert_non_null(strstr(l, "*.example.com — error: connect: Connection refused"));
+	free(l);
+	/* cut to the width; hostile text cleaned */
+	l = netfmt_log_line(&d, 0, 60);
+	assert_int_equal(fmt_width(l), 60);
+	free(l);
+	snprintf(f.rule, sizeof f.rule, "\x1b[31mred\r\n");
+	l = netfmt_log_line(&f, 0, 0);
+	assert_null(strchr(l, '\x1b'));
+	assert_null(strchr(l, '\n'));
+	assert_null(strchr(l, '\r'));
+	free(l);
+
+	struct event v = {.at_ms = 1709647402000LL, .kind = (char *)"violation.protected_path",
+			  .detail_json = (char *)"{\"path\":\"/w/.git/hooks/pre-commit\","
+						 "\"what\":\"created\",\"moved_to\":\"/q/1\"}"};
+	is(netfmt_log_violation(&v, 0, 0),
+	   "2024-03-05 14:03:22  -        VIOL    violation.protected_path "
+	   "/w/.git/hooks/pre-commit: created (moved to /q/1)",
+	   "violation");
+}
+
+/* NET appears in the listing only when a session has network decisions. */
+static void sessions_net_column(void **state)
+{
+	(void)state;
+	const long long now = 1709647402000LL;
+	static const char *const a[] = {"claude", NULL};
+	struct session v[2];
+	mk(&v[0], "3f2a9c1e-0000-4000-8000-000000000001", now - 42 * SEC, now, SESS_EXITED, 0,
+	   "{\"fs\":\"workspace-write\",\"net\":\"allow\",\"allow_domains\":[\"a\"]}", "claude",
+	   "/w", a);
+	mk(&v[1], "4f2a9c1e-0000-4000-8000-000000000001", now - 42 * SEC, now, SESS_EXITED, 0,
+	   "{\"fs\":\"workspace-write\",\"net\":\"off\"}", "claude", "/w", a);
+	struct sessfmt_opts o = {.now_ms = now};
+	char *t = sessfmt_sessions(v, 2, &o);
+	assert_null(strstr(t, "NET"));
+	free(t);
+	v[0].n_net_allowed = 12;
+	v[0].n_net_denied = 3;
+	is(sessfmt_sessions(v, 2, &o),
+	   "ID        STARTED  TOOK  STATUS    POLICY       NET              PROFILE  COMMAND\n"
+	   "3f2a9c1e  42s ago   42s  exited 0  rw·allow(1)  12 ok, 3 denied  claude   claude\n"
+	   "4f2a9c1e  42s ago   42s  exited 0  rw·off       -                claude   claude\n",
+	   "NET column");
+	session_free(&v[0]);
+	session_free(&v[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +567,11 @@ int main(void)
 		cmocka_unit_test(clean_and_width), cmocka_unit_test(cut),
 		cmocka_unit_test(argv_line),	   cmocka_unit_test(id_prefixes),
 		cmocka_unit_test(tables),	   cmocka_unit_test(sessions_listing),
+		cmocka_unit_test(net_hostports_and_bytes),
+		cmocka_unit_test(net_denied_line),
+		cmocka_unit_test(net_summary_and_cell),
+		cmocka_unit_test(net_log_lines),
+		cmocka_unit_test(sessions_net_column),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

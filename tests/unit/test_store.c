@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -193,8 +194,8 @@ static void schema_is_current_wal_strict(void **state)
 	assert_int_equal(sql_int(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	assert_int_equal(sql_int(st, "PRAGMA foreign_keys"), 1);
 	assert_int_equal(sql_int(st, "PRAGMA busy_timeout"), 5000);
-	static const char *const tables[] = {"sessions", "attempts", "events"};
-	for (size_t i = 0; i < 3; i++) {
+	static const char *const tables[] = {"sessions", "attempts", "events", "net_events"};
+	for (size_t i = 0; i < 4; i++) {
 		_cleanup_free_ char *q = xasprintf(
 			"SELECT strict FROM pragma_table_list WHERE schema = 'main' AND name = '%s'",
 			tables[i]);
@@ -203,7 +204,7 @@ static void schema_is_current_wal_strict(void **state)
 	/* no other table than ours (and SQLite's own) */
 	assert_int_equal(sql_int(st, "SELECT count(*) FROM pragma_table_list WHERE schema = 'main'"
 				     " AND type = 'table' AND name NOT LIKE 'sqlite_%'"),
-			 3);
+			 4);
 	/* STRICT means a wrong type is an error, not a conversion */
 	assert_int_not_equal(sqlite3_exec(db(st),
 					  "INSERT INTO sessions (id, argv, workspace, policy, pid,"
@@ -266,6 +267,20 @@ static const char *const seed_sql[STORE_SCHEMA_VERSION] = {
 	      " ('" ID(2) "', NULL, '[\"sh\"]', '/w/two',"
 	      "  '{\"version\":1,\"fs\":\"workspace-write\",\"net\":\"on\"}', NULL, NULL,"
 	      "  102, 12, 2000, NULL, 'running', NULL);",
+	[2] = "INSERT INTO sessions (id, profile, argv, workspace, policy, bwrap, agent_session_id,"
+	      " pid, pid_start, started_ms, ended_ms, status, exit_status, attempts, n_events,"
+	      " n_violations) VALUES"
+	      " ('" ID(1) "', 'claude', '[\"claude\",\"-p\",\"hi\"]', '/w/one',"
+	      "  '{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\"}', '[\"bwrap\"]', 'ag-1',"
+	      "  101, 11, 1000, 5000, 'exited', 3, 1, 0, 0),"
+	      " ('" ID(2) "', NULL, '[\"sh\"]', '/w/two',"
+	      "  '{\"version\":1,\"fs\":\"workspace-write\",\"net\":\"on\"}', NULL, NULL,"
+	      "  102, 12, 2000, NULL, 'running', NULL, 1, 0, 0);"
+	      "INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms, ended_ms,"
+	      " status, exit_status) VALUES"
+	      " ('" ID(1) "', 1, 'start', '[\"claude\",\"-p\",\"hi\"]', 101, 11, 1000, 5000,"
+	      "  'exited', 3),"
+	      " ('" ID(2) "', 1, 'start', '[\"sh\"]', 102, 12, 2000, NULL, 'running', NULL);",
 };
 
 /* The seeded rows, read through the API of the latest version. */
@@ -316,6 +331,12 @@ static void check_seed(struct store *st)
 	assert_int_equal(store_get(st, ID(2), &s, &e), 0);
 	assert_int_equal(s.n_violations, 1);
 	assert_int_equal(s.status, SESS_EXITED);
+	assert_int_equal(s.n_net_allowed + s.n_net_denied, 0);
+	session_free(&s);
+	struct net_event ev = {.at_ms = 1, .proto = NP_DNS, .host = "x.example", .allowed = false};
+	assert_int_equal(store_add_net_events(st, ID(1), 0, &ev, 1, &e), 0);
+	assert_int_equal(store_get(st, ID(1), &s, &e), 0);
+	assert_int_equal(s.n_net_denied, 1);
 	session_free(&s);
 }
 
@@ -793,6 +814,254 @@ static void lost_with_proc(void **state)
 	assert_false(store_proc_alive(0, self_start, NULL));
 }
 
+/* ---- network events ---- */
+
+static struct net_event mkev(long long at, enum net_proto p, const char *host, int port,
+			     bool allowed, const char *rule)
+{
+	struct net_event ev = {.at_ms = at, .proto = p, .port = (uint16_t)port, .allowed = allowed};
+	snprintf(ev.host, sizeof ev.host, "%s", host);
+	snprintf(ev.rule, sizeof ev.rule, "%s", rule);
+	return ev;
+}
+
+static void net_events_round_trip(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_ok(f, NULL);
+	struct err e = {0};
+	begin_ok(st, ID(1), 100, 1000);
+	begin_ok(st, ID(2), 100, 2000);
+	struct net_event b[4] = {
+		mkev(10, NP_CONNECT, "api.example.com", 443, true, "*.example.com"),
+		mkev(11, NP_CONNECT, "evil.example", 443, false, "evil.example is not allowed"),
+		mkev(12, NP_HTTP, "evil.example", 443, false, "evil.example is not allowed"),
+		mkev(13, NP_DNS, "other.example", 0, false, "not allowed"),
+	};
+	snprintf(b[0].addr, sizeof b[0].addr, "203.0.113.7");
+	b[0].bytes_up = 1234;
+	b[0].bytes_down = UINT64_MAX; /* clamped, not negative */
+	b[0].dur_ms = 56;
+	snprintf(b[2].error, sizeof b[2].error, "connect: Connection refused");
+	/* a host with no NUL in its array: read up to the array's end, no further */
+	memset(b[3].host, 'h', sizeof b[3].host);
+	assert_int_equal(store_add_net_events(st, ID(1), 0, b, 4, &e), 0);
+	assert_int_equal(store_add_net_events(st, ID(1), 0, b, 0, &e), 0);
+
+	struct net_row *r;
+	size_t n;
+	assert_int_equal(store_net_events(st, ID(1), 0, 0, &r, &n, &e), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(r[0].attempt, 1);
+	assert_int_equal(r[0].ev.at_ms, 10);
+	assert_int_equal(r[0].ev.proto, NP_CONNECT);
+	assert_string_equal(r[0].ev.host, "api.example.com");
+	assert_int_equal(r[0].ev.port, 443);
+	assert_true(r[0].ev.allowed);
+	assert_string_equal(r[0].ev.rule, "*.example.com");
+	assert_string_equal(r[0].ev.addr, "203.0.113.7");
+	assert_int_equal(r[0].ev.bytes_up, 1234);
+	assert_int_equal(r[0].ev.bytes_down, INT64_MAX);
+	assert_int_equal(r[0].ev.dur_ms, 56);
+	assert_string_equal(r[0].ev.error, "");
+	assert_false(r[1].ev.allowed);
+	assert_int_equal(r[2].ev.proto, NP_HTTP);
+	assert_string_equal(r[2].ev.error, "connect: Connection refused");
+	assert_int_equal(r[3].ev.proto, NP_DNS);
+	assert_int_equal(strlen(r[3].ev.host), sizeof r[3].ev.host - 1);
+	assert_true(r[0].seq < r[1].seq && r[1].seq < r[2].seq && r[2].seq < r[3].seq);
+	long long second = r[1].seq;
+	free(r);
+	/* since a seq, and a limit */
+	assert_int_equal(store_net_events(st, ID(1), second, 1, &r, &n, &e), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(r[0].ev.at_ms, 12);
+	free(r);
+	assert_int_equal(store_net_events(st, ID(2), 0, 0, &r, &n, &e), 0);
+	assert_int_equal(n, 0);
+	assert_null(r);
+
+	/* the counters, on the row read and listed */
+	struct session s;
+	assert_int_equal(store_get(st, ID(1), &s, &e), 0);
+	assert_int_equal(s.n_net_allowed, 1);
+	assert_int_equal(s.n_net_denied, 3);
+	session_free(&s);
+	struct session *v;
+	assert_int_equal(store_list(st, NULL, 0, &v, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[1].id, ID(1));
+	assert_int_equal(v[1].n_net_denied, 3);
+	assert_int_equal(v[0].n_net_denied, 0);
+	sessions_free(v, n);
+
+	/* denied by host and port, most frequent first */
+	struct net_count *c;
+	assert_int_equal(store_net_denied(st, ID(1), 0, &c, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(c[0].host, "evil.example");
+	assert_int_equal(c[0].port, 443);
+	assert_int_equal(c[0].n, 2);
+	assert_int_equal(c[1].port, 0);
+	assert_int_equal(c[1].n, 1);
+	net_counts_free(c, n);
+	assert_int_equal(store_net_denied(st, ID(1), 1, &c, &n, &e), 0);
+	assert_int_equal(n, 1);
+	net_counts_free(c, n);
+
+	/* attempt 0 is the current attempt; an explicit one is kept */
+	struct strv argv = STRV_INIT;
+	strv_push(&argv, "x");
+	assert_int_equal(store_finish(st, ID(1), SESS_EXITED, 0, 0, &e), 0);
+	assert_int_equal(store_attempt_begin(st, ID(1), ATTEMPT_RESUME, &argv, 7, 7, &e), 2);
+	strv_free(&argv);
+	assert_int_equal(store_add_net_events(st, ID(1), 0, b, 1, &e), 0);
+	assert_int_equal(store_add_net_events(st, ID(1), 1, b, 1, &e), 0);
+	assert_int_equal(store_net_events(st, ID(1), 0, 0, &r, &n, &e), 0);
+	assert_int_equal(n, 6);
+	assert_int_equal(r[4].attempt, 2);
+	assert_int_equal(r[5].attempt, 1);
+	free(r);
+
+	/* an unknown session: nothing written, its id named */
+	assert_int_equal(store_add_net_events(st, ID(3), 0, b, 4, &e), STORE_NONE);
+	assert_string_equal(e.path, ID(3));
+	assert_int_equal(store_net_events(st, ID(3), 0, 0, &r, &n, &e), STORE_NONE);
+	assert_int_equal(store_net_denied(st, ID(3), 0, &c, &n, &e), STORE_NONE);
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events"), 6);
+
+	/* removed with their session */
+	assert_int_equal(store_rm(st, ID(1), &e), 0);
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events"), 0);
+	store_close(st);
+}
+
+/* A batch lands whole or not at all: the disk fills up in the middle of one. */
+static void net_events_batch_is_atomic(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_ok(f, NULL);
+	struct err e = {0};
+	begin_ok(st, ID(1), 100, 1000);
+	long long pages = sql_int(st, "PRAGMA page_count");
+	char q[64];
+	snprintf(q, sizeof q, "PRAGMA max_page_count = %lld", pages + 2);
+	sql(st, q);
+	size_t n = 2000;
+	struct net_event *b = xcalloc(n, sizeof *b);
+	for (size_t i = 0; i < n; i++)
+		b[i] = mkev((long long)i, NP_CONNECT, "host.example", 443, i % 2, "a rule");
+	assert_int_equal(store_add_net_events(st, ID(1), 0, b, n, &e), -1);
+	assert_non_null(strstr(e.what, "cannot record the network events"));
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events"), 0);
+	assert_int_equal(sql_int(st, "SELECT n_net_allowed + n_net_denied FROM sessions"), 0);
+	free(b);
+	store_close(st);
+}
+
+#define NET_BATCHES 40
+#define NET_PER_BATCH 25
+
+struct net_writer {
+	struct store *st;
+	const char *id;
+	int k;
+	int rc;
+};
+
+/* One writer: batches of events for its session, as the proxy's writer sends them. */
+static int write_batches(struct store *st, const char *id, int k)
+{
+	struct net_event b[NET_PER_BATCH];
+	for (int i = 0; i < NET_BATCHES; i++) {
+		for (int j = 0; j < NET_PER_BATCH; j++)
+			b[j] = mkev(i * NET_PER_BATCH + j, NP_CONNECT, "w.example", 1000 + k,
+				    j % 5 != 0, "rule");
+		struct err e = {0};
+		if (store_add_net_events(st, id, 0, b, NET_PER_BATCH, &e) < 0) {
+			fprintf(stderr, "writer %d: %s (%s)\n", k, e.what, e.hint);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void *net_writer_thread(void *arg)
+{
+	struct net_writer *w = arg;
+	w->rc = write_batches(w->st, w->id, w->k);
+	return NULL;
+}
+
+/* Two threads of one process (each its own connection, store_open_again) and two more
+ * processes write batches at once, for the same session and another: nothing is lost, the
+ * counters agree with the rows. */
+static void net_events_concurrent(void **state)
+{
+	struct fx *f = *state;
+	assert_int_not_equal(sqlite3_threadsafe(), 0);
+	struct store *st = open_ok(f, NULL);
+	struct err e = {0};
+	begin_ok(st, ID(1), 100, 1000);
+	begin_ok(st, ID(2), 100, 2000);
+	pid_t kids[2];
+	for (int k = 0; k < 2; k++) {
+		kids[k] = fork();
+		assert_true(kids[k] >= 0);
+		if (kids[k] == 0) {
+			struct store *c = NULL;
+			struct err ce = {0};
+			if (store_open(f->state, NULL, &c, &ce) < 0)
+				_exit(11);
+			int rc = write_batches(c, k ? ID(2) : ID(1), 10 + k);
+			store_close(c);
+			_exit(rc ? 12 : 0);
+		}
+	}
+	struct net_writer w[2];
+	pthread_t t[2];
+	for (int k = 0; k < 2; k++) {
+		w[k] = (struct net_writer){.id = k ? ID(2) : ID(1), .k = k};
+		assert_int_equal(store_open_again(st, &w[k].st, &e), 0);
+		assert_int_equal(pthread_create(&t[k], NULL, net_writer_thread, &w[k]), 0);
+	}
+	/* and the opener's own connection reads meanwhile */
+	for (int i = 0; i < 20; i++) {
+		struct net_row *r;
+		size_t n;
+		assert_int_equal(store_net_events(st, ID(1), 0, 0, &r, &n, &e), 0);
+		free(r);
+	}
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(pthread_join(t[k], NULL), 0);
+		assert_int_equal(w[k].rc, 0);
+		store_close(w[k].st);
+	}
+	for (int k = 0; k < 2; k++) {
+		int ws;
+		assert_int_equal(waitpid(kids[k], &ws, 0), kids[k]);
+		if (!WIFEXITED(ws) || WEXITSTATUS(ws))
+			fail_msg("writer process %d: status %#x", k, ws);
+	}
+	long long per = (long long)NET_BATCHES * NET_PER_BATCH;
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events"), 4 * per);
+	for (int k = 0; k < 2; k++) {
+		char q[200];
+		snprintf(q, sizeof q,
+			 "SELECT count(*) FROM net_events WHERE session_id = '%s' AND port IN (%d, %d)",
+			 k ? ID(2) : ID(1), 1000 + k, 1010 + k);
+		assert_int_equal(sql_int(st, q), 2 * per);
+	}
+	assert_int_equal(sql_int(st, "SELECT sum(n_net_allowed) FROM sessions"), 4 * per * 4 / 5);
+	assert_int_equal(sql_int(st, "SELECT sum(n_net_denied) FROM sessions"), 4 * per / 5);
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM sessions s WHERE n_net_allowed ="
+				     " (SELECT count(*) FROM net_events WHERE session_id = s.id AND allowed)"),
+			 2);
+	_cleanup_free_ char *ic = sql_text(st, "PRAGMA integrity_check");
+	assert_string_equal(ic, "ok");
+	store_close(st);
+}
+
 /* ---- removal ---- */
 
 static void rm_cascades(void **state)
@@ -1055,6 +1324,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(list_newest_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(lost_with_injected_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(lost_with_proc, setup, teardown),
+		cmocka_unit_test_setup_teardown(net_events_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(net_events_batch_is_atomic, setup, teardown),
+		cmocka_unit_test_setup_teardown(net_events_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(rm_cascades, setup, teardown),
 		cmocka_unit_test_setup_teardown(concurrent_writers, setup, teardown),
 		cmocka_unit_test_setup_teardown(disk_full_writes_nothing, setup, teardown),

@@ -1,16 +1,27 @@
+/* netevent: the names of the proxy's protocols (see netevent.h). */
 #include "core/plan/netevent.h"
+
+#include <string.h>
+
+static const char *const proto_names[] = {
+	[NP_CONNECT] = "connect",
+	[NP_HTTP] = "http",
+	[NP_SOCKS] = "socks",
+	[NP_DNS] = "dns",
+};
 
 const char *net_proto_name(enum net_proto p)
 {
-	switch (p) {
-	case NP_CONNECT:
-		return "connect";
-	case NP_HTTP:
-		return "http";
-	case NP_SOCKS:
-		return "socks";
-	case NP_DNS:
-		return "dns";
+	return (unsigned)p < sizeof proto_names / sizeof *proto_names ? proto_names[p] : "?";
+}
+
+int net_proto_parse(const char *s, enum net_proto *out)
+{
+	for (size_t i = 0; i < sizeof proto_names / sizeof *proto_names; i++) {
+		if (s && !strcmp(s, proto_names[i])) {
+			*out = (enum net_proto)i;
+			return 0;
+		}
 	}
-	return "?";
+	return -1;
 }

@@ -23,3 +23,4 @@ struct net_event {
 };
 
 const char *net_proto_name(enum net_proto p); /* "connect", "http", "socks", "dns" */
+int net_proto_parse(const char *s, enum net_proto *out); /* 0, or -1 for another name */

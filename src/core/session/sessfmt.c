@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/session/netfmt.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
@@ -348,7 +349,9 @@ size_t sessfmt_id_prefix_len(char *const *ids, size_t n, size_t min)
 
 /* ---- the sessions table ---- */
 
-enum { C_ID, C_STARTED, C_TOOK, C_STATUS, C_POLICY, C_PROFILE, C_WORKSPACE, C_COMMAND, C_N };
+enum {
+	C_ID, C_STARTED, C_TOOK, C_STATUS, C_POLICY, C_NET, C_PROFILE, C_WORKSPACE, C_COMMAND, C_N
+};
 
 static char *workspace_cell(const char *ws, const char *home)
 {
@@ -365,7 +368,8 @@ char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_o
 	struct fmt_col cols[C_N] = {
 		[C_ID] = {"ID", false, 0},	     [C_STARTED] = {"STARTED", false, 0},
 		[C_TOOK] = {"TOOK", true, 0},	     [C_STATUS] = {"STATUS", false, 0},
-		[C_POLICY] = {"POLICY", false, 0},   [C_PROFILE] = {"PROFILE", false, 0},
+		[C_POLICY] = {"POLICY", false, 0},   [C_NET] = {"NET", false, 0},
+		[C_PROFILE] = {"PROFILE", false, 0},
 		[C_WORKSPACE] = {"WORKSPACE", false, 0}, [C_COMMAND] = {"COMMAND", false, 0},
 	};
 	char **ids = xcalloc(n ? n : 1, sizeof *ids);
@@ -373,8 +377,12 @@ char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_o
 		ids[i] = v[i].id ? v[i].id : "";
 	size_t idlen = sessfmt_id_prefix_len(ids, n, 8);
 	free(ids);
+	/* NET only when some session has network decisions (--net allow) */
+	bool net = false;
+	for (size_t i = 0; i < n; i++)
+		net = net || v[i].n_net_allowed > 0 || v[i].n_net_denied > 0;
 
-	/* the cells of each row, in column order (WORKSPACE left out unless asked for) */
+	/* the cells of each row, in column order (NET and WORKSPACE left out unless wanted) */
 	struct strv cells = STRV_INIT;
 	for (size_t i = 0; i < n; i++) {
 		const struct session *s = &v[i];
@@ -388,17 +396,18 @@ char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_o
 		strv_push_take(&cells, sessfmt_duration(took));
 		strv_push_take(&cells, sessfmt_status(s->status, s->exit_status));
 		strv_push_take(&cells, sessfmt_policy(s->policy_json));
+		if (net)
+			strv_push_take(&cells, netfmt_cell(s->n_net_allowed, s->n_net_denied));
 		strv_push(&cells, s->profile ? s->profile : "-");
 		if (o->workspace)
 			strv_push_take(&cells, workspace_cell(s->workspace, o->home));
 		strv_push_take(&cells, sessfmt_argv(&s->argv));
 	}
-	size_t per_row = o->workspace ? C_N : C_N - 1;
 	struct fmt_col shown[C_N];
-	size_t k = 0;
+	size_t per_row = 0;
 	for (size_t c = 0; c < C_N; c++)
-		if (c != C_WORKSPACE || o->workspace)
-			shown[k++] = cols[c];
+		if ((c != C_WORKSPACE || o->workspace) && (c != C_NET || net))
+			shown[per_row++] = cols[c];
 
 	/* the command gets what the other columns leave of the width (at least 10 columns) */
 	if (o->width) {

@@ -124,7 +124,7 @@ int st_db_fail(struct store *st, int rc, const char *doing, struct err *e)
 	return -1;
 }
 
-static int none(struct err *e, const char *id)
+int st_none(struct err *e, const char *id)
 {
 	err_set(e, 0, id, "no such session");
 	err_hint(e, "`agentjail sessions` lists them");
@@ -386,7 +386,7 @@ static bool id_chars_ok(const char *s)
 	"id, profile, argv, workspace, policy, " bwrap ", agent_session_id, pid, pid_start,"  \
 	" started_ms, ended_ms, status, exit_status, attempts, n_events, n_violations,"      \
 	" (SELECT a.started_ms FROM attempts a WHERE a.session_id = sessions.id"           \
-	"  AND a.n = sessions.attempts)"
+	"  AND a.n = sessions.attempts), n_net_allowed, n_net_denied"
 #define SESSION_COLS SESSION_COLS_("bwrap")
 /* a listing leaves out the bwrap argv: the largest column, and no listing shows it */
 #define SESSION_LIST_COLS SESSION_COLS_("NULL")
@@ -412,6 +412,8 @@ static void row_session(sqlite3_stmt *s, struct session *o)
 	o->n_events = sqlite3_column_int64(s, 14);
 	o->n_violations = sqlite3_column_int64(s, 15);
 	o->last_started_ms = col_ll_or(s, 16, o->started_ms);
+	o->n_net_allowed = sqlite3_column_int64(s, 17);
+	o->n_net_denied = sqlite3_column_int64(s, 18);
 }
 
 static int begin_tx(struct store *st, const struct session *s, long long started,
@@ -452,14 +454,14 @@ int store_begin(struct store *st, const struct session *s, struct err *e)
 }
 
 /* The session's current attempt number: > 0, STORE_NONE or -1. */
-static int current_attempt(struct store *st, const char *id, const char *doing, struct err *e)
+int st_current_attempt(struct store *st, const char *id, const char *doing, struct err *e)
 {
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
 	if (st_prep(st, &s, doing, e, "SELECT attempts FROM sessions WHERE id = ?", "s", id) < 0)
 		return -1;
 	int r = st_step_row(st, s, doing, e);
 	if (r <= 0)
-		return r < 0 ? -1 : none(e, id);
+		return r < 0 ? -1 : st_none(e, id);
 	return sqlite3_column_int(s, 0);
 }
 
@@ -467,7 +469,7 @@ static int attempt_tx(struct store *st, const char *id, enum attempt_kind kind,
 		      const struct strv *argv, long pid, long long pid_start, struct err *e)
 {
 	static const char doing[] = "cannot record the new attempt";
-	int n = current_attempt(st, id, doing, e);
+	int n = st_current_attempt(st, id, doing, e);
 	if (n < 0)
 		return n;
 	n++;
@@ -505,7 +507,7 @@ static int finish_tx(struct store *st, const char *id, enum sess_status status,
 		     int exit_status, long long ended, struct err *e)
 {
 	static const char doing[] = "cannot record the end of the session";
-	int n = current_attempt(st, id, doing, e);
+	int n = st_current_attempt(st, id, doing, e);
 	if (n < 0)
 		return n;
 	const char *name = sess_status_name(status);
@@ -552,7 +554,7 @@ static int set_agent_tx(struct store *st, const char *id, const char *agent_id, 
 		 agent_id, id) < 0 ||
 	    st_step_done(st, s, doing, e) < 0)
 		return -1;
-	return sqlite3_changes(st->db) ? 0 : none(e, id);
+	return sqlite3_changes(st->db) ? 0 : st_none(e, id);
 }
 
 int store_set_agent_session_id(struct store *st, const char *id, const char *agent_id,
@@ -573,7 +575,7 @@ static int event_tx(struct store *st, const char *id, const char *kind, const ch
 		    struct err *e)
 {
 	static const char doing[] = "cannot record the event";
-	int n = current_attempt(st, id, doing, e);
+	int n = st_current_attempt(st, id, doing, e);
 	if (n < 0)
 		return n;
 	_cleanup_stmt_ sqlite3_stmt *a = NULL;
@@ -657,11 +659,11 @@ int store_get(struct store *st, const char *id_or_prefix, struct session *out, s
 	if (n == 1) {
 		sb_free(&cand);
 		r = get_exact(st, first, out, e);
-		return r == STORE_NONE ? none(e, id_or_prefix) : r; /* removed meanwhile */
+		return r == STORE_NONE ? st_none(e, id_or_prefix) : r; /* removed meanwhile */
 	}
 	if (n == 0) {
 		sb_free(&cand);
-		return none(e, id_or_prefix);
+		return st_none(e, id_or_prefix);
 	}
 	err_set(e, 0, id_or_prefix, "the session id prefix matches %zu sessions", n);
 	if (n > 5)
@@ -706,13 +708,13 @@ int store_list(struct store *st, const char *workspace, size_t limit, struct ses
 	return 0;
 }
 
-static int exists(struct store *st, const char *id, const char *doing, struct err *e)
+int st_exists(struct store *st, const char *id, const char *doing, struct err *e)
 {
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
 	if (st_prep(st, &s, doing, e, "SELECT 1 FROM sessions WHERE id = ?", "s", id) < 0)
 		return -1;
 	int r = st_step_row(st, s, doing, e);
-	return r < 0 ? -1 : r ? 0 : none(e, id);
+	return r < 0 ? -1 : r ? 0 : st_none(e, id);
 }
 
 int store_attempts(struct store *st, const char *id, struct attempt **out, size_t *n,
@@ -721,7 +723,7 @@ int store_attempts(struct store *st, const char *id, struct attempt **out, size_
 	static const char doing[] = "cannot read the session's attempts";
 	*out = NULL;
 	*n = 0;
-	int r = exists(st, id, doing, e);
+	int r = st_exists(st, id, doing, e);
 	if (r < 0)
 		return r;
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
@@ -762,7 +764,7 @@ int store_events(struct store *st, const char *id, struct event **out, size_t *n
 	static const char doing[] = "cannot read the session's events";
 	*out = NULL;
 	*n = 0;
-	int r = exists(st, id, doing, e);
+	int r = st_exists(st, id, doing, e);
 	if (r < 0)
 		return r;
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
@@ -799,7 +801,7 @@ static int rm_tx(struct store *st, const char *id, struct err *e)
 	if (st_prep(st, &s, doing, e, "DELETE FROM sessions WHERE id = ?", "s", id) < 0 ||
 	    st_step_done(st, s, doing, e) < 0)
 		return -1;
-	return sqlite3_changes(st->db) ? 0 : none(e, id);
+	return sqlite3_changes(st->db) ? 0 : st_none(e, id);
 }
 
 int store_rm(struct store *st, const char *id, struct err *e)

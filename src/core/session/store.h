@@ -27,6 +27,8 @@
  *   v1  sessions (one row per run)
  *   v2  attempts (one row per rung of the resume ladder; v1 rows become attempt 1), events,
  *       and the sessions counters (attempts, n_events, n_violations)
+ *   v3  net_events (the egress proxy's decisions, doc/design.md §4) and the sessions counters
+ *       n_net_allowed, n_net_denied
  *
  * Lost sessions. store_open marks `lost` each running session whose recorded process is gone:
  * no /proc/PID, a zombie, or a PID now used by a process with another start time. When /proc
@@ -43,10 +45,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/plan/netevent.h"
 #include "util/err.h"
 #include "util/strv.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_DB_NAME "agentjail.db"
 #define STORE_ID_LEN 36 /* a UUID: 8-4-4-4-12 lowercase hex digits */
 
@@ -95,6 +98,7 @@ struct session {
 	int attempts;           /* number of attempts, 1 after store_begin */
 	long long n_events;
 	long long n_violations; /* events whose kind is "violation" or starts with "violation." */
+	long long n_net_allowed, n_net_denied; /* the egress proxy's decisions (net_events) */
 };
 
 struct attempt {
@@ -116,10 +120,25 @@ struct event {
 	char *detail_json; /* may be NULL */
 };
 
+/* One decision of the egress proxy as stored (store_add_net_events). */
+struct net_row {
+	long long seq; /* increasing over the whole store (its own sequence, not events') */
+	int attempt;
+	struct net_event ev;
+};
+
+/* Denied requests counted by host and port (port 0: a DNS lookup). */
+struct net_count {
+	char *host;
+	int port;
+	long long n;
+};
+
 void session_free(struct session *s);
 void sessions_free(struct session *v, size_t n); /* each, then the array */
 void attempts_free(struct attempt *v, size_t n);
 void events_free(struct event *v, size_t n);
+void net_counts_free(struct net_count *v, size_t n);
 
 struct store;
 
@@ -199,5 +218,26 @@ int store_attempts(struct store *st, const char *id, struct attempt **out, size_
 int store_events(struct store *st, const char *id, struct event **out, size_t *n,
 		 struct err *e) WUR;
 
-/* Delete a session (full id) with its attempts and events. 0, STORE_NONE, -1. */
+/* Another connection to the store st opened (same database and options), for another thread:
+ * a store is used by one thread at a time, so a thread that writes while the opener's thread
+ * goes on (the proxy's event writer) gets its own. Refused when SQLite was built without thread
+ * support (sqlite3_threadsafe() == 0). */
+int store_open_again(const struct store *st, struct store **out, struct err *e) WUR;
+
+/* The egress proxy's decisions ev[0..n) for session id, in one transaction with the session's
+ * counters (n_net_allowed, n_net_denied): all of them or none. attempt <= 0: the session's
+ * current attempt. Text fields are read up to their array's size (a missing NUL is no
+ * overrun); byte counts beyond INT64_MAX are stored as INT64_MAX. 0, STORE_NONE, -1. */
+int store_add_net_events(struct store *st, const char *id, int attempt,
+			 const struct net_event *ev, size_t n, struct err *e) WUR;
+/* The session's decisions with seq > since_seq, oldest first, at most limit (0: all). *out is
+ * NULL when there are none; free it. 0, STORE_NONE, -1. */
+int store_net_events(struct store *st, const char *id, long long since_seq, size_t limit,
+		     struct net_row **out, size_t *n, struct err *e) WUR;
+/* The session's denied requests by host and port, most frequent first (then by host, port),
+ * at most limit (0: all). 0, STORE_NONE, -1. */
+int store_net_denied(struct store *st, const char *id, size_t limit, struct net_count **out,
+		     size_t *n, struct err *e) WUR;
+
+/* Delete a session (full id) with its attempts, events and net events. 0, STORE_NONE, -1. */
 int store_rm(struct store *st, const char *id, struct err *e) WUR;

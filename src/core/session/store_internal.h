@@ -47,3 +47,9 @@ int st_exec_sql(struct store *st, const char *sql, const char *doing, struct err
 int st_tx_begin(struct store *st, const char *doing, struct err *e);
 int st_tx_end(struct store *st, int rc, const char *doing, struct err *e);
 char *st_col_str(sqlite3_stmt *s, int i);
+/* "no such session" for id; STORE_NONE */
+int st_none(struct err *e, const char *id);
+/* 0 when session id exists, else STORE_NONE or -1 */
+int st_exists(struct store *st, const char *id, const char *doing, struct err *e);
+/* the session's current attempt number: > 0, STORE_NONE or -1 */
+int st_current_attempt(struct store *st, const char *id, const char *doing, struct err *e);

@@ -63,6 +63,27 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	"ALTER TABLE sessions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;"
 	"ALTER TABLE sessions ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE sessions ADD COLUMN n_violations INTEGER NOT NULL DEFAULT 0;",
+
+	/* 3: the egress proxy's decisions (doc/design.md §4) and their counters */
+	"CREATE TABLE net_events ("
+	" seq INTEGER PRIMARY KEY,"
+	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+	" attempt INTEGER NOT NULL,"
+	" at_ms INTEGER NOT NULL,"
+	" proto TEXT NOT NULL CHECK (proto IN ('connect', 'http', 'socks', 'dns')),"
+	" host TEXT NOT NULL,"
+	" port INTEGER NOT NULL CHECK (port BETWEEN 0 AND 65535),"
+	" allowed INTEGER NOT NULL CHECK (allowed IN (0, 1)),"
+	" rule TEXT NOT NULL,"
+	" addr TEXT NOT NULL,"
+	" bytes_up INTEGER NOT NULL,"
+	" bytes_down INTEGER NOT NULL,"
+	" dur_ms INTEGER NOT NULL,"
+	" error TEXT NOT NULL"
+	") STRICT;"
+	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);"
+	"ALTER TABLE sessions ADD COLUMN n_net_allowed INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE sessions ADD COLUMN n_net_denied INTEGER NOT NULL DEFAULT 0;",
 };
 /* ---- opening ---- */
 
@@ -358,6 +379,19 @@ void store_close(struct store *st)
 	free(st->path);
 	free(st->dir);
 	free(st);
+}
+
+int store_open_again(const struct store *st, struct store **out, struct err *e)
+{
+	if (!sqlite3_threadsafe()) {
+		err_set(e, 0, st->path, "this SQLite is built without thread support: the session "
+					"store cannot be written from a second thread");
+		err_hint(e, "build agentjail against a libsqlite3 with SQLITE_THREADSAFE=1 or 2");
+		return -1;
+	}
+	struct store_opts o = {.alive = st->alive, .alive_arg = st->alive_arg,
+			       .busy_timeout_ms = st->busy_ms};
+	return store_open(st->dir, &o, out, e);
 }
 
 const char *store_path(const struct store *st) { return st->path; }

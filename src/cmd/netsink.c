@@ -1,0 +1,209 @@
+/* netsink: the egress proxy's decisions into the session store, and the denied line at the
+ * end of the run (see netsink.h). */
+#include "cmd/netsink.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "core/session/netfmt.h"
+#include "core/session/store.h"
+#include "util/xalloc.h"
+
+/* Distinct host:port pairs remembered for the denied line; more are still counted. */
+#define DENIED_MAX 256
+/* The denied line's width when stderr is not a terminal. */
+#define REPORT_WIDTH 160
+
+struct netsink {
+	pthread_mutex_t mu;
+	struct store *st; /* our own connection, NULL when none */
+	char *id;
+	int attempt;
+	bool warned;
+	unsigned long long allowed, denied_conns, denied_lookups, unrecorded;
+	struct net_count *denied; /* n_denied of them, by first appearance */
+	size_t n_denied;
+};
+
+static void sink_warn(struct netsink *ns, const struct err *e)
+{
+	if (ns->warned)
+		return;
+	ns->warned = true;
+	char buf[ERR_FMT_MAX];
+	err_format(e, buf, sizeof buf);
+	cmd_warn("the network events of this run are not recorded (%s); it runs anyway", buf);
+}
+
+struct netsink *netsink_new(struct store *st, const char *session_id, int attempt)
+{
+	struct netsink *ns = xcalloc(1, sizeof *ns);
+	pthread_mutex_init(&ns->mu, NULL);
+	ns->attempt = attempt;
+	if (st && session_id) {
+		struct err e = {0};
+		if (store_open_again(st, &ns->st, &e) < 0) {
+			ns->st = NULL;
+			sink_warn(ns, &e);
+		} else {
+			ns->id = xstrdup(session_id);
+		}
+	}
+	return ns;
+}
+
+static void count_denied(struct netsink *ns, const struct net_event *ev)
+{
+	if (ev->port == 0)
+		ns->denied_lookups++;
+	else
+		ns->denied_conns++;
+	size_t hl = strnlen(ev->host, sizeof ev->host);
+	for (size_t i = 0; i < ns->n_denied; i++) {
+		struct net_count *c = &ns->denied[i];
+		if (c->port == ev->port && strlen(c->host) == hl && !memcmp(c->host, ev->host, hl)) {
+			c->n++;
+			return;
+		}
+	}
+	if (ns->n_denied == DENIED_MAX)
+		return; /* counted in the totals, shown as "… N more" */
+	ns->denied = xrealloc(ns->denied, (ns->n_denied + 1) * sizeof *ns->denied);
+	ns->denied[ns->n_denied++] = (struct net_count){xstrndup(ev->host, hl), ev->port, 1};
+}
+
+void netsink_fn(void *arg, const struct net_event *ev, size_t n)
+{
+	struct netsink *ns = arg;
+	if (!ns || !n)
+		return;
+	pthread_mutex_lock(&ns->mu);
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].allowed)
+			ns->allowed++;
+		else
+			count_denied(ns, &ev[i]);
+	}
+	if (ns->st) {
+		struct err e = {0};
+		if (store_add_net_events(ns->st, ns->id, ns->attempt, ev, n, &e) < 0) {
+			ns->unrecorded += n;
+			sink_warn(ns, &e);
+		}
+	}
+	pthread_mutex_unlock(&ns->mu);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct net_count *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	int c = strcmp(x->host, y->host);
+	return c ? c : x->port - y->port;
+}
+
+void netsink_report(struct netsink *ns)
+{
+	if (!ns)
+		return;
+	pthread_mutex_lock(&ns->mu);
+	if (ns->denied_conns + ns->denied_lookups > 0) {
+		qsort(ns->denied, ns->n_denied, sizeof *ns->denied, by_count);
+		size_t width = REPORT_WIDTH;
+		struct winsize w = {0};
+		if (isatty(2) && ioctl(2, TIOCGWINSZ, &w) == 0 && w.ws_col > 40)
+			width = w.ws_col;
+		width -= strlen("agentjail: ");
+		char *line = netfmt_denied_line(ns->denied, ns->n_denied,
+						(long long)ns->denied_conns,
+						(long long)ns->denied_lookups, width);
+		cmd_warn("%s", line);
+		free(line);
+	}
+	pthread_mutex_unlock(&ns->mu);
+}
+
+void netsink_counts(struct netsink *ns, unsigned long long *allowed, unsigned long long *denied)
+{
+	pthread_mutex_lock(&ns->mu);
+	if (allowed)
+		*allowed = ns->allowed;
+	if (denied)
+		*denied = ns->denied_conns + ns->denied_lookups;
+	pthread_mutex_unlock(&ns->mu);
+}
+
+void netsink_free(struct netsink *ns)
+{
+	if (!ns)
+		return;
+	store_close(ns->st);
+	net_counts_free(ns->denied, ns->n_denied);
+	free(ns->id);
+	pthread_mutex_destroy(&ns->mu);
+	free(ns);
+}
+
+#ifdef AJ_TEST_BUILD
+static struct netsink *test_sink;
+
+static void str_field(json_t *o, const char *key, char *dst, size_t size)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	snprintf(dst, size, "%s", v ? v : "");
+}
+
+void netsink_test_feed(struct store *st, const char *session_id, const char *var)
+{
+	const char *path = getenv(var);
+	if (!path || !path[0])
+		return;
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		cmd_warn("test: %s=%s: cannot open", var, path);
+		return;
+	}
+	if (!test_sink)
+		test_sink = netsink_new(st, session_id, 0);
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		json_t *o = json_loads(line, 0, NULL);
+		if (!o)
+			continue;
+		struct net_event ev = {0};
+		ev.at_ms = json_integer_value(json_object_get(o, "at_ms"));
+		if (!ev.at_ms)
+			ev.at_ms = store_now_ms();
+		if (net_proto_parse(json_string_value(json_object_get(o, "proto")), &ev.proto) < 0)
+			ev.proto = NP_CONNECT;
+		str_field(o, "host", ev.host, sizeof ev.host);
+		ev.port = (uint16_t)json_integer_value(json_object_get(o, "port"));
+		ev.allowed = json_is_true(json_object_get(o, "allowed"));
+		str_field(o, "rule", ev.rule, sizeof ev.rule);
+		str_field(o, "addr", ev.addr, sizeof ev.addr);
+		ev.bytes_up = (uint64_t)json_integer_value(json_object_get(o, "bytes_up"));
+		ev.bytes_down = (uint64_t)json_integer_value(json_object_get(o, "bytes_down"));
+		ev.dur_ms = json_integer_value(json_object_get(o, "dur_ms"));
+		str_field(o, "error", ev.error, sizeof ev.error);
+		json_decref(o);
+		netsink_fn(test_sink, &ev, 1);
+	}
+	free(line);
+	fclose(f);
+}
+
+void netsink_test_end(void)
+{
+	netsink_report(test_sink);
+	netsink_free(test_sink);
+	test_sink = NULL;
+}
+#endif

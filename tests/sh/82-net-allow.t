@@ -202,6 +202,14 @@ for n in (\"one.test\", \"evil.test\"):
 		like "$OUT" "hello from one" "$who: … the first request was answered"
 	done
 
+	# --- verify: the --net allow checks ----------------------------------------------------
+	aj_run "$who" -- verify --net allow
+	rc_is 0 "$who: verify --net allow exits 0"
+	unlike "$OUT" $'(^|\n)FAIL ' "$who: … no probe fails"
+	for p in net.raw_tcp_fails_fast net.dns_only_allowed net.links_routes_fixed net.loopback_tcp net.abstract; do
+		like "$OUT" $'(^|\n)PASS  '"$p " "$who: verify --net allow: $p passes"
+	done
+
 	# --- 1,000 tunnels at once --------------------------------------------------------------
 	jail "$who" "python3 netclient.py tunnels 1000 echo.test $PORT_echo"
 	is "$(tail -n1 <<<"$OUT")" "ok 1000" "$who: 1,000 concurrent CONNECT tunnels complete"

@@ -147,6 +147,8 @@ static void http_plain_upstream(void **state)
 		 "HEAD /a HTTP/1.1\r\nHost: [::1]:8000\r\nConnection: close\r\n\r\n", 8000},
 		{"GET http://h/ HTTP/1.1\r\nHost: h\r\nHOST: H\r\nCONNECTION: close\r\n\r\n",
 		 "GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", 80},
+		{"GET http://h/ HTTP/1.1\r\nClose: x\r\n\r\n",
+		 "GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", 80},
 		{"DELETE http://h/x HTTP/1.1\r\nX-A:b\tc\r\nX-Utf8: \xc3\xa9\r\n\r\n",
 		 "DELETE /x HTTP/1.1\r\nHost: h\r\nX-A: b\tc\r\nX-Utf8: \xc3\xa9\r\n"
 		 "Connection: close\r\n\r\n", 80},

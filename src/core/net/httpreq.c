@@ -216,8 +216,10 @@ static int conn_lists(struct span list, struct span name)
 
 static bool is_hop_by_hop(const struct head *h, struct span name)
 {
+	/* "Close" is a reserved field name (RFC 9110 §18.4): with our "Connection: close" the
+	 * server would take it for a connection option, so it never crosses either */
 	static const char *const fixed[] = {"Connection", "Keep-Alive", "TE", "Trailer",
-					    "Upgrade", "Host"};
+					    "Upgrade", "Host", "Close"};
 	if (span_iprefix(name, "Proxy-"))
 		return true;
 	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)

@@ -35,8 +35,8 @@ static const struct {
 	{"run", cmd_run},	    {"doctor", cmd_doctor},   {"verify", cmd_verify},
 	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
-	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"__connect", cmd_connect},
-	{"log", cmd_log},
+	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
+	{"__connect", cmd_connect},
 };
 
 int main(int argc, char **argv)

@@ -471,7 +471,8 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 }
 
 /* --net allow: the listeners the holder opened (it has exec'd bwrap or failed by now: a vfork
- * child) go to the net_ready hook before the command may start. */
+ * child) go to the net_ready hook after the session is recorded and before the command may
+ * start (CTL_GO). */
 static int net_handover(struct run_ctx *c, struct err *e)
 {
 	(void)close(c->ns.sock);
@@ -539,6 +540,8 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		(void)close(c->pty.slave);
 		c->pty.slave = -1;
 	}
+	if (c->hooks && c->hooks->started)
+		c->hooks->started(c->hooks->arg);
 	if (c->ns_sock >= 0 && net_handover(c, e) < 0) {
 		(void)kill(pid, SIGKILL); /* bwrap never runs the command without its proxy */
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -547,8 +550,6 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
 		return -1;
 	}
-	if (c->hooks && c->hooks->started)
-		c->hooks->started(c->hooks->arg);
 	if (c->ctl >= 0)
 		(void)ctl_send(c->ctl, CTL_GO, 0); /* a jail that failed to start never reads it */
 	struct supervise_in in = {.bwrap = pid,

@@ -138,19 +138,16 @@ print(u.urlopen(\"http://one.test:$PORT_one/py-http\", timeout=10).read().decode
 	like "$ERR" "agentjail: denied [0-9]+ connections?: .*evil\.test:(80|443)" \
 		"$who: the end-of-run line names the denied host"
 	aj_run "$who" -- log --last
-	like "$OUT" "evil\.test" "$who: agentjail log --last shows the denied host"
-	like "$OUT" "one\.test" "$who: … and the allowed one of the same run"
+	like "$OUT" "DENY +evil\.test:443 " "$who: agentjail log --last shows the denied host"
+	like "$OUT" "ALLOW +one\.test:$PORT_one +127\.0\.0\.1 " "$who: … and the allowed one of the same run, with the address"
 	aj_run "$who" -- log --last --json
 	python3 -c 'import json, sys
-t = sys.stdin.read()
-try:
-    d = json.loads(t)
-    ev = d["events"] if isinstance(d, dict) else d
-except ValueError:
-    ev = [json.loads(l) for l in t.splitlines() if l.strip()]
-bad = [e for e in ev if e["host"] == "evil.test" and not e["allowed"] and "--allow-domain" in e["rule"]]
-sys.exit(0 if len(bad) >= 2 else 1)' <<<"$OUT"
-	ok $? "$who: log --json: the denials with host, decision and reason" || diag "$OUT"
+ev = [json.loads(l) for l in sys.stdin.read().splitlines() if l.strip()]
+net = [e for e in ev if e.get("type") == "net"]
+bad = [e for e in net if e["host"] == "evil.test" and e["action"] == "deny" and "--allow-domain" in e["rule"]]
+good = [e for e in net if e["host"] == "one.test" and e["action"] == "allow" and e["addr"] == "127.0.0.1" and e["bytes_down"] > 0]
+sys.exit(0 if len(bad) >= 3 and good else 1)' <<<"$OUT"
+	ok $? "$who: log --json: the three denials (host, action, reason) and the allowed request (address, bytes)" || diag "$OUT"
 
 	# --- wildcard, deny and port rules (decided before any lookup) --------------------------
 	# An allowed name that does not resolve on the host: 502/504; a refused one: 403 at once.

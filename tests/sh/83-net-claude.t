@@ -99,8 +99,8 @@ for line in open(sys.argv[1]):
 		"$who: the end-of-run line names the denied host"
 
 	aj_run "$who" -- log --last
-	like "$OUT" "api\.test:?.*$PORT|api\.test.*allow" "$who: agentjail log shows the model server's requests"
-	like "$OUT" "$DENIED" "$who: … and the denied name"
+	like "$OUT" "http +ALLOW +api\.test:$PORT +127\.0\.0\.1 " "$who: agentjail log shows the model server's requests (plain HTTP through the proxy)"
+	like "$OUT" "DENY +$DENIED:443 " "$who: … and the denied name"
 done
 aj_skip_missing_whos "claude under --net allow"
 

@@ -110,15 +110,22 @@ clang-build:
 	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 
-# libFuzzer (clang): `make fuzz FUZZ_SECONDS=60` explores beyond the replayed corpus.
+# libFuzzer (clang): `make fuzz FUZZ_SECONDS=60` explores beyond the replayed corpus, each
+# target tests/fuzz/fuzz_NAME.c in turn, from its seeds in tests/fuzz/corpus/NAME (new inputs go
+# to build/fuzz/corpus/NAME). `make fuzz FUZZ_TARGETS=fuzz_netrules` runs one.
 FUZZ_SECONDS ?= 30
+FUZZ_TARGETS ?= $(FUZZ_SRC:tests/fuzz/%.c=%)
 fuzz:
-	@mkdir -p build/fuzz
-	clang $(CPPFLAGS) -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -o build/fuzz/fuzz_parsers tests/fuzz/fuzz_parsers.c $(filter-out src/main.c,$(LIB_SRC)) \
-	  $(PKG_LIBS)
-	build/fuzz/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	  build/fuzz/corpus tests/fuzz/corpus 2>&1 | tail -5
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  n=$${t#fuzz_}; mkdir -p build/fuzz/corpus/$$n; \
+	  echo "fuzz: $$t"; \
+	  clang $(CPPFLAGS) -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -o build/fuzz/$$t tests/fuzz/$$t.c $(filter-out src/main.c,$(LIB_SRC)) $(PKG_LIBS); \
+	  if build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=build/fuzz/ \
+	      build/fuzz/corpus/$$n tests/fuzz/corpus/$$n >build/fuzz/$$t.log 2>&1; then \
+	    tail -5 build/fuzz/$$t.log; \
+	  else tail -30 build/fuzz/$$t.log; echo "fuzz: $$t failed (build/fuzz/$$t.log)"; exit 1; fi; \
+	done
 
 # `make check` first installs missing Debian packages, then builds and tests in a fresh make
 # (pkg-config flags are read when the Makefile is parsed, so after the install).

@@ -1,6 +1,7 @@
-/* Replay main for libFuzzer targets: runs every file under the corpus directory given in
- * AJ_FUZZ_CORPUS (or tests/fuzz/corpus under AJ_SRC), then a fixed number of deterministic
- * pseudo-random inputs. Prints TAP. Built without -fsanitize=fuzzer, so `make check` runs it. */
+/* Replay main for libFuzzer targets: runs every file under the target's corpus directory,
+ * AJ_FUZZ_CORPUS or else tests/fuzz/corpus/NAME under AJ_SRC for the binary fuzz_NAME (one
+ * directory per target), then a fixed number of deterministic pseudo-random inputs. Prints
+ * TAP. Built without -fsanitize=fuzzer, so `make check` runs it. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,17 +35,22 @@ static size_t run_dir(const char *dir)
 	return n;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char dir[4096];
 	const char *c = getenv("AJ_FUZZ_CORPUS");
 	const char *src = getenv("AJ_SRC");
+	const char *name = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+	name = name ? name + 1 : argc > 0 && argv[0] ? argv[0] : "";
+	if (!strncmp(name, "fuzz_", 5))
+		name += 5;
 	snprintf(dir, sizeof dir, "%s", c ? c : "");
 	if (!c)
-		snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus", src ? src : ".");
+		snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/%s", src ? src : ".", name);
 	printf("1..2\n");
 	size_t n = run_dir(dir);
-	printf("ok 1 - replayed %zu corpus files from %s\n", n, dir);
+	/* a target without its corpus would replay nothing and still pass: not here */
+	printf("%s 1 - replayed %zu corpus files from %s\n", n ? "ok" : "not ok", n, dir);
 	/* deterministic random inputs biased towards the interesting bytes */
 	static const char alphabet[] = "/.~[]\"\\=#;\n \t:abcXYZ_-";
 	uint32_t seed = 12345;

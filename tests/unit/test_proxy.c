@@ -1,0 +1,866 @@
+/* Tests for core/net/proxy: the egress proxy engine on real loopback sockets, no bwrap. The
+ * test opens the listeners itself (127.0.0.1, ephemeral ports), runs stand-in upstream servers
+ * in threads, and names them through --map-host-style mappings to 127.0.0.1. Every test checks
+ * at its end that no fd is left open and no connection is still counted. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/net/dnsmsg.h"
+#include "core/net/httpreq.h"
+#include "core/net/proxy.h"
+#include "core/net/proxy_internal.h"
+#include "util/clock.h"
+#include "util/strv.h"
+
+/* ---------------------------------------------------------------- small socket helpers */
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	assert_non_null(d);
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own fd */
+}
+
+static int listen_on(int type, uint16_t *port)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	if (type == SOCK_STREAM)
+		assert_int_equal(listen(fd, 4096), 0);
+	socklen_t len = sizeof sa;
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int dial(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	struct timeval tv = {.tv_sec = 10};
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return fd;
+}
+
+static void send_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		assert_true(k > 0);
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static void send_str(int fd, const char *s) { send_all(fd, s, strlen(s)); }
+
+/* Read until EOF (or cap): the bytes read, NUL-terminated. */
+static size_t read_all(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	while (n < cap - 1) {
+		ssize_t k = recv(fd, buf + n, cap - 1 - n, 0);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+static void read_exact(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+	while (n) {
+		ssize_t k = recv(fd, p, n, 0);
+		assert_true(k > 0);
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+/* Read a response head (through the empty line), NUL-terminated. */
+static void read_head(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	while (n < cap - 1) {
+		ssize_t k = recv(fd, buf + n, 1, 0);
+		assert_true(k == 1);
+		n++;
+		buf[n] = '\0';
+		if (n >= 4 && !memcmp(buf + n - 4, "\r\n\r\n", 4))
+			return;
+	}
+	fail_msg("response head too long: %s", buf);
+}
+
+/* ---------------------------------------------------------------- stand-in upstreams */
+
+/* An echo server on one epoll thread: echoes everything, and shuts its side when the client
+ * shuts its own (so a half-close is seen to travel both ways). */
+struct echo {
+	int lfd, stopfd;
+	uint16_t port;
+	pthread_t thr;
+	atomic_int accepted;
+};
+
+static void *echo_main(void *arg)
+{
+	struct echo *s = arg;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->lfd};
+	(void)epoll_ctl(ep, EPOLL_CTL_ADD, s->lfd, &ev);
+	ev.data.fd = s->stopfd;
+	(void)epoll_ctl(ep, EPOLL_CTL_ADD, s->stopfd, &ev);
+	int open_fds[4096];
+	size_t n_open = 0;
+	for (;;) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(ep, evs, 64, -1);
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+			if (fd == s->stopfd)
+				goto out;
+			if (fd == s->lfd) {
+				int c = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+				if (c < 0)
+					continue;
+				atomic_fetch_add(&s->accepted, 1);
+				struct epoll_event ce = {.events = EPOLLIN, .data.fd = c};
+				(void)epoll_ctl(ep, EPOLL_CTL_ADD, c, &ce);
+				if (n_open < 4096)
+					open_fds[n_open++] = c;
+				continue;
+			}
+			char buf[65536];
+			ssize_t k = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+			if (k > 0) {
+				send_all(fd, buf, (size_t)k); /* blocking: fine for a test */
+			} else if (k == 0) {
+				(void)shutdown(fd, SHUT_WR);
+				(void)epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+			} else if (errno != EAGAIN) {
+				(void)epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+			}
+		}
+	}
+out:
+	for (size_t i = 0; i < n_open; i++)
+		close(open_fds[i]);
+	close(ep);
+	return NULL;
+}
+
+static void echo_start(struct echo *s)
+{
+	memset(s, 0, sizeof *s);
+	s->lfd = listen_on(SOCK_STREAM, &s->port);
+	s->stopfd = eventfd(0, EFD_CLOEXEC);
+	assert_int_equal(pthread_create(&s->thr, NULL, echo_main, s), 0);
+}
+
+static void echo_stop(struct echo *s)
+{
+	uint64_t one = 1;
+	assert_int_equal(write(s->stopfd, &one, sizeof one), sizeof one);
+	pthread_join(s->thr, NULL);
+	close(s->lfd);
+	close(s->stopfd);
+}
+
+/* An HTTP server: reads one request head, keeps it, answers "hi" with Connection: close. */
+struct web {
+	int lfd;
+	uint16_t port;
+	pthread_t thr;
+	atomic_int accepted;
+	char head[4096];
+};
+
+static void *web_main(void *arg)
+{
+	struct web *s = arg;
+	for (;;) {
+		int c = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			return NULL; /* the listener was shut down */
+		atomic_fetch_add(&s->accepted, 1);
+		size_t n = 0;
+		while (n < sizeof s->head - 1) {
+			ssize_t k = recv(c, s->head + n, 1, 0);
+			if (k <= 0)
+				break;
+			n++;
+			if (n >= 4 && !memcmp(s->head + n - 4, "\r\n\r\n", 4))
+				break;
+		}
+		s->head[n] = '\0';
+		const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi";
+		(void)send(c, resp, strlen(resp), MSG_NOSIGNAL);
+		close(c);
+	}
+}
+
+static void web_start(struct web *s)
+{
+	memset(s, 0, sizeof *s);
+	s->lfd = listen_on(SOCK_STREAM, &s->port);
+	assert_int_equal(pthread_create(&s->thr, NULL, web_main, s), 0);
+}
+
+static void web_stop(struct web *s)
+{
+	(void)shutdown(s->lfd, SHUT_RDWR);
+	pthread_join(s->thr, NULL);
+	close(s->lfd);
+}
+
+/* A resolver for c-ares: every A question gets 127.0.0.1, AAAA none. */
+struct fakedns {
+	int fd, stopfd;
+	uint16_t port;
+	pthread_t thr;
+	atomic_int queries;
+};
+
+static void *fakedns_main(void *arg)
+{
+	struct fakedns *s = arg;
+	struct pollfd pf[2] = {{.fd = s->fd, .events = POLLIN}, {.fd = s->stopfd, .events = POLLIN}};
+	for (;;) {
+		if (poll(pf, 2, -1) < 0 || pf[1].revents)
+			return NULL;
+		uint8_t buf[512], out[512];
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof peer;
+		ssize_t n = recvfrom(s->fd, buf, sizeof buf, 0, (struct sockaddr *)&peer, &plen);
+		struct dns_query q;
+		if (n <= 0 || dns_parse_query(buf, (size_t)n, &q) != 0)
+			continue;
+		atomic_fetch_add(&s->queries, 1);
+		struct dns_answer a = {.family = AF_INET, .addr = {127, 0, 0, 1}};
+		ssize_t len = dns_build_response(&q, DNS_NOERROR, &a, 1, 60, out, sizeof out);
+		if (len > 0)
+			(void)sendto(s->fd, out, (size_t)len, 0, (struct sockaddr *)&peer, plen);
+	}
+}
+
+/* ---------------------------------------------------------------- the fixture */
+
+struct fx {
+	int fds_before;
+	struct echo echo;
+	struct web web, web2;
+	struct fakedns dns;
+	struct netrules rules;
+	struct proxy *p;
+	struct proxy_stats st;
+	uint16_t pport, udp_port, tcpdns_port;
+};
+
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct net_event evs[4096];
+static size_t n_evs;
+static int batches;
+
+static void sink(void *arg, const struct net_event *ev, size_t n)
+{
+	(void)arg;
+	pthread_mutex_lock(&ev_mu);
+	for (size_t i = 0; i < n && n_evs < 4096; i++)
+		evs[n_evs++] = ev[i];
+	batches++;
+	pthread_mutex_unlock(&ev_mu);
+}
+
+static int head_ms = 5000;
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof *f);
+	f->fds_before = count_fds();
+	n_evs = 0;
+	batches = 0;
+	echo_start(&f->echo);
+	web_start(&f->web);
+	web_start(&f->web2);
+	f->dns.fd = listen_on(SOCK_DGRAM, &f->dns.port);
+	f->dns.stopfd = eventfd(0, EFD_CLOEXEC);
+	assert_int_equal(pthread_create(&f->dns.thr, NULL, fakedns_main, &f->dns), 0);
+	char spec[128];
+	struct strv allow = STRV_INIT, deny = STRV_INIT, map = STRV_INIT;
+	(void)snprintf(spec, sizeof spec, "ok.test:%u", f->echo.port);
+	strv_push(&allow, spec);
+	(void)snprintf(spec, sizeof spec, "web.test:%u", f->web.port);
+	strv_push(&allow, spec);
+	(void)snprintf(spec, sizeof spec, "web2.test:%u", f->web2.port);
+	strv_push(&allow, spec);
+	(void)snprintf(spec, sizeof spec, "res.test:%u", f->echo.port);
+	strv_push(&allow, spec);
+	strv_push(&allow, "*.wild.test");
+	strv_push(&deny, "bad.wild.test");
+	strv_push(&map, "ok.test=127.0.0.1");
+	strv_push(&map, "web.test=127.0.0.1");
+	strv_push(&map, "web2.test=127.0.0.1");
+	strv_push(&map, "v6.wild.test=::1");
+	struct err e = {0};
+	assert_int_equal(netrules_build(&allow, &deny, &map, &f->rules, &e), 0);
+	strv_free(&allow);
+	strv_free(&deny);
+	strv_free(&map);
+	struct proxy_listeners l = {.tcp6 = -1};
+	l.tcp4 = listen_on(SOCK_STREAM, &f->pport);
+	l.dns_udp = listen_on(SOCK_DGRAM, &f->udp_port);
+	l.dns_tcp = listen_on(SOCK_STREAM, &f->tcpdns_port);
+	px_test_timeouts(head_ms, 2000);
+	(void)snprintf(spec, sizeof spec, "127.0.0.1:%u", f->dns.port);
+	px_test_resolver(spec);
+	if (proxy_start(&l, &f->rules, sink, NULL, &f->p, &e) < 0)
+		fail_msg("proxy_start: %s", e.what);
+	*state = f;
+	return 0;
+}
+
+/* Wait for the loop to have closed every connection (the clients closed theirs), then stop. */
+static void stop_proxy(struct fx *f)
+{
+	long long t0 = clock_mono_ms();
+	while (f->p && px_test_open(f->p) > 0 && clock_mono_ms() - t0 < 5000)
+		usleep(5000);
+	if (f->p)
+		proxy_stop(f->p, &f->st);
+	f->p = NULL;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	stop_proxy(f);
+	echo_stop(&f->echo);
+	web_stop(&f->web);
+	web_stop(&f->web2);
+	uint64_t one = 1;
+	assert_int_equal(write(f->dns.stopfd, &one, sizeof one), sizeof one);
+	pthread_join(f->dns.thr, NULL);
+	close(f->dns.fd);
+	close(f->dns.stopfd);
+	netrules_free(&f->rules);
+	px_test_resolver(NULL);
+	int after = count_fds(), before = f->fds_before;
+	uint64_t open_now = f->st.open_now;
+	free(f);
+	head_ms = 5000;
+	if (after != before) {
+		print_error("fds: %d before, %d after\n", before, after);
+		return -1;
+	}
+	if (open_now) {
+		print_error("%llu connections still open at stop\n", (unsigned long long)open_now);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct net_event *find_event(const char *host)
+{
+	for (size_t i = 0; i < n_evs; i++)
+		if (!strcmp(evs[i].host, host))
+			return &evs[i];
+	return NULL;
+}
+
+static int connect_via(struct fx *f, const char *hostport, char *head, size_t cap)
+{
+	int fd = dial(f->pport);
+	char req[512];
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hostport,
+		       hostport);
+	send_str(fd, req);
+	read_head(fd, head, cap);
+	return fd;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void connect_tunnel(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[1024], buf[16];
+	(void)snprintf(hp, sizeof hp, "OK.test.:%u", f->echo.port); /* normalized: ok.test */
+	int fd = connect_via(f, hp, head, sizeof head);
+	assert_non_null(strstr(head, "HTTP/1.1 200"));
+	send_str(fd, "hello");
+	read_exact(fd, buf, 5);
+	assert_memory_equal(buf, "hello", 5);
+	close(fd);
+	stop_proxy(f);
+	const struct net_event *ev = find_event("ok.test");
+	assert_non_null(ev);
+	assert_true(ev->allowed);
+	assert_int_equal(ev->proto, NP_CONNECT);
+	assert_int_equal(ev->port, f->echo.port);
+	assert_string_equal(ev->addr, "127.0.0.1");
+	assert_int_equal(ev->bytes_up, 5);
+	assert_int_equal(ev->bytes_down, 5);
+	assert_string_equal(ev->error, "");
+	assert_true(f->st.allowed >= 1);
+}
+
+/* The client sends the tunnel's first bytes right behind the CONNECT (as TLS clients may). */
+static void connect_pipelined_bytes(void **state)
+{
+	struct fx *f = *state;
+	int fd = dial(f->pport);
+	char req[256], head[512], buf[8];
+	(void)snprintf(req, sizeof req, "CONNECT ok.test:%u HTTP/1.1\r\n\r\nearly", f->echo.port);
+	send_str(fd, req);
+	read_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	read_exact(fd, buf, 5);
+	assert_memory_equal(buf, "early", 5);
+	close(fd);
+}
+
+static void plain_http_one_host(void **state)
+{
+	struct fx *f = *state;
+	int fd = dial(f->pport);
+	char req[512], resp[2048];
+	/* a second request behind the first names another (allowed) host: it must not reach it */
+	(void)snprintf(req, sizeof req,
+		       "GET http://web.test:%u/path?q=1 HTTP/1.1\r\nHost: web.test\r\n"
+		       "Proxy-Connection: keep-alive\r\nConnection: keep-alive\r\n\r\n"
+		       "GET http://web2.test:%u/ HTTP/1.1\r\nHost: web2.test\r\n\r\n",
+		       f->web.port, f->web2.port);
+	send_str(fd, req);
+	read_all(fd, resp, sizeof resp);
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(resp, "\r\n\r\nhi"));
+	assert_int_equal(atomic_load(&f->web2.accepted), 0);
+	assert_int_equal(atomic_load(&f->web.accepted), 1);
+	assert_non_null(strstr(f->web.head, "GET /path?q=1 HTTP/1.1\r\n"));
+	assert_non_null(strstr(f->web.head, "Connection: close"));
+	assert_null(strstr(f->web.head, "Proxy-Connection"));
+	assert_null(strstr(f->web.head, "keep-alive"));
+	stop_proxy(f);
+	const struct net_event *ev = find_event("web.test");
+	assert_non_null(ev);
+	assert_int_equal(ev->proto, NP_HTTP);
+	assert_true(ev->allowed);
+	assert_true(ev->bytes_down > 0);
+	assert_null(find_event("web2.test"));
+}
+
+static void socks5_tunnel(void **state)
+{
+	struct fx *f = *state;
+	int fd = dial(f->pport);
+	uint8_t greet[3] = {5, 1, 0}, rep[10], req[64];
+	send_all(fd, greet, 3);
+	read_exact(fd, rep, 2);
+	assert_int_equal(rep[0], 5);
+	assert_int_equal(rep[1], 0);
+	size_t n = 0;
+	req[n++] = 5, req[n++] = 1, req[n++] = 0, req[n++] = 3, req[n++] = 7;
+	memcpy(req + n, "ok.test", 7);
+	n += 7;
+	req[n++] = (uint8_t)(f->echo.port >> 8), req[n++] = (uint8_t)f->echo.port;
+	send_all(fd, req, n);
+	read_exact(fd, rep, 10);
+	assert_int_equal(rep[1], 0);
+	char buf[4];
+	send_str(fd, "ping");
+	read_exact(fd, buf, 4);
+	assert_memory_equal(buf, "ping", 4);
+	close(fd);
+	stop_proxy(f);
+	const struct net_event *ev = find_event("ok.test");
+	assert_non_null(ev);
+	assert_int_equal(ev->proto, NP_SOCKS);
+	assert_true(ev->allowed);
+}
+
+static void socks5_denied(void **state)
+{
+	struct fx *f = *state;
+	int fd = dial(f->pport);
+	/* greeting and request in one write */
+	uint8_t req[64] = {5, 1, 0, 5, 1, 0, 3, 9};
+	memcpy(req + 8, "evil.test", 9);
+	req[17] = 1, req[18] = 187;
+	send_all(fd, req, 19);
+	uint8_t rep[12];
+	read_exact(fd, rep, 12);
+	assert_int_equal(rep[1], 0);   /* no authentication */
+	assert_int_equal(rep[3], 2);   /* not allowed by the ruleset */
+	char rest[8];
+	assert_int_equal(read_all(fd, rest, sizeof rest), 0); /* and closed */
+	close(fd);
+	stop_proxy(f);
+	const struct net_event *ev = find_event("evil.test");
+	assert_non_null(ev);
+	assert_false(ev->allowed);
+	assert_int_equal(ev->proto, NP_SOCKS);
+	assert_non_null(strstr(ev->rule, "--allow-domain evil.test"));
+}
+
+static void http_denials(void **state)
+{
+	struct fx *f = *state;
+	struct {
+		const char *req;
+		const char *in_reason;
+	} cases[] = {
+		{"CONNECT evil.test:443 HTTP/1.1\r\n\r\n", "add --allow-domain evil.test"},
+		{"CONNECT bad.wild.test:443 HTTP/1.1\r\n\r\n", "--deny-domain bad.wild.test"},
+		{"CONNECT ok.test:22 HTTP/1.1\r\n\r\n", "port 22"},
+		{"CONNECT 127.0.0.1:22 HTTP/1.1\r\n\r\n", "127.0.0.1"},
+		{"GET http://evil.test/x HTTP/1.1\r\nHost: evil.test\r\n\r\n", "evil.test"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int fd = dial(f->pport);
+		send_str(fd, cases[i].req);
+		char resp[2048];
+		read_all(fd, resp, sizeof resp);
+		close(fd);
+		if (!strstr(resp, "HTTP/1.1 403") || !strstr(resp, "X-Proxy-Error: ") ||
+		    !strstr(resp, cases[i].in_reason))
+			fail_msg("case %zu: %s", i, resp);
+	}
+	stop_proxy(f);
+	assert_int_equal(f->st.denied, 5);
+	assert_int_equal(f->st.allowed, 0);
+	assert_int_equal(atomic_load(&f->dns.queries), 0); /* decided before any lookup */
+	const struct net_event *ev = find_event("evil.test");
+	assert_non_null(ev);
+	assert_false(ev->allowed);
+	assert_string_equal(ev->addr, "");
+}
+
+/* An allowed, unmapped name the resolver points at loopback is refused after the lookup. */
+static void resolved_loopback_refused(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[1024], body[512];
+	(void)snprintf(hp, sizeof hp, "res.test:%u", f->echo.port);
+	int fd = connect_via(f, hp, head, sizeof head);
+	read_all(fd, body, sizeof body);
+	close(fd);
+	assert_non_null(strstr(head, "HTTP/1.1 403"));
+	assert_non_null(strstr(head, "loopback"));
+	assert_true(atomic_load(&f->dns.queries) >= 1);
+	assert_int_equal(atomic_load(&f->echo.accepted), 0);
+}
+
+static void upstream_refused_502(void **state)
+{
+	struct fx *f = *state;
+	/* v6.wild.test is mapped to ::1, where nothing listens on 443 */
+	char hp[64], head[1024], body[512];
+	(void)snprintf(hp, sizeof hp, "v6.wild.test:443");
+	int fd = connect_via(f, hp, head, sizeof head);
+	read_all(fd, body, sizeof body);
+	close(fd);
+	/* ::1:443 has no listener: refused (or no IPv6 at all: unreachable) */
+	assert_non_null(strstr(head, "HTTP/1.1 502"));
+	stop_proxy(f);
+	const struct net_event *ev = find_event("v6.wild.test");
+	assert_non_null(ev);
+	assert_true(ev->allowed);
+	assert_non_null(strstr(ev->error, "connect"));
+}
+
+static void half_close(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[1024], buf[64];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	int fd = connect_via(f, hp, head, sizeof head);
+	send_str(fd, "abc");
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	/* the echo server sees our EOF only if the proxy passes the half-close on; it then shuts
+	 * its side, which must reach us after the echoed bytes */
+	assert_int_equal(read_all(fd, buf, sizeof buf), 3);
+	assert_string_equal(buf, "abc");
+	close(fd);
+}
+
+static void slow_and_vanishing_clients(void **state)
+{
+	struct fx *f = *state;
+	int slow = dial(f->pport);
+	send_str(slow, "CONNECT ok.te"); /* and nothing more */
+	int gone = dial(f->pport);
+	send_str(gone, "GET http://web.te");
+	close(gone);
+	int silent = dial(f->pport);
+	long long t0 = clock_mono_ms();
+	char buf[64];
+	assert_int_equal(read_all(slow, buf, sizeof buf), 0); /* closed by the proxy */
+	assert_int_equal(read_all(silent, buf, sizeof buf), 0);
+	long long took = clock_mono_ms() - t0;
+	assert_true(took >= 200 && took < 3000);
+	close(slow);
+	close(silent);
+	stop_proxy(f);
+	assert_int_equal(f->st.open_now, 0);
+	assert_int_equal(n_evs, 0); /* no request, no decision */
+}
+
+static int setup_slow(void **state)
+{
+	head_ms = 300;
+	return setup(state);
+}
+
+static void oversized_head(void **state)
+{
+	struct fx *f = *state;
+	int fd = dial(f->pport);
+	char *big = malloc(HTTP_HEAD_MAX + 100);
+	memcpy(big, "GET http://web.test/ HTTP/1.1\r\nX: ", 34);
+	memset(big + 34, 'a', HTTP_HEAD_MAX + 100 - 34);
+	(void)send(fd, big, HTTP_HEAD_MAX + 100, MSG_NOSIGNAL);
+	free(big);
+	char resp[1024];
+	read_all(fd, resp, sizeof resp);
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 431"));
+}
+
+/* ---- DNS */
+
+static size_t dns_query_msg(uint8_t *buf, uint16_t id, const char *name, uint16_t type)
+{
+	size_t n = 0;
+	buf[n++] = (uint8_t)(id >> 8), buf[n++] = (uint8_t)id;
+	buf[n++] = 1, buf[n++] = 0;           /* RD */
+	buf[n++] = 0, buf[n++] = 1;           /* QDCOUNT */
+	memset(buf + n, 0, 6);
+	n += 6;
+	const char *p = name;
+	while (*p) {
+		const char *dot = strchr(p, '.');
+		size_t l = dot ? (size_t)(dot - p) : strlen(p);
+		buf[n++] = (uint8_t)l;
+		memcpy(buf + n, p, l);
+		n += l;
+		p += l + (dot ? 1 : 0);
+	}
+	buf[n++] = 0;
+	buf[n++] = (uint8_t)(type >> 8), buf[n++] = (uint8_t)type;
+	buf[n++] = 0, buf[n++] = 1;
+	return n;
+}
+
+static int dns_rcode(const uint8_t *r) { return r[3] & 0xf; }
+static int dns_ancount(const uint8_t *r) { return r[6] << 8 | r[7]; }
+
+static ssize_t udp_ask(struct fx *f, const char *name, uint16_t type, uint8_t *resp, size_t cap)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->udp_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint8_t q[300];
+	size_t n = dns_query_msg(q, 0x1234, name, type);
+	assert_int_equal(sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)n);
+	struct timeval tv = {.tv_sec = 5};
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	ssize_t k = recv(fd, resp, cap, 0);
+	close(fd);
+	assert_true(k >= 12);
+	assert_int_equal(resp[0], 0x12);
+	assert_int_equal(resp[1], 0x34);
+	return k;
+}
+
+static void dns_udp(void **state)
+{
+	struct fx *f = *state;
+	uint8_t r[512];
+	ssize_t n = udp_ask(f, "OK.test", DNS_T_A, r, sizeof r);
+	assert_int_equal(dns_rcode(r), DNS_NOERROR);
+	assert_int_equal(dns_ancount(r), 1);
+	assert_memory_equal(r + n - 4, "\x7f\x00\x00\x01", 4);
+	n = udp_ask(f, "ok.test", DNS_T_AAAA, r, sizeof r);
+	assert_int_equal(dns_rcode(r), DNS_NOERROR);
+	assert_int_equal(dns_ancount(r), 0);
+	n = udp_ask(f, "v6.wild.test", DNS_T_AAAA, r, sizeof r);
+	assert_int_equal(dns_ancount(r), 1);
+	assert_memory_equal(r + n - 16, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16);
+	(void)udp_ask(f, "evil.test", DNS_T_A, r, sizeof r);
+	assert_int_equal(dns_rcode(r), DNS_NXDOMAIN);
+	(void)udp_ask(f, "bad.wild.test", DNS_T_A, r, sizeof r);
+	assert_int_equal(dns_rcode(r), DNS_NXDOMAIN);
+	/* an allowed name the resolver says is loopback: the address is not told */
+	(void)udp_ask(f, "res.test", DNS_T_A, r, sizeof r);
+	assert_int_equal(dns_rcode(r), DNS_NOERROR);
+	assert_int_equal(dns_ancount(r), 0);
+	assert_true(atomic_load(&f->dns.queries) >= 1);
+	stop_proxy(f);
+	const struct net_event *ev = find_event("evil.test");
+	assert_non_null(ev);
+	assert_int_equal(ev->proto, NP_DNS);
+	assert_false(ev->allowed);
+	ev = find_event("ok.test");
+	assert_non_null(ev);
+	assert_true(ev->allowed);
+	assert_string_equal(ev->addr, "127.0.0.1");
+}
+
+static void dns_tcp(void **state)
+{
+	struct fx *f = *state;
+	int fd = dial(f->tcpdns_port);
+	uint8_t q[600];
+	/* two queries in one write: answered in order on the one connection */
+	size_t n1 = dns_query_msg(q + 2, 1, "ok.test", DNS_T_A);
+	q[0] = 0, q[1] = (uint8_t)n1;
+	size_t n2 = dns_query_msg(q + 4 + n1, 2, "evil.test", DNS_T_A);
+	q[2 + n1] = 0, q[3 + n1] = (uint8_t)n2;
+	send_all(fd, q, n1 + n2 + 4);
+	uint8_t len[2], r[512];
+	read_exact(fd, len, 2);
+	size_t l = (size_t)len[0] << 8 | len[1];
+	assert_true(l <= sizeof r);
+	read_exact(fd, r, l);
+	assert_int_equal(r[1], 1);
+	assert_int_equal(dns_rcode(r), DNS_NOERROR);
+	assert_int_equal(dns_ancount(r), 1);
+	assert_memory_equal(r + l - 4, "\x7f\x00\x00\x01", 4);
+	read_exact(fd, len, 2);
+	l = (size_t)len[0] << 8 | len[1];
+	read_exact(fd, r, l);
+	assert_int_equal(r[1], 2);
+	assert_int_equal(dns_rcode(r), DNS_NXDOMAIN);
+	close(fd);
+}
+
+/* ---- many tunnels at once */
+
+static void thousand_tunnels(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 1000 };
+	struct rlimit rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < 9000) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+		if (rl.rlim_cur < 9000)
+			skip(); /* the test process holds both ends: ~9 fds per tunnel */
+	}
+	static int fds[N];
+	char req[128];
+	(void)snprintf(req, sizeof req, "CONNECT ok.test:%u HTTP/1.1\r\n\r\n", f->echo.port);
+	for (int i = 0; i < N; i++) {
+		fds[i] = dial(f->pport);
+		send_str(fds[i], req);
+	}
+	for (int i = 0; i < N; i++) {
+		char head[256];
+		read_head(fds[i], head, sizeof head);
+		assert_non_null(strstr(head, " 200 "));
+	}
+	for (int i = 0; i < N; i++) {
+		char msg[16], back[16];
+		int n = snprintf(msg, sizeof msg, "t%04d", i);
+		send_all(fds[i], msg, (size_t)n);
+		read_exact(fds[i], back, (size_t)n);
+		assert_memory_equal(msg, back, (size_t)n);
+	}
+	assert_int_equal(atomic_load(&f->echo.accepted), N);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	/* each tunnel's event comes when it has ended (the writer delivers within a second) */
+	long long t0 = clock_mono_ms();
+	for (;;) {
+		pthread_mutex_lock(&ev_mu);
+		size_t n = n_evs;
+		pthread_mutex_unlock(&ev_mu);
+		if (n >= N || clock_mono_ms() - t0 > 20000)
+			break;
+		usleep(20000);
+	}
+	stop_proxy(f);
+	assert_true(batches >= 1);
+	assert_int_equal(f->st.allowed, N);
+	assert_int_equal(f->st.events_dropped, 0);
+	assert_int_equal(n_evs, N);
+}
+
+/* Stopping with tunnels open closes them and still delivers their events. */
+static void stop_with_open_tunnels(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[1024], buf[8];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	int a = connect_via(f, hp, head, sizeof head);
+	int b = dial(f->pport); /* mid-head */
+	send_str(b, "CONN");
+	while (px_test_open(f->p) < 2)
+		usleep(5000);
+	proxy_stop(f->p, &f->st);
+	f->p = NULL;
+	assert_int_equal(f->st.open_now, 2);
+	assert_int_equal(read_all(a, buf, sizeof buf), 0);
+	assert_int_equal(n_evs, 1);
+	close(a);
+	close(b);
+	f->st.open_now = 0; /* seen; the fixture checks the fds */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(connect_tunnel, setup, teardown),
+		cmocka_unit_test_setup_teardown(connect_pipelined_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(plain_http_one_host, setup, teardown),
+		cmocka_unit_test_setup_teardown(socks5_tunnel, setup, teardown),
+		cmocka_unit_test_setup_teardown(socks5_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(http_denials, setup, teardown),
+		cmocka_unit_test_setup_teardown(resolved_loopback_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(upstream_refused_502, setup, teardown),
+		cmocka_unit_test_setup_teardown(half_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_and_vanishing_clients, setup_slow, teardown),
+		cmocka_unit_test_setup_teardown(oversized_head, setup, teardown),
+		cmocka_unit_test_setup_teardown(dns_udp, setup, teardown),
+		cmocka_unit_test_setup_teardown(dns_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(thousand_tunnels, setup, teardown),
+		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

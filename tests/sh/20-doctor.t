@@ -230,7 +230,8 @@ if aj_is_root && [ "$(id -u "${AJ_USER:-root}")" -lt 65536 ]; then
 		like "$(line jail)" '^fail +jail +.*could not start the jail: ".*namespace.*"; cause: user namespaces are disabled' "$who: … the probe fails with bwrap's message and the translated cause"
 		like "$(fixof jail)" 'sysctl -w user.max_user_namespaces=.*/etc/sysctl.d/' "$who: … and the fix"
 		like "$(line netns)" '^warn +netns +--net allow .*cannot work here.*unshare\(CLONE_NEWUSER\|CLONE_NEWNET\) failed' "$who: … the netns check names the step that failed"
-		like "$(fixof netns)" 'user namespaces are disabled.*sysctl -w user.max_user_namespaces=' "$who: … with the cause and the fix"
+		like "$(line netns)" 'failed \(user namespaces are disabled' "$who: … and the cause"
+		like "$(fixof netns)" 'sysctl -w user.max_user_namespaces=' "$who: … with the fix"
 	done
 	is "$(cat /proc/sys/user/max_user_namespaces)" "$host_max" "the host's user.max_user_namespaces is untouched"
 else

@@ -265,27 +265,44 @@ int netns_enter(const struct netns_holder *h)
 
 /* ---- the parent ------------------------------------------------------------------------- */
 
-/* Why a step failed and what to do, for the errors a host's policy causes. */
-static void explain(const char *step, int errnum, struct err *e)
+#define NETNS_FAILED "--net allow: the jail's network namespace could not be built: %s failed"
+
+/* The failure of `step`: what failed, why (for the errors a host's policy causes) and the
+ * fix. Always -1. */
+static int explain(const char *step, int errnum, struct err *e)
 {
 	bool ns_step = !strncmp(step, "unshare", 7) || !strncmp(step, "write /proc/self", 16);
-	if (ns_step && (errnum == EPERM || errnum == EACCES || errnum == ENOSPC ||
-			errnum == EINVAL || errnum == EUSERS)) {
-		struct userns_facts f;
-		userns_facts_read(&f);
-		if (!f.userns_works) {
-			struct userns_cause c = userns_diagnose(&f);
-			err_hint(e, "%s; fix: %s", c.cause, c.fix);
-			return;
-		}
-		err_hint(e, "a user namespace alone can be created here, but not with a network "
-			    "namespace: a container's seccomp profile or a security module refuses "
-			    "CLONE_NEWNET; allow it (docker: --security-opt seccomp=unconfined), or "
-			    "use --net off (loopback only) or --net on (the host's whole network)");
-		return;
+	if (!ns_step || (errnum != EPERM && errnum != EACCES && errnum != ENOSPC &&
+			 errnum != EINVAL && errnum != EUSERS)) {
+		err_set(e, errnum, NULL, NETNS_FAILED, step);
+		err_hint(e, "this host does not let agentjail build the --net allow namespace; "
+			    "run `agentjail doctor`; --net off (loopback only) works without it");
+		return -1;
 	}
-	err_hint(e, "this host does not let agentjail build the --net allow namespace; run "
-		    "`agentjail doctor`; --net off (loopback only) works without it");
+	struct userns_facts f;
+	userns_facts_read(&f);
+	if (f.userns_works) {
+		err_set(e, errnum, NULL, NETNS_FAILED " (a user namespace alone can be created "
+			"here, not with a network namespace)", step);
+		err_hint(e, "a container's seccomp profile or a security module refuses "
+			    "CLONE_NEWNET: allow it (docker: --security-opt seccomp=unconfined), or "
+			    "use --net off (loopback only) or --net on (the host's whole network)");
+		return -1;
+	}
+	struct userns_cause c = userns_diagnose(&f);
+	err_set(e, errnum, NULL, NETNS_FAILED " (%s)", step, c.cause);
+	/* here agentjail itself creates the namespace, before bwrap does: under AppArmor's
+	 * restriction its binary needs the profile bwrap needs */
+	char self[512] = "agentjail";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0)
+		self[n] = '\0';
+	if (f.uid != 0 && f.apparmor_restrict == 1)
+		err_hint(e, "%s; --net allow: agentjail creates a user namespace itself, so give %s "
+			    "the same profile", c.fix, self);
+	else
+		err_hint(e, "%s", c.fix);
+	return -1;
 }
 
 int netns_receive(int sock, int timeout_ms, struct netns_listeners *l, struct err *e)
@@ -343,11 +360,7 @@ int netns_receive(int sock, int timeout_ms, struct netns_listeners *l, struct er
 			return err_set(e, EPROTO, NULL, "--net allow: the namespace holder's report "
 							"is malformed");
 		m.step[sizeof m.step - 1] = '\0';
-		err_set(e, m.errnum, NULL,
-			"--net allow: the jail's network namespace could not be built: %s failed",
-			m.step);
-		explain(m.step, m.errnum, e);
-		return -1;
+		return explain(m.step, m.errnum, e);
 	}
 	l->tcp4 = fds[0];
 	l->dns_udp = fds[1];

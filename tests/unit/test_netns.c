@@ -1,0 +1,138 @@
+/* The namespace holder's hand-over (core/jail/netns): the listeners arrive, a failed step
+ * arrives named, and a holder that says nothing or vanishes is an error, never a hang. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/jail/netns.h"
+
+/* Run the holder in a child with h->fail_step = fail ("" for none); receive. */
+static int run_holder(const char *fail, struct netns_listeners *l, struct err *e, int *status)
+{
+	struct netns_holder h;
+	int sock;
+	assert_int_equal(netns_prepare(&h, &sock, e), 0);
+	snprintf(h.fail_step, sizeof h.fail_step, "%s", fail);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(netns_enter(&h) == 0 ? 0 : 1);
+	close(h.sock);
+	int rc = netns_receive(sock, 5000, l, e);
+	close(sock);
+	assert_int_equal(waitpid(pid, status, 0), pid);
+	return rc;
+}
+
+static bool can_unshare(void)
+{
+	struct err e = {0};
+	return netns_probe(&e) == 0;
+}
+
+static void listeners_arrive(void **state)
+{
+	(void)state;
+	if (!can_unshare())
+		skip();
+	struct netns_listeners l;
+	struct err e = {0};
+	int st;
+	assert_int_equal(run_holder("", &l, &e, &st), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	int fds[] = {l.tcp4, l.dns_udp, l.dns_tcp};
+	int types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_STREAM};
+	int ports[] = {3128, 53, 53};
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(fds[i] >= 0);
+		int t = 0;
+		socklen_t tl = sizeof t;
+		assert_int_equal(getsockopt(fds[i], SOL_SOCKET, SO_TYPE, &t, &tl), 0);
+		assert_int_equal(t, types[i]);
+		struct sockaddr_in a;
+		socklen_t al = sizeof a;
+		assert_int_equal(getsockname(fds[i], (struct sockaddr *)&a, &al), 0);
+		assert_int_equal(a.sin_family, AF_INET);
+		assert_int_equal(ntohs(a.sin_port), ports[i]);
+		assert_int_equal(ntohl(a.sin_addr.s_addr), INADDR_LOOPBACK);
+		int fl = fcntl(fds[i], F_GETFL);
+		assert_true(fl & O_NONBLOCK);
+		assert_true(fcntl(fds[i], F_GETFD) & FD_CLOEXEC);
+	}
+	if (l.tcp6 >= 0) {
+		struct sockaddr_in6 a6;
+		socklen_t al = sizeof a6;
+		assert_int_equal(getsockname(l.tcp6, (struct sockaddr *)&a6, &al), 0);
+		assert_int_equal(a6.sin6_family, AF_INET6);
+		assert_int_equal(ntohs(a6.sin6_port), 3128);
+		assert_true(IN6_IS_ADDR_LOOPBACK(&a6.sin6_addr));
+	}
+	netns_listeners_close(&l);
+	assert_int_equal(l.tcp4, -1);
+}
+
+static void failed_step_named(void **state)
+{
+	(void)state;
+	static const char *const steps[] = {"make the holder dumpable", "unshare",
+					    "write /proc/self/setgroups", "write /proc/self/gid_map",
+					    "bring lo up", "listen on 127.0.0.1:3128",
+					    "bind 127.0.0.1:53", "listen on [::1]:3128"};
+	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+		if (i > 0 && !can_unshare())
+			break;
+		struct netns_listeners l;
+		struct err e = {0};
+		int st;
+		assert_int_equal(run_holder(steps[i], &l, &e, &st), -1);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+		if (!strstr(e.what, steps[i]) || !strstr(e.what, "could not be built"))
+			fail_msg("step %s: got \"%s\"", steps[i], e.what);
+		assert_int_equal(e.errnum, EPERM);
+		assert_true(e.hint[0] != '\0');
+		assert_int_equal(l.tcp4, -1);
+		assert_int_equal(l.dns_udp, -1);
+	}
+}
+
+static void silent_or_gone_holder(void **state)
+{
+	(void)state;
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	struct netns_listeners l;
+	struct err e = {0};
+	assert_int_equal(netns_receive(sp[0], 50, &l, &e), -1);
+	assert_int_equal(e.errnum, ETIMEDOUT);
+	/* a short message is malformed */
+	assert_int_equal(write(sp[1], "x", 1), 1);
+	err_clear(&e);
+	assert_int_equal(netns_receive(sp[0], 50, &l, &e), -1);
+	assert_non_null(strstr(e.what, "malformed"));
+	close(sp[1]);
+	err_clear(&e);
+	assert_int_equal(netns_receive(sp[0], 50, &l, &e), -1);
+	assert_non_null(strstr(e.what, "without reporting"));
+	assert_int_equal(l.tcp4, -1);
+	close(sp[0]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(listeners_arrive),
+		cmocka_unit_test(failed_step_named),
+		cmocka_unit_test(silent_or_gone_holder),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

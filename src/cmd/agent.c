@@ -103,8 +103,9 @@ static int agent_usage(const struct profile *pr, FILE *f)
 	fprintf(f,
 		"usage: agentjail %s [POLICY] [-- %s-ARGS...]\n"
 		"  runs %s in a jail%s%s\n"
-		"  POLICY: as for `agentjail run` (agentjail run --help); the network is on by "
-		"default\n"
+		"  POLICY: as for `agentjail run` (agentjail run --help); the network is --net "
+		"allow\n"
+		"          by default: the profile's domains and your --allow-domain entries only\n"
 		"  agentjail profiles %s   shows what is bound and passed\n",
 		pr->name, pr->name, pr->title, pr->skip_flags ? " with " : "",
 		pr->skip_flags ? pr->skip_flags[0] : "", pr->name);
@@ -174,7 +175,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 				.env_net = getenv("AGENTJAIL_NET"),
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
 				.env_pids = getenv("AGENTJAIL_PIDS"),
-				.net_default_on = true};
+				.net_default = NET_ALLOW};
 	struct run_request req;
 	int rc;
 	if (run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e) < 0) {

@@ -17,6 +17,7 @@
 #include "core/host/userns_diag.h"
 #include "util/cleanup.h"
 #include "util/path.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/uuid.h"
 
@@ -25,7 +26,14 @@ static const char usage[] =
 	"usage: agentjail run [POLICY] [--] CMD [ARG...]\n"
 	"POLICY:\n"
 	"  --fs read-only|workspace-write|danger-full-access   (ro|rw|full; default rw)\n"
-	"  --net off|on                 network (default off)\n"
+	"  --net off|on|allow           network (default off): on is the host's; allow only\n"
+	"                               through agentjail's proxy to the listed domains\n"
+	"  --allow-domain D[:PORT]      allow D (example.com, *.example.com for its\n"
+	"                               subdomains, 1.2.3.4, [::1]); ports 80, 443 unless\n"
+	"                               given; implies --net allow\n"
+	"  --deny-domain D[:PORT]       refuse D even when allowed\n"
+	"  --map-host NAME=ADDR         NAME resolves to ADDR (as curl --resolve); allowed\n"
+	"                               there, even on loopback\n"
 	"  --workspace DIR              the project (default: the current directory)\n"
 	"  --rw PATH  --ro PATH  --hide PATH   extra writable, read-only, masked paths\n"
 	"  --dev PATH                   a character device (e.g. /dev/kvm)\n"
@@ -213,6 +221,23 @@ int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 	return 0;
 }
 
+/* One line: what --net allow lets through. */
+static void net_allow_banner(const struct policy *p)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < p->allow_domains.n && i < 4; i++)
+		sb_addf(&b, "%s%s", i ? ", " : ": ", p->allow_domains.v[i]);
+	if (p->allow_domains.n > 4)
+		sb_add(&b, ", …");
+	_cleanup_free_ char *extra = p->map_hosts.n || p->deny_domains.n
+		? xasprintf("; %zu mapped, %zu denied", p->map_hosts.n, p->deny_domains.n)
+		: NULL;
+	cmd_warn("network: allow-list (%zu domain%s%s)%s; everything else refused",
+		 p->allow_domains.n, p->allow_domains.n == 1 ? "" : "s", sb_str(&b),
+		 extra ? extra : "");
+	sb_free(&b);
+}
+
 static int start_failed(void)
 {
 	struct userns_facts uf;
@@ -240,8 +265,10 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 			 landlock_abi() >= 6 ? " (abstract Unix sockets are closed by Landlock)"
 					     : " and abstract Unix sockets (this kernel has no Landlock "
 					       "scoping)",
-			 req->pol.profile ? "; per-domain filtering (--net allow) is not built yet"
+			 req->pol.profile ? "; the default, --net allow, lets it reach its API only"
 					  : "");
+	else if (req->pol.net == NET_ALLOW)
+		net_allow_banner(&req->pol);
 	struct rec_hook rh = {rec, req, plan, bwrap};
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
 				     .violation = live_violation,

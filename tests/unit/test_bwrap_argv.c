@@ -121,11 +121,11 @@ static void gen_host(struct hostfacts *hf, unsigned *seed)
 static void gen_args(struct strv *a, unsigned *seed)
 {
 	static const char *const fs[] = {"ro", "rw"};
-	static const char *const net[] = {"off", "on"};
+	static const char *const net[] = {"off", "on", "allow"};
 	strv_push(a, "--fs");
 	strv_push(a, fs[rnd(seed) % 2]);
 	strv_push(a, "--net");
-	strv_push(a, net[rnd(seed) % 2]);
+	strv_push(a, net[rnd(seed) % 3]);
 	static const char *const opts[] = {"--rw", "--ro", "--hide"};
 	unsigned n = rnd(seed) % 5;
 	for (unsigned i = 0; i < n; i++) {
@@ -142,7 +142,7 @@ static bool is_mount(const char *opt)
 {
 	static const char *const m[] = {"--bind-fd", "--ro-bind-fd", "--ro-bind", "--bind",
 					"--dev-bind", "--tmpfs", "--proc", "--dev", "--symlink",
-					NULL};
+					"--ro-bind-data", NULL};
 	for (size_t i = 0; m[i]; i++)
 		if (!strcmp(opt, m[i]))
 			return true;
@@ -202,6 +202,21 @@ static void check_plan(const struct bw_plan *p, const char *rendered)
 		}
 	}
 	assert_true(seen_seccomp && seen_capdrop && seen_userns && root_ro);
+	/* --net allow: in the holder's namespace, DNS to the stub, the proxy variables last */
+	size_t data = 0, share = 0;
+	const char *last_env = NULL;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct strv *a = &p->ops[i].args;
+		data += !strcmp(a->v[0], "--ro-bind-data");
+		share += !strcmp(a->v[0], "--share-net");
+		if (!strcmp(a->v[0], "--setenv") || !strcmp(a->v[0], "--unsetenv"))
+			last_env = a->v[1];
+	}
+	assert_int_equal(data, p->net_allow ? 1 : 0);
+	if (p->net_allow) {
+		assert_int_equal(share, 1);
+		assert_string_equal(last_env, "GIT_SSH_COMMAND");
+	}
 	assert_null(strstr(rendered, "s3cr3t-value-xyz"));
 	assert_null(strstr(rendered, "ghp_shouldnotleak"));
 	assert_null(strstr(rendered, "awsshouldnotleak"));
@@ -246,6 +261,73 @@ static void properties(void **state)
 	}
 }
 
+/* --net allow: bwrap shares the holder's namespace and resolv.conf names the stub, wherever
+ * the host's file really is; --net on and off leave the plan's net_allow false. */
+static void allow_resolv(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *target;          /* resolv_target, or NULL */
+		enum hf_type type;           /* /etc/resolv.conf */
+		const char *link;
+		const char *want;            /* where the data goes, NULL: nowhere */
+	} t[] = {
+		{"/run/systemd/resolve/stub-resolv.conf", HF_SYMLINK,
+		 "../run/systemd/resolve/stub-resolv.conf", "/run/systemd/resolve/stub-resolv.conf"},
+		{NULL, HF_FILE, NULL, "/etc/resolv.conf"},
+		{NULL, HF_SYMLINK, "resolvconf/resolv.conf", "/etc/resolvconf/resolv.conf"},
+		{NULL, HF_SYMLINK, "/nowhere/resolv.conf", NULL},
+		{NULL, HF_MISSING, NULL, NULL},
+	};
+	for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
+		for (int net = 0; net < 3; net++) {
+			struct hostfacts hf;
+			hostfacts_init(&hf);
+			char f[4200];
+			struct err e = {0};
+			snprintf(f, sizeof f, "%s/user.inc", data_dir());
+			assert_int_equal(hostfacts_load_fixture(&hf, f, &e), 0);
+			free(hf.resolv_target);
+			hf.resolv_target = t[k].target ? xstrdup(t[k].target) : NULL;
+			hf_add(&hf, "/etc/resolv.conf", t[k].type, 0644, 0, t[k].link);
+			hf_add(&hf, "/etc/resolvconf", HF_DIR, 0755, 0, NULL);
+			hf_add(&hf, "/etc/resolvconf/resolv.conf", HF_FILE, 0644, 0, NULL);
+			struct policy pol;
+			policy_init(&pol);
+			pol.net = net == 0 ? NET_OFF : net == 1 ? NET_ON : NET_ALLOW;
+			pol.workspace = xstrdup("/home/u/proj");
+			struct strv cmd = STRV_INIT;
+			strv_push(&cmd, "true");
+			struct bw_plan plan = {0};
+			assert_int_equal(bwrap_build(&pol, &hf, &cmd, &plan, &e), 0);
+			assert_int_equal(plan.net_allow, pol.net == NET_ALLOW);
+			const struct bw_op *d = NULL;
+			for (size_t i = 0; i < plan.nops; i++)
+				if (!strcmp(plan.ops[i].args.v[0], "--ro-bind-data"))
+					d = &plan.ops[i];
+			if (pol.net != NET_ALLOW || !t[k].want) {
+				assert_null(d);
+			} else {
+				assert_non_null(d);
+				assert_string_equal(d->args.v[2], t[k].want);
+				assert_int_equal(atoi(d->args.v[1]), d->fd);
+				assert_null(d->src);
+				assert_non_null(strstr(d->data, "\nnameserver 127.0.0.1\n"));
+			}
+			if (pol.net == NET_ALLOW && !t[k].want) {
+				bool said = false;
+				for (size_t i = 0; i < plan.skipped.n; i++)
+					said |= !strncmp(plan.skipped.v[i], "/etc/resolv.conf: net allow", 27);
+				assert_true(said);
+			}
+			bw_plan_free(&plan);
+			strv_free(&cmd);
+			policy_free(&pol);
+			hostfacts_free(&hf);
+		}
+	}
+}
+
 /* the plan is a pure function: the same inputs give byte-identical output */
 static void deterministic(void **state)
 {
@@ -278,6 +360,7 @@ int main(void)
 	const struct CMUnitTest extra[] = {
 		cmocka_unit_test(properties),
 		cmocka_unit_test(deterministic),
+		cmocka_unit_test(allow_resolv),
 	};
 	return golden_main("bwrap_argv", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

@@ -109,8 +109,135 @@ static void rejections(void **state)
 	expect_reject("/w", "/home/u", a10, "contradictory");
 	const char *a11[] = {"--rw", "/", "true", NULL};
 	expect_reject("/w", "/home/u", a11, "root directory");
-	const char *a12[] = {"--net", "allow", "true", NULL};
-	expect_reject("/w", "/home/u", a12, "allow");
+}
+
+/* --net allow: its lists, checked when parsed; what implies it; what contradicts it. */
+static void net_allow(void **state)
+{
+	(void)state;
+	struct run_request r;
+	struct err e = {0};
+	const char *a[] = {"--net", "allow", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", a, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW); /* nothing listed: everything refused */
+	assert_int_equal(r.pol.allow_domains.n, 0);
+	run_request_free(&r);
+	const char *b[] = {"--allow-domain", "example.com", "--allow-domain=*.Example.org:8443",
+			   "--deny-domain", "evil.example.org", "--map-host", "api.test=127.0.0.1",
+			   "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", b, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW); /* --allow-domain alone means allow */
+	assert_int_equal(r.pol.allow_domains.n, 2);
+	assert_string_equal(r.pol.allow_domains.v[1], "*.Example.org:8443"); /* as given */
+	assert_string_equal(r.pol.deny_domains.v[0], "evil.example.org");
+	assert_string_equal(r.pol.map_hosts.v[0], "api.test=127.0.0.1");
+	run_request_free(&r);
+	const char *c[] = {"--map-host", "api.test=::1", "--net", "allow", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", c, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW);
+	run_request_free(&r);
+
+	/* contradictions and bad entries: exit 2, naming the entry and what is wrong */
+	const char *x1[] = {"--net", "on", "--allow-domain", "example.com", "true", NULL};
+	expect_reject("/w", "/home/u", x1, "contradictory policy: --net on");
+	const char *x2[] = {"--allow-domain", "example.com", "--net", "off", "true", NULL};
+	expect_reject("/w", "/home/u", x2, "contradictory policy: --net off");
+	const char *x3[] = {"--deny-domain", "x.example", "--net=on", "true", NULL};
+	expect_reject("/w", "/home/u", x3, "contradictory");
+	const char *x4[] = {"--map-host", "a.test=127.0.0.1", "--net", "off", "true", NULL};
+	expect_reject("/w", "/home/u", x4, "contradictory");
+	const char *x5[] = {"--allow-domain", "*.com", "true", NULL};
+	expect_reject("/w", "/home/u", x5, "--allow-domain: a wildcard needs at least two labels");
+	expect_reject("/w", "/home/u", x5, ": *.com");
+	const char *x6[] = {"--allow-domain", "example.com:0", "true", NULL};
+	expect_reject("/w", "/home/u", x6, "example.com:0");
+	const char *x7[] = {"--deny-domain", "bad name", "true", NULL};
+	expect_reject("/w", "/home/u", x7, "--deny-domain: host name with a character");
+	const char *x8[] = {"--map-host", "api.test", "true", NULL};
+	expect_reject("/w", "/home/u", x8, "--map-host: --map-host needs NAME=ADDR");
+	const char *x9[] = {"--map-host", "api.test=localhost", "true", NULL};
+	expect_reject("/w", "/home/u", x9, "not an IPv4 or IPv6 address");
+	const char *x10[] = {"--fs", "full", "--allow-domain", "example.com", "true", NULL};
+	expect_reject("/w", "/home/u", x10, "danger-full-access");
+	const char *x11[] = {"--allow-domain", NULL};
+	expect_reject("/w", "/home/u", x11, "needs a value");
+
+	/* the environment: AGENTJAIL_NET=allow; a flag's list wins over AGENTJAIL_NET=on */
+	struct parse_ctx ctx = {.cwd = "/w", .home = "/home/u", .env_net = "allow"};
+	const char *t[] = {"true", NULL};
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW);
+	run_request_free(&r);
+	ctx.env_net = "on";
+	const char *d[] = {"--allow-domain", "example.com", "true", NULL};
+	assert_int_equal(run_parse_args(3, (char **)d, &ctx, &r, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW);
+	run_request_free(&r);
+	ctx.env_net = "sideways";
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), -1);
+	assert_non_null(strstr(e.what, "off, on or allow"));
+	run_request_free(&r);
+
+	/* agents: allow by default; --net on and danger-full-access stay on */
+	ctx = (struct parse_ctx){.cwd = "/w", .home = "/home/u", .net_default = NET_ALLOW};
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW);
+	run_request_free(&r);
+	const char *on[] = {"--net", "on", "true", NULL};
+	assert_int_equal(run_parse_args(3, (char **)on, &ctx, &r, &e), 0);
+	assert_int_equal(r.pol.net, NET_ON);
+	run_request_free(&r);
+	const char *full[] = {"--fs", "full", "true", NULL};
+	assert_int_equal(run_parse_args(3, (char **)full, &ctx, &r, &e), 0);
+	assert_int_equal(r.pol.net, NET_ON);
+	run_request_free(&r);
+
+	assert_int_equal(policy_opt_arity("--allow-domain"), 1);
+	assert_int_equal(policy_opt_arity("--deny-domain=x.example"), 0);
+	assert_int_equal(policy_opt_arity("--map-host"), 1);
+
+	/* the store keeps the lists; a stored policy is checked again */
+	struct policy p;
+	policy_init(&p);
+	p.net = NET_ALLOW;
+	p.workspace = strdup("/w");
+	p.workspace_explicit = true;
+	strv_push(&p.allow_domains, "api.anthropic.com");
+	strv_push(&p.allow_domains, "*.example.org:8443");
+	strv_push(&p.deny_domains, "evil.example.org");
+	strv_push(&p.map_hosts, "api.test=127.0.0.1");
+	char *j = policy_to_json(&p);
+	assert_non_null(strstr(j, "\"allow_domains\":[\"api.anthropic.com\",\"*.example.org:8443\"]"));
+	assert_non_null(strstr(j, "\"deny_domains\":[\"evil.example.org\"]"));
+	assert_non_null(strstr(j, "\"map_hosts\":[\"api.test=127.0.0.1\"]"));
+	struct policy q;
+	assert_int_equal(policy_from_json(j, &q, &e), 0);
+	char *j2 = policy_to_json(&q);
+	assert_string_equal(j, j2);
+	assert_int_equal(policy_validate(&q, "/home/u", &e), 0);
+	free(j2);
+	q.net = NET_ON;
+	assert_int_equal(policy_validate(&q, "/home/u", &e), -1);
+	assert_non_null(strstr(e.what, "contradictory"));
+	q.net = NET_ALLOW;
+	strv_push(&q.allow_domains, "*");
+	assert_int_equal(policy_validate(&q, "/home/u", &e), -1);
+	assert_non_null(strstr(e.what, "--allow-domain"));
+	policy_free(&q);
+	free(j);
+	/* allow with an empty list is stored as such: sessions show allow(0) */
+	strv_free(&p.allow_domains);
+	strv_free(&p.deny_domains);
+	strv_free(&p.map_hosts);
+	j = policy_to_json(&p);
+	assert_non_null(strstr(j, "\"allow_domains\":[]"));
+	assert_null(strstr(j, "deny_domains"));
+	free(j);
+	p.net = NET_OFF;
+	j = policy_to_json(&p);
+	assert_null(strstr(j, "allow_domains"));
+	free(j);
+	policy_free(&p);
 }
 
 static void refused_workspaces(void **state)
@@ -304,7 +431,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),	      cmocka_unit_test(modes_and_aliases),
-		cmocka_unit_test(rejections),	      cmocka_unit_test(refused_workspaces),
+		cmocka_unit_test(rejections),	      cmocka_unit_test(net_allow),
+		cmocka_unit_test(refused_workspaces),
 		cmocka_unit_test(paths),	      cmocka_unit_test(env_rules),
 		cmocka_unit_test(json_redacts),    cmocka_unit_test(shell_quoting),
 		cmocka_unit_test(json_round_trip),

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/plan/bwrap_argv.h"
+#include "core/plan/netrules.h"
 #include "core/plan/profile.h"
 #include "core/host/shim.h"
 #include "testutil.h"
@@ -226,8 +227,49 @@ static void apply(void **state)
 	assert_true(strv_contains(&pol.env, "OPENAI_API_KEY"));
 	assert_true(strv_contains(&pol.env, "CODEX_HOME"));
 	assert_false(strv_contains(&pol.env, "ANTHROPIC_API_KEY"));
+	assert_int_equal(pol.allow_domains.n, 0); /* --net off: no domains */
+	policy_free(&pol);
+
+	/* --net allow (the agents' default): the profile's domains, then the user's */
+	policy_init(&pol);
+	pol.net = NET_ALLOW;
+	strv_push(&pol.allow_domains, "mirror.example:8443");
+	strv_push(&pol.allow_domains, "api.anthropic.com"); /* also the profile's: once */
+	profile_apply(profile_find("claude"), "/home/u", &env, &pol);
+	assert_string_equal(pol.allow_domains.v[0], "claude.ai");
+	assert_true(strv_contains(&pol.allow_domains, "statsig.anthropic.com"));
+	assert_string_equal(pol.allow_domains.v[pol.allow_domains.n - 2], "mirror.example:8443");
+	assert_string_equal(pol.allow_domains.v[pol.allow_domains.n - 1], "api.anthropic.com");
+	size_t n = 0;
+	for (size_t i = 0; i < pol.allow_domains.n; i++)
+		n += !strcmp(pol.allow_domains.v[i], "api.anthropic.com");
+	assert_int_equal(n, 1); /* the user's entry stays as given; the profile's is skipped */
+	struct err e = {0};
+	pol.workspace = strdup("/home/u/proj");
+	assert_int_equal(policy_validate(&pol, "/home/u", &e), 0); /* every domain parses */
+	policy_free(&pol);
+	/* --net on: the host's network, no list */
+	policy_init(&pol);
+	pol.net = NET_ON;
+	profile_apply(profile_find("claude"), "/home/u", &env, &pol);
+	assert_int_equal(pol.allow_domains.n, 0);
 	policy_free(&pol);
 	strv_free(&env);
+}
+
+/* Every profile's domains are valid --allow-domain entries. */
+static void domains_parse(void **state)
+{
+	(void)state;
+	for (const struct profile *const *p = profile_all(); *p; p++) {
+		for (size_t i = 0; (*p)->domains && (*p)->domains[i]; i++) {
+			struct netrule r;
+			struct err e = {0};
+			if (netrule_parse((*p)->domains[i], &r, &e) < 0)
+				fail_msg("%s: %s: %s", (*p)->name, (*p)->domains[i], e.what);
+			netrule_free(&r);
+		}
+	}
 }
 
 /* Instruction files read-only unless --agent-writable-instructions; IDE tokens masked; claude's
@@ -433,7 +475,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(table),	   cmocka_unit_test(argv_cases),
 		cmocka_unit_test(resume_forms),	   cmocka_unit_test(apply),
-		cmocka_unit_test(persistence),
+		cmocka_unit_test(persistence),	   cmocka_unit_test(domains_parse),
 		cmocka_unit_test(shim_dispatch),   cmocka_unit_test(recursion_guard),
 		cmocka_unit_test(shim_files),	   cmocka_unit_test(path_hints),
 	};

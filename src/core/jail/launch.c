@@ -165,6 +165,25 @@ static int open_nofollow(const char *path, struct err *e)
 	return -1;
 }
 
+/* A memfd holding buf, read from its start: what bwrap reads (`what` names it in errors). */
+static int data_fd(const char *what, const char *buf, size_t len, struct err *e)
+{
+	int fd = memfd_create("agentjail-bwrap-data", MFD_CLOEXEC);
+	if (fd < 0)
+		return err_set(e, errno, NULL, "cannot create the memfd for %s", what);
+	if (fs_write_all(fd, buf, len) < 0) {
+		int saved = errno;
+		(void)close(fd);
+		return err_set(e, saved, NULL, "cannot write %s", what);
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		int saved = errno;
+		(void)close(fd);
+		return err_set(e, saved, NULL, "cannot rewind %s", what);
+	}
+	return fd;
+}
+
 static int args_fd(const struct bw_plan *plan, struct err *e)
 {
 	struct strv argv = STRV_INIT;
@@ -173,23 +192,8 @@ static int args_fd(const struct bw_plan *plan, struct err *e)
 	for (size_t i = 0; i < argv.n; i++)
 		sb_addn(&b, argv.v[i], strlen(argv.v[i]) + 1);
 	strv_free(&argv);
-	int fd = memfd_create("agentjail-bwrap-args", MFD_CLOEXEC);
-	if (fd < 0) {
-		sb_free(&b);
-		return err_set(e, errno, NULL, "cannot create the memfd for bwrap's arguments");
-	}
-	if (fs_write_all(fd, b.s, b.len) < 0) {
-		int saved = errno;
-		(void)close(fd);
-		sb_free(&b);
-		return err_set(e, saved, NULL, "cannot write bwrap's arguments");
-	}
+	int fd = data_fd("bwrap's arguments", b.s, b.len, e);
 	sb_free(&b);
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		int saved = errno;
-		(void)close(fd);
-		return err_set(e, saved, NULL, "cannot rewind bwrap's arguments");
-	}
 	return fd;
 }
 
@@ -284,9 +288,10 @@ static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc
 	fdmap_add(m, fd, BW_FD_INIT);
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct bw_op *o = &plan->ops[i];
-		if (!o->src)
+		if (!o->src && !o->data)
 			continue;
-		fd = open_nofollow(o->src, e);
+		fd = o->data ? data_fd(o->args.v[o->args.n - 1], o->data, strlen(o->data), e)
+			     : open_nofollow(o->src, e);
 		if (fd < 0)
 			return -1;
 		fdmap_add(m, fd, o->fd);
@@ -622,6 +627,14 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 {
 	memset(r, 0, sizeof *r);
 	r->landlock = -1;
+	/* --net allow shares the network namespace bwrap starts in: without the holder's
+	 * namespace and the proxy serving it, that would be the host's whole network */
+	if (plan->net_allow && (!hooks || !hooks->net_ready)) {
+		err_set(e, 0, NULL, "--net allow needs its egress proxy, and none was started: "
+				    "nothing was run");
+		err_hint(e, "use --net off, or --net on for the host's whole network");
+		return -1;
+	}
 	struct run_ctx c = {.status_read = -1,
 			    .ctl = -1,
 			    .pty = {.master = -1, .slave = -1},

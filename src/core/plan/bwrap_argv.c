@@ -3,6 +3,7 @@
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/initargs.h"
 #include "core/plan/gitprotect.h"
+#include "core/plan/netrules.h"
 #include "core/plan/resolve.h"
 #include "core/plan/toolcache.h"
 #include "core/plan/toolmgr.h"
@@ -63,6 +64,18 @@ static void op_fd_bind(struct bw_plan *p, bool rw, const char *src, const char *
 	strv_push(&o->args, dest);
 }
 
+/* A read-only file made of `data` at dest (bwrap --ro-bind-data FD DEST). */
+static void op_data_bind(struct bw_plan *p, const char *data, const char *dest,
+			 const char *comment)
+{
+	struct bw_op *o = op_new(p, comment);
+	o->fd = p->next_fd++;
+	o->data = xstrdup(data);
+	strv_push(&o->args, "--ro-bind-data");
+	strv_pushf(&o->args, "%d", o->fd);
+	strv_push(&o->args, dest);
+}
+
 static void skip(struct bw_plan *p, const char *path, const char *why)
 {
 	strv_pushf(&p->skipped, "%s: %s", path, why);
@@ -98,6 +111,13 @@ static void add_always(struct bw_plan *p, const struct policy *pol)
 	op(p, "a user namespace even as root, so --disable-userns applies", 1, "--unshare-user");
 	if (pol->net == NET_ON)
 		op(p, "net on: the host's network (its loopback services too)", 1, "--share-net");
+	if (pol->net == NET_ALLOW) {
+		/* launch starts bwrap inside the namespace holder's network namespace */
+		p->net_allow = true;
+		op(p, "net allow: the holder's network namespace, loopback only (the proxy and the "
+		      "DNS stub)",
+		   1, "--share-net");
+	}
 	op(p, "no nested user namespaces inside the jail", 1, "--disable-userns");
 	op(p, "no capabilities, whatever the uid", 2, "--cap-drop", "ALL");
 	op(p, "the jail dies when agentjail dies", 1, "--die-with-parent");
@@ -348,8 +368,39 @@ static void add_tmpfs(struct bw_plan *p)
 	   BW_INIT_PATH);
 }
 
+/* --net allow: DNS goes to the stub on 127.0.0.1:53 (NET_DNS_PORT). The file is replaced
+ * where it really is: the target under /run (over the fresh tmpfs), /etc/resolv.conf itself,
+ * or the plain file one symlink away; /etc/hosts stays the host's. Without a file glibc asks
+ * 127.0.0.1 anyway. */
+static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf)
+{
+	static const char stub[] = "# agentjail --net allow: the DNS stub answers allowed names "
+				   "only\nnameserver 127.0.0.1\n";
+	static const char why[] = "net allow: DNS to the stub (nameserver 127.0.0.1)";
+	const char *etc = "/etc/resolv.conf";
+	const struct hf_stat *st = hf_stat(hf, etc);
+	if (hf->resolv_target) {
+		op_data_bind(p, stub, hf->resolv_target, why);
+	} else if (st->type == HF_FILE) {
+		op_data_bind(p, stub, etc, why);
+	} else if (st->type == HF_SYMLINK) {
+		_cleanup_free_ char *t = path_normalize("/etc", st->link);
+		if (hf_type(hf, t) == HF_FILE && !hf_has_symlink_below(hf, "/", t))
+			op_data_bind(p, stub, t, why);
+		else
+			skip(p, etc, "net allow: a symlink to no plain file; not replaced (DNS to "
+				     "the host's servers fails at once in the jail's namespace)");
+	} else {
+		skip(p, etc, "net allow: no file; glibc asks 127.0.0.1, the DNS stub");
+	}
+}
+
 static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
 {
+	if (pol->net == NET_ALLOW) {
+		add_resolv_stub(p, hf);
+		return;
+	}
 	if (pol->net == NET_OFF || !hf->resolv_target)
 		return;
 	if (!path_is_under(hf->resolv_target, "/run")) {
@@ -931,6 +982,39 @@ static void add_tool_env(struct bw_plan *p, struct hostfacts *hf)
 	strv_free(&skipped);
 }
 
+/* Whether an op above sets the variable. */
+static bool env_set_above(const struct bw_plan *p, const char *name)
+{
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct strv *a = &p->ops[i].args;
+		if (a->n == 3 && !strcmp(a->v[0], "--setenv") && !strcmp(a->v[1], name))
+			return true;
+	}
+	return false;
+}
+
+/* --net allow: last, over anything passed above (--env, a profile; the host's environment
+ * is cleared), the proxy settings clients honour; any other proxy setting passed above
+ * (socks, ftp, GIT_PROXY_COMMAND…) is unset. */
+static void add_proxy_env(struct bw_plan *p)
+{
+	const char *const *set = net_proxy_env();
+	for (const char *const *c = net_proxy_env_clear(); *c; c++) {
+		bool replaced = false;
+		size_t n = strlen(*c);
+		for (size_t i = 0; set[i] && !replaced; i++)
+			replaced = !strncmp(set[i], *c, n) && set[i][n] == '=';
+		if (!replaced && env_set_above(p, *c))
+			op(p, "net allow: a proxy setting that would go around the proxy", 2,
+			   "--unsetenv", *c);
+	}
+	for (size_t i = 0; set[i]; i++) {
+		_cleanup_free_ char *name = xstrndup(set[i], strcspn(set[i], "="));
+		setenv_op(p, name, strchr(set[i], '=') + 1, false,
+			  "net allow: through agentjail's proxy");
+	}
+}
+
 static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
 {
 	op(p, "start from an empty environment", 1, "--clearenv");
@@ -979,6 +1063,8 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 	}
 	if (hf->session_id)
 		setenv_op(p, "AGENTJAIL_SESSION", hf->session_id, false, "this session's id");
+	if (pol->net == NET_ALLOW)
+		add_proxy_env(p);
 }
 
 static int check_devices(const struct policy *pol, struct hostfacts *hf, struct err *e)
@@ -1007,7 +1093,7 @@ static const char *mount_dest(const struct bw_op *o)
 {
 	static const char *const m[] = {"--bind-fd", "--ro-bind-fd", "--ro-bind", "--bind",
 					"--dev-bind", "--tmpfs", "--proc", "--dev", "--symlink",
-					NULL};
+					"--ro-bind-data", NULL};
 	size_t k = 0;
 	while (k + 1 < o->args.n &&
 	       (!strcmp(o->args.v[k], "--size") || !strcmp(o->args.v[k], "--perms")))
@@ -1025,6 +1111,7 @@ static void op_free(struct bw_op *o)
 	strv_free(&o->args);
 	free(o->comment);
 	free(o->src);
+	free(o->data);
 }
 
 /* One mount per destination: when a later op mounts on the same path, it would cover the
@@ -1180,11 +1267,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 
 void bw_plan_free(struct bw_plan *p)
 {
-	for (size_t i = 0; i < p->nops; i++) {
-		strv_free(&p->ops[i].args);
-		free(p->ops[i].comment);
-		free(p->ops[i].src);
-	}
+	for (size_t i = 0; i < p->nops; i++)
+		op_free(&p->ops[i]);
 	free(p->ops);
 	strv_free(&p->skipped);
 	strv_free(&p->watch);

@@ -31,6 +31,8 @@ struct bw_op {
 	char *src;         /* host source for an fd bind, else NULL */
 	int fd;            /* that source's fd number, or -1 */
 	bool secret;       /* last argument is a secret value (redacted when shown) */
+	char *data;        /* --ro-bind-data: the file's contents, which the launcher puts in a
+			    * memfd at fd; else NULL */
 };
 
 struct bw_plan {

@@ -2,10 +2,12 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/plan/limits.h"
+#include "core/plan/netrules.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -140,7 +142,8 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 }
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
-	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS };
+	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
+	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST };
 
 static const struct {
 	const char *name;
@@ -152,7 +155,9 @@ static const struct {
 		{"--ro", OPT_RO, true},		 {"--hide", OPT_HIDE, true},
 		{"--dev", OPT_DEV, true},		 {"--env", OPT_ENV, true},
 		{"--agent-writable-instructions", OPT_AGENT_WRITABLE_INSTR, false},
-		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true}};
+		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true},
+		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
+		{"--map-host", OPT_MAP_HOST, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -194,6 +199,30 @@ static int parse_pids(const char *v, const char *from, uint64_t *out, struct err
 	return 0;
 }
 
+/* --allow-domain / --deny-domain / --map-host: checked now, kept as given */
+static int push_net_entry(struct strv *v, const char *flag, const char *spec, struct err *e)
+{
+	struct netrule r;
+	struct netmap m;
+	bool map = !strcmp(flag, "--map-host");
+	int rc = map ? netmap_parse(spec, &m, e) : netrule_parse(spec, &r, e);
+	if (rc < 0) {
+		char what[sizeof e->what];
+		snprintf(what, sizeof what, "%s", e->what);
+		err_set(e, 0, spec, "%s: %s", flag, what);
+		err_hint(e, map ? "NAME=ADDR, e.g. --map-host api.test=127.0.0.1"
+				: "a host name (example.com), its subdomains (*.example.com), an "
+				  "address (1.2.3.4, ::1), each with an optional :PORT");
+		return -1;
+	}
+	if (map)
+		netmap_free(&m);
+	else
+		netrule_free(&r);
+	strv_push(v, spec);
+	return 0;
+}
+
 /* Apply one option with its value (NULL for flags). */
 static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		     struct run_request *out, bool *net_given, struct err *e)
@@ -216,9 +245,15 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		return 0;
 	case OPT_NET:
 		if (net_mode_parse(v, &p->net) < 0)
-			return usage_err(e, v, "unknown network mode (%s)", "off, on");
+			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow");
 		*net_given = true;
 		return 0;
+	case OPT_ALLOW_DOMAIN:
+		return push_net_entry(&p->allow_domains, "--allow-domain", v, e);
+	case OPT_DENY_DOMAIN:
+		return push_net_entry(&p->deny_domains, "--deny-domain", v, e);
+	case OPT_MAP_HOST:
+		return push_net_entry(&p->map_hosts, "--map-host", v, e);
 	case OPT_WORKSPACE: {
 		free(p->workspace);
 		char *exp = path_expand_home(ctx->home, v);
@@ -268,16 +303,17 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 				 "read-only, workspace-write or danger-full-access");
 	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
-				 "off or on");
+				 "off, on or allow");
 	if (ctx->env_memory && *ctx->env_memory &&
 	    parse_memory(ctx->env_memory, "AGENTJAIL_MEMORY", &p->memory, e) < 0)
 		return -1;
 	if (ctx->env_pids && *ctx->env_pids &&
 	    parse_pids(ctx->env_pids, "AGENTJAIL_PIDS", &p->pids, e) < 0)
 		return -1;
-	bool net_given = ctx->env_net && *ctx->env_net;
-	if (!net_given && ctx->net_default_on)
-		p->net = NET_ON;
+	bool env_net = ctx->env_net && *ctx->env_net;
+	if (!env_net)
+		p->net = ctx->net_default; /* agents: allow; run: off */
+	bool net_given = false; /* --net on the command line */
 
 	int i = 0;
 	for (; i < argc; i++) {
@@ -315,9 +351,17 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 					"[ARG...])");
 	if (!p->workspace)
 		p->workspace = path_normalize("/", ctx->cwd);
+	bool lists = p->allow_domains.n || p->deny_domains.n || p->map_hosts.n;
+	if (lists && net_given && p->net != NET_ALLOW)
+		return usage_err(e, net_mode_name(p->net),
+				 "contradictory policy: --net %s with --allow-domain, --deny-domain "
+				 "or --map-host (those are for --net allow)",
+				 net_mode_name(p->net));
+	if (lists)
+		p->net = NET_ALLOW; /* --allow-domain alone means --net allow, whatever the default */
 	/* no jail, nothing to enforce: danger-full-access means the host's network, unless the
 	 * user asked for something else (then policy_validate refuses the contradiction) */
-	if (p->fs == FS_DANGER_FULL && !net_given)
+	else if (p->fs == FS_DANGER_FULL && !net_given && !env_net)
 		p->net = NET_ON;
 	return 0;
 }
@@ -373,6 +417,25 @@ static int check_overlap(const struct policy *p, struct err *e)
 	return 0;
 }
 
+/* The lists belong to --net allow, and every entry parses (a stored policy too). */
+static int check_net(const struct policy *p, struct err *e)
+{
+	if (p->net != NET_ALLOW && (p->allow_domains.n || p->deny_domains.n || p->map_hosts.n)) {
+		err_set(e, 0, net_mode_name(p->net),
+			"contradictory policy: --net %s with --allow-domain, --deny-domain or "
+			"--map-host",
+			net_mode_name(p->net));
+		err_hint(e, "those are for --net allow; drop them or the --net %s",
+			 net_mode_name(p->net));
+		return -1;
+	}
+	struct netrules r;
+	if (netrules_build(&p->allow_domains, &p->deny_domains, &p->map_hosts, &r, e) < 0)
+		return -1;
+	netrules_free(&r);
+	return 0;
+}
+
 int policy_validate(const struct policy *p, const char *home, struct err *e)
 {
 	if (p->fs == FS_DANGER_FULL && p->net != NET_ON) {
@@ -382,11 +445,8 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 			    "--fs workspace-write");
 		return -1;
 	}
-	if (p->net == NET_ALLOW) {
-		err_set(e, 0, "allow", "--net allow is not available yet");
-		err_hint(e, "use --net off or --net on");
+	if (check_net(p, e) < 0)
 		return -1;
-	}
 	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
 		err_set(e, 0, "/", "the workspace cannot be /");
 		err_hint(e, "a jail never binds the whole root (it would expose every host "
@@ -507,6 +567,13 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "memory_default", json_true());
 	if (p->pids != LIMIT_UNSET)
 		json_object_set_new(o, "pids", limit_json(p->pids));
+	/* --net allow's lists (sessfmt counts allow_domains) */
+	if (p->net == NET_ALLOW || p->allow_domains.n)
+		json_object_set_new(o, "allow_domains", strv_json(&p->allow_domains));
+	if (p->deny_domains.n)
+		json_object_set_new(o, "deny_domains", strv_json(&p->deny_domains));
+	if (p->map_hosts.n)
+		json_object_set_new(o, "map_hosts", strv_json(&p->map_hosts));
 	if (p->profile) {
 		json_object_set_new(o, "profile", jstr(p->profile));
 		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
@@ -584,6 +651,9 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "protect", &out->protect, e) < 0 ||
 	    json_strv(o, "setenv", &out->setenv, e) < 0 ||
 	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0 ||
+	    json_strv(o, "allow_domains", &out->allow_domains, e) < 0 ||
+	    json_strv(o, "deny_domains", &out->deny_domains, e) < 0 ||
+	    json_strv(o, "map_hosts", &out->map_hosts, e) < 0 ||
 	    limit_from_json(o, "memory", &out->memory, e) < 0 ||
 	    limit_from_json(o, "pids", &out->pids, e) < 0)
 		goto out;

@@ -66,7 +66,8 @@ struct parse_ctx {
 	const char *env_net;      /* AGENTJAIL_NET or NULL */
 	const char *env_memory;   /* AGENTJAIL_MEMORY or NULL */
 	const char *env_pids;     /* AGENTJAIL_PIDS or NULL */
-	bool net_default_on;      /* agents: the network is on unless asked otherwise */
+	enum net_mode net_default; /* without --net or AGENTJAIL_NET: NET_OFF for `run`,
+				    * NET_ALLOW for agents (their profile's domains) */
 };
 
 void policy_init(struct policy *p);

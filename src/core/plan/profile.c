@@ -340,6 +340,16 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
 	}
 	for (size_t i = 0; pr->setenv && pr->setenv[i]; i++)
 		strv_push(&pol->setenv, pr->setenv[i]);
+	if (pol->net == NET_ALLOW) {
+		/* what the agent needs to reach, then the user's --allow-domain entries */
+		struct strv dom = STRV_INIT;
+		for (size_t i = 0; pr->domains && pr->domains[i]; i++)
+			if (!strv_contains(&pol->allow_domains, pr->domains[i]))
+				strv_push(&dom, pr->domains[i]);
+		strv_copy(&dom, &pol->allow_domains);
+		strv_free(&pol->allow_domains);
+		pol->allow_domains = dom;
+	}
 	for (size_t k = 0; k < env->n; k++) {
 		const char *kv = env->v[k];
 		const char *eq = strchr(kv, '=');

@@ -52,9 +52,9 @@ const struct profile *const *profile_all(void);
 const struct profile *profile_find(const char *name);
 const struct profile *profile_by_exe(const char *exe);
 
-/* Add the profile's paths, variables and name to a policy. `env` is the host environment
- * ("NAME=VALUE"); only variables that are set are passed (by name: values are read when the
- * jail is built). */
+/* Add the profile's paths, variables and name to a policy, and under --net allow its domains
+ * (before the user's --allow-domain entries). `env` is the host environment ("NAME=VALUE");
+ * only variables that are set are passed (by name: values are read when the jail is built). */
 void profile_apply(const struct profile *pr, const char *home, const struct strv *env,
 		   struct policy *pol);
 

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@
 #define PX_SWEEP_MS 100       /* how often deadlines are looked at */
 #define PX_ADDRS_MAX 8        /* addresses tried per request */
 #define PX_PIPE_CAP 65536     /* bytes a relay pipe holds (Linux's default size) */
+#define PX_PIPE_BIG (1 << 20) /* a busy direction's pipe (after PX_PIPE_GROW bytes) */
+#define PX_PIPE_GROW (4 << 20)
 #define PX_CONNS_MAX 8192     /* open proxy connections; more are closed at accept */
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
@@ -67,6 +70,8 @@ struct px_dir {
 	bool eof;       /* src said EOF */
 	bool shut;      /* dst shut for writing */
 	bool stalled;   /* the pipe took no more: wait for dst to drain it */
+	bool grown;     /* its pipe was offered PX_PIPE_BIG */
+	size_t cap;     /* bytes the pipe holds */
 	char *pre;
 	size_t prelen, preoff;
 };
@@ -339,18 +344,6 @@ static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, cons
 
 /* ---------------------------------------------------------------- relay */
 
-static uint32_t want(struct px_conn *c, int fdside)
-{
-	/* fdside 0: the client fd (src of dir 0, dst of dir 1); 1: the upstream fd */
-	struct px_dir *from = &c->dir[fdside], *to = &c->dir[!fdside];
-	uint32_t m = 0;
-	if (!from->eof && !from->stalled)
-		m |= EPOLLIN;
-	if (!to->shut && (to->preoff < to->prelen || to->inpipe > 0))
-		m |= EPOLLOUT;
-	return m;
-}
-
 /* Move what can move in one direction. -1 on a socket error (the connection is reset). */
 static int pump_dir(struct px_conn *c, int i)
 {
@@ -387,9 +380,17 @@ static int pump_dir(struct px_conn *c, int i)
 				return -1;
 			}
 		}
-		if (d->eof || d->stalled || d->inpipe >= PX_PIPE_CAP)
+		if (d->eof || d->stalled || d->inpipe >= d->cap)
 			break;
-		ssize_t n = splice(src, NULL, d->pipe[1], NULL, PX_PIPE_CAP - d->inpipe,
+		if (!d->grown && *bytes >= PX_PIPE_GROW) {
+			/* a bulk transfer: fewer, larger splices. Refused past the user's pipe
+			 * allowance (fs.pipe-user-pages-soft): then it keeps the default. */
+			d->grown = true;
+			int sz = fcntl(d->pipe[1], F_SETPIPE_SZ, PX_PIPE_BIG);
+			if (sz > 0)
+				d->cap = (size_t)sz;
+		}
+		ssize_t n = splice(src, NULL, d->pipe[1], NULL, d->cap - d->inpipe,
 				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		if (n > 0) {
 			d->inpipe += (size_t)n;
@@ -430,12 +431,12 @@ static void relay(struct proxy *p, struct px_conn *c)
 		conn_close(p, c);
 		return;
 	}
+	/* edge-triggered: each pump goes on until a socket or a pipe says EAGAIN, so the next
+	 * edge on either fd resumes it; no epoll_ctl per chunk */
 	struct px_handle *hs[2] = {&c->c, &c->u};
-	for (int s = 0; s < 2 && !c->closed; s++) {
-		if (c->hup[s])
-			continue;
-		conn_set_mask(p, c, hs[s], want(c, s));
-	}
+	for (int s = 0; s < 2 && !c->closed; s++)
+		if (!c->hup[s])
+			conn_set_mask(p, c, hs[s], EPOLLIN | EPOLLOUT | EPOLLET);
 }
 
 /* The peer of side s hung up both ways: EPOLLHUP would come on every wait, so take the fd out
@@ -491,6 +492,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 			conn_close(p, c);
 			return;
 		}
+		c->dir[i].cap = PX_PIPE_CAP;
 	}
 	c->dir[0].pre = c->up;
 	c->dir[0].prelen = c->uplen;
@@ -500,6 +502,8 @@ static void connected(struct proxy *p, struct px_conn *c)
 	c->st = CS_RELAY;
 	relay(p, c);
 }
+
+static void connect_done(struct proxy *p, struct px_conn *c);
 
 static void connect_next(struct proxy *p, struct px_conn *c, const char *last_error)
 {
@@ -521,6 +525,12 @@ static void connect_next(struct proxy *p, struct px_conn *c, const char *last_er
 			c->st = CS_CONNECTING;
 			c->timed_out = false;
 			c->deadline = clock_mono_ms() + p->connect_ms;
+			/* a near upstream (loopback) has often answered already: no loop round */
+			struct pollfd pf = {.fd = fd, .events = POLLOUT};
+			if (poll(&pf, 1, 0) == 1) {
+				connect_done(p, c);
+				return;
+			}
 			/* EPOLLOUT says the connect ended; the client is watched for errors only */
 			conn_set_mask(p, c, &c->u, EPOLLOUT);
 			return;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/netrun.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/confine/cgroup.h"
 #include "core/host/hostfacts_probe.h"
@@ -64,12 +65,19 @@ struct rec_hook {
 	const struct run_request *req;
 	const struct bw_plan *plan;
 	const char *bwrap;
+	struct netrun *net;
 };
 
 static void rec_started(void *arg)
 {
 	struct rec_hook *h = arg;
 	rec_start(h->rec, h->req, h->plan, h->bwrap);
+}
+
+static int rec_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)
+{
+	struct rec_hook *h = arg;
+	return netrun_ready(h->net, tcp4, tcp6, dns_udp, dns_tcp, e);
 }
 
 static int run_full_access(struct run_request *req, struct sess_rec *rec)
@@ -269,13 +277,16 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					  : "");
 	else if (req->pol.net == NET_ALLOW)
 		net_allow_banner(&req->pol);
-	struct rec_hook rh = {rec, req, plan, bwrap};
+	struct netrun net = {.pol = &req->pol, .rec = rec};
+	struct rec_hook rh = {rec, req, plan, bwrap, &net};
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
 				     .violation = live_violation,
+				     .net_ready = plan->net_allow ? rec_net_ready : NULL,
 				     .arg = &rh};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);
+	netrun_free(&net); /* the proxy stopped, its events written, before the session ends */
 	if (lr < 0) {
 		cmd_print_err(&e);
 		report_violations(&r, rec); /* what the live watch moved before the failure */

@@ -49,6 +49,33 @@ head -c 3000000 /dev/urandom >"$AJ_TMP/big"
 chmod 0644 "$AJ_TMP/fakeproxy.py" "$AJ_TMP/big"
 have_unshare=; command -v unshare >/dev/null 2>&1 && [ -x /usr/bin/python3 ] && have_unshare=1
 
+# An echo server on the host's loopback (a stand-in for an ssh server reached through a mapping).
+cat >"$AJ_TMP/echo.py" <<'PY'
+import socket, threading
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+print("ready %d" % s.getsockname()[1], flush=True)
+def serve(c):
+    c.sendall(b"SSH-2.0-echo\n")
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        c.sendall(d)
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+echo_port=
+if [ -x /usr/bin/python3 ]; then
+	/usr/bin/python3 "$AJ_TMP/echo.py" >"$AJ_TMP/echo.out" 2>&1 &
+	AJ_PIDS+=($!)
+	for i in $(seq 1 100); do grep -qs '^ready' "$AJ_TMP/echo.out" && break; sleep 0.05; done
+	echo_port=$(sed -n 's/^ready //p' "$AJ_TMP/echo.out")
+fi
+
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
 
@@ -137,6 +164,27 @@ for who in "${AJ_WHOS[@]}"; do
 			diag "$res"
 	else
 		skip "$who: __connect through a stand-in proxy" "unshare or /usr/bin/python3 missing"
+	fi
+
+	# --- __connect inside the jail, through the real proxy ------------------------------------
+	aj_run "$who" -- run --net allow -- /run/agentjail/init __connect denied.example 22
+	is "$RC" 1 "$who: --net allow: __connect to a name not on the list exits 1" || _last_run_diag
+	like "$ERR" 'denied.example:22 refused by the proxy \(403\): denied.example:22 is not on the allow list \(add --allow-domain denied.example:22\)' \
+		"$who: … with the proxy's reason" || _last_run_diag
+	like "$ERR" 'agentjail: denied 1 connection: denied.example:22' "$who: … and the run's denied line names it" ||
+		_last_run_diag
+	aj_run "$who" -- run --net allow --map-host sshhost.test=127.0.0.1 --dry-run -- true
+	if [ "$RC" = 2 ]; then
+		skip "$who: __connect through the proxy to a mapped host" "--map-host is not parsed by this build"
+	elif [ -z "$echo_port" ]; then
+		skip "$who: __connect through the proxy to a mapped host" "no echo server (python3)"
+	else
+		aj_run "$who" -- run --net allow --map-host sshhost.test=127.0.0.1 \
+			--allow-domain "sshhost.test:$echo_port" -- \
+			sh -c "printf 'ping\\n' | /run/agentjail/init __connect sshhost.test $echo_port"
+		is "$RC/$OUT" $'0/SSH-2.0-echo\nping' \
+			"$who: __connect reaches a mapped host's service through the proxy, half-closed" ||
+			_last_run_diag
 	fi
 
 	# --- a namespace that cannot be built: 125, the step named, nothing run -------------------

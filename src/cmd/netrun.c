@@ -1,0 +1,65 @@
+/* netrun: `--net allow` on the command side (doc/design.md §4). */
+#include "cmd/netrun.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/netsink.h"
+#include "core/jail/netns.h"
+
+static void close_fds(int tcp4, int tcp6, int dns_udp, int dns_tcp)
+{
+	struct netns_listeners l = {.tcp4 = tcp4, .tcp6 = tcp6, .dns_udp = dns_udp,
+				    .dns_tcp = dns_tcp};
+	netns_listeners_close(&l);
+}
+
+int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)
+{
+	if (nr->proxy) { /* one jail, one proxy */
+		close_fds(tcp4, tcp6, dns_udp, dns_tcp);
+		return err_set(e, EBUSY, NULL, "--net allow: the proxy is already running");
+	}
+	if (!nr->rules_built) {
+		if (netrules_build(&nr->pol->allow_domains, &nr->pol->deny_domains,
+				   &nr->pol->map_hosts, &nr->rules, e) < 0) {
+			close_fds(tcp4, tcp6, dns_udp, dns_tcp);
+			err_wrap(e, "--net allow: the rules");
+			return -1;
+		}
+		nr->rules_built = true;
+	}
+	if (!nr->sink)
+		nr->sink = netsink_new(nr->rec ? nr->rec->st : NULL, nr->rec ? nr->rec->id : NULL,
+				       0);
+	struct proxy_listeners l = {.tcp4 = tcp4, .tcp6 = tcp6, .dns_udp = dns_udp,
+				    .dns_tcp = dns_tcp};
+	if (proxy_start(&l, &nr->rules, netsink_fn, nr->sink, &nr->proxy, e) < 0) {
+		nr->proxy = NULL;
+		err_wrap(e, "--net allow: the proxy could not start");
+		return -1;
+	}
+	return 0;
+}
+
+void netrun_stop(struct netrun *nr)
+{
+	if (!nr->proxy)
+		return;
+	proxy_stop(nr->proxy, &nr->stats);
+	nr->proxy = NULL;
+	netsink_report(nr->sink);
+	if (nr->stats.events_dropped)
+		cmd_warn("the proxy's event queue overflowed: %llu decisions were not recorded",
+			 (unsigned long long)nr->stats.events_dropped);
+}
+
+void netrun_free(struct netrun *nr)
+{
+	netrun_stop(nr);
+	netsink_free(nr->sink);
+	if (nr->rules_built)
+		netrules_free(&nr->rules);
+	memset(nr, 0, sizeof *nr);
+}

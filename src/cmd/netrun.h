@@ -1,0 +1,34 @@
+/* netrun: `--net allow` on the command side (doc/design.md §4) — the rules built from the
+ * policy and the proxy started on the listeners the namespace holder hands up
+ * (core/jail/netns.h, launch's net_ready hook), its decisions going to the session store
+ * through cmd/netsink. */
+#pragma once
+#include <stdbool.h>
+
+#include "core/net/proxy.h"
+#include "core/plan/netrules.h"
+#include "core/plan/policy.h"
+#include "util/err.h"
+
+struct sess_rec;
+struct netsink;
+
+struct netrun {
+	const struct policy *pol;   /* set by the caller: the rules come from its lists */
+	struct sess_rec *rec;       /* set by the caller: the run's record, or NULL */
+	struct netrules rules;
+	bool rules_built;
+	struct netsink *sink;       /* where the proxy's events go (cmd/netsink.h) */
+	struct proxy *proxy;        /* running between netrun_ready and netrun_stop */
+	struct proxy_stats stats;   /* filled by netrun_stop */
+};
+
+/* The body of launch's net_ready hook (called once the session is recorded, before the
+ * command may start): build the rules, start the proxy on the listeners (owned from here on).
+ * -1 with e: the launch stops (exit 125). */
+int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)
+	WUR;
+/* After the run and before the session is marked ended: stop the proxy (its last events are
+ * written), then say what was denied. Nothing when the proxy never started. */
+void netrun_stop(struct netrun *nr);
+void netrun_free(struct netrun *nr);

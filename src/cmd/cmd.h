@@ -79,6 +79,9 @@ struct session;
 int cmd_store_existing(struct store **st);
 /* store_get with the command layer's messages: 0, or the exit code (said). st may be NULL. */
 int cmd_session_get(struct store *st, const char *id, struct session *out);
+/* The newest session of this workspace (the current directory): 0, or the exit code (said,
+ * as "VERB: no session in this workspace …"). st may be NULL. */
+int cmd_session_last(struct store *st, const char *verb, struct session *out);
 long cmd_utc_offset(void); /* the local offset from UTC, in seconds */
 /* agentjail log [ID | --last] [--json] [--follow] (cmd/log.c) */
 int cmd_log(int argc, char **argv);

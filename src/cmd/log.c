@@ -60,16 +60,24 @@ static void print_jline(json_t *o)
 	json_decref(o);
 }
 
+/* The keys every JSON line starts with. */
+static json_t *jhead(const struct log_opts *o, const char *type, long long seq, int attempt,
+		     long long at_ms)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "type", json_string(type));
+	json_object_set_new(j, "session", json_string(o->id));
+	json_object_set_new(j, "seq", json_integer(seq));
+	json_object_set_new(j, "attempt", json_integer(attempt));
+	json_object_set_new(j, "at_ms", json_integer(at_ms));
+	return j;
+}
+
 static void print_net(struct log_opts *o, const struct net_row *r)
 {
 	const struct net_event *ev = &r->ev;
 	if (o->json) {
-		json_t *j = json_object();
-		json_object_set_new(j, "type", json_string("net"));
-		json_object_set_new(j, "session", json_string(o->id));
-		json_object_set_new(j, "seq", json_integer(r->seq));
-		json_object_set_new(j, "attempt", json_integer(r->attempt));
-		json_object_set_new(j, "at_ms", json_integer(ev->at_ms));
+		json_t *j = jhead(o, "net", r->seq, r->attempt, ev->at_ms);
 		json_object_set_new(j, "proto", json_string(net_proto_name(ev->proto)));
 		json_object_set_new(j, "host", JFIELD(ev->host));
 		json_object_set_new(j, "port", json_integer(ev->port));
@@ -92,12 +100,7 @@ static void print_violation(struct log_opts *o, const struct event *ev)
 {
 	if (o->json) {
 		json_t *d = ev->detail_json ? json_loads(ev->detail_json, 0, NULL) : NULL;
-		json_t *j = json_object();
-		json_object_set_new(j, "type", json_string("violation"));
-		json_object_set_new(j, "session", json_string(o->id));
-		json_object_set_new(j, "seq", json_integer(ev->seq));
-		json_object_set_new(j, "attempt", json_integer(ev->attempt));
-		json_object_set_new(j, "at_ms", json_integer(ev->at_ms));
+		json_t *j = jhead(o, "violation", ev->seq, ev->attempt, ev->at_ms);
 		json_object_set_new(j, "kind", jstr(ev->kind, SIZE_MAX));
 		json_object_set_new(j, "detail", d ? d : json_null());
 		print_jline(j);
@@ -162,27 +165,6 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The newest session of this workspace: 0 (id set), or the exit code (said). */
-static int last_session(struct store *st, char **id)
-{
-	_cleanup_free_ char *ws = realpath(".", NULL);
-	struct session *v = NULL;
-	size_t n = 0;
-	struct err e = {0};
-	if (st && ws && store_list(st, ws, 1, &v, &n, &e) < 0) {
-		cmd_print_err(&e);
-		return 1;
-	}
-	if (n == 0) {
-		cmd_warn("log: no session in this workspace (agentjail sessions --all lists the "
-			 "others; then agentjail log ID)");
-		return EXIT_USAGE;
-	}
-	*id = xstrdup(v[0].id);
-	sessions_free(v, n);
-	return 0;
-}
-
 static int follow(struct store *st, struct log_opts *o, long long *net_seq, long long *ev_seq)
 {
 	for (;;) {
@@ -237,18 +219,12 @@ int cmd_log(int argc, char **argv)
 	_cleanup_store_ struct store *st = NULL;
 	if (cmd_store_existing(&st) < 0)
 		return 1;
-	_cleanup_free_ char *full = NULL;
-	int rc = 0;
-	if (id) {
-		struct session s;
-		rc = cmd_session_get(st, id, &s);
-		if (rc)
-			return rc;
-		full = xstrdup(s.id);
-		session_free(&s);
-	} else if ((rc = last_session(st, &full))) {
+	struct session s;
+	int rc = id ? cmd_session_get(st, id, &s) : cmd_session_last(st, "log", &s);
+	if (rc)
 		return rc;
-	}
+	_cleanup_free_ char *full = xstrdup(s.id);
+	session_free(&s);
 	o.id = full;
 	o.utc_offset = cmd_utc_offset();
 	struct winsize w = {0};

@@ -17,6 +17,9 @@
 
 /* Distinct host:port pairs remembered for the denied line; more are still counted. */
 #define DENIED_MAX 256
+/* Decisions recorded per run at the most: a jail flooding the proxy with requests (each
+ * denied at once) must not fill the host's disk through the store. The rest are counted. */
+#define RECORD_MAX 100000
 /* The denied line's width when stderr is not a terminal. */
 #define REPORT_WIDTH 160
 
@@ -25,8 +28,8 @@ struct netsink {
 	struct store *st; /* our own connection, NULL when none */
 	char *id;
 	int attempt;
-	bool warned;
-	unsigned long long allowed, denied_conns, denied_lookups, unrecorded;
+	bool warned, capped;
+	unsigned long long allowed, denied_conns, denied_lookups, recorded;
 	struct net_count *denied; /* n_denied of them, by first appearance */
 	size_t n_denied;
 };
@@ -90,12 +93,20 @@ void netsink_fn(void *arg, const struct net_event *ev, size_t n)
 		else
 			count_denied(ns, &ev[i]);
 	}
-	if (ns->st) {
+	size_t room = ns->recorded < RECORD_MAX ? RECORD_MAX - ns->recorded : 0;
+	if (n > room && !ns->capped && ns->st) {
+		ns->capped = true;
+		cmd_warn("more than %d network decisions in this run: the rest are counted, not "
+			 "recorded",
+			 RECORD_MAX);
+	}
+	size_t k = n < room ? n : room;
+	if (ns->st && k) {
 		struct err e = {0};
-		if (store_add_net_events(ns->st, ns->id, ns->attempt, ev, n, &e) < 0) {
-			ns->unrecorded += n;
+		if (store_add_net_events(ns->st, ns->id, ns->attempt, ev, k, &e) < 0)
 			sink_warn(ns, &e);
-		}
+		else
+			ns->recorded += k;
 	}
 	pthread_mutex_unlock(&ns->mu);
 }
@@ -172,30 +183,39 @@ void netsink_test_feed(struct store *st, const char *session_id, const char *var
 	}
 	if (!test_sink)
 		test_sink = netsink_new(st, session_id, 0);
+	enum { BATCH = 1000 }; /* as the proxy's writer hands them over */
+	struct net_event *b = xcalloc(BATCH, sizeof *b);
+	size_t nb = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
 		json_t *o = json_loads(line, 0, NULL);
 		if (!o)
 			continue;
-		struct net_event ev = {0};
-		ev.at_ms = json_integer_value(json_object_get(o, "at_ms"));
-		if (!ev.at_ms)
-			ev.at_ms = store_now_ms();
-		if (net_proto_parse(json_string_value(json_object_get(o, "proto")), &ev.proto) < 0)
-			ev.proto = NP_CONNECT;
-		str_field(o, "host", ev.host, sizeof ev.host);
-		ev.port = (uint16_t)json_integer_value(json_object_get(o, "port"));
-		ev.allowed = json_is_true(json_object_get(o, "allowed"));
-		str_field(o, "rule", ev.rule, sizeof ev.rule);
-		str_field(o, "addr", ev.addr, sizeof ev.addr);
-		ev.bytes_up = (uint64_t)json_integer_value(json_object_get(o, "bytes_up"));
-		ev.bytes_down = (uint64_t)json_integer_value(json_object_get(o, "bytes_down"));
-		ev.dur_ms = json_integer_value(json_object_get(o, "dur_ms"));
-		str_field(o, "error", ev.error, sizeof ev.error);
+		struct net_event *ev = &b[nb++];
+		memset(ev, 0, sizeof *ev);
+		ev->at_ms = json_integer_value(json_object_get(o, "at_ms"));
+		if (!ev->at_ms)
+			ev->at_ms = store_now_ms();
+		if (net_proto_parse(json_string_value(json_object_get(o, "proto")), &ev->proto) < 0)
+			ev->proto = NP_CONNECT;
+		str_field(o, "host", ev->host, sizeof ev->host);
+		ev->port = (uint16_t)json_integer_value(json_object_get(o, "port"));
+		ev->allowed = json_is_true(json_object_get(o, "allowed"));
+		str_field(o, "rule", ev->rule, sizeof ev->rule);
+		str_field(o, "addr", ev->addr, sizeof ev->addr);
+		ev->bytes_up = (uint64_t)json_integer_value(json_object_get(o, "bytes_up"));
+		ev->bytes_down = (uint64_t)json_integer_value(json_object_get(o, "bytes_down"));
+		ev->dur_ms = json_integer_value(json_object_get(o, "dur_ms"));
+		str_field(o, "error", ev->error, sizeof ev->error);
 		json_decref(o);
-		netsink_fn(test_sink, &ev, 1);
+		if (nb == BATCH) {
+			netsink_fn(test_sink, b, nb);
+			nb = 0;
+		}
 	}
+	netsink_fn(test_sink, b, nb);
+	free(b);
 	free(line);
 	fclose(f);
 }

@@ -391,29 +391,34 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 }
 
 /* The session to resume: id, or the last one of this workspace. 0, or the exit code (said). */
+int cmd_session_last(struct store *st, const char *verb, struct session *out)
+{
+	_cleanup_free_ char *ws = realpath(".", NULL); /* this workspace */
+	struct session *v = NULL;
+	size_t n = 0;
+	struct err e = {0};
+	if (st && store_list(st, ws, 1, &v, &n, &e) < 0) {
+		cmd_print_err(&e);
+		return 1;
+	}
+	if (n == 0) {
+		cmd_warn("%s: no session in this workspace (agentjail sessions --all, then "
+			 "agentjail %s ID)",
+			 verb, verb);
+		return EXIT_USAGE;
+	}
+	int g = get_session(st, v[0].id, out);
+	sessions_free(v, n);
+	return g;
+}
+
 static int find_session(const char *id, bool last, struct session *s)
 {
 	_cleanup_store_ struct store *st = NULL;
 	if (open_existing(&st) < 0)
 		return 1;
-	if (last) {
-		_cleanup_free_ char *ws = realpath(".", NULL); /* this workspace */
-		struct session *v = NULL;
-		size_t n = 0;
-		struct err e = {0};
-		if (st && store_list(st, ws, 1, &v, &n, &e) < 0) {
-			cmd_print_err(&e);
-			return 1;
-		}
-		if (n == 0) {
-			cmd_warn("resume: no session in this workspace (agentjail sessions --all, then "
-				 "agentjail resume ID)");
-			return EXIT_USAGE;
-		}
-		int g = get_session(st, v[0].id, s);
-		sessions_free(v, n);
-		return g;
-	}
+	if (last)
+		return cmd_session_last(st, "resume", s);
 	return get_session(st, id, s);
 }
 

@@ -143,6 +143,21 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 0 "$who: log --follow of an ended session prints it and ends"
 	is "$(grep -c 'ALLOW\|DENY' <<<"$OUT")" 6 "$who: ... all of it"
 
+	# a flood is counted, not all recorded: the store cannot be used to fill the host's disk
+	FLOOD=$AJ_TMP/flood.jsonl
+	[ -e "$FLOOD" ] || python3 -c 'import json
+for i in range(100500):
+    print(json.dumps({"proto": "dns", "host": "f%d.example" % (i % 300), "port": 0, "allowed": False, "rule": "no"}))' >"$FLOOD"
+	chmod 0644 "$FLOOD"
+	aj_run "$who" -b agentjail-testbuild -e AGENTJAIL_TEST_NET_EVENTS="$FLOOD" -- run -- true
+	rc_is 0 "$who: a run with 100500 denied lookups exits 0"
+	is "$(grep -c 'more than 100000 network decisions in this run: the rest are counted, not recorded' <<<"$ERR")" 1 \
+		"$who: ... one warning that the rest are not recorded"
+	like "$ERR" 'denied 100500 name lookups: f[0-9]+\.example \(dns\) ×[0-9]+, .*… [0-9]+ more' \
+		"$who: ... the denied line counts them all"
+	aj_run "$who" -- sessions --json
+	is "$(py "d[0]['net_denied']")" 100000 "$who: ... 100000 are recorded"
+
 	# errors
 	aj_run "$who" -- log --help
 	rc_is 0 "$who: log --help"

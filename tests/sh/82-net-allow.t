@@ -70,8 +70,9 @@ jail() {
 	[ "$UNDER" = on ] && set --
 	aj_run "$who" -- run "${NETFLAGS[@]}" "$@" -- sh -c "$script"
 }
-# The HTTP status curl got (its -w output, the last line of OUT).
-code() { printf '%s' "$OUT" | tail -n1; }
+NL=$'\n'
+# curl printing the body, then a line "TAG code=HTTP-STATUS connect=CONNECT-STATUS"
+cw() { echo "curl -sS -m 10 -w '\\n$1 code=%{http_code} connect=%{http_connect}\\n'"; }
 # Milliseconds an in-jail command took: `ms CMD…` prints "rc=N ms=M" after CMD's output.
 MS='ms() { s=$(date +%s%N); "$@"; r=$?; echo; echo "rc=$r ms=$(( ($(date +%s%N) - s) / 1000000 ))"; }'
 
@@ -79,7 +80,6 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
 	cp "$SRV/crt.pem" "$H/netclient.py" "$WS/"
 	aj_chown "$WS/crt.pem" "$WS/netclient.py"
-	C="curl -sS -m 10 -o /dev/stderr -w %{http_code}"
 
 	# --- allowed: CONNECT, plain HTTP, SOCKS5 -----------------------------------------------
 	jail "$who" "curl -sS -m 10 --cacert crt.pem https://secure.test:$PORT_secure/via-connect"
@@ -92,8 +92,8 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" "^hello from two host=two.test:$PORT_two path=/via-socks" \
 		"$who: curl --socks5-hostname reaches an allowed name through SOCKS5"
 	jail "$who" "env | grep -i -E '^(https?|all|no)_proxy=' | sort"
-	like "$OUT" "(^|$'\n')HTTPS_PROXY=http://$PROXY" "$who: HTTPS_PROXY points at the jail's proxy"
-	like "$OUT" "(^|$'\n')NO_PROXY=localhost,127.0.0.1,::1" "$who: NO_PROXY is the jail's own loopback"
+	like "$OUT" "(^|$NL)HTTPS_PROXY=http://$PROXY($NL|$)" "$who: HTTPS_PROXY points at the jail's proxy"
+	like "$OUT" "(^|$NL)NO_PROXY=localhost,127.0.0.1,::1($NL|$)" "$who: NO_PROXY is the jail's own loopback"
 	aj_run "$who" -e HTTPS_PROXY=http://attacker.invalid:1 -e https_proxy=http://attacker.invalid:1 \
 		-- run "${NETFLAGS[@]}" -- sh -c 'env | grep -i attacker'
 	is "$OUT" "" "$who: inherited proxy variables are cleared"
@@ -127,14 +127,13 @@ print(u.urlopen(\"http://one.test:$PORT_one/py-http\", timeout=10).read().decode
 	fi
 
 	# --- denied: 403 with the reason, logged ---------------------------------------------------
-	jail "$who" "curl -sS -m 10 -o /dev/null http://one.test:$PORT_one/allowed-and-logged; $C http://evil.test/steal; echo; $C --socks5-hostname $PROXY http://evil.test/; echo; curl -sS -m 10 https://evil.test/ -w '%{http_connect}'"
-	code=$(code)
-	is "$code" 403 "$who: CONNECT to a name not on the list is answered 403"
-	like "$OUT$ERR" "evil\.test.*--allow-domain evil\.test" \
+	jail "$who" "curl -sS -m 10 -o /dev/null http://one.test:$PORT_one/allowed-and-logged; $(cw http) http://evil.test/steal; $(cw socks) --socks5-hostname $PROXY http://evil.test/; $(cw connect) https://evil.test/"
+	like "$OUT" "${NL}connect code=000 connect=403" "$who: CONNECT to a name not on the list is answered 403"
+	like "$OUT" "${NL}http code=403 " "$who: plain HTTP to a name not on the list: 403"
+	like "$OUT" "evil\.test:80.*--allow-domain evil\.test" \
 		"$who: … the reason names the host and the flag that would allow it"
-	like "$(head -n1 <<<"$OUT")" '^403' "$who: plain HTTP to a name not on the list: 403"
-	unlike "$ERR" 'hello from' "$who: … nothing reached a server"
-	like "$ERR" "not allowed by ruleset|SOCKS5.*(denied|not allowed|failed)" "$who: SOCKS5 to a name not on the list is refused (reply 2)"
+	unlike "$OUT" 'hello from' "$who: … nothing reached a server"
+	like "$ERR" "SOCKS5 connection to evil\.test\. \(2\)" "$who: SOCKS5 to a name not on the list is refused (reply 2)"
 	like "$ERR" "agentjail: denied [0-9]+ connections?: .*evil\.test:(80|443)" \
 		"$who: the end-of-run line names the denied host"
 	aj_run "$who" -- log --last
@@ -161,13 +160,12 @@ sys.exit(0 if len(bad) >= 3 and good else 1)' <<<"$OUT"
 	like "$OUT" "port.test/ 403" "$who: … and not 443"
 
 	# --- loopback: only through a mapping or an allowed literal -----------------------------
-	jail "$who" "$C --noproxy '' -x http://$PROXY http://127.0.0.1:$PORT_one/literal; echo; $C --noproxy '' -x http://$PROXY http://localhost:$PORT_one/localhost; echo; curl -sS -m 5 http://127.0.0.1:$PORT_one/direct 2>&1; echo" \
+	jail "$who" "$(cw literal) --noproxy '' -x http://$PROXY http://127.0.0.1:$PORT_one/literal; $(cw localhost) --noproxy '' -x http://$PROXY http://localhost:$PORT_one/localhost; curl -sS -m 5 http://127.0.0.1:$PORT_one/direct 2>&1" \
 		--allow-domain "localhost:$PORT_one"
-	code=$(sed -n 1p <<<"$OUT")
-	is "$code" 403 "$who: the same server by the 127.0.0.1 literal is refused"
-	code=$(sed -n 2p <<<"$OUT")
-	like "$code" '^(403|502)$' "$who: an allowed name the host resolves to loopback is refused"
-	unlike "$ERR$OUT" 'hello from' "$who: … the loopback server was reached only through its mapped name"
+	like "$OUT" "${NL}literal code=403 " "$who: the same server by the 127.0.0.1 literal is refused"
+	like "$OUT" "${NL}localhost code=(403|502) " "$who: an allowed name the host resolves to loopback is refused"
+	like "$OUT" "Failed to connect to 127.0.0.1 port $PORT_one" "$who: … and directly the jail's own loopback has nothing there"
+	unlike "$OUT" 'hello from' "$who: … the loopback server was reached only through its mapped name"
 	jail "$who" "curl -sS -m 10 --noproxy '' -x http://$PROXY http://127.0.0.1:$PORT_one/allowed-literal" \
 		--allow-domain "127.0.0.1:$PORT_one"
 	like "$OUT" "hello from one .*path=/allowed-literal" "$who: an allowed 127.0.0.1:PORT literal is reachable"

@@ -85,6 +85,7 @@ for line in open(sys.argv[1]):
 	n_req=$(grep -c '"/v1/messages' "$LOG" 2>/dev/null)
 	[ "${n_req:-0}" -ge 2 ]
 	ok $? "$who: the stand-in model got its requests through the proxy (${n_req:-0})"
+	diag "tool_result: $result"
 	like "$result" 'WRITE-OK' "$who: the tool_result came back to the model"
 	[ "$(cat "$WS/e2e-written.txt" 2>/dev/null)" = written-in-the-jail ]
 	ok $? "$who: the Bash tool's write is in the workspace"
@@ -95,6 +96,7 @@ for line in open(sys.argv[1]):
 	like "$result" 'HOOK-FAILED' "$who: writing .git/hooks/pre-commit failed"
 	[ ! -e "$WS/.git/hooks/pre-commit" ]
 	ok $? "$who: … no hook on the host"
+	diag "$(grep "^agentjail: denied" <<<"$ERR")"
 	like "$ERR" "agentjail: denied [0-9]+ connections?: .*$DENIED:443" \
 		"$who: the end-of-run line names the denied host"
 

@@ -14,6 +14,9 @@ usage (PROXY is the jail's proxy, 127.0.0.1:3128 unless --proxy HOST:PORT comes 
       a SOCKS request cut short, a slow header then gone, a CONNECT closed before the answer,
       a CONNECT to PENDINGHOST (allowed, resolving on the host) closed at once, a tunnel reset
       (SO_LINGER 0) mid-stream, a plain HTTP request abandoned. Prints "done N".
+  netclient.py slowloris N SECONDS
+      N connections that send half a request head and then nothing: prints "closed K of N in
+      S s" once the proxy has closed them all, or after SECONDS.
   netclient.py sync DIR PHASE
       touch DIR/PHASE.ready, wait for DIR/PHASE.go (60 s): hands the host a moment to count.
 Python standard library only.
@@ -151,6 +154,31 @@ def abuse(rounds, echo_host, port, pending_host):
     return 0
 
 
+def slowloris(n, limit):
+    socks = []
+    for _ in range(n):
+        s = _conn()
+        s.sendall(b"CONNECT slow.test:443 HTTP/1.1\r\nHost: slow")
+        s.setblocking(False)
+        socks.append(s)
+    t0 = time.monotonic()
+    open_ = set(range(n))
+    while open_ and time.monotonic() - t0 < limit:
+        time.sleep(0.2)
+        for i in list(open_):
+            try:
+                if socks[i].recv(4096) == b"":
+                    open_.discard(i)
+            except BlockingIOError:
+                pass
+            except OSError:
+                open_.discard(i)
+    print("closed %d of %d in %.0f s" % (n - len(open_), n, time.monotonic() - t0))
+    for s in socks:
+        s.close()
+    return 0
+
+
 def sync(d, phase):
     open(os.path.join(d, phase + ".ready"), "w").close()
     go = os.path.join(d, phase + ".go")
@@ -179,6 +207,8 @@ def main():
         return keepalive(a[1], a[2], int(a[3]), a[4])
     if a[0] == "abuse":
         return abuse(int(a[1]), a[2], int(a[3]), a[4])
+    if a[0] == "slowloris":
+        return slowloris(int(a[1]), float(a[2]))
     if a[0] == "sync":
         return sync(a[1], a[2])
     sys.exit(__doc__)

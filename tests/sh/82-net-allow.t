@@ -213,7 +213,8 @@ aj_skip_missing_whos "--net allow end to end"
 
 # ---- hostile clients leave nothing behind in the agentjail process ---------------------------
 # Counted from the host: /proc/PID/fd and RssAnon of the agentjail process (the proxy is a thread
-# of it), after a warm-up round and after a second round of the same abuse.
+# of it), after a warm-up round and after a second round of the same abuse, during which 50
+# clients send half a request head and wait: the proxy must close them (its head time limit).
 who=${AJ_WHOS[-1]}
 aj_use "$who"
 SYNC=$WS/sync
@@ -221,8 +222,9 @@ rm -rf "$SYNC" && mkdir -m 0755 "$SYNC" && aj_chown "$SYNC"
 aj_cmd "$who" -- run "${NETFLAGS[@]}" -- sh -c "
 	python3 netclient.py abuse 20 echo.test $PORT_echo nowhere.wild.test >/dev/null &&
 	python3 netclient.py sync sync warm &&
+	{ python3 netclient.py slowloris 50 20 >sync/slow.out & } &&
 	python3 netclient.py abuse 20 echo.test $PORT_echo nowhere.wild.test &&
-	python3 netclient.py sync sync after"
+	wait && python3 netclient.py sync sync after"
 "${AJ_CMD[@]}" </dev/null >"$AJ_TMP/abuse.out" 2>"$AJ_TMP/abuse.err" &
 AJ_PID=$!
 AJ_PIDS+=("$AJ_PID")
@@ -254,6 +256,8 @@ diag "agentjail process ($comm): after warm-up $fds1 fds, RssAnon $rss1 kB; afte
 is "$abuse_rc:$(tail -n1 "$AJ_TMP/abuse.out")" "0:done 20" "$who: the hostile clients ran to the end in the jail"
 [ "$fds1" != none ] && [ "$fds1" = "$fds2" ]
 ok $? "$who: malformed, slow and vanishing clients leave no fd behind ($fds1 → $fds2)"
+like "$(cat "$SYNC/slow.out" 2>/dev/null)" '^closed 50 of 50 ' \
+	"$who: clients that never finish their request are closed by the proxy"
 [ "$rss1" != none ] && [ $((rss2 - rss1)) -lt 512 ]
 ok $? "$who: … and no memory (RssAnon $rss1 → $rss2 kB, < 512 kB growth)"
 

@@ -221,6 +221,7 @@ SYNC=$WS/sync
 rm -rf "$SYNC" && mkdir -m 0755 "$SYNC" && aj_chown "$SYNC"
 aj_cmd "$who" -- run "${NETFLAGS[@]}" -- sh -c "
 	python3 netclient.py abuse 20 echo.test $PORT_echo nowhere.wild.test >/dev/null &&
+	python3 netclient.py tunnels 100 echo.test $PORT_echo >/dev/null &&
 	python3 netclient.py sync sync warm &&
 	{ python3 netclient.py slowloris 50 20 >sync/slow.out & } &&
 	python3 netclient.py abuse 20 echo.test $PORT_echo nowhere.wild.test &&
@@ -253,6 +254,7 @@ read -r fds2 rss2 < <(measure after)
 wait "$AJ_PID"
 abuse_rc=$?
 diag "agentjail process ($comm): after warm-up $fds1 fds, RssAnon $rss1 kB; after 20 more rounds $fds2 fds, RssAnon $rss2 kB"
+diag "slow clients: $(cat "$SYNC/slow.out" 2>/dev/null)"
 is "$abuse_rc:$(tail -n1 "$AJ_TMP/abuse.out")" "0:done 20" "$who: the hostile clients ran to the end in the jail"
 [ "$fds1" != none ] && [ "$fds1" = "$fds2" ]
 ok $? "$who: malformed, slow and vanishing clients leave no fd behind ($fds1 → $fds2)"

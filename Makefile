@@ -144,7 +144,8 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched.
 bench: $(BIN) $(BUILD)/bench/startup $(BUILD)/bench/proxy
-	@d=$$(mktemp -d) && cd $$d && $(abspath $(BUILD))/bench/startup $(abspath $(BIN)) 40; \
+	@d=$$(mktemp -d) && cd $$d && $(abspath $(BUILD))/bench/startup $(abspath $(BIN)) 40 && \
+	  $(abspath $(BUILD))/bench/startup $(abspath $(BIN)) 30 --net allow; \
 	  rc=$$?; rm -rf $$d; exit $$rc
 	@$(BUILD)/bench/proxy 9 256
 

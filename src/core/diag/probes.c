@@ -362,6 +362,9 @@ const struct probe_def probe_table[] = {
 	{"net.loopback_tcp",       "network",     p_loopback_tcp},
 	{"net.egress_ipv4",        "network",     p_egress4},
 	{"net.egress_ipv6",        "network",     p_egress6},
+	{"net.raw_tcp_fails_fast", "network",     p_raw_tcp},
+	{"net.dns_only_allowed",   "network",     p_dns_stub},
+	{"net.links_routes_fixed", "network",     p_links},
 };
 /* clang-format on */
 const size_t probe_count = ARRAY_LEN(probe_table);

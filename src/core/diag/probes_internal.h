@@ -228,3 +228,7 @@ void p_abstract(const struct probe_ctx *c, struct probe_out *o);
 void p_loopback_tcp(const struct probe_ctx *c, struct probe_out *o);
 void p_egress4(const struct probe_ctx *c, struct probe_out *o);
 void p_egress6(const struct probe_ctx *c, struct probe_out *o);
+/* probes_netallow.c */
+void p_raw_tcp(const struct probe_ctx *c, struct probe_out *o);
+void p_dns_stub(const struct probe_ctx *c, struct probe_out *o);
+void p_links(const struct probe_ctx *c, struct probe_out *o);

@@ -3,9 +3,6 @@
 # they run everywhere; tests/sh/41-real-agents.t runs the real agents from npm.
 . "$(dirname "$0")/lib.sh"
 aj_setup
-# Agents default to --net allow, which needs the namespace holder and the egress proxy
-# (issue 13, other branches); until they are merged these runs ask for the host's network.
-AJ_XENV=(AGENTJAIL_NET=on)
 
 fake_agent() { # PATH
 	cat >"$1" <<'EOF'
@@ -56,7 +53,8 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" $'\ncodex: absent(\n|$)' "$who: another agent's config dir is absent"
 	is "$(cat "$HOMEDIR/.claude.json" 2>/dev/null)" '{}' "$who: a missing ~/.claude.json is created ({}) so it lasts"
 	is "$(stat -c %a "$HOMEDIR/.claude.json" 2>/dev/null)" 600 "$who: ... with mode 0600"
-	like "$ERR" 'claude: net on' "$who: a one-line banner says the network is on"
+	like "$ERR" 'agentjail: network: allow-list \(7 domains: api\.anthropic\.com, .*\); everything else refused' \
+		"$who: a one-line banner says the network is the profile's allow-list"
 
 	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- claude --fs full -- -p hi
 	like "$OUT" $'(^|\n)args: --session-id [0-9a-f-]{36} -p hi\n' \
@@ -76,6 +74,8 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" "--ro-bind-fd [0-9]+ $HOMEDIR/.claude/settings.json +# protected" \
 		"$who: dry run: its settings read-only"
 	unlike "$OUT" "$HOMEDIR/.codex" "$who: dry run: nothing of codex"
+	like "$OUT" '--share-net +# net allow' "$who: dry run: the allow namespace (bwrap keeps the holder's)"
+	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -e AGENTJAIL_NET=on -- claude --dry-run -- -p hi
 	like "$OUT" '--share-net +# net on' "$who: dry run: AGENTJAIL_NET=on gives the host's network"
 
 	# the default for agents: --net allow with the profile's domains and the user's

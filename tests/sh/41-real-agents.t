@@ -6,9 +6,6 @@
 # install (a DIR with bin/ and lib/node_modules/) instead of downloading.
 . "$(dirname "$0")/lib.sh"
 aj_setup
-# Agents default to --net allow, which needs the namespace holder and the egress proxy
-# (issue 13, other branches); until they are merged these runs ask for the host's network.
-AJ_XENV=(AGENTJAIL_NET=on)
 
 AGENTS=(claude codex gemini)
 declare -A PKG=([claude]=@anthropic-ai/claude-code [codex]=@openai/codex [gemini]=@google/gemini-cli)

@@ -9,9 +9,6 @@
 # pi (an API key "!cmd") and the real opencode (a global tool, a workspace MCP server).
 . "$(dirname "$0")/lib.sh"
 aj_setup
-# Agents default to --net allow, which needs the namespace holder and the egress proxy
-# (issue 13, other branches); until they are merged these runs ask for the host's network.
-AJ_XENV=(AGENTJAIL_NET=on)
 
 # A stand-in claude: plants MCP servers (top-level and for this project), trust and allowed
 # tools into ~/.claude.json next to safe keys, and tries the instruction files and IDE locks.

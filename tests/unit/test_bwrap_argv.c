@@ -207,7 +207,12 @@ static void check_plan(const struct bw_plan *p, const char *rendered)
 	const char *last_env = NULL;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct strv *a = &p->ops[i].args;
-		data += !strcmp(a->v[0], "--ro-bind-data");
+		/* "--perms 0644 --ro-bind-data FD DEST": readable in the jail */
+		if (a->n == 5 && !strcmp(a->v[2], "--ro-bind-data")) {
+			assert_string_equal(a->v[0], "--perms");
+			assert_string_equal(a->v[1], "0644");
+			data++;
+		}
 		share += !strcmp(a->v[0], "--share-net");
 		if (!strcmp(a->v[0], "--setenv") || !strcmp(a->v[0], "--unsetenv"))
 			last_env = a->v[1];
@@ -303,14 +308,15 @@ static void allow_resolv(void **state)
 			assert_int_equal(plan.net_allow, pol.net == NET_ALLOW);
 			const struct bw_op *d = NULL;
 			for (size_t i = 0; i < plan.nops; i++)
-				if (!strcmp(plan.ops[i].args.v[0], "--ro-bind-data"))
+				if (plan.ops[i].args.n == 5 &&
+				    !strcmp(plan.ops[i].args.v[2], "--ro-bind-data"))
 					d = &plan.ops[i];
 			if (pol.net != NET_ALLOW || !t[k].want) {
 				assert_null(d);
 			} else {
 				assert_non_null(d);
-				assert_string_equal(d->args.v[2], t[k].want);
-				assert_int_equal(atoi(d->args.v[1]), d->fd);
+				assert_string_equal(d->args.v[4], t[k].want);
+				assert_int_equal(atoi(d->args.v[3]), d->fd);
 				assert_null(d->src);
 				assert_non_null(strstr(d->data, "\nnameserver 127.0.0.1\n"));
 			}

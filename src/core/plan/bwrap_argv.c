@@ -64,13 +64,17 @@ static void op_fd_bind(struct bw_plan *p, bool rw, const char *src, const char *
 	strv_push(&o->args, dest);
 }
 
-/* A read-only file made of `data` at dest (bwrap --ro-bind-data FD DEST). */
+/* A read-only file made of `data` at dest (bwrap --ro-bind-data FD DEST), readable by all:
+ * bwrap's default for such a file is 0600, which a jail without capabilities cannot read
+ * even as its owner's uid 0 in some kernels (seen: `cat /etc/resolv.conf` refused as root). */
 static void op_data_bind(struct bw_plan *p, const char *data, const char *dest,
 			 const char *comment)
 {
 	struct bw_op *o = op_new(p, comment);
 	o->fd = p->next_fd++;
 	o->data = xstrdup(data);
+	strv_push(&o->args, "--perms");
+	strv_push(&o->args, "0644");
 	strv_push(&o->args, "--ro-bind-data");
 	strv_pushf(&o->args, "%d", o->fd);
 	strv_push(&o->args, dest);
@@ -1150,8 +1154,9 @@ static void dedupe_mounts(struct bw_plan *p)
 		if (o->fd < 0)
 			continue;
 		o->fd = fd++;
-		free(o->args.v[1]);
-		o->args.v[1] = xasprintf("%d", o->fd);
+		size_t k = o->args.n - 2; /* "--…-fd FD DEST", maybe after "--perms M" */
+		free(o->args.v[k]);
+		o->args.v[k] = xasprintf("%d", o->fd);
 	}
 	p->next_fd = fd;
 }

@@ -86,3 +86,15 @@ int profile_resume_argv(const struct profile *pr, const char *exe, bool sandboxe
 
 /* The profile as JSON (for `profiles --json`); the caller frees. */
 char *profile_to_json(const struct profile *pr);
+
+/* ---- user profiles from the configuration ([profile.NAME], doc/agentjail.toml.5.scd) ---- */
+struct toml_value;
+/* Build a profile from a [profile.NAME] table. base is the built-in of that name (the table
+ * extends or overrides it field by field) or NULL (a new profile: `command` required). file
+ * names the configuration file for errors ("FILE:LINE:COL: …"). */
+int profile_from_toml(const char *name, const struct toml_value *tbl, const char *file,
+		      const struct profile *base, struct profile **out, struct err *e) WUR;
+void profile_free_user(struct profile *p);
+/* Make user profiles visible to profile_all/profile_find/profile_by_exe (a user profile
+ * shadows a built-in of the same name). The caller keeps them alive; NULL, 0 clears. */
+void profile_set_user(struct profile *const *user, size_t n);

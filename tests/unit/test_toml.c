@@ -173,6 +173,7 @@ static const struct {
 	{"\xef\xbb\xbf" "a = 1", 0, "1:1", "expected a key"},
 	{"a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a = 1", 0, "1:65",
 	 "a key may have at most 32 parts"},
+	{"[a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a]\nb = 1\nc.d = 1", 0, "3:1", "tables may nest at most 32 deep: this key reaches 33"},
 };
 
 static char *dump(const struct toml_value *v)

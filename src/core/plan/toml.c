@@ -24,7 +24,9 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-#define KEY_PARTS_MAX 32 /* bounds the depth of the tree (and of toml_free's recursion) */
+/* The parts of a key, and the depth of a table: bounds toml_free's recursion, and any table can
+ * be named by one [header]. */
+#define KEY_PARTS_MAX 32
 
 enum origin { O_ROOT = 1, O_IMPLICIT, O_HEADER, O_DOTTED, O_INLINE };
 
@@ -37,6 +39,7 @@ struct parser {
 	struct err *e;
 	int64_t section; /* counts the [headers] seen: a dotted table remembers its own */
 	struct toml_value *root, *cur;
+	int cur_depth;   /* the parts of cur's name */
 };
 
 struct keypart {
@@ -440,8 +443,8 @@ static struct toml_value *add_key(struct parser *p, struct toml_value *t,
 	return v;
 }
 
-static struct toml_value *add_table(struct parser *p, struct toml_value *t, const struct keypart *kp,
-				    enum origin o)
+static struct toml_value *add_table(struct parser *p, struct toml_value *t,
+				    const struct keypart *kp, enum origin o)
 {
 	struct toml_value *v = add_key(p, t, kp);
 	v->type = TOML_TABLE;
@@ -690,6 +693,9 @@ static int walk(struct parser *p, struct toml_value *t, struct key *k, bool head
 		struct toml_value **out)
 {
 	char kb[256];
+	if (!header && p->cur_depth + k->n - 1 > KEY_PARTS_MAX)
+		return fail_at(p, k->part[0].pos, "tables may nest at most %d deep: this key reaches "
+			       "%d", KEY_PARTS_MAX, p->cur_depth + k->n - 1);
 	for (int i = 0; i < k->n - 1; i++) {
 		size_t idx;
 		struct toml_value *c = find(t, k->part[i].name, &idx);
@@ -737,6 +743,7 @@ static int header_define(struct parser *p, struct toml_value *t, struct key *k, 
 	c->line = p->line;
 	c->col = col_at(p, start);
 	p->cur = c;
+	p->cur_depth = k->n;
 	return 0;
 }
 

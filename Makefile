@@ -96,6 +96,11 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -o $@ $<
 
+# tomldump, the differential test's view of the TOML parser, links the library it tests.
+$(BUILD)/tests/helpers/tomldump: tests/helpers/tomldump.c $(BUILD)/libagentjail.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a $(LDLIBS)
+
 # Fuzz targets: libFuzzer under clang when FUZZ=1, else a replay main over the corpus.
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)

@@ -268,8 +268,30 @@ static void type_names(void **state)
 	assert_string_equal(toml_type_name(TOML_ARRAY), "array");
 }
 
+/* AJ_TOML_EXPORT=DIR: write the documents of both tables there (valid-N.toml, invalid-N.toml)
+ * for the differential test against another parser (tests/sh/90-toml.t), run no test. */
+static int export_docs(const char *dir)
+{
+	char path[4096];
+	for (size_t i = 0; i < sizeof valid / sizeof *valid + sizeof invalid / sizeof *invalid; i++) {
+		size_t k = i < sizeof valid / sizeof *valid ? i : i - sizeof valid / sizeof *valid;
+		bool ok = k == i;
+		const char *doc = ok ? valid[k].doc : invalid[k].doc;
+		size_t len = ok ? strlen(doc) : invalid[k].len ? invalid[k].len : strlen(doc);
+		snprintf(path, sizeof path, "%s/%s-%02zu.toml", dir, ok ? "valid" : "invalid", k);
+		FILE *f = fopen(path, "wbe");
+		if (!f || fwrite(doc, 1, len, f) != len || fclose(f) != 0) {
+			perror(path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int main(void)
 {
+	if (getenv("AJ_TOML_EXPORT"))
+		return export_docs(getenv("AJ_TOML_EXPORT"));
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(valid_documents),
 		cmocka_unit_test(invalid_documents),

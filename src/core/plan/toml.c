@@ -688,7 +688,8 @@ static const char *origin_text(enum origin o)
 	return o == O_DOTTED ? "dotted keys" : o == O_INLINE ? "an inline table" : "a [header]";
 }
 
-/* Walk (creating as `o`) the first n-1 parts of k from t; the table reached in *out. */
+/* Walk the first n-1 parts of k from t, creating the missing tables (implicit ones for a
+ * [header], dotted ones for a key); the table reached in *out. */
 static int walk(struct parser *p, struct toml_value *t, struct key *k, bool header,
 		struct toml_value **out)
 {

@@ -31,8 +31,8 @@ struct toml_value {
 };
 
 /* Parse text (len bytes; a NUL byte inside is an error) into a root table. On error returns
- * -1 with e->path "FILE:LINE:COL" (file as given) and e->what saying what was found and what
- * was expected ("expected '=' after the key `fs`"). */
+ * -1 with e->path "FILE:LINE:COL" (file as given; LINE and COL from 1, COL counting bytes) and
+ * e->what saying what was found and what was expected ("expected '=' after the key `fs`"). */
 int toml_parse(const char *text, size_t len, const char *file, struct toml_value *out,
 	       struct err *e) WUR;
 void toml_free(struct toml_value *v);

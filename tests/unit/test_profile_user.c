@@ -124,7 +124,7 @@ static void new_profile(void **state)
 		       ARR("rw", "~/.myagent/", "~/.myagent.json"), STR("home_env", "MYAGENT_HOME"),
 		       ARR("protect", "~/.myagent/hooks", "~/.myagent.json"),
 		       ARR("instructions", "~/.myagent/AGENTS.md", "~/.myagent/prompts/"),
-		       ARR("hide", "~/.myagent/ide/"), ARR("ro", "~/.myagentrc"),
+		       ARR("hide", "~/.myagent/ide/"), ARR("ro", "~/.myagentrc", "/etc/myagent.conf"),
 		       ARR("env", "MYAGENT_*", "OPENAI_API_KEY"), ARR("setenv", "MYAGENT_SANDBOX=1"),
 		       ARR("allow_domains", "api.myagent.dev", "*.myagent.dev:8443"),
 		       STR("session_id_flag", "--session"), ARR("resume_id", "resume", "{id}"),
@@ -173,6 +173,7 @@ static void new_profile(void **state)
 	assert_true(strv_contains(&pol.protect, "/home/u/.myagent/AGENTS.md"));
 	assert_true(strv_contains(&pol.agent_hide, "/home/u/.myagent/ide"));
 	assert_true(strv_contains(&pol.ro, "/home/u/.myagentrc"));
+	assert_true(strv_contains(&pol.ro, "/etc/myagent.conf"));
 	assert_true(strv_contains(&pol.env, "MYAGENT_KEY"));
 	assert_true(strv_contains(&pol.env, "OPENAI_API_KEY"));
 	assert_false(strv_contains(&pol.env, "ANTHROPIC_API_KEY"));
@@ -333,6 +334,14 @@ static const struct bad bad[] = {
 	 "the whole home", NULL},
 	{"x", false, {STR("command", "x"), ARR("rw", "/")}, 2, "cfg.toml:3:11", "the whole",
 	 NULL},
+	{"x", false, {STR("command", "x"), ARR("rw", "/opt/x/")}, 2, "cfg.toml:3:11",
+	 "`rw`: \"/opt/x/\" must start with \"~/\"", NULL},
+	{"x", false, {STR("command", "x"), ARR("rw", "~/.x/", "~/.config/")}, 2, "cfg.toml:3:20",
+	 "agentjail's own configuration or state", NULL},
+	{"x", false, {STR("command", "x"), ARR("rw", "~/.config/agentjail")}, 2, "cfg.toml:3:11",
+	 "agentjail's own", NULL},
+	{"claude", true, {ARR("rw", "~/.local/state/agentjail/trust/")}, 1, "cfg.toml:2:11",
+	 "agentjail's own", NULL},
 	{"x", false, {OK_NEW, ARR("ro", "x.conf")}, 3, "cfg.toml:4:11", "must start with", NULL},
 	{"x", false, {OK_NEW, ARR("protect", "~/.xy/hooks")}, 3, "cfg.toml:4:11",
 	 "not inside one of the profile's `rw` paths", NULL},

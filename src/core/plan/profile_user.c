@@ -26,6 +26,7 @@ enum check {
 	C_WORD,      /* a subcommand: a word not starting with '-' */
 	C_ARG,       /* any non-empty argument */
 	C_PATH,      /* "~/..." or absolute, no "..", not the whole home or / */
+	C_RW,        /* C_PATH in the home ("~/..."), not holding agentjail's own directories */
 	C_INSIDE,    /* C_PATH, and inside one of the profile's rw paths */
 	C_HIDE,      /* C_INSIDE, a directory (ends in '/') */
 	C_VAR,       /* a variable name, not one agentjail refuses */
@@ -60,7 +61,7 @@ static const struct key keys[] = {
 	{"skip_after", S_LIST, C_WORD, F(skip_after)},
 	{"skip_default_subcommand", S_STR, C_WORD, F(skip_default_sub)},
 	{"no_skip_subcommands", S_LIST, C_WORD, F(no_skip_subs)},
-	{"rw", S_LIST, C_PATH, F(rw)},
+	{"rw", S_LIST, C_RW, F(rw)},
 	{"home_env", S_STR, C_VAR, F(home_env)},
 	{"protect", S_LIST, C_INSIDE, F(protect)},
 	{"instructions", S_LIST, C_INSIDE, F(instructions)},
@@ -160,6 +161,23 @@ static bool has_dotdot(const char *p)
 	return false;
 }
 
+/* Whether a "~/..." path is, holds or lies inside agentjail's configuration or state
+ * directory at their default places (a jail able to write them could widen the next one). */
+static bool own_dir(const char *p)
+{
+	static const char *const own[] = {"~/.config/agentjail/", "~/.local/state/agentjail/",
+					  NULL};
+	size_t n = strlen(p);
+	for (size_t i = 0; own[i]; i++) {
+		size_t m = strlen(own[i]);
+		/* p is inside own (or own itself, with or without its '/') */
+		if (!strncmp(p, own[i], n < m ? n : m) && (n >= m || p[n - 1] == '/' ||
+							   own[i][n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 static bool inside_rw(const char *p, const struct profile *pr)
 {
 	for (size_t i = 0; pr->rw && pr->rw[i]; i++) {
@@ -207,6 +225,7 @@ static int check_one(const struct key *k, const struct toml_value *v, const char
 	case C_RESUME:
 		return 0;
 	case C_PATH:
+	case C_RW:
 	case C_INSIDE:
 	case C_HIDE: {
 		if (strncmp(s, "~/", 2) && s[0] != '/')
@@ -218,7 +237,13 @@ static int check_one(const struct key *k, const struct toml_value *v, const char
 		if (strspn(s + (s[0] == '~'), "/") == strlen(s + (s[0] == '~')))
 			return at(e, file, l, c, "`%s`: \"%s\" is the whole %s; a profile names "
 				  "its own directories", k->name, s, s[0] == '~' ? "home" : "tree");
-		if (k->check != C_PATH && !inside_rw(s, pr))
+		if (k->check == C_RW && strncmp(s, "~/", 2))
+			return at(e, file, l, c, "`rw`: \"%s\" must start with \"~/\": an agent "
+				  "keeps its settings in the home (made there when missing)", s);
+		if (k->check == C_RW && own_dir(s))
+			return at(e, file, l, c, "`rw`: \"%s\" would make agentjail's own "
+				  "configuration or state writable in the jail", s);
+		if (k->check != C_PATH && k->check != C_RW && !inside_rw(s, pr))
 			return at(e, file, l, c, "`%s`: \"%s\" is not inside one of the profile's "
 				  "`rw` paths", k->name, s);
 		if (k->check == C_HIDE && s[strlen(s) - 1] != '/')

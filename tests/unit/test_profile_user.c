@@ -283,6 +283,8 @@ static const struct bad bad[] = {
 	{"shim", false, {OK_NEW}, 2, "cfg.toml:1:1", "a command of agentjail", NULL},
 	{"config", false, {OK_NEW}, 2, "cfg.toml:1:1", "a command of agentjail", NULL},
 	{"log", false, {OK_NEW}, 2, "cfg.toml:1:1", "a command of agentjail", NULL},
+	{"untrust", false, {OK_NEW}, 2, "cfg.toml:1:1", "a command of agentjail", NULL},
+	{"trust", false, {OK_NEW}, 2, "cfg.toml:1:1", "a command of agentjail", NULL},
 	/* unknown keys, with a suggestion when one is near */
 	{"x", false, {OK_NEW, ARR("allow_domain", "a.com")}, 3, "cfg.toml:4:1",
 	 "unknown key `allow_domain` in [profile.x]", "did you mean `allow_domains`?"},

@@ -82,7 +82,7 @@ static const struct key keys[] = {
 static const char *const reserved[] = {"run",	  "verify", "doctor", "profiles", "shim",
 				       "sessions", "show",  "rm",     "log",	  "resume",
 				       "cache",	  "config", "trust",  "help",	  "version",
-				       "init",	  "agentjail", NULL};
+				       "init",	  "untrust", "agentjail", NULL};
 
 /* A user profile owns everything it points to, except what it inherits from a built-in that
  * is not a string or a list (copy_rules: static). */

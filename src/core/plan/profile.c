@@ -206,8 +206,33 @@ static const struct profile aider = {
 	.resume_last = L("--restore-chat-history"),
 };
 
-static const struct profile *const all[] = {&claude, &codex, &gemini, &kiro, &pi, &opencode,
-					    &aider, NULL};
+static const struct profile *const builtin[] = {&claude, &codex, &gemini, &kiro, &pi,
+						&opencode, &aider, NULL};
+
+/* The user's profiles first, then the built-ins they do not shadow (profile_set_user). */
+static const struct profile **all_user;
+static const struct profile *const *all = builtin;
+
+void profile_set_user(struct profile *const *user, size_t n)
+{
+	free(all_user);
+	all_user = NULL;
+	all = builtin;
+	if (!n)
+		return;
+	size_t nb = sizeof builtin / sizeof *builtin - 1, k = 0;
+	all_user = xcalloc(n + nb + 1, sizeof *all_user);
+	for (size_t i = 0; i < n; i++)
+		all_user[k++] = user[i];
+	for (size_t b = 0; b < nb; b++) {
+		bool shadowed = false;
+		for (size_t i = 0; i < n; i++)
+			shadowed |= !strcmp(user[i]->name, builtin[b]->name);
+		if (!shadowed)
+			all_user[k++] = builtin[b];
+	}
+	all = all_user;
+}
 
 const struct profile *const *profile_all(void) { return all; }
 

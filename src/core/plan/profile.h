@@ -46,7 +46,8 @@ struct profile {
 	const char *const *subcommands;   /* first arguments that are not a session (no id flag) */
 };
 
-/* The built-in profiles, NULL-terminated. */
+/* The profiles, NULL-terminated: the user's (profile_set_user) first, then the built-ins they
+ * do not shadow. */
 const struct profile *const *profile_all(void);
 /* By profile name or by executable name (the shim's argv[0]); NULL when unknown. */
 const struct profile *profile_find(const char *name);

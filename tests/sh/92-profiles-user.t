@@ -76,21 +76,21 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$ERR" 'allow-list \(1 domain: api\.myagent\.test\)' \
 		"$who: the network is its allow-list"
 
-	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- myagent --fs full -- hello
-	like "$OUT" $'(^|\n)args: --session [0-9a-f-]{36} hello\n' \
-		"$who: no skip flag when nothing is sandboxed"
-
 	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- resume --last
 	rc_is 0 "$who: resume --last of a user profile's session"
 	like "$OUT" $'(^|\n)args: --yolo --resume [0-9a-f-]{36}\n' \
 		"$who: ... resumes with its resume_id form and the session's id"
+
+	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- myagent --fs full -- hello
+	like "$OUT" $'(^|\n)args: --session [0-9a-f-]{36} hello\n' \
+		"$who: no skip flag when nothing is sandboxed"
 
 	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- profiles myagent
 	rc_is 0 "$who: profiles myagent"
 	like "$OUT" 'myagent — My Agent' "$who: ... shows the user's profile"
 	like "$OUT" 'api\.myagent\.test' "$who: ... with its domains"
 	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- profiles
-	like "$OUT" 'myagent — My Agent' "$who: profiles lists it"
+	like "$OUT" $'(^|\n)myagent +My Agent +yes +--yolo\n' "$who: profiles lists it, first"
 	aj_run "$who" -B "$AJ" -e PATH="$AGENT_PATH" -- profiles claude
 	like "$OUT" 'mcp\.example\.test' "$who: [profile.claude] adds a domain to the built-in claude"
 	like "$OUT" 'api\.anthropic\.com' "$who: ... keeping the built-in's"

@@ -441,6 +441,17 @@ static void shadowing(void **state)
 	assert_ptr_equal(profile_find("my-agent"), mine); /* by exe, as the shim does */
 	assert_ptr_equal(profile_find("codex"), profile_by_exe("codex"));
 	assert_non_null(profile_find("codex"));
+	/* of two user profiles with one name (the system's file, then the user's), the later */
+	struct profile *sys = NULL;
+	assert_int_equal(BUILD("myagent", NULL, &sys, &e, STR("command", "sys-agent"),
+			       ARR("rw", "~/.sys/")),
+			 0);
+	struct profile *const two[] = {sys, mine};
+	profile_set_user(two, 2);
+	assert_ptr_equal(profile_find("myagent"), mine);
+	assert_null(profile_by_exe("sys-agent"));
+	assert_int_equal(len((const char *const *)(const void *)profile_all()), nb + 1);
+	profile_free_user(sys);
 	/* cleared: the built-ins again */
 	profile_set_user(NULL, 0);
 	assert_ptr_equal(profile_find("claude"), builtin);

@@ -222,8 +222,14 @@ void profile_set_user(struct profile *const *user, size_t n)
 		return;
 	size_t nb = sizeof builtin / sizeof *builtin - 1, k = 0;
 	all_user = xcalloc(n + nb + 1, sizeof *all_user);
-	for (size_t i = 0; i < n; i++)
-		all_user[k++] = user[i];
+	for (size_t i = 0; i < n; i++) {
+		/* of two with one name (the system's and the user's file), the later layer wins */
+		bool later = false;
+		for (size_t j = i + 1; j < n; j++)
+			later |= !strcmp(user[i]->name, user[j]->name);
+		if (!later)
+			all_user[k++] = user[i];
+	}
 	for (size_t b = 0; b < nb; b++) {
 		bool shadowed = false;
 		for (size_t i = 0; i < n; i++)

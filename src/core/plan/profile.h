@@ -97,5 +97,6 @@ int profile_from_toml(const char *name, const struct toml_value *tbl, const char
 		      const struct profile *base, struct profile **out, struct err *e) WUR;
 void profile_free_user(struct profile *p);
 /* Make user profiles visible to profile_all/profile_find/profile_by_exe (a user profile
- * shadows a built-in of the same name). The caller keeps them alive; NULL, 0 clears. */
+ * shadows a built-in of the same name; of two user profiles with one name, the later one). The
+ * caller keeps them alive; NULL, 0 clears. */
 void profile_set_user(struct profile *const *user, size_t n);

@@ -59,7 +59,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
 BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
 
-.PHONY: all check test unit-check clean install deps run bench format fuzz clang-build
+.PHONY: all check test unit-check clean install deps run bench format fuzz clang-build man
 all: agentjail
 
 agentjail: $(BIN)
@@ -137,7 +137,7 @@ fuzz:
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build
+test: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
@@ -154,9 +154,23 @@ bench: $(BIN) $(BUILD)/bench/startup $(BUILD)/bench/proxy
 	  rc=$$?; rm -rf $$d; exit $$rc
 	@$(BUILD)/bench/proxy 9 256
 
-install: $(BIN)
+# Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t checks them.
+MAN_SRC := $(wildcard doc/*.[1-8].scd)
+MAN_PAGES := $(MAN_SRC:doc/%.scd=build/man/%)
+man:
+	@if command -v scdoc >/dev/null 2>&1; then $(MAKE) --no-print-directory $(MAN_PAGES); \
+	else echo "man: skipped, scdoc not installed (make deps)"; fi
+
+build/man/%: doc/%.scd
+	@mkdir -p $(@D)
+	scdoc <$< >$@.tmp && mv -f $@.tmp $@
+
+install: $(BIN) $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
+	@for m in $(MAN_PAGES); do s=$${m##*.}; \
+	  install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
+	  install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; done
 
 deps:
 	@./scripts/deps.sh

@@ -25,6 +25,8 @@ static const char usage[] =
 	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  cache [size | clean]             the private package caches jails share\n"
+	"  config [--json] [--path]         the effective configuration, each value's origin\n"
+	"  trust [DIR] | --list; untrust [DIR]  let a project's .agentjail.toml widen the jail\n"
 	"  --version                        print the version\n";
 
 /* Subcommands taking the arguments after their name. */
@@ -36,12 +38,19 @@ static const struct {
 	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
-	{"__connect", cmd_connect},
+	{"__connect", cmd_connect}, {"config", cmd_config},   {"trust", cmd_trust},
+	{"untrust", cmd_untrust},
 };
 
 int main(int argc, char **argv)
 {
 	/* invoked through a shim (a link named like an agent): every argument is the agent's */
+	/* a shim of a user profile ([profile.NAME] of the configuration) needs it loaded */
+	if (strncmp(path_basename(argv[0]), "agentjail", 9) && !shim_in_jail()) {
+		int rc = cmd_config_profiles();
+		if (rc)
+			return rc;
+	}
 	const struct profile *shim = shim_profile(argv[0]);
 	if (shim) {
 		if (shim_in_jail())
@@ -58,9 +67,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 2, argv + 2);
-	const struct profile *pr = profile_find(cmd);
-	if (pr && !strcmp(pr->name, cmd))
-		return cmd_agent(pr, argc - 2, argv + 2, false);
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("agentjail %s\n", AGENTJAIL_VERSION);
 		return 0;
@@ -69,6 +75,12 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
+	int crc = cmd_config_profiles(); /* [profile.NAME] may add an agent or shadow one */
+	if (crc)
+		return crc;
+	const struct profile *pr = profile_find(cmd);
+	if (pr && !strcmp(pr->name, cmd))
+		return cmd_agent(pr, argc - 2, argv + 2, false);
 	fprintf(stderr, "agentjail: unknown command: %s\n%s", cmd, usage);
 	return EXIT_USAGE;
 }

@@ -177,8 +177,17 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 				.env_pids = getenv("AGENTJAIL_PIDS"),
 				.net_default = NET_ALLOW};
 	struct run_request req;
-	int rc;
-	if (run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e) < 0) {
+	struct cmd_config cc;
+	int rc = cmd_config_ctx(&cc, nopts, argv, pr->name, &ctx);
+	if (rc) {
+		cmd_config_free(&cc);
+		strv_free(&pargs);
+		strv_free(&agent_args);
+		return rc;
+	}
+	int parsed = run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e);
+	cmd_config_free(&cc);
+	if (parsed < 0) {
 		cmd_print_err(&e);
 		strv_free(&pargs);
 		strv_free(&agent_args);

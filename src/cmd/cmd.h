@@ -2,7 +2,9 @@
 #pragma once
 #include <stdbool.h>
 
+#include "core/host/config_load.h"
 #include "core/jail/pipeline.h"
+#include "core/plan/config.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "core/plan/policy.h"
@@ -94,5 +96,23 @@ int cmd_cache(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 /* agentjail __connect HOST PORT: ssh's ProxyCommand in a --net allow jail (cmd/connect.c) */
 int cmd_connect(int argc, char **argv);
+/* The configuration (cmd/config.c, doc/design.md §8). */
+struct cmd_config {
+	struct config cfg;
+	struct config_loaded loaded;
+	struct policy base; /* what ctx->base points to */
+};
+/* Load the files for a run (the project of the workspace argv's --workspace names, else of
+ * ctx->cwd), refuse an untrusted project's widening keys, set ctx->base (agent: its
+ * [agent.NAME] too) and export bwrap/state_dir as AGENTJAIL_BWRAP/AGENTJAIL_STATE_DIR when those
+ * are unset. 0, or EXIT_USAGE (said); cmd_config_free either way. */
+int cmd_config_ctx(struct cmd_config *cc, int argc, char **argv, const char *agent,
+		   struct parse_ctx *ctx);
+void cmd_config_free(struct cmd_config *cc);
+/* Register the [profile.NAME] of the system and user files (once): 0 or EXIT_USAGE (said). */
+int cmd_config_profiles(void);
+int cmd_config(int argc, char **argv);
+int cmd_trust(int argc, char **argv);
+int cmd_untrust(int argc, char **argv);
 /* in-jail probe battery entry point (agentjail __probe) */
 int cmd_probe(int argc, char **argv);

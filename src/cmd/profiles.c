@@ -147,6 +147,9 @@ static json_t *one_json(const struct profile *pr, const char *home)
 
 int cmd_profiles(int argc, char **argv)
 {
+	int crc = cmd_config_profiles(); /* the user's [profile.NAME] tables are listed too */
+	if (crc)
+		return crc;
 	bool json = false;
 	const char *name = NULL;
 	for (int i = 0; i < argc; i++) {

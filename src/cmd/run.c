@@ -383,7 +383,13 @@ int cmd_run(int argc, char **argv)
 				.env_pids = getenv("AGENTJAIL_PIDS")};
 	struct run_request req;
 	struct err e = {0};
-	int rc;
+	struct cmd_config cc;
+	int rc = cmd_config_ctx(&cc, argc, argv, NULL, &ctx);
+	if (rc) {
+		cmd_config_free(&cc);
+		free(cwd);
+		return rc;
+	}
 	int parsed = run_parse_args(argc, argv, &ctx, &req, &e);
 	if (parsed == 0)
 		cmd_scrub_env_values(argc - (int)req.cmd.n, argv); /* the command's own args stay */
@@ -394,6 +400,7 @@ int cmd_run(int argc, char **argv)
 		rc = cmd_run_request(&req);
 	}
 	run_request_free(&req);
+	cmd_config_free(&cc);
 	free(cwd);
 	return rc;
 }

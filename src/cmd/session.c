@@ -466,6 +466,8 @@ int cmd_resume(int argc, char **argv)
 	strv_copy(&req.record_argv, &s.argv);
 
 	pr = req.pol.profile ? profile_find(req.pol.profile) : NULL;
+	if (req.pol.profile && !pr && cmd_config_profiles() == 0)
+		pr = profile_find(req.pol.profile); /* a [profile.NAME]: the policy stays stored */
 	if (req.pol.profile && !pr) {
 		cmd_warn("resume: the session's profile %s is unknown to this agentjail",
 			 req.pol.profile);

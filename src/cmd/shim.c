@@ -103,6 +103,9 @@ static int status(const char *dir, const char *home, const char *self)
 
 int cmd_shim(int argc, char **argv)
 {
+	int crc = cmd_config_profiles(); /* a shim may be for a user profile */
+	if (crc)
+		return crc;
 	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
 		fputs(usage, argc < 1 ? stderr : stdout);
 		return argc < 1 ? EXIT_USAGE : 0;

@@ -119,8 +119,15 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
 				.env_pids = getenv("AGENTJAIL_PIDS")};
 	struct err e = {0};
-	if (run_parse_args((int)args->n, strv_data(args), &ctx, req, &e) < 0 ||
-	    policy_validate(&req->pol, home, &e) < 0) {
+	struct cmd_config cc;
+	int rc = cmd_config_ctx(&cc, (int)args->n, strv_data(args), NULL, &ctx);
+	if (rc) {
+		cmd_config_free(&cc);
+		return rc;
+	}
+	int parsed = run_parse_args((int)args->n, strv_data(args), &ctx, req, &e);
+	cmd_config_free(&cc);
+	if (parsed < 0 || policy_validate(&req->pol, home, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;
 	}

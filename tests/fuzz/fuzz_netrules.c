@@ -12,6 +12,8 @@
 
 #include "core/plan/netrules.h"
 
+#include "fuzzutil.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_host(const char *h)
@@ -57,11 +59,7 @@ static void check_rule(const struct netrule *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *s = malloc(size + 1);
-	if (!s)
-		return 0;
-	memcpy(s, data, size);
-	s[size] = '\0';
+	char *s = fuzz_cstr(data, size);
 	/* the input as one host, one rule, one mapping */
 	char *h = NULL;
 	struct err e = {0};

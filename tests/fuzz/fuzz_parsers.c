@@ -12,15 +12,13 @@
 #include "util/path.h"
 #include "util/strbuf.h"
 
+#include "fuzzutil.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *s = malloc(size + 1);
-	if (!s)
-		return 0;
-	memcpy(s, data, size);
-	s[size] = '\0';
+	char *s = fuzz_cstr(data, size);
 
 	free(git_config_get(s, "core", "hooksPath"));
 	free(git_config_get(s, "include", "path"));

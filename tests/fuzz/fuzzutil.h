@@ -21,3 +21,13 @@ static inline void *fuzz_dup(const void *d, size_t n)
 	memcpy(p, d, n);
 	return p;
 }
+
+/* The input as a NUL-terminated string (a NUL inside ends it early, as C code would read it). */
+static inline char *fuzz_cstr(const void *d, size_t n)
+{
+	char *s = malloc(n + 1);
+	FUZZ_CHECK(s);
+	memcpy(s, d, n);
+	s[n] = '\0';
+	return s;
+}

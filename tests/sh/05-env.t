@@ -46,7 +46,7 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" "(^|"$'\n'")PATH=" "$who: PATH is kept"
 	like "$OUT" "(^|"$'\n'")USER=$RUN_NAME("$'\n'"|$)" "$who: USER is kept"
 	like "$OUT" "(^|"$'\n'")LANG=C.UTF-8("$'\n'"|$)" "$who: LANG is kept"
-	diag "$who: environment inside: $(printf '%s' "$OUT" | cut -d= -f1 | tr '\n' ' ')"
+	note "$who: environment inside: $(printf '%s' "$OUT" | cut -d= -f1 | tr '\n' ' ')"
 
 	# --env NAME=VALUE and --env NAME (pass-through of a host variable the user names).
 	aj_run "$who" "${env_args[@]}" -- run --env AJ_EXPLICIT=explicit-value --env GITHUB_TOKEN -- "$P" env

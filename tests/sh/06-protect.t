@@ -59,14 +59,14 @@ for who in "${AJ_WHOS[@]}"; do
 	mkdir -p "$WS/.vscode" "$WS/.claude/commands" "$WS/.idea"
 	for f in .envrc .mcp.json .gitmodules .agentjail.toml .bashrc .profile .pre-commit-config.yaml \
 		.claude/settings.json .claude/settings.local.json .vscode/tasks.json; do
-		printf 'original\n' >"$WS/$f"
+		printf '# original\n' >"$WS/$f" # a comment: .agentjail.toml is read as TOML
 	done
 	aj_chown "$WS"
 	for f in .envrc .mcp.json .gitmodules .agentjail.toml .bashrc .profile .pre-commit-config.yaml \
 		.claude/settings.json .claude/settings.local.json .vscode/tasks.json; do
 		aj_run "$who" -- run -- "$P" write "$WS/$f" planted
 		probe_denied "$who: existing $f is read-only"
-		is "$(cat "$WS/$f")" original "$who: … and unchanged on the host"
+		is "$(cat "$WS/$f")" '# original' "$who: … and unchanged on the host"
 	done
 	aj_run "$who" -- run -- "$P" write "$WS/.claude/commands/evil.md" planted
 	probe_denied "$who: .claude/commands is read-only"

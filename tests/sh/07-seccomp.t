@@ -8,7 +8,7 @@ aj_setup
 TEST_ERRNO=4000
 have_script=
 command -v script >/dev/null 2>&1 && have_script=1
-diag "dev.tty.legacy_tiocsti = $(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo n/a)"
+note "dev.tty.legacy_tiocsti = $(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo n/a)"
 
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"

@@ -28,7 +28,13 @@ set -u
 _tap_n=0
 _tap_failed=0
 
+# Diagnostics go to stderr: prove shows them without -v, so a CI log says why a test failed.
 diag() {
+	local line
+	while IFS= read -r line; do printf '# %s\n' "$line"; done <<<"$*" >&2
+}
+# A remark for `prove -v` only (TAP comment on stdout).
+note() {
 	local line
 	while IFS= read -r line; do printf '# %s\n' "$line"; done <<<"$*"
 }

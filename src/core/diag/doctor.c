@@ -696,49 +696,6 @@ static void check_state_dir(struct doctor_report *r, const char *dir, const char
 	           (unsigned)(st.st_mode & 07777));
 }
 
-/* One config file: "" when fine or absent (note says which), else the problem. */
-static const char *config_file_problem(const char *path, struct strbuf *note)
-{
-	struct stat st;
-	if (stat(path, &st) < 0) {
-		sb_addf(note, "%s (%s)", path, errno == ENOENT ? "none" : strerror(errno));
-		return errno == ENOENT ? "" : "cannot be examined";
-	}
-	sb_addf(note, "%s", path);
-	if (!S_ISREG(st.st_mode))
-		return "is not a regular file";
-	if (st.st_uid != getuid() && st.st_uid != 0)
-		return "is owned by another user (config is read only from your own or root's "
-		       "files)";
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return "is writable by group or others (config is read only from files that are "
-		       "not)";
-	return "";
-}
-
-static void check_config(struct doctor_report *r, const char *dir)
-{
-	_cleanup_free_ char *user = path_join(dir, "config.toml");
-	const char *files[] = {"/etc/agentjail/config.toml", user};
-	struct strbuf note = STRBUF_INIT;
-	for (size_t i = 0; i < 2; i++) {
-		if (i)
-			sb_add(&note, ", ");
-		const char *p = config_file_problem(files[i], &note);
-		if (*p) {
-			_cleanup_free_ char *fix = xasprintf(
-			        "chown to yourself or root and chmod go-w %s, or remove it",
-			        files[i]);
-			doctor_add(r, "config", DOCTOR_WARN, fix, "%s %s", files[i], p);
-			sb_free(&note);
-			return;
-		}
-	}
-	doctor_add(r, "config", DOCTOR_OK, NULL, "config files: %s; directory %s", sb_str(&note),
-	           dir);
-	sb_free(&note);
-}
-
 static bool written_since(const char *path, const struct timespec *t0)
 {
 	struct stat st;
@@ -973,7 +930,6 @@ void doctor_run(struct doctor_report *r)
 	const char *home = home_dir();
 	const char *env_sd = getenv("AGENTJAIL_STATE_DIR");
 	_cleanup_free_ char *state = dirs_state_dir(env_sd, getenv("XDG_STATE_HOME"), home);
-	_cleanup_free_ char *config = dirs_config_dir(getenv("XDG_CONFIG_HOME"), home);
 	const char *src = env_sd && env_sd[0] == '/' ? "AGENTJAIL_STATE_DIR"
 	                  : env_sd && *env_sd        ? "default; a relative AGENTJAIL_STATE_DIR "
 	                                               "is ignored"
@@ -982,7 +938,7 @@ void doctor_run(struct doctor_report *r)
 	 * and the probe's own run write there); it is reported further down */
 	struct doctor_report early = {0};
 	check_state_dir(&early, state, src);
-	check_config(&early, config);
+	doctor_check_config(&early);
 
 	_cleanup_free_ char *bwrap = check_bwrap(r);
 	check_bwrap_version(r, bwrap);

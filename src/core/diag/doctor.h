@@ -73,4 +73,6 @@ void doctor_run(struct doctor_report *r);
 
 /* The tool managers a jail shows (core/plan/toolmgr) and the private caches' size
  * (doctor_tools.c). */
+/* The configuration files, read as `run` reads them (doctor_config.c). */
+void doctor_check_config(struct doctor_report *r);
 void doctor_check_toolchains(struct doctor_report *r, const char *home, const char *state);

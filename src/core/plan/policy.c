@@ -290,12 +290,34 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 	return usage_err(e, "", "internal: unknown option id");
 }
 
+/* The configuration's values, below AGENTJAIL_* and the flags. */
+static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
+{
+	const struct policy *b = ctx->base;
+	if (ctx->base_fs)
+		p->fs = b->fs;
+	if (ctx->base_net)
+		p->net = b->net;
+	p->memory = b->memory;
+	p->pids = b->pids;
+	strv_copy(&p->rw, &b->rw);
+	strv_copy(&p->ro, &b->ro);
+	strv_copy(&p->hide, &b->hide);
+	strv_copy(&p->dev, &b->dev);
+	strv_copy(&p->env, &b->env);
+	strv_copy(&p->allow_domains, &b->allow_domains);
+	strv_copy(&p->deny_domains, &b->deny_domains);
+	strv_copy(&p->map_hosts, &b->map_hosts);
+}
+
 int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
 		   struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	policy_init(&out->pol);
 	struct policy *p = &out->pol;
+	if (ctx->base)
+		policy_take_base(p, ctx);
 
 	if (ctx->env_fs && *ctx->env_fs && fs_mode_parse(ctx->env_fs, &p->fs) < 0)
 		return usage_err(e, ctx->env_fs,
@@ -311,9 +333,12 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	    parse_pids(ctx->env_pids, "AGENTJAIL_PIDS", &p->pids, e) < 0)
 		return -1;
 	bool env_net = ctx->env_net && *ctx->env_net;
-	if (!env_net)
+	bool base_net = ctx->base && ctx->base_net;
+	if (!env_net && !base_net)
 		p->net = ctx->net_default; /* agents: allow; run: off */
 	bool net_given = false; /* --net on the command line */
+	/* the configuration's lists do not imply --net allow: only flags do */
+	size_t base_lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n;
 
 	int i = 0;
 	for (; i < argc; i++) {
@@ -351,7 +376,7 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 					"[ARG...])");
 	if (!p->workspace)
 		p->workspace = path_normalize("/", ctx->cwd);
-	bool lists = p->allow_domains.n || p->deny_domains.n || p->map_hosts.n;
+	bool lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n > base_lists;
 	if (lists && net_given && p->net != NET_ALLOW)
 		return usage_err(e, net_mode_name(p->net),
 				 "contradictory policy: --net %s with --allow-domain, --deny-domain "
@@ -361,8 +386,13 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		p->net = NET_ALLOW; /* --allow-domain alone means --net allow, whatever the default */
 	/* no jail, nothing to enforce: danger-full-access means the host's network, unless the
 	 * user asked for something else (then policy_validate refuses the contradiction) */
-	else if (p->fs == FS_DANGER_FULL && !net_given && !env_net)
+	else if (p->fs == FS_DANGER_FULL && !net_given && !env_net && !base_net)
 		p->net = NET_ON;
+	if (!lists && p->net != NET_ALLOW) { /* the configuration's lists serve --net allow only */
+		strv_free(&p->allow_domains);
+		strv_free(&p->deny_domains);
+		strv_free(&p->map_hosts);
+	}
 	return 0;
 }
 

@@ -206,8 +206,39 @@ static const struct profile aider = {
 	.resume_last = L("--restore-chat-history"),
 };
 
-static const struct profile *const all[] = {&claude, &codex, &gemini, &kiro, &pi, &opencode,
-					    &aider, NULL};
+static const struct profile *const builtin[] = {&claude, &codex, &gemini, &kiro, &pi,
+						&opencode, &aider, NULL};
+
+/* The user's profiles first, then the built-ins they do not shadow (profile_set_user). */
+static const struct profile **all_user;
+static const struct profile *const *all = builtin;
+
+void profile_set_user(struct profile *const *user, size_t n)
+{
+	free(all_user);
+	all_user = NULL;
+	all = builtin;
+	if (!n)
+		return;
+	size_t nb = sizeof builtin / sizeof *builtin - 1, k = 0;
+	all_user = xcalloc(n + nb + 1, sizeof *all_user);
+	for (size_t i = 0; i < n; i++) {
+		/* of two with one name (the system's and the user's file), the later layer wins */
+		bool later = false;
+		for (size_t j = i + 1; j < n; j++)
+			later |= !strcmp(user[i]->name, user[j]->name);
+		if (!later)
+			all_user[k++] = user[i];
+	}
+	for (size_t b = 0; b < nb; b++) {
+		bool shadowed = false;
+		for (size_t i = 0; i < n; i++)
+			shadowed |= !strcmp(user[i]->name, builtin[b]->name);
+		if (!shadowed)
+			all_user[k++] = builtin[b];
+	}
+	all = all_user;
+}
 
 const struct profile *const *profile_all(void) { return all; }
 

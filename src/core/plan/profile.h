@@ -46,7 +46,8 @@ struct profile {
 	const char *const *subcommands;   /* first arguments that are not a session (no id flag) */
 };
 
-/* The built-in profiles, NULL-terminated. */
+/* The profiles, NULL-terminated: the user's (profile_set_user) first, then the built-ins they
+ * do not shadow. */
 const struct profile *const *profile_all(void);
 /* By profile name or by executable name (the shim's argv[0]); NULL when unknown. */
 const struct profile *profile_find(const char *name);
@@ -96,5 +97,6 @@ int profile_from_toml(const char *name, const struct toml_value *tbl, const char
 		      const struct profile *base, struct profile **out, struct err *e) WUR;
 void profile_free_user(struct profile *p);
 /* Make user profiles visible to profile_all/profile_find/profile_by_exe (a user profile
- * shadows a built-in of the same name). The caller keeps them alive; NULL, 0 clears. */
+ * shadows a built-in of the same name; of two user profiles with one name, the later one). The
+ * caller keeps them alive; NULL, 0 clears. */
 void profile_set_user(struct profile *const *user, size_t n);

@@ -341,6 +341,20 @@ static void loader_refuses_writable_or_foreign(void **state)
 		print_message("# skip: a file of another user needs root\n");
 	}
 
+	/* a project file too large to be a configuration is refused before it is parsed (1 MiB
+	 * of keys cost 20 s of CPU in the parser, on every run in that directory) */
+	size_t big = (64 << 10) + 1;
+	char *huge = malloc(big + 1);
+	assert_non_null(huge);
+	memset(huge, '#', big);
+	huge[big] = '\0';
+	put_mode(t.ws, ".agentjail.toml", huge, 0644);
+	free(huge);
+	assert_int_equal(load(&t, &c, &r, &e), -1);
+	assert_non_null(strstr(e.what, "larger than 64 KiB"));
+	config_free(&c);
+	config_loaded_free(&r);
+
 	/* a syntax error names FILE:LINE:COL */
 	put_mode(t.ws, ".agentjail.toml", "[policy]\nnet = \n", 0644);
 	assert_int_equal(load(&t, &c, &r, &e), -1);

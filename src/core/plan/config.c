@@ -16,6 +16,9 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+/* where launch looks for bwrap when nothing names it (launch_find_bwrap) */
+#define BWRAP_DEFAULT "/usr/bin/bwrap or /usr/local/bin/bwrap (root-owned)"
+
 static const char *const pol_keys[] = {"fs",	  "net",	   "memory",	    "pids",
 				       "rw",	  "ro",		   "hide",	    "devices",
 				       "env",	  "allow_domains", "deny_domains", "hosts",
@@ -657,7 +660,7 @@ char *config_render(const struct config *c, bool json)
 		json_object_set_new(o, "files", files);
 		json_object_set_new(o, "bwrap",
 				    c->bwrap.v ? val_json(c->bwrap.v, c->bwrap.origin)
-					       : val_json("bwrap on PATH", "default"));
+					       : val_json(BWRAP_DEFAULT, "default"));
 		json_object_set_new(o, "state_dir",
 				    c->state_dir.v ? val_json(c->state_dir.v, c->state_dir.origin)
 						   : json_null());
@@ -684,7 +687,7 @@ char *config_render(const struct config *c, bool json)
 	if (c->bwrap.v)
 		sb_addf(&b, "bwrap = %s\t# %s\n", c->bwrap.v, c->bwrap.origin);
 	else
-		sb_add(&b, "bwrap = bwrap on PATH\t# default\n");
+		sb_addf(&b, "bwrap = %s\t# default\n", BWRAP_DEFAULT);
 	if (c->state_dir.v)
 		sb_addf(&b, "state_dir = %s\t# %s\n", c->state_dir.v, c->state_dir.origin);
 	render_pol_text(&b, "policy", &c->policy, true);

@@ -28,23 +28,26 @@ set -u
 _tap_n=0
 _tap_failed=0
 
-# Diagnostics go to stderr: prove shows them without -v, so a CI log says why a test failed.
+# Diagnostics right after a failed check go to stderr (prove shows them without -v, so a CI
+# log says why it failed); others are TAP comments for `prove -v`.
 diag() {
 	local line
-	while IFS= read -r line; do printf '# %s\n' "$line"; done <<<"$*" >&2
+	if [ "${_tap_last_failed:-0}" = 1 ]; then
+		while IFS= read -r line; do printf '# %s\n' "$line"; done <<<"$*" >&2
+	else
+		while IFS= read -r line; do printf '# %s\n' "$line"; done <<<"$*"
+	fi
 }
-# A remark for `prove -v` only (TAP comment on stdout).
-note() {
-	local line
-	while IFS= read -r line; do printf '# %s\n' "$line"; done <<<"$*"
-}
+note() { diag "$@"; }
 
 _tap_result() { # STATUS(0 ok) DESC
 	_tap_n=$((_tap_n + 1))
 	local d=${2//$'\n'/ }
+	_tap_last_failed=0
 	if [ "$1" -eq 0 ]; then
 		printf 'ok %d - %s\n' "$_tap_n" "$d"
 	else
+		_tap_last_failed=1
 		printf 'not ok %d - %s\n' "$_tap_n" "$d"
 		_tap_failed=$((_tap_failed + 1))
 	fi

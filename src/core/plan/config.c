@@ -83,14 +83,11 @@ static int at_err(struct err *e, const char *file, int line, int col, const char
 	__attribute__((format(printf, 5, 6)));
 static int at_err(struct err *e, const char *file, int line, int col, const char *fmt, ...)
 {
-	char what[sizeof e->what];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	int rc = toml_verr_at(e, file, line, col, fmt, ap);
 	va_end(ap);
-	char where[sizeof e->path];
-	snprintf(where, sizeof where, "%s:%d:%d", file, line, col);
-	return err_set(e, 0, where, "%s", what);
+	return rc;
 }
 
 static int unknown_key(struct err *e, const char *file, const struct toml_value *t, size_t k,

@@ -114,17 +114,15 @@ static const char *type_name(enum toml_type t)
 	return "a value";
 }
 
-/* err with path "FILE:LINE:COL" */
+/* err with path "FILE:LINE:COL" (toml_err_at, under a short name for the many checks below) */
 __attribute__((format(printf, 5, 6))) static int at(struct err *e, const char *file, int line,
 						     int col, const char *fmt, ...)
 {
-	char where[1024], what[512];
-	snprintf(where, sizeof where, "%s:%d:%d", file, line, col);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	int rc = toml_verr_at(e, file, line, col, fmt, ap);
 	va_end(ap);
-	return err_set(e, 0, where, "%s", what);
+	return rc;
 }
 
 static bool printable(const char *s)

@@ -67,6 +67,25 @@ __attribute__((format(printf, 3, 4))) static int fail_at(struct parser *p, size_
 	return err_set(p->e, 0, where, "%s", what);
 }
 
+int toml_verr_at(struct err *e, const char *file, int line, int col, const char *fmt,
+		 va_list ap)
+{
+	char what[sizeof e->what], where[sizeof e->path];
+	if (vsnprintf(what, sizeof what, fmt, ap) < 0)
+		what[0] = '\0';
+	snprintf(where, sizeof where, "%s:%d:%d", file, line, col);
+	return err_set(e, 0, where, "%s", what);
+}
+
+int toml_err_at(struct err *e, const char *file, int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = toml_verr_at(e, file, line, col, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 static bool at_eol(const struct parser *p)
 {
 	return p->pos >= p->len || p->s[p->pos] == '\n' || p->s[p->pos] == '\r';

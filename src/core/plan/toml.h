@@ -8,6 +8,7 @@
  * with the file:line:col of the offending character and what was expected — never ignored.
  * Every file it accepts is valid TOML. */
 #pragma once
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,3 +41,10 @@ void toml_free(struct toml_value *v);
 /* The value of key in a table (one level, no dots), or NULL. */
 const struct toml_value *toml_get(const struct toml_value *table, const char *key);
 const char *toml_type_name(enum toml_type t); /* "table", "string", "integer", … */
+
+/* Fill e for a value of FILE at LINE:COL: e->path "FILE:LINE:COL", e->what the message (the
+ * form every configuration error takes). Returns -1. */
+int toml_err_at(struct err *e, const char *file, int line, int col, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+int toml_verr_at(struct err *e, const char *file, int line, int col, const char *fmt,
+		 va_list ap) __attribute__((format(printf, 5, 0)));

@@ -24,6 +24,7 @@ static const char usage[] =
 	"  show ID [--json] | rm ID...      one session in full; forget sessions\n"
 	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
+	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the private package caches jails share\n"
 	"  --version                        print the version\n";
 
@@ -36,7 +37,7 @@ static const struct {
 	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
-	{"__connect", cmd_connect},
+	{"__connect", cmd_connect}, {"tui", cmd_tui},
 };
 
 int main(int argc, char **argv)

@@ -132,8 +132,11 @@ static char *detail_of(struct tui_ctx *c, const char *id)
 	_cleanup_free_ char *pol = pretty_json(s.policy_json);
 	_cleanup_free_ char *bw = s.bwrap_json ? pretty_json(s.bwrap_json)
 					       : xstrdup("(none: ran WITHOUT a sandbox)");
-	sb_addf(&b, "session  %s   started %s   attempts %d\n", s.id, started, s.attempts);
-	sb_addf(&b, "command  %s\nworkspace %s\npolicy   %s\nbwrap    %s\n", cmdline, ws, pol, bw);
+	_cleanup_free_ char *status = sessfmt_status(s.status, s.exit_status);
+	sb_addf(&b, "session  %s  %s\n", s.id, s.bwrap_json ? "" : "UNSANDBOXED");
+	sb_addf(&b, "started  %s, %d attempt%s, %s\n", started, s.attempts,
+		s.attempts == 1 ? "" : "s", status);
+	sb_addf(&b, "command  %s\nworkdir  %s\npolicy   %s\nbwrap    %s\n", cmdline, ws, pol, bw);
 	if (s.n_net_allowed + s.n_net_denied > 0) {
 		struct net_row *nr = NULL;
 		size_t nn = 0;

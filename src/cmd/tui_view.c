@@ -137,11 +137,11 @@ struct cols {
 
 static struct cols columns(void)
 {
-	struct cols c = {8, 12, 7, 9, 8, 6, 0, 0};
+	struct cols c = {8, 10, 6, 9, 8, 5, 0, 0};
 	int rest = COLS - (c.id + c.status + c.agent + c.policy + c.started + c.took + 7);
 	if (rest < 10)
 		rest = 10;
-	c.ws = rest / 2;
+	c.ws = rest * 2 / 5;
 	c.cmd = rest - c.ws - 1;
 	return c;
 }
@@ -278,7 +278,7 @@ static void draw_text(struct tui_model *m)
 /* The dialog, in a box in the middle. */
 static void draw_dialog(struct tui_model *m)
 {
-	int w = COLS - 4 < 76 ? COLS - 4 : 76, h = 19;
+	int w = COLS - 4 < 76 ? COLS - 4 : 76, h = 15 + (tui_sandbox_enabled(m) ? 0 : 3);
 	if (h > LINES - 1)
 		h = LINES - 1;
 	int y0 = (LINES - h) / 2, x0 = (COLS - w) / 2;

@@ -70,6 +70,8 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
 	aj_run "$who" -- run -- sh -c 'exit 3'
 	rc_is 3 "$who: a session recorded by agentjail run"
+	aj_run "$who" -- sessions --json
+	first=$(py "d[0]['id']")
 
 	start_tui
 	wait_for 'agentjail sessions \(1\)' && wait_for 'exited 3 .* sh -c'
@@ -77,6 +79,8 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$SCREEN" 'session +[0-9a-f-]{36}' "$who: the detail pane shows the selected session"
 	like "$SCREEN" 'bwrap +\[' "$who: ... with its bwrap argv"
 	like "$(sed -n 24p <<<"$SCREEN")" 'q quit' "$who: the key line is on the 24th line of 80x24"
+	tm capture-pane -e -p -t tui | grep -Eq $'\e\\[([0-9;]*;)?[34][0-7]m'
+	ok $? "$who: colors without NO_COLOR"
 
 	aj_run "$who" -- run -- true
 	wait_for 'agentjail sessions \(2\)'
@@ -130,6 +134,20 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- show "$id"
 	rc_is 2 "$who: the deleted session is gone from the store"
 
+	# Enter resumes the selected session (as agentjail resume), l shows its log
+	tm send-keys -t tui End Enter
+	wait_for 'exit status 3; press Enter' 20
+	ok $? "$who: Enter resumes the selected session on the terminal"
+	tm send-keys -t tui Enter
+	wait_for 'resume finished: exit status 3'
+	aj_run "$who" -- show "$first" --json
+	is "$(py "d['attempts']")" 2 "$who: ... recorded as its second attempt"
+	tm send-keys -t tui l
+	wait_for 'network log of' && wait_for 'no network decisions|nothing recorded'
+	ok $? "$who: l shows the session's network log"
+	tm send-keys -t tui q
+	wait_for 'agentjail sessions \(2\)'
+
 	# resize
 	tm resize-window -t tui -x 120 -y 30
 	wait_for 'agentjail sessions \(2\)'
@@ -149,8 +167,10 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$(cat "$AJ_TMP/$who/tui.rc")" 143 "$who: SIGTERM exits 143"
 
 	# bwrap unavailable: the switch disabled, the reason, doctor
-	start_tui AGENTJAIL_BWRAP=/nonexistent/bwrap
+	start_tui AGENTJAIL_BWRAP=/nonexistent/bwrap NO_COLOR=1
 	wait_for 'agentjail sessions'
+	! tm capture-pane -e -p -t tui | grep -Eq $'\e\\[([0-9;]*;)?[34][0-7]m'
+	ok $? "$who: NO_COLOR: no colors"
 	tm send-keys -t tui n
 	wait_for 'disabled: sandboxing does not work here' && wait_for 'agentjail doctor'
 	ok $? "$who: with bwrap missing the Sandboxed switch is disabled, with the reason and doctor"

@@ -174,6 +174,22 @@ static void set_detail(struct tui_ctx *c, struct tui_model *m)
 	tui_set_detail(m, r->id, d);
 }
 
+/* Opening the store marks the sessions whose agentjail vanished as lost: reopen it when the
+ * list shows a running one (or after a child of ours ended). */
+static void reopen_store(struct tui_ctx *c)
+{
+	store_close(c->st);
+	c->st = NULL;
+}
+
+static bool any_running(const struct tui_model *m)
+{
+	for (size_t i = 0; i < m->nrows; i++)
+		if (m->rows[i].running)
+			return true;
+	return false;
+}
+
 static void reload(struct tui_ctx *c, struct tui_model *m)
 {
 	ensure_store(c);
@@ -245,6 +261,7 @@ static int run_on_terminal(const struct strv *args, const char *dir)
 		_exit(EXIT_JAIL);
 	}
 	int rc = pid < 0 ? -1 : wait_child(pid);
+	tuiv_shell_modes();
 	if (rc != 0) {
 		if (pid < 0)
 			fprintf(stderr, "agentjail tui: fork: %s\n", strerror(errno));
@@ -399,6 +416,7 @@ static void do_run(struct tui_ctx *c, struct tui_model *m)
 	_cleanup_free_ char *msg = xasprintf("%s finished: exit status %d", args.v[0], rc);
 	tui_set_status(m, msg);
 	strv_free(&args);
+	reopen_store(c);
 	reload(c, m);
 }
 
@@ -416,6 +434,7 @@ static void do_simple(struct tui_ctx *c, struct tui_model *m, enum tui_action a)
 		rc = run_on_terminal(&args, NULL);
 		_cleanup_free_ char *msg = xasprintf("resume finished: exit status %d", rc);
 		tui_set_status(m, msg);
+		reopen_store(c);
 		reload(c, m);
 	} else if (a == TA_DELETE) {
 		strv_push(&args, "rm");
@@ -500,6 +519,8 @@ int cmd_tui(int argc, char **argv)
 			ensure_store(&c);
 			bool changed = c.st && data_version(c.st) != c.data_version;
 			if (changed || now - last_full >= REFRESH_MS || (!c.st && k == TUIV_NONE)) {
+				if (now - last_full >= REFRESH_MS && any_running(&m))
+					reopen_store(&c);
 				last_full = now;
 				reload(&c, &m);
 			}

@@ -79,10 +79,15 @@ void tuiv_suspend(void)
 	endwin();
 }
 
+void tuiv_shell_modes(void)
+{
+	if (have_tio) /* a child that died in raw mode leaves nothing behind */
+		(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &shell_tio);
+}
+
 void tuiv_resume(void)
 {
-	if (have_tio) /* a child that died in raw mode: the shell's modes first */
-		(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &shell_tio);
+	tuiv_shell_modes();
 	reset_prog_mode();
 	clearok(curscr, TRUE);
 	refresh();
@@ -192,17 +197,6 @@ static void text_block(int y0, int h, const struct strv *lines, size_t top)
 		put(y, 0, COLS, "", A_NORMAL);
 }
 
-static void split_lines(const char *s, struct strv *out)
-{
-	const char *p = s ? s : "";
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		strv_push_take(out, xstrndup(p, len));
-		p += len + (nl ? 1 : 0);
-	}
-}
-
 static void draw_bottom(const struct tui_model *m, const char *keys)
 {
 	if (m->mode == TM_CONFIRM_DELETE && tui_selected(m)) {
@@ -259,7 +253,7 @@ static void draw_list(struct tui_model *m)
 	const struct tui_row *r = tui_selected(m);
 	struct strv lines = STRV_INIT;
 	if (r && m->detail_id && !strcmp(m->detail_id, r->id))
-		split_lines(m->detail, &lines);
+		tui_split_lines(m->detail, &lines);
 	text_block(dy + 1, LINES - 2 - dy, &lines, 0);
 	strv_free(&lines);
 	draw_bottom(m, "Enter resume  n new  d delete  l log  / filter  ? help  q quit");
@@ -367,7 +361,7 @@ static void draw_dialog(struct tui_model *m)
 				       "for the cause and the fix.",
 				       m->avail_reason);
 		struct strv l = STRV_INIT;
-		split_lines(wmsg, &l);
+		tui_split_lines(wmsg, &l);
 		for (size_t i = 0; i < l.n; i++) {
 			const char *p = l.v[i];
 			while (*p && y < y0 + h - 3) {

@@ -13,6 +13,8 @@ void tuiv_stop(void);
 /* Before giving the terminal to a child: leave curses; after: take it back and redraw. */
 void tuiv_suspend(void);
 void tuiv_resume(void);
+/* The terminal modes saved at tuiv_start, put back (after a child, before curses returns). */
+void tuiv_shell_modes(void);
 void tuiv_draw(struct tui_model *m);
 /* A key as tui_model knows it, TUIV_NONE after timeout_ms without one, TUIV_RESIZE when the
  * window changed size (redraw). */

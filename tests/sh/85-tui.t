@@ -114,11 +114,29 @@ for who in "${AJ_WHOS[@]}"; do
 	[ ! -e "$WS/tui-file" ]
 	ok $? "$who: ... whose read-only workspace kept the command from writing"
 
+	# a session whose agentjail is killed (its terminal left raw): the TUI comes back; the
+	# terminal's modes are checked at the end (q)
+	tm send-keys -t tui n Left Down
+	tm send-keys -t tui -l "sleep 30"
+	tm send-keys -t tui Enter
+	for i in $(seq 1 200); do
+		pid=$(pgrep -U "$RUN_UID" -f -x "agentjail run --workspace $WS .*-- sleep 30" | head -1)
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	sleep 0.3 # in raw mode by now
+	kill -KILL "$pid"
+	wait_for 'exit status 137; press Enter'
+	ok $? "$who: a session whose agentjail was killed gives the terminal back to the TUI"
+	tm send-keys -t tui Enter
+	wait_for 'agentjail sessions \(4\)' && wait_for 'lost +- +rw.off .*sleep 30'
+	ok $? "$who: ... and lists that session as lost"
+
 	# filter, then delete with a confirmation
 	tm send-keys -t tui /
 	tm send-keys -t tui -l 'tui-file'
 	tm send-keys -t tui Enter
-	wait_for '1 of 3, filter: tui-file'
+	wait_for '1 of 4, filter: tui-file'
 	ok $? "$who: / filters the list"
 	tm send-keys -t tui d
 	wait_for 'Delete session'
@@ -130,7 +148,7 @@ for who in "${AJ_WHOS[@]}"; do
 	wait_for "removed $id"
 	ok $? "$who: d then y removes it (as agentjail rm)"
 	tm send-keys -t tui Escape
-	wait_for 'agentjail sessions \(2\)'
+	wait_for 'agentjail sessions \(3\)'
 	aj_run "$who" -- show "$id"
 	rc_is 2 "$who: the deleted session is gone from the store"
 
@@ -146,11 +164,11 @@ for who in "${AJ_WHOS[@]}"; do
 	wait_for 'network log of' && wait_for 'no network decisions|nothing recorded'
 	ok $? "$who: l shows the session's network log"
 	tm send-keys -t tui q
-	wait_for 'agentjail sessions \(2\)'
+	wait_for 'agentjail sessions \(3\)'
 
 	# resize
 	tm resize-window -t tui -x 120 -y 30
-	wait_for 'agentjail sessions \(2\)'
+	wait_for 'agentjail sessions \(3\)'
 	is "$(screen | wc -l)" 30 "$who: resized to 120x30, the TUI redraws to the new size"
 	like "$(screen | sed -n 30p)" 'q quit' "$who: ... the key line on the new last line"
 

@@ -285,8 +285,14 @@ static void dialog_fields(void **state)
 	assert_int_equal(m.dlg.focus, TF_ALLOW);
 	assert_int_equal(tui_key(&m, TK_ENTER), TA_RUN);
 	assert_int_equal(m.mode, TM_LIST);
-	/* Esc cancels */
+	/* Esc cancels; the dialog opens afresh (but for the directory) */
+	free(m.dlg.dir);
+	m.dlg.dir = xstrdup("/work/other");
 	assert_int_equal(tui_key(&m, 'n'), TA_DIALOG);
+	assert_string_equal(tui_agent_label(&m, m.dlg.agent), "claude");
+	assert_false(m.dlg.read_only);
+	assert_string_equal(m.dlg.command, "");
+	assert_string_equal(m.dlg.dir, "/work/other");
 	assert_int_equal(tui_key(&m, TK_ESC), TA_NONE);
 	assert_int_equal(m.mode, TM_LIST);
 	tui_free(&m);

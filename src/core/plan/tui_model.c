@@ -207,17 +207,22 @@ void tui_set_text(struct tui_model *m, const char *title, const char *text)
 {
 	set_str(&m->text_title, title);
 	strv_free(&m->text);
-	const char *p = text ? text : "";
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		strv_push_take(&m->text, xstrndup(p, len));
-		p += len + (nl ? 1 : 0);
-	}
+	tui_split_lines(text, &m->text);
 	m->text_top = 0;
 	if (m->mode != TM_TEXT)
 		m->back = m->mode;
 	m->mode = TM_TEXT;
+}
+
+void tui_split_lines(const char *s, struct strv *out)
+{
+	const char *p = s ? s : "";
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		strv_push_take(out, xstrndup(p, len));
+		p += len + (nl ? 1 : 0);
+	}
 }
 
 void tui_set_status(struct tui_model *m, const char *msg) { set_str(&m->status, msg); }
@@ -298,8 +303,14 @@ static enum tui_action list_key(struct tui_model *m, int key)
 		}
 		return TA_RESUME;
 	case 'n':
+		/* a fresh dialog each time; only the directory is remembered */
 		m->mode = TM_DIALOG;
 		m->dlg.focus = TF_AGENT;
+		m->dlg.agent = 0;
+		set_str(&m->dlg.command, "");
+		m->dlg.sandboxed = true;
+		m->dlg.read_only = false;
+		agent_defaults(m);
 		set_str(&m->dlg.error, NULL);
 		return TA_DIALOG;
 	case 'd':

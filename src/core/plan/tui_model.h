@@ -129,5 +129,8 @@ int tui_dialog_argv(struct tui_model *m, struct strv *out);
  * single quotes). -1 on an unterminated quote. */
 int tui_split_words(const char *s, struct strv *out);
 
+/* Text split at newlines (a last line without one counts; no empty last line after one). */
+void tui_split_lines(const char *s, struct strv *out);
+
 /* The help page. */
 const char *tui_help_text(void);

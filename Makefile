@@ -5,7 +5,7 @@ PKG_CONFIG ?= pkg-config
 PREFIX ?= /usr/local
 DESTDIR ?=
 SAN ?=
-PKGS := libseccomp jansson libcares libidn2 sqlite3
+PKGS := libseccomp jansson libcares libidn2 ncursesw sqlite3
 
 ifeq ($(SAN),1)
 BUILD := build/san
@@ -24,7 +24,8 @@ ifeq ($(IS_GCC),1)
 WARN += -Werror=jump-misses-init -Wjump-misses-init
 endif
 
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+# ncursesw's flags (-D_XOPEN_SOURCE=600) are left out: _GNU_SOURCE gives curses.h its wide API
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(filter-out ncursesw,$(PKGS)) 2>/dev/null)
 # The libraries are linked statically: agentjail is exec'd twice per jail (on the host and as
 # the jail's init), and each shared library costs loader time on every start. libsqlite3 is
 # linked dynamically when its archive is not installed; statically, its private libraries

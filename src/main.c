@@ -24,6 +24,7 @@ static const char usage[] =
 	"  show ID [--json] | rm ID...      one session in full; forget sessions\n"
 	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
+	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the private package caches jails share\n"
 	"  config [--json] [--path]         the effective configuration, each value's origin\n"
 	"  trust [DIR] | --list; untrust [DIR]  let a project's .agentjail.toml widen the jail\n"
@@ -39,7 +40,7 @@ static const struct {
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"__connect", cmd_connect}, {"config", cmd_config},   {"trust", cmd_trust},
-	{"untrust", cmd_untrust},
+	{"untrust", cmd_untrust},   {"tui", cmd_tui},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,203 @@
+#!/bin/bash
+# agentjail tui, driven for real in tmux (send-keys / capture-pane), as root and as the
+# unprivileged user (each with a tmux server of its own, socket in its test directory): the list
+# shows what `agentjail run` recorded and refreshes when another process adds a session; a session
+# made in the New Session dialog runs jailed with the chosen policy (checked in the store); the
+# filter and delete; the Sandboxed switch disabled with the reason when bwrap is missing; resize;
+# q and SIGTERM give the terminal back as it was (stty, the alternate screen left).
+. "$(dirname "$0")/lib.sh"
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "1..0 # SKIP tmux is not installed (scripts/deps.sh installs it)"
+	exit 0
+fi
+aj_setup
+
+py() { printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>&1; }
+
+# tm ARGS… — tmux on WHO's own server, as WHO
+tm() {
+	local sock=$AJ_TMP/$AJ_WHO/tmux.sock
+	if [ "$AJ_WHO" = user ] && aj_is_root; then
+		setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups \
+			env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
+	else
+		env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
+	fi
+}
+
+screen() { tm capture-pane -p -t tui 2>/dev/null; }
+
+# wait_for ERE [SECONDS] — until the pane shows it (default 10 s); SCREEN holds the last capture
+wait_for() {
+	local i n=$((${2:-10} * 20))
+	for ((i = 0; i < n; i++)); do
+		SCREEN=$(screen)
+		grep -Eq -- "$1" <<<"$SCREEN" && return 0
+		sleep 0.05
+	done
+	diag "the pane never showed /$1/; it shows:"
+	diag "$SCREEN"
+	return 1
+}
+
+# start_tui [NAME=VALUE…] — agentjail tui in a fresh 80x24 tmux session "tui", in WHO's
+# workspace; the pane records `stty -a` before and after, and the exit status
+start_tui() {
+	tm kill-server 2>/dev/null
+	local d=$AJ_TMP/$AJ_WHO q
+	rm -f "$d/stty.before" "$d/stty.after" "$d/tui.rc"
+	q=$(printf '%q ' env -i -C "$WS" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME" \
+		LANG=C.UTF-8 TERM=screen AGENTJAIL_STATE_DIR="$STATE" "$@" sh -c \
+		'stty -a >"$0/stty.before"; "$1" tui; echo $? >"$0/tui.rc"; echo "TUI-EXIT=$(cat "$0/tui.rc")"; stty -a >"$0/stty.after"; exec sleep 600' \
+		"$d" "$AJ_BIN/agentjail")
+	tm -f /dev/null new-session -d -s tui -x 80 -y 24 "$q"
+	AJ_PIDS+=("$(tm display-message -p '#{pid}')") # the server, killed at the end
+}
+
+# the terminal as it was: same stty, the alternate screen left
+restored() { # DESC
+	local d=$AJ_TMP/$AJ_WHO
+	wait_for 'TUI-EXIT=' 5 || { ok 1 "$1"; return; }
+	# the size may differ (a resize): every mode and control character must not
+	local size='s/rows [0-9]+; columns [0-9]+;//'
+	[ "$(sed -E "$size" "$d/stty.before")" = "$(sed -E "$size" "$d/stty.after")" ]
+	ok $? "$1: stty -a the same as before (but for the size)" ||
+		diff "$d/stty.before" "$d/stty.after" >&2
+	is "$(tm display-message -p -t tui '#{alternate_on}')" 0 "$1: the alternate screen is left"
+}
+
+for who in "${AJ_WHOS[@]}"; do
+	aj_use "$who"
+	aj_run "$who" -- run -- sh -c 'exit 3'
+	rc_is 3 "$who: a session recorded by agentjail run"
+	aj_run "$who" -- sessions --json
+	first=$(py "d[0]['id']")
+
+	start_tui
+	wait_for 'agentjail sessions \(1\)' && wait_for 'exited 3 .* sh -c'
+	ok $? "$who: the list shows the session agentjail run recorded"
+	like "$SCREEN" 'session +[0-9a-f-]{36}' "$who: the detail pane shows the selected session"
+	like "$SCREEN" 'bwrap +\[' "$who: ... with its bwrap argv"
+	like "$(sed -n 24p <<<"$SCREEN")" 'q quit' "$who: the key line is on the 24th line of 80x24"
+	tm capture-pane -e -p -t tui | grep -Eq $'\e\\[([0-9;]*;)?[34][0-7]m'
+	ok $? "$who: colors without NO_COLOR"
+
+	aj_run "$who" -- run -- true
+	wait_for 'agentjail sessions \(2\)'
+	ok $? "$who: the list refreshes when another process adds a session"
+
+	# New Session: "command…" (Left from the first agent), read-only, network off
+	tm send-keys -t tui n
+	wait_for 'New session' && wait_for 'Sandboxed +\[x\] on'
+	ok $? "$who: n opens the New Session dialog, sandboxed by default"
+	like "$SCREEN" 'Allow-list +[a-z.*]+anthropic' \
+		"$who: ... the first agent's allow-list pre-filled from its profile"
+	tm send-keys -t tui Left Down
+	tm send-keys -t tui -l "sh -c 'echo jailed >tui-file; exit 7'"
+	tm send-keys -t tui Down Down Down Space Down
+	wait_for '\(\*\) Read-only' && wait_for '\(\*\) Off'
+	ok $? "$who: the dialog shows read-only and network off"
+	tm send-keys -t tui Enter
+	wait_for 'exit status 7; press Enter' 20
+	ok $? "$who: the session ran on the terminal and its failure stays on screen until Enter"
+	tm send-keys -t tui Enter
+	wait_for 'agentjail sessions \(3\)'
+	ok $? "$who: back in the list, with the new session"
+	aj_run "$who" -- sessions --json
+	id=$(py "d[0]['id']")
+	aj_run "$who" -- show "$id" --json
+	is "$(py "(d['argv'], d['policy']['fs'], d['policy']['net'], d['status'], d['exit_status'])")" \
+		"(['sh', '-c', 'echo jailed >tui-file; exit 7'], 'read-only', 'off', 'exited', 7)" \
+		"$who: the store has the dialog's session with the chosen policy"
+	is "$(py "d['bwrap_argv'] is not None and '--unshare-all' in d['bwrap_argv']")" True \
+		"$who: ... run in a jail (its bwrap argv recorded)"
+	[ ! -e "$WS/tui-file" ]
+	ok $? "$who: ... whose read-only workspace kept the command from writing"
+
+	# a session whose agentjail is killed (its terminal left raw): the TUI comes back; the
+	# terminal's modes are checked at the end (q)
+	tm send-keys -t tui n Left Down
+	tm send-keys -t tui -l "sleep 30"
+	tm send-keys -t tui Enter
+	for i in $(seq 1 200); do
+		pid=$(pgrep -U "$RUN_UID" -f -x "agentjail run --workspace $WS .*-- sleep 30" | head -1)
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	sleep 0.3 # in raw mode by now
+	kill -KILL "$pid"
+	wait_for 'exit status 137; press Enter'
+	ok $? "$who: a session whose agentjail was killed gives the terminal back to the TUI"
+	tm send-keys -t tui Enter
+	wait_for 'agentjail sessions \(4\)' && wait_for 'lost +- +rw.off .*sleep 30'
+	ok $? "$who: ... and lists that session as lost"
+
+	# filter, then delete with a confirmation
+	tm send-keys -t tui /
+	tm send-keys -t tui -l 'tui-file'
+	tm send-keys -t tui Enter
+	wait_for '1 of 4, filter: tui-file'
+	ok $? "$who: / filters the list"
+	tm send-keys -t tui d
+	wait_for 'Delete session'
+	tm send-keys -t tui n
+	wait_for 'not deleted'
+	ok $? "$who: d asks first; n keeps the session"
+	tm send-keys -t tui d
+	wait_for 'Delete session' && tm send-keys -t tui y
+	wait_for "removed $id"
+	ok $? "$who: d then y removes it (as agentjail rm)"
+	tm send-keys -t tui Escape
+	wait_for 'agentjail sessions \(3\)'
+	aj_run "$who" -- show "$id"
+	rc_is 2 "$who: the deleted session is gone from the store"
+
+	# Enter resumes the selected session (as agentjail resume), l shows its log
+	tm send-keys -t tui End Enter
+	wait_for 'exit status 3; press Enter' 20
+	ok $? "$who: Enter resumes the selected session on the terminal"
+	tm send-keys -t tui Enter
+	wait_for 'resume finished: exit status 3'
+	aj_run "$who" -- show "$first" --json
+	is "$(py "d['attempts']")" 2 "$who: ... recorded as its second attempt"
+	tm send-keys -t tui l
+	wait_for 'network log of' && wait_for 'no network decisions|nothing recorded'
+	ok $? "$who: l shows the session's network log"
+	tm send-keys -t tui q
+	wait_for 'agentjail sessions \(3\)'
+
+	# resize
+	tm resize-window -t tui -x 120 -y 30
+	wait_for 'agentjail sessions \(3\)'
+	is "$(screen | wc -l)" 30 "$who: resized to 120x30, the TUI redraws to the new size"
+	like "$(screen | sed -n 30p)" 'q quit' "$who: ... the key line on the new last line"
+
+	tm send-keys -t tui q
+	restored "$who: q"
+	is "$(cat "$AJ_TMP/$who/tui.rc")" 0 "$who: q exits 0"
+
+	# SIGTERM: the terminal is given back too
+	start_tui
+	wait_for 'agentjail sessions'
+	pid=$(pgrep -f -U "$RUN_UID" -x "$AJ_BIN/agentjail tui" | head -1)
+	kill -TERM "$pid"
+	restored "$who: SIGTERM"
+	is "$(cat "$AJ_TMP/$who/tui.rc")" 143 "$who: SIGTERM exits 143"
+
+	# bwrap unavailable: the switch disabled, the reason, doctor
+	start_tui AGENTJAIL_BWRAP=/nonexistent/bwrap NO_COLOR=1
+	wait_for 'agentjail sessions'
+	! tm capture-pane -e -p -t tui | grep -Eq $'\e\\[([0-9;]*;)?[34][0-7]m'
+	ok $? "$who: NO_COLOR: no colors"
+	tm send-keys -t tui n
+	wait_for 'disabled: sandboxing does not work here' && wait_for 'agentjail doctor'
+	ok $? "$who: with bwrap missing the Sandboxed switch is disabled, with the reason and doctor"
+	like "$SCREEN" '/nonexistent/bwrap' "$who: ... the reason names the missing bwrap"
+	tm send-keys -t tui Down Down Down Space
+	sleep 0.2
+	unlike "$(screen)" 'Run WITHOUT a sandbox' "$who: ... it cannot be turned off"
+	tm send-keys -t tui Escape q
+	restored "$who: q after the dialog"
+	tm kill-server 2>/dev/null
+done
+done_testing

@@ -458,8 +458,31 @@ static void do_simple(struct tui_ctx *c, struct tui_model *m, enum tui_action a)
 
 /* ---- the loop --------------------------------------------------------------------------- */
 
+/* The dialog's defaults for agent i (NULL: "command…", as `run`) from the configuration of
+ * cwd, as `agentjail NAME` / `run` there would take them: its fs and net, and the domains the
+ * files add. A file that cannot be read leaves the built-in defaults (starting the session then
+ * says why, as the command line does). */
+static void config_defaults(struct tui_model *m, size_t i, const char *agent, const char *cwd)
+{
+	struct parse_ctx ctx = {.cwd = cwd, .home = getenv("HOME"),
+				.net_default = agent ? NET_ALLOW : NET_OFF};
+	struct cmd_config cc;
+	int rc = cmd_config_ctx(&cc, 0, NULL, agent, &ctx);
+	if (rc == 0 && ctx.base) {
+		const struct policy *b = ctx.base;
+		enum net_mode net = ctx.base_net ? b->net : ctx.net_default;
+		bool ro = ctx.base_fs && b->fs == FS_READ_ONLY;
+		tui_set_agent_defaults(m, i,
+				       net == NET_ON ? TND_ON : net == NET_ALLOW ? TND_ALLOW : TND_OFF,
+				       ro, &b->allow_domains);
+	}
+	cmd_config_free(&cc);
+}
+
 static void model_init(struct tui_model *m)
 {
+	(void)cmd_config_profiles(); /* the user's [profile.NAME] are agents too (an error is
+				      * said; the built-ins stay) */
 	const struct profile *const *all = profile_all();
 	size_t n = 0;
 	while (all[n])
@@ -473,6 +496,8 @@ static void model_init(struct tui_model *m)
 	}
 	_cleanup_free_ char *cwd = getcwd(NULL, 0);
 	tui_init(m, names, doms, n, cwd ? cwd : "/");
+	for (size_t i = 0; i <= n; i++)
+		config_defaults(m, i, i < n ? names[i] : NULL, cwd ? cwd : "/");
 	for (size_t i = 0; i < n; i++)
 		strv_free(&doms[i]);
 	free(doms);

@@ -316,6 +316,36 @@ static void dialog_agent_list(void **state)
 	tui_free(&m);
 }
 
+/* The configuration's defaults: the dialog opens with them, and the domains it adds stay the
+ * agent's own (not repeated as flags: `agentjail NAME` reads the same files). */
+static void config_defaults(void **state)
+{
+	(void)state;
+	struct tui_model m;
+	setup(&m);
+	struct strv more = STRV_INIT;
+	strv_push(&more, "cfg.example");
+	tui_set_agent_defaults(&m, 0, TND_ALLOW, true, &more);
+	strv_free(&more);
+	(void)tui_key(&m, 'n');
+	assert_true(m.dlg.read_only);
+	assert_int_equal(m.dlg.net, TN_ALLOW);
+	assert_non_null(strstr(m.dlg.allow, "cfg.example"));
+	argv_is(&m, "claude --workspace /work/proj --fs read-only --net allow --");
+	/* a configuration that turns the network off for a command: no domain flag then, even if
+	 * the list has entries (--net off with --allow-domain is a contradiction) */
+	m.dlg.agent = 2;
+	tui_set_agent_defaults(&m, 2, TND_OFF, false, NULL);
+	assert_false(m.dlg.read_only);
+	free(m.dlg.allow);
+	m.dlg.allow = xstrdup("x.example");
+	free(m.dlg.command);
+	m.dlg.command = xstrdup("true");
+	assert_int_equal(m.dlg.net, TN_OFF);
+	argv_is(&m, "run --workspace /work/proj --fs workspace-write --net off -- true");
+	tui_free(&m);
+}
+
 static void unsandboxed_needs_yes(void **state)
 {
 	(void)state;
@@ -439,7 +469,7 @@ int main(void)
 		cmocka_unit_test(text_pages),	     cmocka_unit_test(dialog_fields),
 		cmocka_unit_test(dialog_agent_list), cmocka_unit_test(unsandboxed_needs_yes),
 		cmocka_unit_test(sandbox_unavailable), cmocka_unit_test(completion),
-		cmocka_unit_test(split_words),
+		cmocka_unit_test(split_words),	     cmocka_unit_test(config_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

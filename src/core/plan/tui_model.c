@@ -69,13 +69,30 @@ static char *domains_text(const struct tui_agent *a)
 }
 
 /* The dialog's defaults for the chosen agent: an agent's network is its allow-list (as
- * `agentjail NAME` does), a command's is off (as `agentjail run` does). */
+ * `agentjail NAME` does), a command's is off (as `agentjail run` does), unless the
+ * configuration says otherwise (tui_set_agent_defaults). */
 static void agent_defaults(struct tui_model *m)
 {
 	const struct tui_agent *a = &m->agents[m->dlg.agent];
 	free(m->dlg.allow);
 	m->dlg.allow = domains_text(a);
-	m->dlg.net = a->name ? TN_ALLOW : TN_OFF;
+	m->dlg.net = a->net == TND_ON ? TN_ON : a->net == TND_ALLOW ? TN_ALLOW : TN_OFF;
+	m->dlg.read_only = a->read_only;
+}
+
+void tui_set_agent_defaults(struct tui_model *m, size_t i, enum tui_net_default net,
+			    bool read_only, const struct strv *more_domains)
+{
+	if (i >= m->nagents)
+		return;
+	struct tui_agent *a = &m->agents[i];
+	a->net = net;
+	a->read_only = read_only;
+	for (size_t k = 0; more_domains && k < more_domains->n; k++)
+		if (!strv_contains(&a->domains, more_domains->v[k]))
+			strv_push(&a->domains, more_domains->v[k]);
+	if (m->dlg.agent == i)
+		agent_defaults(m);
 }
 
 void tui_init(struct tui_model *m, const char *const *agent_names,
@@ -89,6 +106,7 @@ void tui_init(struct tui_model *m, const char *const *agent_names,
 	for (size_t i = 0; i < nagents; i++) {
 		m->agents[i].name = xstrdup(agent_names[i]);
 		strv_copy(&m->agents[i].domains, &agent_domains[i]);
+		m->agents[i].net = TND_ALLOW;
 	}
 	m->dlg.command = xstrdup("");
 	m->dlg.dir = xstrdup(cwd ? cwd : "");
@@ -724,7 +742,7 @@ int tui_dialog_argv(struct tui_model *m, struct strv *out)
 		/* an agent's profile adds its domains itself: the ones taken off the list are
 		 * denied, the ones added are allowed */
 		for (size_t i = 0; i < list.n; i++)
-			if (!strv_contains(&a->domains, list.v[i]) || !a->name) {
+			if (d->net == TN_ALLOW && (!strv_contains(&a->domains, list.v[i]) || !a->name)) {
 				strv_push(out, "--allow-domain");
 				strv_push(out, list.v[i]);
 			}

@@ -51,7 +51,9 @@ struct tui_row {
 /* One choice of the dialog's agent field. */
 struct tui_agent {
 	char *name;           /* the profile name; NULL for "command…" */
-	struct strv domains;  /* its --net allow domains */
+	struct strv domains;  /* its --net allow domains (the profile's, then the configuration's) */
+	enum tui_net_default { TND_OFF, TND_ON, TND_ALLOW } net; /* the dialog's first choices */
+	bool read_only;
 };
 
 enum tui_mode { TM_LIST, TM_FILTER, TM_TEXT, TM_DIALOG, TM_CONFIRM_DELETE, TM_CONFIRM_UNSANDBOXED };
@@ -92,6 +94,10 @@ struct tui_model {
  * cwd is the dialog's first directory. */
 void tui_init(struct tui_model *m, const char *const *agent_names,
 	      const struct strv *agent_domains, size_t nagents, const char *cwd);
+/* The configuration's defaults for agent i (the last is "command…"): its network, a read-only
+ * filesystem, and domains its allow-list adds to the profile's. */
+void tui_set_agent_defaults(struct tui_model *m, size_t i, enum tui_net_default net,
+			    bool read_only, const struct strv *more_domains);
 void tui_free(struct tui_model *m);
 void tui_row_free(struct tui_row *r);
 

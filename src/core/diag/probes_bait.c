@@ -54,15 +54,10 @@ static int random_token(char out[PROBE_TOKEN_LEN + 1], struct err *e)
 
 static int listen_unix(const char *name, bool abstract)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	size_t n = strlen(name);
-	if (n + 1 >= sizeof sa.sun_path) {
-		errno = ENAMETOOLONG;
+	struct sockaddr_un sa;
+	socklen_t len;
+	if (pr_unix_addr(name, abstract, &sa, &len) < 0)
 		return -1;
-	}
-	memcpy(sa.sun_path + (abstract ? 1 : 0), name, n);
-	socklen_t len =
-		(socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (abstract ? 1 : 0));
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;

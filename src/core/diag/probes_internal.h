@@ -97,6 +97,9 @@ bool pr_status_field(const char *name, char *val, size_t n);
 int pr_try_create(const char *dir, const char *token);
 bool pr_is_dir(const char *p);
 bool pr_exists(const char *p);
+/* The address of a Unix socket NAME (abstract: in the abstract namespace), its length in *len;
+ * -1 with ENAMETOOLONG when it does not fit. */
+int pr_unix_addr(const char *name, bool abstract, struct sockaddr_un *sa, socklen_t *len);
 const char *pr_writable_by_policy(const struct probe_ctx *c, const char *p);
 const char *pr_visible_by_policy(const struct probe_ctx *c, const char *p);
 void pr_proc_names(pid_t pid, char *argv0, size_t n0, char *comm, size_t nc);

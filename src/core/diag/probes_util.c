@@ -231,3 +231,17 @@ void pr_reap(pid_t pid)
 		;
 }
 
+
+int pr_unix_addr(const char *name, bool abstract, struct sockaddr_un *sa, socklen_t *len)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	size_t n = strlen(name);
+	if (n + 1 >= sizeof sa->sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa->sun_path + (abstract ? 1 : 0), name, n);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (abstract ? 1 : 0));
+	return 0;
+}

@@ -46,7 +46,8 @@ static const char usage[] =
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
-	"      126/127 command not executable / not found\n";
+	"      126/127 command not executable / not found\n"
+	"example: agentjail run --net allow --allow-domain pypi.org -- pip install requests\n";
 
 /* Record the start: a new session, or an attempt of the one being resumed. */
 static void rec_start(struct sess_rec *rec, const struct run_request *req,

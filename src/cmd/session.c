@@ -28,6 +28,32 @@
 /* `show` names at most this many denied host:port pairs */
 #define SHOW_DENIED_MAX 10
 
+static const char show_usage[] =
+	"usage: agentjail show ID [--json]\n"
+	"  one session in full: command, policy, attempts, events\n"
+	"  ID       a session id or a unique prefix of one (agentjail sessions lists them)\n"
+	"  --json   one JSON document\n"
+	"example: agentjail show 3f2a\n";
+static const char rm_usage[] =
+	"usage: agentjail rm ID...\n"
+	"  forget sessions (a running one is kept)\n"
+	"  ID   a session id or a unique prefix of one (agentjail sessions lists them)\n"
+	"example: agentjail rm 3f2a 9c01\n";
+static const char resume_usage[] =
+	"usage: agentjail resume [ID | --last] [--dry-run]\n"
+	"  run a session again with its stored sandbox (the agent's own resume first)\n"
+	"  ID        a session id or a unique prefix of one (agentjail sessions lists them)\n"
+	"  --last    the newest session of this workspace (the default without ID)\n"
+	"  --dry-run print what would run, and run nothing\n"
+	"example: agentjail resume --last\n";
+
+static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+static int help(const char *text)
+{
+	fputs(text, stdout);
+	return 0;
+}
+
 /* ---- sessions, show, rm ------------------------------------------------------------------ */
 
 static int open_existing(struct store **st)
@@ -100,7 +126,10 @@ int cmd_sessions(int argc, char **argv)
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: agentjail sessions [--all] [--json]\n"
 			       "  the sessions of this workspace (all of them with --all), newest "
-			       "first\n");
+			       "first\n"
+			       "  --all    every workspace's sessions\n"
+			       "  --json   one JSON array\n"
+			       "example: agentjail sessions --all\n");
 			return 0;
 		} else {
 			cmd_warn("sessions: unexpected argument %s (usage: agentjail sessions [--all] "
@@ -171,6 +200,8 @@ int cmd_show(int argc, char **argv)
 	bool json = false;
 	const char *id = NULL;
 	for (int i = 0; i < argc; i++) {
+		if (is_help(argv[i]))
+			return help(show_usage);
 		if (!strcmp(argv[i], "--json"))
 			json = true;
 		else if (argv[i][0] != '-' && !id)
@@ -280,6 +311,9 @@ int cmd_show(int argc, char **argv)
 
 int cmd_rm(int argc, char **argv)
 {
+	for (int i = 0; i < argc; i++)
+		if (is_help(argv[i]))
+			return help(rm_usage);
 	if (argc < 1) {
 		cmd_warn("usage: agentjail rm ID... (agentjail sessions lists the ids)");
 		return EXIT_USAGE;
@@ -427,6 +461,8 @@ int cmd_resume(int argc, char **argv)
 	const char *id = NULL;
 	bool last = false, dry = false;
 	for (int i = 0; i < argc; i++) {
+		if (is_help(argv[i]))
+			return help(resume_usage);
 		if (!strcmp(argv[i], "--last"))
 			last = true;
 		else if (!strcmp(argv[i], "--dry-run"))

@@ -21,7 +21,8 @@ static const char usage[] =
 	"       agentjail shim status [--dir DIR]               what `claude` etc. run now\n"
 	"  DIR defaults to ~/.local/share/agentjail/bin; put it first on PATH.\n"
 	"  AGENT: claude, codex, gemini, kiro, pi, opencode, aider (default: install those found,\n"
-	"  remove all)\n";
+	"  remove all)\n"
+	"example: agentjail shim install claude\n";
 
 /* Where `exe` resolves on PATH: first hit (shims included), and the real one past the shims. */
 static void where(const char *exe, const char *home, const char *self, char **first, char **real)

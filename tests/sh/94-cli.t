@@ -4,6 +4,15 @@
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
+# Nested parentheses: a "(" opened before the previous one closed.
+nested() { awk '{ d = 0; for (i = 1; i <= length($0); i++) { c = substr($0, i, 1);
+	if (c == "(") { if (d) { print "nested"; exit } d++ } else if (c == ")" && d) d-- } }'; }
+# Repeated words: a word said twice in a row, or an option or path named twice.
+repeated() { awk '{ n = split($0, w, /[ \t:;,()]+/); delete seen
+	for (i = 1; i <= n; i++) { if (w[i] == "") continue
+		if (i > 1 && w[i] == w[i - 1]) { print "twice: " w[i]; exit }
+		if (w[i] ~ /^[-\/]/ && seen[w[i]]++) { print "again: " w[i]; exit } } }'; }
+
 # the commands of src/main.c's table (the __internal ones are not the user's)
 mapfile -t CMDS < <(sed -n '/^} commands\[\] = {/,/^};/p' "$AJ_SRC/src/main.c" |
 	grep -o '{"[a-z][a-z_-]*"' | tr -d '{"')
@@ -22,5 +31,24 @@ for who in "${AJ_WHOS[@]}"; do
 			is "$ERR" "" "$who: $c $h prints nothing on stderr"
 		done
 	done
+
+	# --- usage errors: one line each, worded once ----------------------------------------------
+	while IFS= read -r args; do
+		read -ra a <<<"$args"
+		aj_run "$who" -- "${a[@]}"
+		rc_is 2 "$who: $args exits 2"
+		like "$ERR" '^agentjail: ' "$who: $args says why"
+		is "$(printf '%s\n' "$ERR" | nested)" "" "$who: $args: no nested parentheses"
+		is "$(printf '%s\n' "$ERR" | grep -c -e '((' -e ') (')" 0 "$who: $args: no '((' or ') ('"
+		is "$(printf '%s\n' "$ERR" | repeated)" "" "$who: $args: no word repeated"
+	done <<'LIST'
+run --fs
+run --net off
+run --bogus-option -- true
+run --workspace / -- true
+run --dev /tmp -- true
+run --fs nonsense -- true
+show no-such-session-id
+LIST
 done
 done_testing

@@ -316,8 +316,14 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 	struct err e = {0};
 	struct jail_prep o = {.make_caches = !req->dry_run};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
-	if (st == JAIL_READY)
+	if (st == JAIL_READY) {
+		for (size_t i = 0; i < req->pol.hide.n; i++)
+			if (hf_type(&j->hf, req->pol.hide.v[i]) == HF_MISSING)
+				cmd_warn("--hide path does not exist: %s (nothing to hide there; "
+					 "check the path)",
+					 req->pol.hide.v[i]);
 		return 0;
+	}
 	cmd_print_err(&e);
 	return st == JAIL_NO_FACTS ? EXIT_JAIL : EXIT_USAGE;
 }

@@ -32,6 +32,20 @@ for who in "${AJ_WHOS[@]}"; do
 		done
 	done
 
+	# --- a missing --rw/--ro path is an error naming it; a missing --hide path a warning -------
+	for o in --rw --ro; do
+		aj_run "$who" -- run "$o" /nonexistent/aj-typo$o -- "$P" exit 0
+		rc_is 2 "$who: a missing $o path exits 2"
+		like "$ERR" "^agentjail: .*/nonexistent/aj-typo$o" "$who: … naming the path"
+		aj_run "$who" -- run --dry-run "$o" /nonexistent/aj-typo$o -- "$P" exit 0
+		rc_is 2 "$who: … with --dry-run too"
+	done
+	aj_run "$who" -- run --hide /nonexistent/aj-typo-hide -- "$P" exit 0
+	rc_is 0 "$who: a missing --hide path is not fatal"
+	like "$ERR" '^agentjail: .*/nonexistent/aj-typo-hide' "$who: … but warned about, naming the path"
+	aj_run "$who" -- run --hide "$WS" -- "$P" exit 0
+	unlike "$ERR" 'hide' "$who: an existing --hide path is not warned about"
+
 	# --- usage errors: one line each, worded once ----------------------------------------------
 	while IFS= read -r args; do
 		read -ra a <<<"$args"
@@ -47,6 +61,7 @@ run --net off
 run --bogus-option -- true
 run --workspace / -- true
 run --dev /tmp -- true
+run --rw /nonexistent/aj-typo -- true
 run --fs nonsense -- true
 show no-such-session-id
 LIST

@@ -27,6 +27,8 @@
 #define RESUME_FAST_MS 5000
 /* `show` names at most this many denied host:port pairs */
 #define SHOW_DENIED_MAX 10
+/* `show` lists at most this many events, the latest (agentjail log has them all) */
+#define SHOW_EVENTS_MAX 20
 
 static const char show_usage[] =
 	"usage: agentjail show ID [--json]\n"
@@ -232,6 +234,10 @@ int cmd_show(int argc, char **argv)
 	size_t nden = 0;
 	if (s.n_net_denied > 0 && store_net_denied(st, s.id, SHOW_DENIED_MAX, &den, &nden, &e) < 0)
 		cmd_print_err(&e);
+	struct event *ev = NULL;
+	size_t nev = 0;
+	if (s.n_events > 0 && store_events(st, s.id, &ev, &nev, &e) < 0)
+		cmd_print_err(&e);
 	if (json) {
 		json_t *o = session_json(&s);
 		json_t *atts = json_array();
@@ -264,6 +270,18 @@ int cmd_show(int argc, char **argv)
 							    (json_int_t)den[i].n));
 		}
 		json_object_set_new(o, "net_denied_by_host", dj);
+		json_t *ej = json_array();
+		for (size_t i = 0; i < nev; i++) {
+			json_t *d = ev[i].detail_json ? json_loads(ev[i].detail_json, 0, NULL) : NULL;
+			json_t *k = json_string(ev[i].kind ? ev[i].kind : "");
+			json_array_append_new(ej, json_pack("{s:I, s:i, s:I, s:o, s:o}", "seq",
+							    (json_int_t)ev[i].seq, "attempt",
+							    ev[i].attempt, "at_ms",
+							    (json_int_t)ev[i].at_ms, "kind",
+							    k ? k : json_string("?"), "detail",
+							    d ? d : json_null()));
+		}
+		json_object_set_new(o, "events_detail", ej);
 		json_t *bw = s.bwrap_json ? json_loads(s.bwrap_json, 0, NULL) : NULL;
 		json_object_set_new(o, "bwrap_argv", bw ? bw : json_null());
 		print_json(o);
@@ -290,6 +308,16 @@ int cmd_show(int argc, char **argv)
 			printf("agent id   %s\n", a);
 		}
 		printf("events     %lld (%lld violations)\n", s.n_events, s.n_violations);
+		size_t first = nev > SHOW_EVENTS_MAX ? nev - SHOW_EVENTS_MAX : 0;
+		if (first)
+			printf("  … %zu earlier\n", first);
+		for (size_t i = first; i < nev; i++) {
+			_cleanup_free_ char *l = netfmt_log_violation(&ev[i], off, 0);
+			printf("  %s\n", l);
+		}
+		if (nev > 0 || s.n_net_allowed + s.n_net_denied > 0)
+			printf("           agentjail log %s lists them with the network decisions\n",
+			       s.id);
 		if (s.n_net_allowed + s.n_net_denied > 0) {
 			_cleanup_free_ char *net = netfmt_summary(s.n_net_allowed, s.n_net_denied,
 								  den, nden, 200);
@@ -304,6 +332,7 @@ int cmd_show(int argc, char **argv)
 		}
 	}
 	attempts_free(at, nat);
+	events_free(ev, nev);
 	net_counts_free(den, nden);
 	session_free(&s);
 	return 0;

@@ -13,6 +13,8 @@ repeated() { awk '{ n = split($0, w, /[ \t:;,()]+/); delete seen
 		if (i > 1 && w[i] == w[i - 1]) { print "twice: " w[i]; exit }
 		if (w[i] ~ /^[-\/]/ && seen[w[i]]++) { print "again: " w[i]; exit } } }'; }
 
+py() { printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>&1; }
+
 # the commands of src/main.c's table (the __internal ones are not the user's)
 mapfile -t CMDS < <(sed -n '/^} commands\[\] = {/,/^};/p' "$AJ_SRC/src/main.c" |
 	grep -o '{"[a-z][a-z_-]*"' | tr -d '{"')
@@ -45,6 +47,20 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$ERR" '^agentjail: .*/nonexistent/aj-typo-hide' "$who: … but warned about, naming the path"
 	aj_run "$who" -- run --hide "$WS" -- "$P" exit 0
 	unlike "$ERR" 'hide' "$who: an existing --hide path is not warned about"
+
+	# --- show lists the session's events with time, kind and detail --------------------------
+	aj_fresh_ws "$who"
+	aj_run "$who" -- run -- sh -c 'echo x > .envrc'
+	aj_run "$who" -- sessions --json
+	SID=$(py "d[0]['id']")
+	aj_run "$who" -- show "$SID"
+	rc_is 0 "$who: show of a session with a violation"
+	like "$OUT" "[0-9]{2}:[0-9]{2}:[0-9]{2} .*violation\.protected_path $WS/\.envrc: appeared" \
+		"$who: show lists the violation with its time, kind and path"
+	like "$OUT" "agentjail log $SID" "$who: … and points to agentjail log for the rest"
+	aj_run "$who" -- show "$SID" --json
+	is "$(py "d['events_detail'][0]['kind']")" "violation.protected_path" "$who: show --json: the events"
+	is "$(py "d['events_detail'][0]['detail']['path']")" "$WS/.envrc" "$who: … with their detail"
 
 	# --- usage errors: one line each, worded once ----------------------------------------------
 	while IFS= read -r args; do

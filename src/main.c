@@ -23,6 +23,7 @@ static const char usage[] =
 	"  sessions [--all] [--json]        the recorded sessions of this workspace, newest first\n"
 	"  show ID [--json] | rm ID...      one session in full; forget sessions\n"
 	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
+	"  quarantine [ID] | restore ITEM   what the jail moved aside; put one back\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the private package caches jails share\n"
@@ -40,7 +41,7 @@ static const struct {
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"__connect", cmd_connect}, {"config", cmd_config},   {"trust", cmd_trust},
-	{"untrust", cmd_untrust},   {"tui", cmd_tui},
+	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
 };
 
 int main(int argc, char **argv)

@@ -62,6 +62,34 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$(py "d['events_detail'][0]['kind']")" "violation.protected_path" "$who: show --json: the events"
 	is "$(py "d['events_detail'][0]['detail']['path']")" "$WS/.envrc" "$who: … with their detail"
 
+	# --- quarantine: list what was moved aside, restore it (confirmed, never overwriting) -----
+	MOVED=$(py "d['events_detail'][0]['detail']['moved_to']")
+	aj_run "$who" -- quarantine
+	rc_is 0 "$who: quarantine lists"
+	like "$OUT" "$WS/\.envrc" "$who: … the original path"
+	like "$OUT" "$MOVED" "$who: … and where it lies now"
+	aj_run "$who" -- quarantine "$SID"
+	like "$OUT" "$MOVED" "$who: quarantine ID lists that session's"
+	aj_run "$who" -- quarantine restore "$MOVED"
+	rc_is 2 "$who: restore without a terminal or --yes is refused"
+	check "$who: … and restores nothing" test ! -e "$WS/.envrc"
+	aj_run "$who" -- quarantine restore /etc/passwd --yes
+	rc_is 2 "$who: restore of a path outside the quarantine is refused"
+	aj_run "$who" -- run -- sh -c 'echo y > .envrc'
+	aj_run "$who" -- sessions --json
+	SID2=$(py "d[0]['id']")
+	aj_run "$who" -- show "$SID2" --json
+	MOVED2=$(py "d['events_detail'][0]['detail']['moved_to']")
+	aj_run "$who" -- quarantine restore "$MOVED2" --yes
+	rc_is 0 "$who: restore --yes"
+	is "$(cat "$WS/.envrc" 2>&1)" "y" "$who: … puts the file back"
+	check "$who: … and it is no longer in the quarantine" test ! -e "$MOVED2"
+	aj_run "$who" -- quarantine restore "$MOVED" --yes
+	rc_is 1 "$who: restore onto an existing path is refused"
+	like "$ERR" "$WS/\.envrc" "$who: … naming it"
+	is "$(cat "$WS/.envrc")" "y" "$who: … and the existing file is untouched"
+	check "$who: … and the item stays in the quarantine" test -e "$MOVED"
+
 	# --- usage errors: one line each, worded once ----------------------------------------------
 	while IFS= read -r args; do
 		read -ra a <<<"$args"

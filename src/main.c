@@ -1,5 +1,6 @@
 /* agentjail: the command table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -46,6 +47,12 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+	/* a relative state directory would be relative to wherever agentjail runs: refused */
+	const char *sd = getenv("AGENTJAIL_STATE_DIR");
+	if (sd && sd[0] && sd[0] != '/' && !(argc > 1 && !strcmp(argv[1], INIT_VERB))) {
+		fprintf(stderr, "agentjail: AGENTJAIL_STATE_DIR must be an absolute path: %s\n", sd);
+		return EXIT_USAGE;
+	}
 	/* invoked through a shim (a link named like an agent): every argument is the agent's */
 	/* a shim of a user profile ([profile.NAME] of the configuration) needs it loaded */
 	if (strncmp(path_basename(argv[0]), "agentjail", 9) && !shim_in_jail()) {

@@ -323,12 +323,19 @@ int cmd_show(int argc, char **argv)
 								  den, nden, 200);
 			printf("network    %s\n", net);
 		}
+		/* the "ago" column as wide as its widest cell, so the rows align */
+		int agew = 0;
+		for (size_t i = 0; i < nat; i++) {
+			_cleanup_free_ char *aw = sessfmt_ago(at[i].started_ms, store_now_ms(), off);
+			if ((int)strlen(aw) > agew)
+				agew = (int)strlen(aw);
+		}
 		for (size_t i = 0; i < nat; i++) {
 			_cleanup_free_ char *ac = sessfmt_argv(&at[i].argv);
 			_cleanup_free_ char *as = sessfmt_status(at[i].status, at[i].exit_status);
 			_cleanup_free_ char *aw = sessfmt_ago(at[i].started_ms, store_now_ms(), off);
-			printf("attempt %d  %-6s %-8s %s  %s\n", at[i].n,
-			       attempt_kind_name(at[i].kind), aw, as, ac);
+			printf("attempt %d  %-6s %-*s  %s  %s\n", at[i].n,
+			       attempt_kind_name(at[i].kind), agew, aw, as, ac);
 		}
 	}
 	attempts_free(at, nat);

@@ -90,6 +90,20 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$(cat "$WS/.envrc")" "y" "$who: … and the existing file is untouched"
 	check "$who: … and the item stays in the quarantine" test -e "$MOVED"
 
+	# --- small edges (stumble 11) -------------------------------------------------------------
+	aj_run "$who" -- shim remove --dir "$AJ_TMP/no-shims-$who"
+	rc_is 0 "$who: shim remove with nothing to remove"
+	like "$OUT" 'no shim' "$who: … says so"
+	aj_run "$who" -e AGENTJAIL_STATE_DIR=relative/state -- run -- "$P" exit 0
+	rc_is 2 "$who: a relative AGENTJAIL_STATE_DIR is refused"
+	like "$ERR" 'AGENTJAIL_STATE_DIR.*relative/state' "$who: … naming it"
+	check "$who: … and nothing is made there" test ! -e "$WS/relative"
+	aj_run "$who" -- resume "$SID"
+	aj_run "$who" -- show "$SID"
+	rows=$(printf '%s\n' "$OUT" | grep '^attempt ')
+	is "$(printf '%s\n' "$rows" | awk '{ print index($0, " exited") }' | sort -u | wc -l)" 1 \
+		"$who: show's attempt rows are aligned"
+
 	# --- usage errors: one line each, worded once ----------------------------------------------
 	while IFS= read -r args; do
 		read -ra a <<<"$args"

@@ -1,5 +1,6 @@
 /* agentjail: the command table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -23,6 +24,7 @@ static const char usage[] =
 	"  sessions [--all] [--json]        the recorded sessions of this workspace, newest first\n"
 	"  show ID [--json] | rm ID...      one session in full; forget sessions\n"
 	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
+	"  quarantine [ID] | restore ITEM   what the jail moved aside; put one back\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the private package caches jails share\n"
@@ -40,11 +42,17 @@ static const struct {
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"__connect", cmd_connect}, {"config", cmd_config},   {"trust", cmd_trust},
-	{"untrust", cmd_untrust},   {"tui", cmd_tui},
+	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
 };
 
 int main(int argc, char **argv)
 {
+	/* a relative state directory would be relative to wherever agentjail runs: refused */
+	const char *sd = getenv("AGENTJAIL_STATE_DIR");
+	if (sd && sd[0] && sd[0] != '/' && !(argc > 1 && !strcmp(argv[1], INIT_VERB))) {
+		fprintf(stderr, "agentjail: AGENTJAIL_STATE_DIR must be an absolute path: %s\n", sd);
+		return EXIT_USAGE;
+	}
 	/* invoked through a shim (a link named like an agent): every argument is the agent's */
 	/* a shim of a user profile ([profile.NAME] of the configuration) needs it loaded */
 	if (strncmp(path_basename(argv[0]), "agentjail", 9) && !shim_in_jail()) {

@@ -106,9 +106,10 @@ static int agent_usage(const struct profile *pr, FILE *f)
 		"  POLICY: as for `agentjail run` (agentjail run --help); the network is --net "
 		"allow\n"
 		"          by default: the profile's domains and your --allow-domain entries only\n"
-		"  agentjail profiles %s   shows what is bound and passed\n",
+		"  agentjail profiles %s   shows what is bound and passed\n"
+		"example: agentjail %s --rw ~/notes\n",
 		pr->name, pr->name, pr->title, pr->skip_flags ? " with " : "",
-		pr->skip_flags ? pr->skip_flags[0] : "", pr->name);
+		pr->skip_flags ? pr->skip_flags[0] : "", pr->name, pr->name);
 	return 0;
 }
 

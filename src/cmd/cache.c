@@ -15,7 +15,8 @@ static const char usage[] =
 	"  jails never write the host's package caches (cargo's registry and git, npm, pip, uv,\n"
 	"  Go modules, Gradle, Maven): they share private ones in agentjail's state directory.\n"
 	"  size    how much they hold (the default)\n"
-	"  clean   empty them (the next jail starts with empty caches)\n";
+	"  clean   empty them (the next jail starts with empty caches)\n"
+	"example: agentjail cache clean\n";
 
 int cmd_cache(int argc, char **argv)
 {

@@ -75,6 +75,8 @@ void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, c
 void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal);
 void cmd_rec_close(struct sess_rec *r);
 int cmd_sessions(int argc, char **argv);
+/* agentjail quarantine [ID | --all] | restore ITEM [--yes] (cmd/quarantine.c) */
+int cmd_quarantine(int argc, char **argv);
 /* The store when one exists (0; *st NULL and 1 when nothing was recorded yet), or -1 (said). */
 struct store;
 struct session;

@@ -133,7 +133,8 @@ static const char config_usage[] =
 	"  the effective configuration of the current directory and where each value comes\n"
 	"  from (FILE:LINE, env NAME, default); --path: the files considered, lowest first\n"
 	"  layers: /etc/agentjail/config.toml, ~/.config/agentjail/config.toml, the workspace's\n"
-	"  .agentjail.toml (narrowing only, unless `agentjail trust`), AGENTJAIL_*, flags\n";
+	"  .agentjail.toml (narrowing only, unless `agentjail trust`), AGENTJAIL_*, flags\n"
+	"example: agentjail config --path\n";
 
 int cmd_config(int argc, char **argv)
 {
@@ -198,7 +199,8 @@ static const char trust_usage[] =
 	"       agentjail trust --list    the trusted project files\n"
 	"       agentjail untrust [DIR]   forget DIR's\n"
 	"  an untrusted .agentjail.toml may only narrow the sandbox; a trusted one may widen it\n"
-	"  (rw, ro, env, net, allow_domains, hosts, …) until its content changes\n";
+	"  (rw, ro, env, net, allow_domains, hosts, …) until its content changes\n"
+	"example: agentjail trust ~/src/project; agentjail untrust ~/src/project\n";
 
 static int trust_list_cmd(const char *state)
 {

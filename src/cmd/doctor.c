@@ -14,7 +14,8 @@ static const char usage[] =
         "  installed agents, the tool managers behind PATH (what a jail shows of them) and the\n"
         "  private package caches; prints one line per check with the fix for each warn and fail.\n"
         "  --json   the same as one JSON document (schema: doc/doctor-json.md)\n"
-        "exit: 0 when a sandboxed run works here, 1 when it cannot, 2 on a usage error\n";
+        "exit: 0 when a sandboxed run works here, 1 when it cannot, 2 on a usage error\n"
+        "example: agentjail doctor --json\n";
 
 int cmd_doctor(int argc, char **argv)
 {

@@ -25,7 +25,8 @@ static const char usage[] =
 	"  ID        a session id or a unique prefix of one (agentjail sessions lists them)\n"
 	"  --last    the newest session of this workspace (the default without ID)\n"
 	"  --json    one JSON object per line: {\"type\": \"net\" | \"violation\", …}\n"
-	"  --follow  keep printing as the session goes on; stop when it ends\n";
+	"  --follow  keep printing as the session goes on; stop when it ends\n"
+	"example: agentjail log --last --follow\n";
 
 struct log_opts {
 	bool json, follow;

@@ -156,7 +156,10 @@ int cmd_profiles(int argc, char **argv)
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: agentjail profiles [NAME] [--json]\n");
+			printf("usage: agentjail profiles [NAME] [--json]\n"
+			       "  the agent profiles (or NAME's): flags, binds, variables, domains\n"
+			       "  --json   one JSON document\n"
+			       "example: agentjail profiles claude\n");
 			return 0;
 		} else if (argv[i][0] != '-' && !name) {
 			name = argv[i];

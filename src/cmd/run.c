@@ -46,7 +46,8 @@ static const char usage[] =
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
-	"      126/127 command not executable / not found\n";
+	"      126/127 command not executable / not found\n"
+	"example: agentjail run --net allow --allow-domain pypi.org -- pip install requests\n";
 
 /* Record the start: a new session, or an attempt of the one being resumed. */
 static void rec_start(struct sess_rec *rec, const struct run_request *req,
@@ -315,8 +316,14 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 	struct err e = {0};
 	struct jail_prep o = {.make_caches = !req->dry_run};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
-	if (st == JAIL_READY)
+	if (st == JAIL_READY) {
+		for (size_t i = 0; i < req->pol.hide.n; i++)
+			if (hf_type(&j->hf, req->pol.hide.v[i]) == HF_MISSING)
+				cmd_warn("--hide path does not exist: %s (nothing to hide there; "
+					 "check the path)",
+					 req->pol.hide.v[i]);
 		return 0;
+	}
 	cmd_print_err(&e);
 	return st == JAIL_NO_FACTS ? EXIT_JAIL : EXIT_USAGE;
 }

@@ -27,6 +27,34 @@
 #define RESUME_FAST_MS 5000
 /* `show` names at most this many denied host:port pairs */
 #define SHOW_DENIED_MAX 10
+/* `show` lists at most this many events, the latest (agentjail log has them all) */
+#define SHOW_EVENTS_MAX 20
+
+static const char show_usage[] =
+	"usage: agentjail show ID [--json]\n"
+	"  one session in full: command, policy, attempts, events\n"
+	"  ID       a session id or a unique prefix of one (agentjail sessions lists them)\n"
+	"  --json   one JSON document\n"
+	"example: agentjail show 3f2a\n";
+static const char rm_usage[] =
+	"usage: agentjail rm ID...\n"
+	"  forget sessions (a running one is kept)\n"
+	"  ID   a session id or a unique prefix of one (agentjail sessions lists them)\n"
+	"example: agentjail rm 3f2a 9c01\n";
+static const char resume_usage[] =
+	"usage: agentjail resume [ID | --last] [--dry-run]\n"
+	"  run a session again with its stored sandbox (the agent's own resume first)\n"
+	"  ID        a session id or a unique prefix of one (agentjail sessions lists them)\n"
+	"  --last    the newest session of this workspace (the default without ID)\n"
+	"  --dry-run print what would run, and run nothing\n"
+	"example: agentjail resume --last\n";
+
+static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+static int help(const char *text)
+{
+	fputs(text, stdout);
+	return 0;
+}
 
 /* ---- sessions, show, rm ------------------------------------------------------------------ */
 
@@ -100,7 +128,10 @@ int cmd_sessions(int argc, char **argv)
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: agentjail sessions [--all] [--json]\n"
 			       "  the sessions of this workspace (all of them with --all), newest "
-			       "first\n");
+			       "first\n"
+			       "  --all    every workspace's sessions\n"
+			       "  --json   one JSON array\n"
+			       "example: agentjail sessions --all\n");
 			return 0;
 		} else {
 			cmd_warn("sessions: unexpected argument %s (usage: agentjail sessions [--all] "
@@ -171,6 +202,8 @@ int cmd_show(int argc, char **argv)
 	bool json = false;
 	const char *id = NULL;
 	for (int i = 0; i < argc; i++) {
+		if (is_help(argv[i]))
+			return help(show_usage);
 		if (!strcmp(argv[i], "--json"))
 			json = true;
 		else if (argv[i][0] != '-' && !id)
@@ -200,6 +233,10 @@ int cmd_show(int argc, char **argv)
 	struct net_count *den = NULL;
 	size_t nden = 0;
 	if (s.n_net_denied > 0 && store_net_denied(st, s.id, SHOW_DENIED_MAX, &den, &nden, &e) < 0)
+		cmd_print_err(&e);
+	struct event *ev = NULL;
+	size_t nev = 0;
+	if (s.n_events > 0 && store_events(st, s.id, &ev, &nev, &e) < 0)
 		cmd_print_err(&e);
 	if (json) {
 		json_t *o = session_json(&s);
@@ -233,6 +270,18 @@ int cmd_show(int argc, char **argv)
 							    (json_int_t)den[i].n));
 		}
 		json_object_set_new(o, "net_denied_by_host", dj);
+		json_t *ej = json_array();
+		for (size_t i = 0; i < nev; i++) {
+			json_t *d = ev[i].detail_json ? json_loads(ev[i].detail_json, 0, NULL) : NULL;
+			json_t *k = json_string(ev[i].kind ? ev[i].kind : "");
+			json_array_append_new(ej, json_pack("{s:I, s:i, s:I, s:o, s:o}", "seq",
+							    (json_int_t)ev[i].seq, "attempt",
+							    ev[i].attempt, "at_ms",
+							    (json_int_t)ev[i].at_ms, "kind",
+							    k ? k : json_string("?"), "detail",
+							    d ? d : json_null()));
+		}
+		json_object_set_new(o, "events_detail", ej);
 		json_t *bw = s.bwrap_json ? json_loads(s.bwrap_json, 0, NULL) : NULL;
 		json_object_set_new(o, "bwrap_argv", bw ? bw : json_null());
 		print_json(o);
@@ -259,20 +308,38 @@ int cmd_show(int argc, char **argv)
 			printf("agent id   %s\n", a);
 		}
 		printf("events     %lld (%lld violations)\n", s.n_events, s.n_violations);
+		size_t first = nev > SHOW_EVENTS_MAX ? nev - SHOW_EVENTS_MAX : 0;
+		if (first)
+			printf("  … %zu earlier\n", first);
+		for (size_t i = first; i < nev; i++) {
+			_cleanup_free_ char *l = netfmt_log_violation(&ev[i], off, 0);
+			printf("  %s\n", l);
+		}
+		if (nev > 0 || s.n_net_allowed + s.n_net_denied > 0)
+			printf("           agentjail log %s lists them with the network decisions\n",
+			       s.id);
 		if (s.n_net_allowed + s.n_net_denied > 0) {
 			_cleanup_free_ char *net = netfmt_summary(s.n_net_allowed, s.n_net_denied,
 								  den, nden, 200);
 			printf("network    %s\n", net);
 		}
+		/* the "ago" column as wide as its widest cell, so the rows align */
+		int agew = 0;
+		for (size_t i = 0; i < nat; i++) {
+			_cleanup_free_ char *aw = sessfmt_ago(at[i].started_ms, store_now_ms(), off);
+			if ((int)strlen(aw) > agew)
+				agew = (int)strlen(aw);
+		}
 		for (size_t i = 0; i < nat; i++) {
 			_cleanup_free_ char *ac = sessfmt_argv(&at[i].argv);
 			_cleanup_free_ char *as = sessfmt_status(at[i].status, at[i].exit_status);
 			_cleanup_free_ char *aw = sessfmt_ago(at[i].started_ms, store_now_ms(), off);
-			printf("attempt %d  %-6s %-8s %s  %s\n", at[i].n,
-			       attempt_kind_name(at[i].kind), aw, as, ac);
+			printf("attempt %d  %-6s %-*s  %s  %s\n", at[i].n,
+			       attempt_kind_name(at[i].kind), agew, aw, as, ac);
 		}
 	}
 	attempts_free(at, nat);
+	events_free(ev, nev);
 	net_counts_free(den, nden);
 	session_free(&s);
 	return 0;
@@ -280,6 +347,9 @@ int cmd_show(int argc, char **argv)
 
 int cmd_rm(int argc, char **argv)
 {
+	for (int i = 0; i < argc; i++)
+		if (is_help(argv[i]))
+			return help(rm_usage);
 	if (argc < 1) {
 		cmd_warn("usage: agentjail rm ID... (agentjail sessions lists the ids)");
 		return EXIT_USAGE;
@@ -427,6 +497,8 @@ int cmd_resume(int argc, char **argv)
 	const char *id = NULL;
 	bool last = false, dry = false;
 	for (int i = 0; i < argc; i++) {
+		if (is_help(argv[i]))
+			return help(resume_usage);
 		if (!strcmp(argv[i], "--last"))
 			last = true;
 		else if (!strcmp(argv[i], "--dry-run"))

@@ -21,7 +21,8 @@ static const char usage[] =
 	"       agentjail shim status [--dir DIR]               what `claude` etc. run now\n"
 	"  DIR defaults to ~/.local/share/agentjail/bin; put it first on PATH.\n"
 	"  AGENT: claude, codex, gemini, kiro, pi, opencode, aider (default: install those found,\n"
-	"  remove all)\n";
+	"  remove all)\n"
+	"example: agentjail shim install claude\n";
 
 /* Where `exe` resolves on PATH: first hit (shims included), and the real one past the shims. */
 static void where(const char *exe, const char *home, const char *self, char **first, char **real)
@@ -186,6 +187,7 @@ int cmd_shim(int argc, char **argv)
 	} else if (!strcmp(verb, "remove")) {
 		for (size_t i = 0; !names.n && all[i]; i++)
 			strv_push(&names, all[i]->exe[0]);
+		size_t removed = 0;
 		for (size_t i = 0; i < names.n; i++) {
 			struct err e = {0};
 			enum shim_state before = shim_check(dir, names.v[i]);
@@ -194,8 +196,11 @@ int cmd_shim(int argc, char **argv)
 				rc = 1;
 			} else if (before == SHIM_OURS) {
 				printf("removed: %s/%s\n", dir, names.v[i]);
+				removed++;
 			}
 		}
+		if (!removed && !rc)
+			printf("no shim to remove in %s\n", dir);
 		/* our own default directory goes when it is empty; rmdir fails otherwise */
 		_cleanup_free_ char *def = shim_default_dir(home, getenv("XDG_DATA_HOME"));
 		if (!strcmp(def, dir) && rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY)

@@ -510,7 +510,8 @@ int cmd_tui(int argc, char **argv)
 		bool help = !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h");
 		fputs("usage: agentjail tui\n"
 		      "  the recorded sessions, newest first: resume, start (n), delete, logs;\n"
-		      "  ? inside for the keys\n",
+		      "  ? inside for the keys\n"
+		      "example: agentjail tui\n",
 		      help ? stdout : stderr);
 		return help ? 0 : EXIT_USAGE;
 	}

@@ -1,5 +1,6 @@
 #include "util/err.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +56,26 @@ void err_clear(struct err *e)
 		memset(e, 0, sizeof *e);
 }
 
+/* Does `s` name `word` already, as a word of its own (not inside a longer path or option) and
+ * outside parentheses (an example there is not the input)? */
+static bool names(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	int depth = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && depth)
+			depth--;
+		else if (!depth && !strncmp(p, word, n) &&
+			 (p == s || strchr(" \t`'\"", p[-1])) && (!p[n] || strchr(" \t:;,)`'\"", p[n])))
+			return true;
+	}
+	return false;
+}
+
+/* The message said once: the path unless the message names it already, and the hint in
+ * parentheses only when that nests none (else after "; "). */
 void err_format(const struct err *e, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -70,12 +91,15 @@ void err_format(const struct err *e, char *buf, size_t len)
 	if (!len)
 		return;
 	buf[0] = '\0';
-	APPEND("%s", e->what[0] ? e->what : "unknown error");
-	if (e->path[0])
+	const char *what = e->what[0] ? e->what : "unknown error";
+	APPEND("%s", what);
+	if (e->path[0] && !names(what, e->path))
 		APPEND(": %s", e->path);
 	if (e->errnum)
 		APPEND(": %s", strerror(e->errnum));
-	if (e->hint[0])
+	if (e->hint[0] && (strpbrk(e->hint, "()") || strchr(buf, '(') || strchr(buf, ')')))
+		APPEND("; %s", e->hint);
+	else if (e->hint[0])
 		APPEND(" (%s)", e->hint);
 #undef APPEND
 }

@@ -28,13 +28,13 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 0 "$who: --dry-run --env NAME exits 0"
 	unlike "$OUT$ERR" "passthrough-secret-value-$$" "$who: --dry-run redacts the value of a passed-through variable"
 	aj_run "$who" -- run --dry-run --ro /nonexistent/agentjail-test -- "$P" exit 0
-	like "$OUT$ERR" '/nonexistent/agentjail-test' "$who: --dry-run lists a missing --ro source as skipped"
+	like "$OUT$ERR" '/nonexistent/agentjail-test' "$who: --dry-run names a missing --ro source"
 
 	# --- contradictions and bad usage: exit 2 -------------------------------------------------
 	aj_run "$who" -- run --rw / -- "$P" exit 0
 	rc_is 2 "$who: --rw / is refused with 2 (/ is never writable)"
 	aj_run "$who" -- run --ro /nonexistent/agentjail-test --rw /nonexistent/agentjail-test2 -- "$P" exit 0
-	rc_is 0 "$who: a missing --ro/--rw source is skipped, not fatal"
+	rc_is 2 "$who: a missing --ro/--rw source is refused with 2 (a typo would mean no access)"
 	aj_run "$who" -- run --fs danger-full-access --net off -- "$P" exit 0
 	rc_is 2 "$who: --fs danger-full-access --net off exits 2"
 	like "$ERR" 'agentjail: ' "$who: … with a message prefixed 'agentjail: '"

@@ -246,7 +246,16 @@ static void properties(void **state)
 		if (run_parse_args((int)args.n, strv_data(&args), &ctx, &req, &e) == 0 &&
 		    policy_validate(&req.pol, hf.home, &e) == 0) {
 			struct bw_plan plan = {0};
-			assert_int_equal(bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e), 0);
+			if (bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e) < 0) {
+				/* only a --rw/--ro path that is not there is refused */
+				assert_true(strstr(e.what, "path does not exist") ||
+					    strstr(e.what, "needs a file or directory"));
+				bw_plan_free(&plan);
+				run_request_free(&req);
+				hostfacts_free(&hf);
+				strv_free(&args);
+				continue;
+			}
 			char *txt = bw_plan_render(&plan, "bwrap");
 			struct strv flat = STRV_INIT;
 			bw_plan_argv(&plan, &flat);

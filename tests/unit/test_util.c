@@ -49,6 +49,31 @@ static void format_size(void **state)
 	assert_non_null(strstr(buf, strerror(ENAMETOOLONG)));
 }
 
+/* Said once: no path the message names already, no hint nested in parentheses (issue 16). */
+static void format_once(void **state)
+{
+	(void)state;
+	char buf[ERR_FMT_MAX];
+	struct err e = {0};
+	err_set(&e, 0, "--fs", "option --fs needs a value");
+	err_hint(&e, "see `agentjail run --help`");
+	err_format(&e, buf, sizeof buf);
+	assert_string_equal(buf, "option --fs needs a value (see `agentjail run --help`)");
+	err_set(&e, 0, "/", "the workspace cannot be /");
+	err_hint(&e, "a jail never binds the whole root (it would expose every host socket)");
+	err_format(&e, buf, sizeof buf);
+	assert_string_equal(buf, "the workspace cannot be /; a jail never binds the whole root "
+				 "(it would expose every host socket)");
+	err_set(&e, 0, "", "no command given (usage: agentjail run CMD)");
+	err_hint(&e, "see `agentjail run --help`");
+	err_format(&e, buf, sizeof buf);
+	assert_string_equal(buf, "no command given (usage: agentjail run CMD); see `agentjail run --help`");
+	/* a path inside a longer word is still named */
+	err_set(&e, ENOENT, "/a", "cannot open /a/b");
+	err_format(&e, buf, sizeof buf);
+	assert_string_equal(buf, "cannot open /a/b: /a: No such file or directory");
+}
+
 static void uuid(void **state)
 {
 	(void)state;
@@ -85,6 +110,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(wrap),
 		cmocka_unit_test(format_size),
+		cmocka_unit_test(format_once),
 		cmocka_unit_test(uuid),
 		cmocka_unit_test(clock_monotonic),
 	};

@@ -1071,6 +1071,27 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 		add_proxy_env(p);
 }
 
+/* A --rw or --ro path that is not there: an error naming it (a typo would silently mean no
+ * access). A missing --hide path is only worth a warning (cmd layer): nothing is there to see. */
+static int check_binds(const struct strv *paths, const char *opt, struct hostfacts *hf,
+		       struct err *e)
+{
+	for (size_t i = 0; i < paths->n; i++) {
+		enum hf_type t = hf_type(hf, paths->v[i]);
+		if (t == HF_DIR || t == HF_FILE)
+			continue;
+		if (t == HF_MISSING) {
+			err_set(e, 0, paths->v[i], "%s path does not exist", opt);
+			err_hint(e, "check the path, or create it first");
+		} else {
+			err_set(e, 0, paths->v[i], "%s needs a file or directory", opt);
+			err_hint(e, "give the directory that holds it");
+		}
+		return -1;
+	}
+	return 0;
+}
+
 static int check_devices(const struct policy *pol, struct hostfacts *hf, struct err *e)
 {
 	for (size_t i = 0; i < pol->dev.n; i++) {
@@ -1204,6 +1225,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 						    "bwrap argv to build");
 		return -1;
 	}
+	if (check_binds(&pol->rw, "--rw", hf, e) < 0 || check_binds(&pol->ro, "--ro", hf, e) < 0)
+		return -1;
 	if (check_devices(pol, hf, e) < 0)
 		return -1;
 	if (hf->git_refused) {

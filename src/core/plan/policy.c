@@ -372,8 +372,8 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	for (; i < argc; i++)
 		strv_push(&out->cmd, argv[i]);
 	if (out->cmd.n == 0)
-		return usage_err(e, "", "no command given (usage: agentjail run [POLICY] [--] CMD "
-					"[ARG...])");
+		return usage_err(e, "", "no command given: agentjail run [POLICY] [--] CMD "
+					"[ARG...]");
 	if (!p->workspace)
 		p->workspace = path_normalize("/", ctx->cwd);
 	bool lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n > base_lists;

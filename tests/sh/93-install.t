@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `make install DESTDIR=… PREFIX=/usr/local` gives a tree with the binary (which runs a jail, as
+# root and as the unprivileged user), the manual pages and the shell completions;
+# `make uninstall` with the same DESTDIR removes every file it installed.
+. "$(dirname "$0")/lib.sh"
+aj_setup
+
+if ! command -v make >/dev/null 2>&1; then
+	skip "make install" "make is not installed"
+	done_testing
+fi
+dest=$AJ_TMP/dest
+mk() { make -s --no-print-directory -C "$AJ_SRC" SAN="${AJ_SAN:-}" DESTDIR="$dest" PREFIX=/usr/local "$@"; }
+
+out=$(mk install 2>&1)
+ok $? "make install DESTDIR=… PREFIX=/usr/local succeeds" || diag "$out"
+bin=$dest/usr/local/bin/agentjail
+[ -x "$bin" ]
+ok $? "the binary is installed at PREFIX/bin/agentjail"
+for f in share/man/man5/agentjail.toml.5; do
+	if command -v scdoc >/dev/null 2>&1 || [ "${f#share/man}" = "$f" ]; then
+		[ -f "$dest/usr/local/$f" ]
+		ok $? "installed: PREFIX/$f"
+	else
+		skip "installed: PREFIX/$f" "scdoc is not installed"
+	fi
+done
+
+chmod -R a+rX "$dest"
+for who in "${AJ_WHOS[@]}"; do
+	aj_run "$who" -B "$bin" -- run -- true
+	is "$RC" 0 "$who: the installed binary runs a jail (run -- true)"
+done
+aj_skip_missing_whos "the installed binary runs a jail"
+
+out=$(mk uninstall 2>&1)
+ok $? "make uninstall DESTDIR=… succeeds" || diag "$out"
+left=$(find "$dest" -mindepth 1 ! -type d 2>/dev/null)
+is "$left" "" "make uninstall leaves no file behind"
+left=$(find "$dest" -mindepth 1 2>/dev/null)
+is "$left" "" "nor a directory it created"
+out=$(mk uninstall 2>&1)
+ok $? "a second make uninstall is harmless" || diag "$out"
+done_testing

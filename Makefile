@@ -155,7 +155,7 @@ bench: $(BIN) $(BUILD)/bench/startup $(BUILD)/bench/proxy
 	  rc=$$?; rm -rf $$d; exit $$rc
 	@$(BUILD)/bench/proxy 9 256
 
-# Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t checks them.
+# Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.
 MAN_SRC := $(wildcard doc/*.[1-8].scd)
 MAN_PAGES := $(MAN_SRC:doc/%.scd=build/man/%)
 man:

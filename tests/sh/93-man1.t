@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The manual page agentjail(1) renders with scdoc and man, has its sections, documents every
+# command of `agentjail --help` and every option of each command's --help, the exit codes and
+# the environment, and formats without a roff warning.
+. "$(dirname "$0")/lib.sh"
+
+src=$AJ_SRC/doc/agentjail.1.scd
+bin=$AJ_BUILD/agentjail
+if ! command -v scdoc >/dev/null 2>&1; then
+	skip "agentjail(1) renders" "scdoc is not installed (scripts/deps.sh installs it)"
+	done_testing
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+scdoc <"$src" >"$tmp/agentjail.1" 2>"$tmp/err"
+ok $? "scdoc renders agentjail(1)" || diag "$(cat "$tmp/err")"
+page=$(cat "$tmp/agentjail.1")
+grep -q '^\.TH "agentjail" "1"' <<<"$page"
+ok $? "its title is agentjail(1)"
+for s in NAME SYNOPSIS DESCRIPTION COMMANDS 'POLICY OPTIONS' 'EXIT STATUS' ENVIRONMENT FILES \
+	EXAMPLES 'SECURITY MODEL' 'SEE ALSO'; do
+	grep -Eq "^\.SH \"?$s\"?\$" <<<"$page"
+	ok $? "section $s"
+done
+
+# every command `agentjail --help` lists has a definition in COMMANDS
+cmds=$("$bin" --help 2>&1 | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p' | sort -u)
+[ "$(wc -w <<<"$cmds")" -ge 12 ]
+ok $? "the commands are read from agentjail --help ($(wc -w <<<"$cmds"))" || diag "$cmds"
+missing=
+for c in $cmds; do
+	grep -Eq "^\*$c( |\*)" "$src" || missing="$missing $c"
+done
+is "$missing" "" "every command of agentjail --help is documented"
+
+# every option of each command's --help appears in the page
+missing=
+for c in run verify doctor profiles shim sessions log resume config trust cache; do
+	for o in $("$bin" "$c" --help 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -qF -- "*$o*" "$src" || missing="$missing $c:$o"
+	done
+done
+is "$missing" "" "every option of each command's --help is documented" || diag "missing: $missing"
+missing=
+for a in claude codex gemini kiro pi opencode aider; do
+	grep -qF "*$a*" "$src" || missing="$missing $a"
+done
+is "$missing" "" "every agent is named"
+for x in 2 125 126 127; do
+	grep -Eq "^(\*[0-9]+\*, )*\*$x\*(, \*[0-9]+\*)*\$" "$src"
+	ok $? "exit status $x is documented"
+done
+for v in AGENTJAIL_STATE_DIR AGENTJAIL_BWRAP AGENTJAIL_FS AGENTJAIL_NET AGENTJAIL_MEMORY \
+	AGENTJAIL_PIDS AGENTJAIL_GRACE_MS; do
+	grep -q "\*$v\*" "$src"
+	ok $? "$v is documented"
+done
+for w in 'Kernel bugs' 'Side channels' '--net on'; do
+	grep -qF -- "$w" "$src"
+	ok $? "the security model covers: $w"
+done
+
+if command -v groff >/dev/null 2>&1; then
+	groff -man -Tutf8 -ww -z "$tmp/agentjail.1" 2>"$tmp/warn"
+	is "$(cat "$tmp/warn")" "" "groff formats it without a warning"
+else
+	skip "groff formats it without a warning" "groff is not installed"
+fi
+if command -v man >/dev/null 2>&1; then
+	text=$(MANWIDTH=80 man -l "$tmp/agentjail.1" 2>"$tmp/manerr" | col -bx 2>/dev/null)
+	like "$text" 'SECURITY MODEL' "man -l shows it" || diag "$(cat "$tmp/manerr")"
+else
+	skip "man -l shows it" "man is not installed"
+fi
+done_testing

@@ -17,7 +17,9 @@ ok $? "make install DESTDIR=… PREFIX=/usr/local succeeds" || diag "$out"
 bin=$dest/usr/local/bin/agentjail
 [ -x "$bin" ]
 ok $? "the binary is installed at PREFIX/bin/agentjail"
-for f in share/man/man1/agentjail.1 share/man/man5/agentjail.toml.5; do
+for f in share/man/man1/agentjail.1 share/man/man5/agentjail.toml.5 \
+	share/bash-completion/completions/agentjail share/zsh/site-functions/_agentjail \
+	share/fish/vendor_completions.d/agentjail.fish; do
 	if command -v scdoc >/dev/null 2>&1 || [ "${f#share/man}" = "$f" ]; then
 		[ -f "$dest/usr/local/$f" ]
 		ok $? "installed: PREFIX/$f"

@@ -43,4 +43,19 @@ left=$(find "$dest" -mindepth 1 2>/dev/null)
 is "$left" "" "nor a directory it created"
 out=$(mk uninstall 2>&1)
 ok $? "a second make uninstall is harmless" || diag "$out"
+# ./quickstart install: installs under PREFIX (here a temporary one), says where and that its
+# bin directory is not on PATH, and runs the installed binary
+qs=$AJ_TMP/qs
+out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$AJ_SYS_PATH "$AJ_SRC/quickstart" install 2>&1)
+ok $? "./quickstart install succeeds" || diag "$out"
+like "$out" "installed $qs/bin/agentjail" "it says where agentjail went"
+like "$out" "$qs/bin is not on PATH" "it says that the bin directory is not on PATH"
+out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$qs/bin:$AJ_SYS_PATH "$AJ_SRC/quickstart" install 2>&1)
+like "$out" "$qs/bin is on PATH" "and when it is"
+"$qs/bin/agentjail" --version >/dev/null 2>&1
+ok $? "the installed agentjail runs"
+out=$(mk uninstall PREFIX="$qs" DESTDIR= 2>&1)
+ok $? "make uninstall PREFIX=… removes it" || diag "$out"
+left=$(find "$qs" -mindepth 1 ! -type d 2>/dev/null)
+is "$left" "" "no file is left"
 done_testing

@@ -72,4 +72,16 @@ if command -v man >/dev/null 2>&1; then
 else
 	skip "man -l shows it" "man is not installed"
 fi
+# README (stumble 10): danger-full-access implies --net on (it does not require it); an explicit
+# --net off is refused; and the page says the same
+readme=$(cat "$AJ_SRC/README.md")
+unlike "$readme" 'requires `--net on`' "README does not say danger-full-access requires --net on"
+like "$readme" 'danger-full-access` runs without[[:space:]]+a jail, says so, and implies `--net on`' \
+	"README says it implies --net on"
+(cd "$tmp" && HOME=$tmp AGENTJAIL_STATE_DIR=$tmp/state "$bin" run --fs danger-full-access -- true 2>/dev/null)
+is "$?" 0 "and so it does: run --fs danger-full-access -- true exits 0"
+(cd "$tmp" && HOME=$tmp AGENTJAIL_STATE_DIR=$tmp/state "$bin" run --fs danger-full-access --net off -- true 2>/dev/null)
+is "$?" 2 "an explicit --net off with it is refused (2)"
+grep -q 'implies \*--net on\*' "$src"
+ok $? "agentjail(1) says it implies --net on"
 done_testing

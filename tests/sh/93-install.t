@@ -34,6 +34,10 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$RC" 0 "$who: the installed binary runs a jail (run -- true)"
 done
 aj_skip_missing_whos "the installed binary runs a jail"
+aj_use root
+out=$(env HOME="$HOMEDIR" AGENTJAIL_STATE_DIR="$STATE" "$bin" shim install --dir "$AJ_TMP/shims" claude 2>&1)
+ok $? "the installed binary installs a shim" || diag "$out"
+is "$(readlink "$AJ_TMP/shims/claude")" "$bin" "the shim points at the installed binary"
 
 out=$(mk uninstall 2>&1)
 ok $? "make uninstall DESTDIR=… succeeds" || diag "$out"

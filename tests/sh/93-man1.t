@@ -4,19 +4,8 @@
 # the environment, and formats without a roff warning.
 . "$(dirname "$0")/lib.sh"
 
-src=$AJ_SRC/doc/agentjail.1.scd
+aj_man_render agentjail.1
 bin=$AJ_BUILD/agentjail
-if ! command -v scdoc >/dev/null 2>&1; then
-	skip "agentjail(1) renders" "scdoc is not installed (scripts/deps.sh installs it)"
-	done_testing
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-scdoc <"$src" >"$tmp/agentjail.1" 2>"$tmp/err"
-ok $? "scdoc renders agentjail(1)" || diag "$(cat "$tmp/err")"
-page=$(cat "$tmp/agentjail.1")
-grep -q '^\.TH "agentjail" "1"' <<<"$page"
-ok $? "its title is agentjail(1)"
 for s in NAME SYNOPSIS DESCRIPTION COMMANDS 'POLICY OPTIONS' 'EXIT STATUS' ENVIRONMENT FILES \
 	EXAMPLES 'SECURITY MODEL' 'SEE ALSO'; do
 	grep -Eq "^\.SH \"?$s\"?\$" <<<"$page"

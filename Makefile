@@ -1,5 +1,5 @@
 # agentjail — GNU Makefile. `make`, `make check`, `make check SAN=1`, `make bench`,
-# `make install PREFIX=/usr/local DESTDIR=`, `make deps` (Debian packages), `make run`.
+# `make install PREFIX=/usr/local DESTDIR=`, `make uninstall`, `make deps` (Debian packages), `make run`.
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 PREFIX ?= /usr/local
@@ -60,7 +60,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
 BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
 
-.PHONY: all check test unit-check clean install deps run bench format fuzz clang-build man
+.PHONY: all check test unit-check clean install uninstall deps run bench format fuzz clang-build man
 all: agentjail
 
 agentjail: $(BIN)
@@ -155,7 +155,7 @@ bench: $(BIN) $(BUILD)/bench/startup $(BUILD)/bench/proxy
 	  rc=$$?; rm -rf $$d; exit $$rc
 	@$(BUILD)/bench/proxy 9 256
 
-# Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t checks them.
+# Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.
 MAN_SRC := $(wildcard doc/*.[1-8].scd)
 MAN_PAGES := $(MAN_SRC:doc/%.scd=build/man/%)
 man:
@@ -166,12 +166,39 @@ build/man/%: doc/%.scd
 	@mkdir -p $(@D)
 	scdoc <$< >$@.tmp && mv -f $@.tmp $@
 
+# `make install` puts the binary, the manual pages and the shell completions under
+# $(DESTDIR)$(PREFIX); `make uninstall` removes exactly those files (and the directories that
+# are left empty under a DESTDIR staging tree; with no DESTDIR, directories stay).
+# tests/sh/93-install.t checks both.
+BASH_COMP_DIR := $(PREFIX)/share/bash-completion/completions
+ZSH_COMP_DIR := $(PREFIX)/share/zsh/site-functions
+FISH_COMP_DIR := $(PREFIX)/share/fish/vendor_completions.d
+INSTALLED := $(PREFIX)/bin/agentjail \
+	$(foreach m,$(MAN_PAGES),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+	$(if $(wildcard contrib/completions/agentjail.bash),$(BASH_COMP_DIR)/agentjail) \
+	$(if $(wildcard contrib/completions/_agentjail),$(ZSH_COMP_DIR)/_agentjail) \
+	$(if $(wildcard contrib/completions/agentjail.fish),$(FISH_COMP_DIR)/agentjail.fish)
+
 install: $(BIN) $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
 	@for m in $(MAN_PAGES); do s=$${m##*.}; \
 	  install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
 	  install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; done
+	@if [ -f contrib/completions/agentjail.bash ]; then install -d $(DESTDIR)$(BASH_COMP_DIR) && \
+	  install -m 0644 contrib/completions/agentjail.bash $(DESTDIR)$(BASH_COMP_DIR)/agentjail; fi
+	@if [ -f contrib/completions/_agentjail ]; then install -d $(DESTDIR)$(ZSH_COMP_DIR) && \
+	  install -m 0644 contrib/completions/_agentjail $(DESTDIR)$(ZSH_COMP_DIR)/_agentjail; fi
+	@if [ -f contrib/completions/agentjail.fish ]; then install -d $(DESTDIR)$(FISH_COMP_DIR) && \
+	  install -m 0644 contrib/completions/agentjail.fish $(DESTDIR)$(FISH_COMP_DIR)/agentjail.fish; fi
+	@echo "installed under $(DESTDIR)$(PREFIX): $(INSTALLED)"
+
+uninstall:
+	@for f in $(INSTALLED); do \
+	  if [ -e "$(DESTDIR)$$f" ] || [ -L "$(DESTDIR)$$f" ]; then rm -f "$(DESTDIR)$$f" && echo "removed $(DESTDIR)$$f" || exit 1; fi; \
+	  d=$$(dirname "$$f"); [ -n "$(DESTDIR)" ] || continue; \
+	  while [ "$$d" != / ] && [ "$$d" != . ] && rmdir "$(DESTDIR)$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
+	done
 
 deps:
 	@./scripts/deps.sh

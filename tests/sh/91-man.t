@@ -4,18 +4,7 @@
 # a roff warning.
 . "$(dirname "$0")/lib.sh"
 
-src=$AJ_SRC/doc/agentjail.toml.5.scd
-if ! command -v scdoc >/dev/null 2>&1; then
-	skip "agentjail.toml(5) renders" "scdoc is not installed (scripts/deps.sh installs it)"
-	done_testing
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-scdoc <"$src" >"$tmp/agentjail.toml.5" 2>"$tmp/err"
-ok $? "scdoc renders agentjail.toml(5)" || diag "$(cat "$tmp/err")"
-page=$(cat "$tmp/agentjail.toml.5")
-grep -q '^\.TH "agentjail\.toml" "5"' <<<"$page"
-ok $? "its title is agentjail.toml(5)"
+aj_man_render agentjail.toml.5
 for s in NAME SYNOPSIS DESCRIPTION LAYERS 'TOP-LEVEL KEYS' '\[policy\]' '\[agent\.NAME\]' \
 	'\[profile\.NAME\]' 'PROJECT FILES AND TRUST' 'OWNERSHIP AND PERMISSIONS' ENVIRONMENT \
 	EXAMPLES FILES; do

@@ -214,6 +214,26 @@ aj_setup() {
 	done
 }
 
+# Render a manual page for the man tests: aj_man_render PAGE (e.g. agentjail.1) renders
+# doc/PAGE.scd with scdoc into $tmp/PAGE (tmp: a fresh directory removed at exit), checks that
+# it renders and that its .TH names it, and sets src and page (the roff text). Without scdoc the
+# whole test is one skip.
+aj_man_render() {
+	local name=${1%.*} sect=${1##*.}
+	src=$AJ_SRC/doc/$1.scd
+	if ! command -v scdoc >/dev/null 2>&1; then
+		skip "$name($sect) renders" "scdoc is not installed (scripts/deps.sh installs it)"
+		done_testing
+	fi
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	scdoc <"$src" >"$tmp/$1" 2>"$tmp/err"
+	ok $? "scdoc renders $name($sect)" || diag "$(cat "$tmp/err")"
+	page=$(cat "$tmp/$1")
+	grep -qF ".TH \"$name\" \"$sect\"" <<<"$page"
+	ok $? "its title is $name($sect)"
+}
+
 # Whether the test runs as root.
 aj_is_root() { [ "$(id -u)" -eq 0 ]; }
 

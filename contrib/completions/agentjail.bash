@@ -1,0 +1,81 @@
+# bash completion for agentjail(1). Installed by `make install` into
+# $(PREFIX)/share/bash-completion/completions/agentjail.
+
+_agentjail_profiles() {
+	agentjail profiles --json 2>/dev/null | sed -n 's/^    "name": "\([^"]*\)".*/\1/p'
+}
+
+_agentjail_sessions() {
+	agentjail sessions --json 2>/dev/null | sed -n 's/^    "id": "\([^"]*\)".*/\1/p'
+}
+
+_agentjail() {
+	local cur prev cmd i
+	COMPREPLY=()
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+	local commands="run verify doctor profiles shim sessions show log rm resume tui cache config
+		trust untrust"
+	local policy="--fs --net --allow-domain --deny-domain --map-host --workspace --rw --ro --hide
+		--dev --env --allow-ptrace --agent-writable-instructions --memory --pids --dry-run --help"
+
+	cmd=
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		--) return 0 ;; # the jailed command's own arguments: leave them to it
+		-*) ;;
+		*) cmd=${COMP_WORDS[i]}; break ;;
+		esac
+	done
+
+	case $prev in
+	--fs) mapfile -t COMPREPLY < <(compgen -W "read-only workspace-write danger-full-access ro rw full" -- "$cur"); return 0 ;;
+	--net) mapfile -t COMPREPLY < <(compgen -W "off on allow" -- "$cur"); return 0 ;;
+	--memory) mapfile -t COMPREPLY < <(compgen -W "unlimited 512M 1G 4G 8G 16G" -- "$cur"); return 0 ;;
+	--pids) mapfile -t COMPREPLY < <(compgen -W "unlimited 1024 4096" -- "$cur"); return 0 ;;
+	--workspace | --dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
+	--rw | --ro | --hide | --dev) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
+	--env) mapfile -t COMPREPLY < <(compgen -v -- "$cur"); return 0 ;;
+	--allow-domain | --deny-domain | --map-host) return 0 ;;
+	esac
+
+	if [ -z "$cmd" ]; then
+		mapfile -t COMPREPLY < <(compgen -W "$commands $(_agentjail_profiles) --version --help" -- "$cur")
+		return 0
+	fi
+	case $cmd in
+	run)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "$policy" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+		fi ;;
+	verify) mapfile -t COMPREPLY < <(compgen -W "$policy --json" -- "$cur") ;;
+	doctor) mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur") ;;
+	profiles) mapfile -t COMPREPLY < <(compgen -W "--json --help $(_agentjail_profiles)" -- "$cur") ;;
+	shim)
+		if [ "$COMP_CWORD" -eq $((i + 1)) ]; then
+			mapfile -t COMPREPLY < <(compgen -W "install remove status" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "--dir $(_agentjail_profiles)" -- "$cur")
+		fi ;;
+	sessions) mapfile -t COMPREPLY < <(compgen -W "--all --json --help" -- "$cur") ;;
+	show) mapfile -t COMPREPLY < <(compgen -W "--json --help $(_agentjail_sessions)" -- "$cur") ;;
+	log) mapfile -t COMPREPLY < <(compgen -W "--last --json --follow --help $(_agentjail_sessions)" -- "$cur") ;;
+	rm) mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -- "$cur") ;;
+	resume) mapfile -t COMPREPLY < <(compgen -W "--last --dry-run --help $(_agentjail_sessions)" -- "$cur") ;;
+	cache) mapfile -t COMPREPLY < <(compgen -W "size clean --help" -- "$cur") ;;
+	config) mapfile -t COMPREPLY < <(compgen -W "--json --path --help" -- "$cur") ;;
+	trust)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--list --help" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		fi ;;
+	untrust) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
+	tui) mapfile -t COMPREPLY < <(compgen -W "--help" -- "$cur") ;;
+	*) mapfile -t COMPREPLY < <(compgen -W "$policy" -- "$cur") ;; # an agent: POLICY, then -- ARGS
+	esac
+	return 0
+}
+complete -o default -F _agentjail agentjail

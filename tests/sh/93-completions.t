@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The shell completions in contrib/completions/ load without errors in bash, zsh and fish, and
+# (bash, fish: they can be asked non-interactively) offer the commands, the agent profiles
+# (agentjail profiles --json), option values and the session ids (agentjail sessions --json).
+. "$(dirname "$0")/lib.sh"
+aj_setup
+
+dir=$AJ_SRC/contrib/completions
+aj_use root
+aj_run root -- run -- true
+is "$RC" 0 "a session to complete exists" || diag "$ERR"
+sid=$(cd "$WS" && HOME=$HOMEDIR AGENTJAIL_STATE_DIR=$STATE "$AJ_BIN/agentjail" sessions --json |
+	sed -n 's/^    "id": "\([^"]*\)".*/\1/p' | head -1)
+[ -n "$sid" ]
+ok $? "sessions --json gives its id"
+# the completions call `agentjail` from PATH, in the workspace, with this identity's state
+cenv=(env -C "$WS" HOME="$HOMEDIR" AGENTJAIL_STATE_DIR="$STATE" PATH="$AJ_BIN:$AJ_SYS_PATH")
+
+# bash: source it, ask the function
+bc() { # WORDS… (the last is the word being completed)
+	"${cenv[@]}" bash --norc --noprofile -c '
+		. "$1" || exit 3; shift
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _agentjail; printf "%s\n" "${COMPREPLY[@]}"' \
+		bash "$dir/agentjail.bash" "$@"
+}
+out=$("${cenv[@]}" bash --norc --noprofile -c '. "$1" && complete -p agentjail' bash "$dir/agentjail.bash" 2>&1)
+like "$out" '^complete .*-F _agentjail agentjail$' "bash: it loads and registers _agentjail"
+out=$(bc agentjail "" 2>&1)
+like "$out" $'(^|\n)run(\n|$)' "bash: commands" && like "$out" $'(^|\n)claude(\n|$)' "bash: agent profiles"
+out=$(bc agentjail run --net "" 2>&1)
+is "$(sort <<<"$out" | tr '\n' ' ')" "allow off on " "bash: --net values"
+out=$(bc agentjail run --fs w 2>&1)
+is "$out" "workspace-write" "bash: --fs values"
+out=$(bc agentjail run --al 2>&1)
+like "$out" 'allow-domain' "bash: run's options"
+out=$(bc agentjail show "" 2>&1)
+like "$out" "$sid" "bash: session ids for show"
+
+if command -v zsh >/dev/null 2>&1; then
+	out=$(zsh -n "$dir/_agentjail" 2>&1)
+	is "$out" "" "zsh: the file parses"
+	out=$("${cenv[@]}" zsh -f -c '
+		fpath=("$1" $fpath); autoload -Uz compinit && compinit -u -d "$2/zcompdump" || exit 3
+		autoload +X _agentjail || exit 4; print -r -- "$_comps[agentjail]"' zsh "$dir" "$AJ_TMP" 2>&1)
+	is "$out" "_agentjail" "zsh: compinit loads it for agentjail"
+else
+	skip "zsh: the completion loads" "zsh is not installed (scripts/deps.sh installs it)"
+fi
+
+if command -v fish >/dev/null 2>&1; then
+	fc() { "${cenv[@]}" fish --no-config -c "source '$dir/agentjail.fish'; and complete -C'$1'" 2>&1 | cut -f1; }
+	out=$("${cenv[@]}" fish --no-config -c "source '$dir/agentjail.fish'" 2>&1)
+	is "$out" "" "fish: it loads without errors"
+	out=$(fc 'agentjail ')
+	like "$out" $'(^|\n)run(\n|$)' "fish: commands" && like "$out" $'(^|\n)claude(\n|$)' "fish: agent profiles"
+	out=$(fc 'agentjail run --net ')
+	is "$(sort <<<"$out" | tr '\n' ' ')" "allow off on " "fish: --net values"
+	out=$(fc 'agentjail claude --fs ')
+	like "$out" 'danger-full-access' "fish: --fs values for an agent"
+	out=$(fc 'agentjail show ')
+	like "$out" "$sid" "fish: session ids for show"
+else
+	skip "fish: the completion loads" "fish is not installed (scripts/deps.sh installs it)"
+fi
+done_testing

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `make install DESTDIR=… PREFIX=/usr/local` gives a tree with the binary (which runs a jail, as
+# root and as the unprivileged user), the manual pages and the shell completions;
+# `make uninstall` with the same DESTDIR removes every file it installed.
+. "$(dirname "$0")/lib.sh"
+aj_setup
+
+if ! command -v make >/dev/null 2>&1; then
+	skip "make install" "make is not installed"
+	done_testing
+fi
+dest=$AJ_TMP/dest
+mk() { make -s --no-print-directory -C "$AJ_SRC" SAN="${AJ_SAN:-}" DESTDIR="$dest" PREFIX=/usr/local "$@"; }
+
+out=$(mk install 2>&1)
+ok $? "make install DESTDIR=… PREFIX=/usr/local succeeds" || diag "$out"
+bin=$dest/usr/local/bin/agentjail
+[ -x "$bin" ]
+ok $? "the binary is installed at PREFIX/bin/agentjail"
+for f in share/man/man1/agentjail.1 share/man/man5/agentjail.toml.5 \
+	share/bash-completion/completions/agentjail share/zsh/site-functions/_agentjail \
+	share/fish/vendor_completions.d/agentjail.fish; do
+	if command -v scdoc >/dev/null 2>&1 || [ "${f#share/man}" = "$f" ]; then
+		[ -f "$dest/usr/local/$f" ]
+		ok $? "installed: PREFIX/$f"
+	else
+		skip "installed: PREFIX/$f" "scdoc is not installed"
+	fi
+done
+
+chmod -R a+rX "$dest"
+for who in "${AJ_WHOS[@]}"; do
+	aj_run "$who" -B "$bin" -- run -- true
+	is "$RC" 0 "$who: the installed binary runs a jail (run -- true)"
+done
+aj_skip_missing_whos "the installed binary runs a jail"
+aj_use root
+out=$(env HOME="$HOMEDIR" AGENTJAIL_STATE_DIR="$STATE" "$bin" shim install --dir "$AJ_TMP/shims" claude 2>&1)
+ok $? "the installed binary installs a shim" || diag "$out"
+is "$(readlink "$AJ_TMP/shims/claude")" "$bin" "the shim points at the installed binary"
+
+out=$(mk uninstall 2>&1)
+ok $? "make uninstall DESTDIR=… succeeds" || diag "$out"
+left=$(find "$dest" -mindepth 1 ! -type d 2>/dev/null)
+is "$left" "" "make uninstall leaves no file behind"
+left=$(find "$dest" -mindepth 1 2>/dev/null)
+is "$left" "" "nor a directory it created"
+out=$(mk uninstall 2>&1)
+ok $? "a second make uninstall is harmless" || diag "$out"
+# ./quickstart install: installs under PREFIX (here a temporary one), says where and that its
+# bin directory is not on PATH, and runs the installed binary
+qs=$AJ_TMP/qs
+out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$AJ_SYS_PATH "$AJ_SRC/quickstart" install 2>&1)
+ok $? "./quickstart install succeeds" || diag "$out"
+like "$out" "installed $qs/bin/agentjail" "it says where agentjail went"
+like "$out" "$qs/bin is not on PATH" "it says that the bin directory is not on PATH"
+out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$qs/bin:$AJ_SYS_PATH "$AJ_SRC/quickstart" install 2>&1)
+like "$out" "$qs/bin is on PATH" "and when it is"
+"$qs/bin/agentjail" --version >/dev/null 2>&1
+ok $? "the installed agentjail runs"
+out=$(mk uninstall PREFIX="$qs" DESTDIR= 2>&1)
+ok $? "make uninstall PREFIX=… removes it" || diag "$out"
+left=$(find "$qs" -mindepth 1 ! -type d 2>/dev/null)
+is "$left" "" "no file is left"
+done_testing

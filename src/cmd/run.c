@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/netrun.h"
+#include "cmd/runlines.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/confine/cgroup.h"
 #include "core/host/hostfacts_probe.h"
@@ -45,6 +46,7 @@ static const char usage[] =
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
+	"  --quiet                      no start and end lines (printed on a terminal only)\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
 	"      126/127 command not executable / not found\n"
 	"example: agentjail run --net allow --allow-domain pypi.org -- pip install requests\n";
@@ -100,6 +102,7 @@ static int run_full_access(struct run_request *req, struct sess_rec *rec)
 		cmd_print_err(&e);
 	cmd_rec_end(rec, st, sig, term);
 	req->interrupted = term != 0;
+	runlines_end(req, st, sig, term != 0, 0);
 	return st;
 }
 
@@ -278,6 +281,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					  : "");
 	else if (req->pol.net == NET_ALLOW)
 		net_allow_banner(&req->pol);
+	runlines_start(req);
 	struct netrun net = {.pol = &req->pol, .rec = rec};
 	struct rec_hook rh = {rec, req, plan, bwrap, &net};
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
@@ -307,6 +311,10 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	if (report_unmoved(&r))
 		rc = EXIT_JAIL;
 	req->interrupted = r.term_signal != 0;
+	size_t moved = 0;
+	for (size_t i = 0; i < r.viol.n; i++)
+		moved += r.viol.v[i].moved_to != NULL;
+	runlines_end(req, rc, r.started ? r.cmd_signal : 0, req->interrupted, moved);
 	launch_result_free(&r);
 	return rc;
 }

@@ -18,6 +18,7 @@
 #include "core/session/sessfmt.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
+#include "util/strbuf.h"
 #include "util/path.h"
 #include "util/xalloc.h"
 #include "util/clock.h"
@@ -438,6 +439,21 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 			cmd_warn("resume: `%s` failed at once (exit %d); starting %s afresh with the "
 				 "same sandbox",
 				 req->cmd.v[0], rc, pr->name);
+	}
+	const char *once = fresh ? profile_oneshot_arg(pr, &user_args) : NULL;
+	if (once) {
+		/* a one-shot task (claude -p PROMPT): a fresh start would run it again, unasked */
+		struct strbuf given = STRBUF_INIT;
+		for (size_t i = 0; i < s->argv.n; i++)
+			sb_addf(&given, "%s%s", i ? " " : "", s->argv.v[i]);
+		cmd_warn("resume: `%s` was a one-shot run (%s): a fresh start would send its prompt "
+			 "again, so nothing was started; to run the task again: agentjail %s -- %s "
+			 "…; to start %s afresh: agentjail %s",
+			 sb_str(&given), once, pr->name, once, pr->name, pr->name);
+		sb_free(&given);
+		fresh = false;
+		if (rc == 0)
+			rc = EXIT_USAGE; /* nothing ran */
 	}
 	if (fresh) {
 		/* rung 2: a fresh start of the same agent, same policy, a new agent session */

@@ -39,7 +39,7 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- sh -c 'unshare -U true 2>/dev/null || unshare -r true 2>/dev/null'
 	isnt "$RC" 0 "$who: the unshare(1) tool cannot create a user namespace"
 	if [ -n "$have_script" ]; then
-		aj_run "$who" -t -- run -- "$P" tiocsti
+		aj_run "$who" -t -- run --quiet -- "$P" tiocsti
 		probe_denied "$who: ioctl(TIOCSTI) on the terminal fails"
 	else
 		skip "$who: ioctl(TIOCSTI) fails" "script(1) is not installed (needs a terminal)"
@@ -54,7 +54,7 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" "${tb[@]}" -- run -- "$P" clone-newuser
 	probe_denied "$who: seccomp rule: clone(CLONE_NEWUSER) → errno $TEST_ERRNO" $TEST_ERRNO
 	if [ -n "$have_script" ]; then
-		aj_run "$who" -t "${tb[@]}" -- run -- "$P" tiocsti
+		aj_run "$who" -t "${tb[@]}" -- run --quiet -- "$P" tiocsti
 		probe_denied "$who: seccomp rule: ioctl(TIOCSTI) → errno $TEST_ERRNO" $TEST_ERRNO
 	else
 		skip "$who: seccomp rule: ioctl(TIOCSTI)" "script(1) is not installed (needs a terminal)"

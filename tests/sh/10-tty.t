@@ -166,7 +166,7 @@ for who in "${AJ_WHOS[@]}"; do
 
 	# the terminal's EOF (Ctrl-D on an empty line) ends a reader inside
 	pd "eof-$who" 'expect:ready' 'line:one' 'send:\x04' wait termios:end same:initial:end -- \
-		"$W" run -- sh -c 'echo ready; cat; echo cat-done'
+		"$W" run --quiet -- sh -c 'echo ready; cat; echo cat-done'
 	pd_ok "$who: Ctrl-D on the terminal ends cat inside the jail"
 	is "$(pd_text)" $'ready\none\none\ncat-done' "$who: … after the typed line was echoed and passed on"
 	pd_has 'compare initial end: same' "$who: … the terminal's settings are unchanged afterwards"

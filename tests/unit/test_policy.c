@@ -37,6 +37,15 @@ static void defaults(void **state)
 	assert_false(r.pol.workspace_explicit);
 	assert_int_equal(r.cmd.n, 2);
 	assert_string_equal(r.cmd.v[1], "-l");
+	assert_false(r.quiet);
+	run_request_free(&r);
+	/* --quiet: a run option (no start and end lines), not part of the policy */
+	const char *q[] = {"--quiet", "--", "ls", NULL};
+	assert_int_equal(parse(&r, "/home/u/proj", "/home/u", q, &e), 0);
+	assert_true(r.quiet);
+	assert_int_equal(r.cmd.n, 1);
+	assert_int_equal(policy_opt_arity("--quiet"), 0);
+	assert_int_equal(policy_opt_arity("--quiet=1"), -1);
 	run_request_free(&r);
 }
 

@@ -148,6 +148,45 @@ static void argv_cases(void **state)
 	}
 }
 
+/* A one-shot run (a prompt done and exit) is told apart from an interactive one, so resume's
+ * fresh start never re-sends its prompt. */
+static void oneshot(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *profile;
+		const char *args[4];
+		const char *want; /* the argument found, or NULL */
+	} cases[] = {
+		{"claude", {"-p", "hello"}, "-p"},
+		{"claude", {"--model", "x", "--print", "hi"}, "--print"},
+		{"claude", {"--print=hi"}, "--print=hi"},
+		{"claude", {}, NULL},
+		{"claude", {"--model", "x"}, NULL},
+		{"claude", {"--", "-p"}, NULL},
+		{"codex", {"exec", "hi"}, "exec"},
+		{"codex", {"e", "hi"}, "e"},
+		{"codex", {"fix", "exec"}, NULL}, /* a word later on is a prompt */
+		{"gemini", {"--prompt", "hi"}, "--prompt"},
+		{"opencode", {"run", "hi"}, "run"},
+		{"opencode", {"/some/project"}, NULL},
+		{"aider", {"-m", "hi"}, NULL}, /* no one-shot form known: never matched */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const struct profile *pr = profile_find(cases[i].profile);
+		assert_non_null(pr);
+		struct strv args = STRV_INIT;
+		for (size_t k = 0; k < 4 && cases[i].args[k]; k++)
+			strv_push(&args, cases[i].args[k]);
+		const char *got = profile_oneshot_arg(pr, &args);
+		if (cases[i].want)
+			assert_string_equal(got, cases[i].want);
+		else
+			assert_null(got);
+		strv_free(&args);
+	}
+}
+
 static void resume_forms(void **state)
 {
 	(void)state;
@@ -473,7 +512,7 @@ static void path_hints(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(table),	   cmocka_unit_test(argv_cases),
+		cmocka_unit_test(table),	   cmocka_unit_test(argv_cases), cmocka_unit_test(oneshot),
 		cmocka_unit_test(resume_forms),	   cmocka_unit_test(apply),
 		cmocka_unit_test(persistence),	   cmocka_unit_test(domains_parse),
 		cmocka_unit_test(shim_dispatch),   cmocka_unit_test(recursion_guard),

@@ -143,7 +143,7 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
 	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
-	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST };
+	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET };
 
 static const struct {
 	const char *name;
@@ -157,7 +157,7 @@ static const struct {
 		{"--agent-writable-instructions", OPT_AGENT_WRITABLE_INSTR, false},
 		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true},
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
-		{"--map-host", OPT_MAP_HOST, true}};
+		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -231,6 +231,9 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 	switch (id) {
 	case OPT_DRY_RUN:
 		out->dry_run = true;
+		return 0;
+	case OPT_QUIET:
+		out->quiet = true;
 		return 0;
 	case OPT_ALLOW_PTRACE:
 		p->allow_ptrace = true;

@@ -48,6 +48,7 @@ struct run_request {
 	struct policy pol;
 	struct strv cmd;          /* the command and its arguments */
 	bool dry_run;
+	bool quiet;               /* --quiet: no start and end lines (src/cmd/runlines.c) */
 	char *session_id;         /* chosen before the jail is built (agents), or NULL */
 	/* for the session store */
 	struct strv record_argv;  /* the command as the user gave it (agents: name + args), when

@@ -54,6 +54,7 @@ static const struct profile claude = {
 			 "doctor", "update", "upgrade", "install", "-v", "--version", "-h",
 			 "--help", "-c", "--continue", "-r", "--resume", "--session-id",
 			 "--from-pr", "--fork-session"),
+	.oneshot = L("-p", "--print"),
 };
 
 static const struct profile codex = {
@@ -74,6 +75,7 @@ static const struct profile codex = {
 	.domains = L("api.openai.com", "chatgpt.com", "auth.openai.com", "ab.chatgpt.com"),
 	.resume_id = L("resume", "{id}"),
 	.resume_last = L("resume", "--last"),
+	.oneshot = L("exec", "e"),
 };
 
 static const struct profile gemini = {
@@ -105,6 +107,7 @@ static const struct profile gemini = {
 	.subcommands = L("mcp", "extensions", "extension", "-v", "--version", "-h", "--help", "-r",
 			 "--resume", "--session-id", "--list-sessions", "--delete-session",
 			 "--session-file"),
+	.oneshot = L("-p", "--prompt"),
 };
 
 static const struct profile kiro = {
@@ -190,6 +193,7 @@ static const struct profile opencode = {
 		     "api.anthropic.com", "api.openai.com"),
 	.resume_id = L("--session", "{id}"),
 	.resume_last = L("--continue"),
+	.oneshot = L("run"),
 };
 
 static const struct profile aider = {
@@ -398,24 +402,33 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
 	}
 }
 
-bool profile_args_choose_session(const struct profile *pr, const struct strv *args)
+/* Whether a matches an entry of l: "--flag" also as "--flag=V" anywhere before "--", a word
+ * (a subcommand) only as the first argument. */
+static const char *match_arg(const char *const *l, const struct strv *args)
 {
-	if (!pr->subcommands)
-		return false;
-	for (size_t i = 0; i < args->n; i++) {
+	for (size_t i = 0; l && i < args->n; i++) {
 		const char *a = args->v[i];
 		if (!strcmp(a, "--"))
 			break;
-		for (size_t k = 0; pr->subcommands[k]; k++) {
-			const char *s = pr->subcommands[k];
-			size_t n = strlen(s);
-			/* "--resume=ID" counts as "--resume"; a subcommand only as the first word */
-			if (!strncmp(a, s, n) && (a[n] == '\0' || (s[0] == '-' && a[n] == '=')) &&
-			    (s[0] == '-' || i == 0))
-				return true;
+		for (size_t k = 0; l[k]; k++) {
+			size_t n = strlen(l[k]);
+			if (!strncmp(a, l[k], n) && (a[n] == '\0' || (l[k][0] == '-' && a[n] == '=')) &&
+			    (l[k][0] == '-' || i == 0))
+				return a;
 		}
 	}
-	return false;
+	return NULL;
+}
+
+const char *profile_oneshot_arg(const struct profile *pr, const struct strv *args)
+{
+	return match_arg(pr->oneshot, args);
+}
+
+bool profile_args_choose_session(const struct profile *pr, const struct strv *args)
+{
+	/* "--resume=ID" counts as "--resume"; a subcommand only as the first word */
+	return match_arg(pr->subcommands, args) != NULL;
 }
 
 static bool in_list(const char *const *l, const char *s)

@@ -44,6 +44,9 @@ struct profile {
 	const char *const *resume_id;     /* resume a known id: argv with "{id}", or NULL */
 	const char *const *resume_last;   /* resume the latest session: argv, or NULL */
 	const char *const *subcommands;   /* first arguments that are not a session (no id flag) */
+	const char *const *oneshot;       /* arguments that make a one-shot run (a prompt done
+					   * and exit: claude -p, codex exec): a flag anywhere, a
+					   * subcommand as the first word; resume never re-sends */
 };
 
 /* The profiles, NULL-terminated: the user's (profile_set_user) first, then the built-ins they
@@ -71,6 +74,9 @@ void profile_dirs_to_make(const struct profile *pr, const char *home, const stru
 /* Whether the user's arguments already choose a session (--resume, --session-id, …) or a
  * subcommand, so agentjail must not add its own session id. */
 bool profile_args_choose_session(const struct profile *pr, const struct strv *args);
+
+/* The argument of args that makes the run a one-shot task (profile.oneshot), or NULL. */
+const char *profile_oneshot_arg(const struct profile *pr, const struct strv *args);
 
 /* The argv the jail runs: exe, then the skip-permission flags when `sandboxed` (where the agent
  * takes them: first, or after the subcommand they belong to, or not at all for a subcommand

@@ -432,6 +432,7 @@ int profile_from_toml(const char *name, const struct toml_value *tbl, const char
 		p->private_copy_moved = base->private_copy_moved;
 		p->copy_rules = base->copy_rules;
 		p->session_flag = base->session_flag;
+		p->oneshot = base->oneshot; /* the built-in's (static); not a configuration key yet */
 		for (size_t k = 0; k < NKEYS; k++) {
 			if (keys[k].shape == S_STR)
 				continue;

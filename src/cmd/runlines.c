@@ -1,0 +1,53 @@
+/* runlines: the start and end lines of a jailed session (see runlines.h). */
+#include "cmd/runlines.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+bool runlines_wanted(const struct run_request *req)
+{
+	return !req->quiet && !req->dry_run && isatty(STDERR_FILENO);
+}
+
+void runlines_start(const struct run_request *req)
+{
+	if (!runlines_wanted(req))
+		return;
+	const struct policy *p = &req->pol;
+	fprintf(stderr,
+		"agentjail: jail %s%sfs %s, net %s, workspace %s, session %s; ~ and /tmp are private "
+		"and discarded\n",
+		p->profile ? p->profile : "", p->profile ? " " : "", fs_mode_name(p->fs),
+		net_mode_name(p->net), p->workspace ? p->workspace : "(none)",
+		req->session_id ? req->session_id : "(none)");
+	(void)fflush(stderr);
+}
+
+void runlines_end(const struct run_request *req, int status, int sig, bool interrupted,
+		  size_t moved)
+{
+	if (req->dry_run || !isatty(STDERR_FILENO))
+		return;
+	bool intr = interrupted || sig == SIGINT;
+	if (intr)
+		fputc('\n', stderr); /* after the echoed ^C */
+	if (req->quiet) {
+		(void)fflush(stderr);
+		return;
+	}
+	char st[64];
+	if (sig)
+		snprintf(st, sizeof st, "killed by SIG%s (status %d)",
+			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", status);
+	else
+		snprintf(st, sizeof st, "exited %d", status);
+	fprintf(stderr, "agentjail: end: %s%s, session %s", st, interrupted ? ", interrupted" : "",
+		req->session_id ? req->session_id : "(none)");
+	if (moved)
+		fprintf(stderr, "; %zu violation%s moved aside (agentjail show %s)", moved,
+			moved == 1 ? "" : "s", req->session_id ? req->session_id : "ID");
+	fputc('\n', stderr);
+	(void)fflush(stderr);
+}

@@ -6,12 +6,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-int ctl_send(int fd, uint32_t type, int32_t value)
+/* One message, retried on EINTR: 0, or -1 with errno. */
+static int send_one(int fd, const struct msghdr *mh)
 {
-	struct ctl_msg m = {.type = type, .value = value};
 	for (;;) {
-		ssize_t n = send(fd, &m, sizeof m, MSG_NOSIGNAL);
-		if (n == (ssize_t)sizeof m)
+		ssize_t n = sendmsg(fd, mh, MSG_NOSIGNAL);
+		if (n == (ssize_t)sizeof(struct ctl_msg))
 			return 0;
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -19,6 +19,14 @@ int ctl_send(int fd, uint32_t type, int32_t value)
 			errno = EMSGSIZE;
 		return -1;
 	}
+}
+
+int ctl_send(int fd, uint32_t type, int32_t value)
+{
+	struct ctl_msg m = {.type = type, .value = value};
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	return send_one(fd, &mh);
 }
 
 int ctl_recv(int fd, struct ctl_msg *m)
@@ -55,16 +63,7 @@ int ctl_send_fd(int fd, uint32_t type, int32_t value, int pass)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &pass, sizeof pass);
-	for (;;) {
-		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-		if (n == (ssize_t)sizeof m)
-			return 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n >= 0)
-			errno = EMSGSIZE;
-		return -1;
-	}
+	return send_one(fd, &mh);
 }
 
 int ctl_recv_fd(int fd, struct ctl_msg *m, int *got)

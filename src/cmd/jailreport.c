@@ -59,8 +59,8 @@ static void not_in_view(struct hostfacts *hf, const struct strv *cmd)
 void jailreport_failure(const struct launch_result *r, int status, struct hostfacts *hf,
 			const struct strv *cmd)
 {
-	if (!r->started || status == 0)
-		return;
+	if (!r->started || status == 0 || r->term_signal)
+		return; /* ended by agentjail's own SIGTERM/SIGINT/SIGHUP: not the sandbox's doing */
 	if (status == EXIT_NOTFOUND && (r->exec_errno == ENOENT || r->exec_errno == ENOTDIR) &&
 	    cmd->n)
 		not_in_view(hf, cmd);

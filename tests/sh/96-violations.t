@@ -51,6 +51,11 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- sh -c 'echo out; echo err >&2'
 	is "$OUT/$ERR" "out/err" "$who: a command's stdout and stderr reach the caller"
 
+	# started with stderr closed: the command runs (its stderr /dev/null, never an fd of ours)
+	out=$(aj_host sh -c "cd $WS && AGENTJAIL_STATE_DIR=$STATE $AJ_BIN/agentjail run -- sh -c 'echo ok; echo err >&2' 2>&-")
+	ok $? "$who: a run started with stderr closed succeeds"
+	is "$out" "ok" "$who: … and the command's stdout arrives"
+
 	# --- a command the host has and the jail does not see -----------------------------------
 	tool=/dev/shm/ajv16-tool-$who-$$
 	aj_host sh -c "printf '#!/bin/sh\necho tool ran\n' >$tool && chmod 755 $tool"

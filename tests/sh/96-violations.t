@@ -51,6 +51,10 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- sh -c 'echo out; echo err >&2'
 	is "$OUT/$ERR" "out/err" "$who: a command's stdout and stderr reach the caller"
 
+	# … and is the very stderr it would have had: on a terminal, the jail's pty (if init kept
+	# bwrap's pipe, the command would write into agentjail's buffer instead)
+	aj_run "$who" -t -- run --quiet -- sh -c '[ -t 2 ] && echo stderr-is-a-tty'
+	like "$OUT$ERR" "stderr-is-a-tty" "$who: on a terminal the command's stderr is the pty"
 	# started with stderr closed: the command runs (its stderr /dev/null, never an fd of ours)
 	out=$(aj_host sh -c "cd $WS && AGENTJAIL_STATE_DIR=$STATE $AJ_BIN/agentjail run -- sh -c 'echo ok; echo err >&2' 2>&-")
 	ok $? "$who: a run started with stderr closed succeeds"

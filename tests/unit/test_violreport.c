@@ -58,6 +58,9 @@ static const struct {
 	{"bwrap: Can't chdir to /home/u/p: No such file or directory", BWM_DEST,
 	 "no directory /home/u/p to start in", "--workspace"},
 	{"bwrap: pivot_root: Invalid argument", BWM_MOUNT, "(Invalid argument)", "container"},
+	/* no reason after the path: the whole path is kept */
+	{"bwrap: Can't find source path /a/bc", BWM_SOURCE,
+	 "/a/bc, which the jail binds, cannot be reached (no reason given)", "check that /a/bc "},
 	{"bwrap: Something new: Bad thing", BWM_OTHER,
 	 "bwrap failed while building the jail: Something new: Bad thing", "agentjail doctor"},
 	/* not bwrap's words: never translated */

@@ -176,12 +176,13 @@ void bwrapmsg_translate(const char *line, size_t len, struct bwrapmsg *out)
 	}
 	/* the reason is after the last ": " (die_with_error's strerror); the path between the
 	 * prefix and it */
-	const char *why = msg + mlen;
+	const char *sep = NULL; /* the last ": " */
 	for (const char *p = msg; p + 1 < msg + mlen; p++)
 		if (p[0] == ':' && p[1] == ' ')
-			why = p + 2;
+			sep = p;
+	const char *why = sep ? sep + 2 : msg + mlen;
 	size_t wlen = (size_t)(msg + mlen - why);
-	const char *path = msg, *pend = why > msg + 2 ? why - 2 : msg + mlen;
+	const char *path = msg, *pend = sep ? sep : msg + mlen;
 	if (r) {
 		path = msg + strlen(r->prefix);
 		while (path < pend && *path == ' ')

@@ -578,10 +578,14 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		return err_set(e, saved, bwrap, "cannot start bwrap (vfork)");
 	}
 	fdmap_close(&c->m);
-	/* the command's stderr as it would be without the pipe: the pty's, or ours */
-	if (c->err_read >= 0 && c->ctl >= 0 && ctl_send_fd(c->ctl, CTL_STDERR, 0,
-				       (c->which & PTY_STDERR) ? c->pty.slave : STDERR_FILENO) < 0)
-		(void)kill(pid, SIGKILL); /* init is gone or going: the jail fails to start */
+	/* the command's stderr as it would be without the pipe: the pty's, or ours. EPIPE: the
+	 * jail failed during setup and its end is closed (bwrap reports that); any other error
+	 * would leave init running the command with bwrap's pipe for stderr: end the jail. */
+	if (c->err_read >= 0 && c->ctl >= 0 &&
+	    ctl_send_fd(c->ctl, CTL_STDERR, 0,
+			(c->which & PTY_STDERR) ? c->pty.slave : STDERR_FILENO) < 0 &&
+	    errno != EPIPE && errno != ECONNRESET)
+		(void)kill(pid, SIGKILL);
 	if (c->pty.slave >= 0) {
 		(void)close(c->pty.slave);
 		c->pty.slave = -1;

@@ -74,7 +74,7 @@ _agentjail() {
 		else
 			mapfile -t COMPREPLY < <(compgen -W "restore --all --help $(_agentjail_sessions)" -- "$cur")
 		fi ;;
-	resume) mapfile -t COMPREPLY < <(compgen -W "--last --dry-run --help $(_agentjail_sessions)" -- "$cur") ;;
+	resume) mapfile -t COMPREPLY < <(compgen -W "--last --dry-run --quiet --help $(_agentjail_sessions)" -- "$cur") ;;
 	cache) mapfile -t COMPREPLY < <(compgen -W "size clean --help" -- "$cur") ;;
 	config) mapfile -t COMPREPLY < <(compgen -W "--json --path --help" -- "$cur") ;;
 	trust)

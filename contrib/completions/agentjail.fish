@@ -63,6 +63,7 @@ complete -c agentjail -n '__fish_seen_subcommand_from log resume' -l last -d 'th
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l json -d 'one object per line'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l follow -d 'keep printing until it ends'
 complete -c agentjail -n '__fish_seen_subcommand_from resume' -l dry-run -d 'print the jail only'
+complete -c agentjail -n '__fish_seen_subcommand_from resume' -l quiet -d 'no line saying what runs again'
 complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and not __fish_seen_subcommand_from restore' -x -a 'restore (__agentjail_sessions)'
 complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and not __fish_seen_subcommand_from restore' -l all -d 'every workspace'
 complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and __fish_seen_subcommand_from restore' -F

@@ -74,10 +74,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 2, argv + 2);
-	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-		printf("agentjail %s\n", AGENTJAIL_VERSION);
-		return 0;
-	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version"))
+		return cmd_version();
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		fputs(usage, stdout);
 		return 0;

@@ -96,6 +96,9 @@ int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+/* agentjail --version: its own version, then which bubblewrap it would run and its version
+ * (cmd/doctor.c) */
+int cmd_version(void);
 /* agentjail cache [size | clean] (cmd/cache.c) */
 int cmd_cache(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

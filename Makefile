@@ -49,8 +49,12 @@ LDFLAGS += $(SANFLAGS)
 LDLIBS += $(PKG_LIBS)
 
 LIB_SRC := $(sort $(shell find src -name '*.c' ! -name main.c))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-TB_OBJ := $(LIB_SRC:%.c=$(BUILD)/tb/%.o) $(BUILD)/tb/src/main.o
+# The seccomp programs, generated at build time (see SCGEN below), are part of the library.
+SC_PREBUILT := $(BUILD)/gen/seccomp_prebuilt
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(SC_PREBUILT).o
+# (the test build links objects, not the archive: the generator's libseccomp rules stay out)
+TB_OBJ := $(filter-out %/seccomp_rules.o,$(LIB_SRC:%.c=$(BUILD)/tb/%.o)) $(BUILD)/tb/src/main.o \
+	$(SC_PREBUILT).o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
@@ -87,6 +91,25 @@ $(BUILD)/%.o: %.c
 $(BUILD)/tb/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DAJ_TEST_BUILD $(CFLAGS) -c -o $@ $<
+
+# The seccomp filter is compiled once, here (doc/design.md §3): tools/seccomp_gen runs libseccomp
+# on the rules of src/core/confine/seccomp_rules.c for every option set and writes the BPF as C
+# arrays, so a run loads bytes and libseccomp stays out of the binary. The generator runs on the
+# build machine, whose architecture is the target's. The same object serves the test build (its
+# variants with the sentinel errno are rewritten at run time).
+SCGEN := $(BUILD)/tools/seccomp_gen
+SCGEN_OBJ := $(BUILD)/src/core/confine/seccomp_rules.o $(BUILD)/src/util/err.o \
+	$(BUILD)/src/util/xalloc.o
+$(SCGEN): tools/seccomp_gen.c $(SCGEN_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SCGEN_OBJ) $(LDLIBS)
+
+$(SC_PREBUILT).c: $(SCGEN)
+	@mkdir -p $(@D)
+	$(SCGEN) >$@.tmp && mv -f $@.tmp $@
+
+$(SC_PREBUILT).o: $(SC_PREBUILT).c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)

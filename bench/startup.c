@@ -1,16 +1,23 @@
 /* bench/startup: `agentjail run -- /bin/true` against raw bwrap with the same view running
  * /bin/true directly (same argv, same fds, same seccomp filter; no init helper, no
- * snapshot), alternating, N pairs. Prints the medians and their ratio (goal <= 1.15).
+ * snapshot), alternating, N pairs. Prints the medians and their ratio, then the lines
+ * `bench: startup-ratio` (median of the pair ratios, goal <= 1.25), `bench: startup-ms`
+ * (agentjail's median) and `bench: rss-kib` (agentjail's peak RSS during a run, goal <= 4096),
+ * each name followed by $AJ_BENCH_SUFFIX (bench/startup.sh sets "-user" for the run as an
+ * unprivileged user).
  * With RUN-OPTIONS (e.g. `--net allow`), agentjail runs with them while raw bwrap keeps the
  * default view, and the line is `bench: net-allow-startup RATIO (goal <= 1.5)`: what the
  * namespace holder and the proxy add to a start.
  * usage: startup AGENTJAIL [PAIRS [RUN-OPTIONS...]]   (run from the workspace directory) */
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,13 +88,14 @@ static char **aj_argv; /* agentjail run [RUN-OPTIONS...] -- /bin/true */
 
 static double time_agentjail(const char *aj)
 {
+	/* its one-line banners (the allow-list) would drown the figures: kept aside, shown if the
+	 * run fails */
+	int errfd = memfd_create("agentjail-stderr", MFD_CLOEXEC);
 	double t0 = now_ms();
 	pid_t pid = fork();
 	if (pid == 0) {
-		/* its one-line banners (the allow-list) would drown the figures */
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0)
-			(void)dup2(null, 2);
+		if (errfd >= 0)
+			(void)dup2(errfd, 2);
 		execv(aj, aj_argv);
 		_exit(127);
 	}
@@ -95,10 +103,122 @@ static double time_agentjail(const char *aj)
 	waitpid(pid, &ws, 0);
 	double t = now_ms() - t0;
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		fprintf(stderr, "startup: agentjail run failed (status %d)\n", ws);
+		fprintf(stderr, "startup: agentjail run failed (status %d); its stderr:\n", ws);
+		char buf[4096];
+		ssize_t n = errfd >= 0 ? pread(errfd, buf, sizeof buf, 0) : -1;
+		if (n > 0)
+			fwrite(buf, 1, (size_t)n, stderr);
 		exit(1);
 	}
+	if (errfd >= 0)
+		close(errfd);
 	return t;
+}
+
+/* A field of a /proc/PID file, in kB; -1 when absent or unreadable. */
+static long proc_kib(pid_t pid, const char *file, const char *field)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	long v = -1;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* The resident set at exit by mapping name (the binary, libc, [heap], ...), largest first. */
+static void print_rss_by_mapping(pid_t pid)
+{
+	char path[64], line[512], name[256] = "[anon]";
+	struct { char name[256]; long kib; } m[64];
+	int n = 0;
+	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char *sp = NULL;
+		if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' ') &&
+		    sscanf(line, "%*s %*s %*s %*s %*s %255s", name) != 1)
+			strcpy(name, "[anon]");
+		if (strncmp(line, "Rss:", 4) != 0)
+			continue;
+		long kib = strtol(line + 4, &sp, 10);
+		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+		int i = 0;
+		while (i < n && strcmp(m[i].name, base))
+			i++;
+		if (i == n && n < 64) {
+			snprintf(m[n].name, sizeof m[n].name, "%s", base);
+			m[n++].kib = 0;
+		}
+		if (i < n)
+			m[i].kib += kib;
+	}
+	fclose(f);
+	printf("  agentjail's resident set at exit:");
+	for (int k = 0; k < 6 && k < n; k++) {
+		int best = k;
+		for (int i = k + 1; i < n; i++)
+			if (m[i].kib > m[best].kib)
+				best = i;
+		if (best != k) {
+			__typeof__(m[0]) t = m[k];
+			m[k] = m[best];
+			m[best] = t;
+		}
+		printf("%s %s %ld kB", k ? "," : "", m[k].name, m[k].kib);
+	}
+	printf("\n");
+}
+
+/* agentjail's own peak RSS over one run (its children, bwrap and the jail, not counted): the
+ * child is traced only to stop it at its exit (PTRACE_EVENT_EXIT), before its memory is torn
+ * down, where VmHWM is read; every other stop is resumed with its signal. The breakdown of the
+ * resident set at exit (anonymous, file-backed) says what dominates. */
+static long peak_rss_kib(const char *aj, long *anon, long *file)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			(void)dup2(null, 2);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(126);
+		execv(aj, aj_argv);
+		_exit(127);
+	}
+	long hwm = -1;
+	bool opts = false;
+	for (;;) {
+		int ws;
+		if (waitpid(pid, &ws, 0) < 0)
+			return -1;
+		if (WIFEXITED(ws) || WIFSIGNALED(ws))
+			break;
+		int sig = 0;
+		if (!opts) { /* the stop after exec */
+			(void)ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)PTRACE_O_TRACEEXIT);
+			opts = true;
+		} else if (ws >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
+			hwm = proc_kib(pid, "status", "VmHWM");
+			*anon = proc_kib(pid, "status", "RssAnon");
+			*file = proc_kib(pid, "status", "RssFile");
+			print_rss_by_mapping(pid);
+		} else {
+			sig = WSTOPSIG(ws);
+		}
+		(void)ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+	}
+	return hwm;
 }
 
 static void add(struct raw *r, int src, int dst)
@@ -239,7 +359,15 @@ int main(int argc, char **argv)
 		       ma / mb, mr);
 		return 0;
 	}
-	printf("  ratio of medians %.3f, median of pair ratios %.3f (goal <= 1.15)\n", ma / mb,
-	       mr);
+	printf("  ratio of medians %.3f, median of pair ratios %.3f\n", ma / mb, mr);
+	const char *sfx = getenv("AJ_BENCH_SUFFIX") ? getenv("AJ_BENCH_SUFFIX") : "";
+	printf("bench: startup-ratio%s %.3f (goal <= 1.25; median of %d paired ratios)\n", sfx, mr,
+	       pairs);
+	printf("bench: startup-ms%s %.2f (goal <= %.2f, 1.25 x raw bwrap's %.2f)\n", sfx, ma,
+	       1.25 * mb, mb);
+	long anon = -1, file = -1;
+	long rss = peak_rss_kib(argv[1], &anon, &file);
+	printf("bench: rss-kib%s %ld (goal <= 4096; at exit %ld kB anonymous, %ld kB file-backed)\n",
+	       sfx, rss, anon, file);
 	return 0;
 }

@@ -41,6 +41,27 @@ else
 PKG_LIBS += -Wl,-Bdynamic $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+# agentjail and its test build are static PIEs (libc included; still randomised) when not
+# sanitised and SQLite's archive is there: no loader, no libc.so/libm.so mapped, so each of the
+# two execs per jail is cheaper and the host process's peak RSS stays under 4 MiB (issue 17:
+# 4.4 MB dynamic, 3.3 MB static, mostly libc's and libm's pages). libseccomp is not needed
+# there (the filter is prebuilt); libz is listed by sqlite3 but unused. glibc warns that
+# getpwuid and c-ares's getservbyname load NSS modules at run time: the system's, as before.
+# link_bin: the link, with glibc's NSS notes (lines "...: in function `f':" and "warning: Using
+# 'getpwuid' in statically linked applications...") left out of the output; anything else shows.
+define link_bin
+$(CC) $(LDFLAGS) $(BIN_LDFLAGS) -o $@ $^ $(BIN_LIBS) 2>$@.ld || { cat $@.ld >&2; rm -f $@.ld; exit 1; }
+@grep -v -e 'in statically linked applications requires at runtime' -e ': in function .*:$$' \
+	$@.ld >&2; rm -f $@.ld
+endef
+ifeq ($(SAN)$(if $(SQLITE_A),,none),)
+BIN_LDFLAGS := -static-pie
+BIN_LIBS := $(filter-out -lz,$(shell $(PKG_CONFIG) --static --libs \
+	$(filter-out libseccomp,$(PKGS)) 2>/dev/null)) -lm
+else
+BIN_LDFLAGS :=
+BIN_LIBS := $(PKG_LIBS)
+endif
 
 CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS ?= $(OPT) -g
@@ -75,10 +96,10 @@ else
 endif
 
 $(BIN): $(BUILD)/src/main.o $(BUILD)/libagentjail.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call link_bin)
 
 $(TESTBIN): $(TB_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call link_bin)
 
 $(BUILD)/libagentjail.a: $(LIB_OBJ)
 	@rm -f $@

@@ -22,6 +22,21 @@ for b in agentjail agentjail-testbuild; do
 	ok $? "$b: the prebuilt programs are linked in"
 done
 
+# agentjail and its test build are static PIEs (no loader, no libc.so or libm.so pages: issue 17
+# measured 4.4 MB peak RSS dynamic, 3.3 MB static); a sanitised build cannot be.
+for b in agentjail agentjail-testbuild; do
+	if [ "${AJ_SAN:-}" = 1 ]; then
+		skip "$b is a static PIE" "a sanitised build is linked dynamically"
+	elif ! command -v readelf >/dev/null 2>&1; then
+		skip "$b is a static PIE" "readelf (binutils) is not installed"
+	else
+		hdr=$(readelf -lh "$AJ_BUILD/$b" 2>&1)
+		printf '%s\n' "$hdr" | grep -q 'Type: *DYN' && ! printf '%s\n' "$hdr" | grep -q INTERP
+		ok $? "$b is a static PIE (position-independent, no program interpreter)" ||
+			diag "$(printf '%s\n' "$hdr" | grep -E 'Type:|INTERP')"
+	fi
+done
+
 # A jail still starts with the filter in force, as root and as the user.
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"

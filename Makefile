@@ -164,12 +164,12 @@ clang-build:
 # target (FUZZ_TARGETS=fuzz_http for one) from tests/fuzz/corpus/<target> when it exists.
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS ?= $(FUZZ_SRC:tests/fuzz/%.c=%)
-fuzz:
+fuzz: $(SC_PREBUILT).c
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  c=tests/fuzz/corpus/$$t; [ -d $$c ] || c=tests/fuzz/corpus; \
 	  mkdir -p build/fuzz/corpus/$$t; \
 	  clang $(CPPFLAGS) -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -o build/fuzz/$$t tests/fuzz/$$t.c $(filter-out src/main.c,$(LIB_SRC)) $(PKG_LIBS); \
+	    -o build/fuzz/$$t tests/fuzz/$$t.c $(filter-out src/main.c,$(LIB_SRC)) $(SC_PREBUILT).c $(PKG_LIBS); \
 	  echo "== $$t ($$c)"; \
 	  build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=build/fuzz/ \
 	    build/fuzz/corpus/$$t $$c >build/fuzz/$$t.log 2>&1 \

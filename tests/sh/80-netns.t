@@ -152,7 +152,7 @@ for who in "${AJ_WHOS[@]}"; do
 			printf "hello\n" | "$2" __connect ok.example 22; echo "rc=$?"
 			"$2" __connect denied.example 22 </dev/null 2>&1; echo "rc=$?"
 			"$2" __connect ::1 2222 <"$1/big" >"$3/back"; echo "rc=$?"
-			kill %1' _ "$AJ_TMP" "$AJ_BIN/agentjail" "$AJ_TMP/$who" >"$out" 2>&1
+			kill %1' _ "$AJ_TMP" "$AJ_BIN/agentjail-init" "$AJ_TMP/$who" >"$out" 2>&1
 		res=$(cat "$out")
 		like "$res" $'SSH-2.0-fake ok.example:22\nhello\nrc=0' \
 			"$who: __connect: CONNECT ok.example:22, the banner sent with the 200, stdin echoed, exit 0" ||

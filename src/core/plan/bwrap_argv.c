@@ -372,6 +372,16 @@ static void add_tmpfs(struct bw_plan *p)
 	   BW_INIT_PATH);
 }
 
+/* verify's battery is agentjail itself (`__probe`), not the small init: it is bound beside
+ * the init, read-only, for a command that names it and for no other; last of the binds, so
+ * every other fd number is the one `run` gives the same view */
+static void add_self(struct bw_plan *p, const struct hostfacts *hf, const struct strv *cmd)
+{
+	if (!cmd->n || strcmp(cmd->v[0], BW_SELF_PATH) != 0 || !hf->self_exe)
+		return;
+	op_fd_bind(p, false, hf->self_exe, BW_SELF_PATH, "agentjail itself, for the command");
+}
+
 /* --net allow: DNS goes to the stub on 127.0.0.1:53 (NET_DNS_PORT). The file is replaced
  * where it really is: the target under /run (over the fresh tmpfs), /etc/resolv.conf itself,
  * or the plain file one symlink away; /etc/hosts stays the host's. Without a file glibc asks
@@ -1259,6 +1269,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_masks(out, hf, pol, &visible, &writable);
 	strv_free(&visible);
 	add_env(out, hf, pol);
+	add_self(out, hf, cmd);
 
 	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes
 	 * read-only, so / is never writable and nothing written outside the mounts piles up */

@@ -3,6 +3,7 @@
 # binary, found beside agentjail, bound read-only at /run/agentjail/init as PID 1. Without it
 # (or with one anybody may have rewritten) agentjail runs no jail at all and says why; agentjail
 # itself no longer answers `__init`. agentjail is bound into a jail only for verify's battery.
+# A jail cannot rewrite or plant the init a later run would use.
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
@@ -78,6 +79,26 @@ for who in "${AJ_WHOS[@]}"; do
 		"$who: verify binds agentjail at /run/agentjail/agentjail" || _last_run_diag
 	like "$OUT" $'\n-- /run/agentjail/init __init .* -- /run/agentjail/agentjail __probe ' \
 		"$who: … and runs it under the init"
+
+	# --- agentjail in the writable view: the places of its init are as safe as itself ------
+	# (a jail that rewrote or planted one would choose the next jail's PID 1)
+	aj_fresh_ws "$who"
+	pfx=$WS/pfx
+	mkdir -p "$pfx/bin" "$pfx/libexec/agentjail"
+	install -m 0755 "$AJ_BIN/agentjail" "$pfx/bin/agentjail"
+	install -m 0755 "$INIT" "$pfx/libexec/agentjail/init"
+	cp /bin/true "$pfx/libexec/agentjail/fake"
+	aj_chown "$pfx"
+	# (written in place it is busy anyway, being PID 1: replaced by a rename it is not)
+	aj_run "$who" -B "$pfx/bin/agentjail" -- run -- "$P" rename "$pfx/libexec/agentjail/fake" "$pfx/libexec/agentjail/init"
+	probe_denied "$who: agentjail installed in the workspace: its init cannot be replaced inside"
+	cmp -s "$pfx/libexec/agentjail/init" "$INIT"
+	ok $? "$who: … and is unchanged afterwards"
+	aj_run "$who" -B "$pfx/bin/agentjail" -- run -- "$P" write "$pfx/bin/agentjail-init" x
+	[ ! -e "$pfx/bin/agentjail-init" ]
+	ok $? "$who: an agentjail-init planted beside it (the first place looked at) does not stay" ||
+		_last_run_diag
+	like "$ERR" "pfx/bin/agentjail-init" "$who: … and the run says so" || _last_run_diag
 done
 aj_skip_missing_whos "agentjail-init as the jail's PID 1"
 done_testing

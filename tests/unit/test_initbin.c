@@ -1,6 +1,7 @@
-/* Tests for core/jail/initbin: where agentjail looks for the jail's init (agentjail-init beside
- * itself, then PREFIX/libexec/agentjail/init for PREFIX/bin/agentjail), and that a missing one
- * is an error naming both places (this test binary has no init beside it). */
+/* Tests for core/plan/initpath and core/jail/initbin: where agentjail looks for the jail's init
+ * (agentjail-init beside itself, then PREFIX/libexec/agentjail/init for PREFIX/bin/agentjail),
+ * and that a missing one is an error naming both places (this test binary has no init beside
+ * it). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,12 +12,13 @@
 #include <string.h>
 
 #include "core/jail/initbin.h"
+#include "core/plan/initpath.h"
 #include "util/strv.h"
 
 static void candidates_are(const char *self, const char *a, const char *b)
 {
 	struct strv c = STRV_INIT;
-	initbin_candidates(self, &c);
+	initpath_candidates(self, &c);
 	assert_int_equal(c.n, 2);
 	assert_string_equal(c.v[0], a);
 	assert_string_equal(c.v[1], b);

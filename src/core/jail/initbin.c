@@ -8,17 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/plan/initpath.h"
 #include "util/cleanup.h"
-#include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
-
-void initbin_candidates(const char *self, struct strv *out)
-{
-	_cleanup_free_ char *dir = path_dirname(self);
-	strv_push_take(out, path_join(dir, INITBIN_SIBLING));
-	strv_push_take(out, path_normalize(dir, INITBIN_LIBEXEC));
-}
 
 /* The file at fd may be our init: 0, or -1 with e set. */
 static int check_init(int fd, const char *path, const struct stat *self, struct err *e)
@@ -53,7 +46,7 @@ int initbin_open(char **path, struct err *e)
 	if (!self || stat(self, &sst) < 0)
 		return err_set(e, errno, "/proc/self/exe", "cannot find agentjail's own binary");
 	_cleanup_strv_ struct strv cand = STRV_INIT;
-	initbin_candidates(self, &cand);
+	initpath_candidates(self, &cand);
 	for (size_t i = 0; i < cand.n; i++) {
 		int fd = open(cand.v[i], O_PATH | O_CLOEXEC);
 		if (fd < 0) {

@@ -4,18 +4,10 @@
  * PREFIX/libexec/agentjail/init. A missing one is an error, never a fallback. */
 #pragma once
 #include "util/err.h"
-#include "util/strv.h"
 
-#define INITBIN_SIBLING "agentjail-init"            /* beside agentjail */
-#define INITBIN_LIBEXEC "../libexec/agentjail/init" /* relative to agentjail's directory */
-
-/* The places the init of the agentjail binary `self` (absolute, canonical) is looked for, in
- * order, appended to out. Pure. */
-void initbin_candidates(const char *self, struct strv *out);
-
-/* Open the init of the running agentjail (O_PATH, close-on-exec): the first candidate that
- * exists. It must be a regular, executable file owned by root or by agentjail's own owner and
- * writable by no one else (it runs as the jail's PID 1 and holds the control channel). Returns
- * the fd and sets *path (the caller frees it; NULL allowed), or -1 with e naming every place
- * looked at and the fix. */
+/* Open the init of the running agentjail (O_PATH, close-on-exec): the first of
+ * initpath_candidates (core/plan/initpath.h) that exists. It must be a regular, executable
+ * file owned by root or by agentjail's own owner and writable by no one else (it runs as the
+ * jail's PID 1 and holds the control channel). Returns the fd and sets *path (the caller frees
+ * it; NULL allowed), or -1 with e naming every place looked at and the fix. */
 int initbin_open(char **path, struct err *e) WUR;

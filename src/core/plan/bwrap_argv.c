@@ -2,6 +2,7 @@
  * about the host goes to the hostfacts table. */
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/initargs.h"
+#include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
 #include "core/plan/netrules.h"
 #include "core/plan/resolve.h"
@@ -832,10 +833,19 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		if (hf_type(hf, writable->v[r]) == HF_DIR)
 			protected_candidates(hf, writable->v[r], &cand);
 	}
-	const char *extra[] = {hf->hooks_path, hf->self_exe};
-	for (size_t i = 0; i < 2; i++)
-		if (extra[i] && under_any(writable, extra[i]))
-			strv_push(&cand, extra[i]);
+	/* agentjail and every place its init may be (initpath.h): who rewrites them in one jail
+	 * runs on the host, or chooses the next jail's PID 1 */
+	struct strv extra = STRV_INIT;
+	if (hf->hooks_path)
+		strv_push(&extra, hf->hooks_path);
+	if (hf->self_exe) {
+		strv_push(&extra, hf->self_exe);
+		initpath_candidates(hf->self_exe, &extra);
+	}
+	for (size_t i = 0; i < extra.n; i++)
+		if (under_any(writable, extra.v[i]))
+			strv_push(&cand, extra.v[i]);
+	strv_free(&extra);
 	struct strv git = STRV_INIT;
 	gitprotect_candidates(hf, &git);
 	for (size_t i = 0; i < git.n; i++)

@@ -149,7 +149,8 @@ unit-check: $(UNIT_BIN)
 # warnings are errors under clang too: build the binary with it as part of `make check`
 clang-build:
 	@if command -v clang >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory CC=clang BUILD=build/clang SAN= build/clang/agentjail \
+	  $(MAKE) --no-print-directory CC=clang INIT_CC=clang BUILD=build/clang SAN= \
+	    build/clang/agentjail build/clang/agentjail-init \
 	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 

@@ -12,7 +12,7 @@ tcp6_port=
 aj_listen tcp6 listen-tcp ::1 0 && tcp6_port=${LISTEN_OUT#ready }
 have_ip=; command -v ip >/dev/null 2>&1 && have_ip=1
 
-# A stand-in for the proxy on 127.0.0.1:3128 (for `agentjail __connect`, run in a network
+# A stand-in for the proxy on 127.0.0.1:3128 (for `agentjail-init __connect`, run in a network
 # namespace of its own): 403 with X-Proxy-Error for denied.example, else 200 with a banner in the
 # same packet, then an echo until the client half-closes.
 cat >"$AJ_TMP/fakeproxy.py" <<'PY'

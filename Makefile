@@ -69,7 +69,7 @@ CFLAGS += -std=gnu17 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS += $(PKG_LIBS)
 
-LIB_SRC := $(sort $(shell find src -name '*.c' ! -name main.c))
+LIB_SRC := $(sort $(shell find src -name '*.c' ! -name main.c ! -name init_main.c))
 # The seccomp programs, generated at build time (see SCGEN below), are part of the library.
 SC_PREBUILT := $(BUILD)/gen/seccomp_prebuilt
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(SC_PREBUILT).o
@@ -84,13 +84,26 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
 BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
+INIT := $(BUILD)/agentjail-init
+
+# The jail's init (doc/design.md §2, §7): its own small program, exec'd on every run as the
+# jail's PID 1, so linked statically against musl (musl-gcc, Debian's musl-tools; INIT_CC=cc
+# links it against glibc instead, also statically) and from these sources only: no SQLite,
+# jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
+# build links it dynamically with the sanitizers, from the sanitized objects.
+INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/confine/landlock.c \
+	src/core/plan/initargs.c src/cmd/connect.c src/cmd/warn.c src/core/net/connreply.c \
+	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
+	src/util/fs.c
+INIT_CC ?= musl-gcc
 
 .PHONY: all check test unit-check clean install uninstall deps run bench format fuzz clang-build man
 all: agentjail
 
-agentjail: $(BIN)
+agentjail: $(BIN) $(INIT)
 ifneq ($(SAN),1)
 	@cp -f $(BIN) $@
+	@cp -f $(INIT) $@-init
 else
 	@true
 endif
@@ -100,6 +113,30 @@ $(BIN): $(BUILD)/src/main.o $(BUILD)/libagentjail.a
 
 $(TESTBIN): $(TB_OBJ)
 	$(call link_bin)
+
+ifeq ($(SAN),1)
+$(INIT): $(INIT_SRC:%.c=$(BUILD)/%.o)
+	$(CC) $(LDFLAGS) -o $@ $^
+else
+# musl has no kernel headers of its own: <linux/…> and <asm/…> come from linux-libc-dev,
+# after musl's own headers (-idirafter), through a directory of links to just those three.
+INIT_KINC := $(BUILD)/init/kinclude
+$(INIT): $(INIT_SRC:%.c=$(BUILD)/init/%.o)
+	$(INIT_CC) -static -o $@ $^
+
+$(INIT_KINC)/asm:
+	@command -v $(firstword $(INIT_CC)) >/dev/null 2>&1 || { echo "agentjail-init needs \
+	  $(firstword $(INIT_CC)): run make deps (Debian's musl-tools), or build with INIT_CC=cc" >&2; \
+	  exit 1; }
+	@mkdir -p $(@D)
+	@ln -sfn /usr/include/linux $(@D)/linux && ln -sfn /usr/include/asm-generic $(@D)/asm-generic
+	@a=/usr/include/$$($(CC) -print-multiarch 2>/dev/null)/asm; [ -d "$$a" ] || a=/usr/include/asm; \
+	  ln -sfn "$$a" $@
+
+$(BUILD)/init/%.o: %.c | $(INIT_KINC)/asm
+	@mkdir -p $(@D)
+	$(INIT_CC) $(CPPFLAGS) -idirafter $(INIT_KINC) -std=gnu17 $(OPT) -g $(WARN) -MMD -MP -c -o $@ $<
+endif
 
 $(BUILD)/libagentjail.a: $(LIB_OBJ)
 	@rm -f $@
@@ -156,7 +193,8 @@ unit-check: $(UNIT_BIN)
 # warnings are errors under clang too: build the binary with it as part of `make check`
 clang-build:
 	@if command -v clang >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory CC=clang BUILD=build/clang SAN= build/clang/agentjail \
+	  $(MAKE) --no-print-directory CC=clang INIT_CC=clang BUILD=build/clang SAN= \
+	    build/clang/agentjail build/clang/agentjail-init \
 	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 
@@ -182,7 +220,7 @@ fuzz: $(SC_PREBUILT).c
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
+test: $(BIN) $(TESTBIN) $(INIT) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
@@ -194,10 +232,12 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
 # root and as an unprivileged user; bench/mounts what each bwrap mount costs.
-bench: $(BIN) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts
+bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
+		$(BUILD)/bench/initexec
 	@bench/startup.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
+	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.
 MAN_SRC := $(wildcard doc/*.[1-8].scd)
@@ -210,22 +250,26 @@ build/man/%: doc/%.scd
 	@mkdir -p $(@D)
 	scdoc <$< >$@.tmp && mv -f $@.tmp $@
 
-# `make install` puts the binary, the manual pages and the shell completions under
+# `make install` puts the binary, the jail's init (PREFIX/libexec/agentjail/init, where
+# agentjail at PREFIX/bin looks for it), the manual pages and the shell completions under
 # $(DESTDIR)$(PREFIX); `make uninstall` removes exactly those files (and the directories that
-# are left empty under a DESTDIR staging tree; with no DESTDIR, directories stay).
+# are left empty under a DESTDIR staging tree; with no DESTDIR, only libexec/agentjail, which is
+# ours alone).
 # tests/sh/93-install.t checks both.
 BASH_COMP_DIR := $(PREFIX)/share/bash-completion/completions
 ZSH_COMP_DIR := $(PREFIX)/share/zsh/site-functions
 FISH_COMP_DIR := $(PREFIX)/share/fish/vendor_completions.d
-INSTALLED := $(PREFIX)/bin/agentjail \
+INIT_DIR := $(PREFIX)/libexec/agentjail
+INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init \
 	$(foreach m,$(MAN_PAGES),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(if $(wildcard contrib/completions/agentjail.bash),$(BASH_COMP_DIR)/agentjail) \
 	$(if $(wildcard contrib/completions/_agentjail),$(ZSH_COMP_DIR)/_agentjail) \
 	$(if $(wildcard contrib/completions/agentjail.fish),$(FISH_COMP_DIR)/agentjail.fish)
 
-install: $(BIN) $(MAN_PAGES)
-	install -d $(DESTDIR)$(PREFIX)/bin
+install: $(BIN) $(INIT) $(MAN_PAGES)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(INIT_DIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
+	install -m 0755 $(INIT) $(DESTDIR)$(INIT_DIR)/init
 	@for m in $(MAN_PAGES); do s=$${m##*.}; \
 	  install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
 	  install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; done
@@ -243,6 +287,7 @@ uninstall:
 	  d=$$(dirname "$$f"); [ -n "$(DESTDIR)" ] || continue; \
 	  while [ "$$d" != / ] && [ "$$d" != . ] && rmdir "$(DESTDIR)$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
 	done
+	@if [ -d "$(DESTDIR)$(INIT_DIR)" ]; then rmdir "$(DESTDIR)$(INIT_DIR)" 2>/dev/null || true; fi
 
 deps:
 	@./scripts/deps.sh
@@ -255,6 +300,6 @@ format:
 	clang-format -i $$(find src tests -name '*.[ch]')
 
 clean:
-	rm -rf build agentjail
+	rm -rf build agentjail agentjail-init
 
 -include $(shell find build -name '*.d' 2>/dev/null)

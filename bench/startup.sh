@@ -17,7 +17,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 chmod 0755 "$tmp"
-mkdir -p "$tmp/bin" && install -m 0755 "$build/agentjail" "$build/bench/startup" "$tmp/bin/" || exit 1
+mkdir -p "$tmp/bin" && install -m 0755 "$build/agentjail" "$build/agentjail-init" "$build/bench/startup" "$tmp/bin/" || exit 1
 
 # bench WHO SUFFIX [RUN-OPTIONS...]: runs bench/startup as WHO in $tmp/WHO/ws
 bench() {

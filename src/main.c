@@ -4,8 +4,6 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/jail/init.h"
-#include "core/plan/initargs.h"
 #include "core/plan/profile.h"
 #include "core/host/shim.h"
 #include "util/path.h"
@@ -39,7 +37,7 @@ static const struct {
 	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
-	{"__connect", cmd_connect}, {"config", cmd_config},   {"trust", cmd_trust},
+	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
 };
 
@@ -47,7 +45,7 @@ int main(int argc, char **argv)
 {
 	/* a relative state directory would be relative to wherever agentjail runs: refused */
 	const char *sd = getenv("AGENTJAIL_STATE_DIR");
-	if (sd && sd[0] && sd[0] != '/' && !(argc > 1 && !strcmp(argv[1], INIT_VERB))) {
+	if (sd && sd[0] && sd[0] != '/') {
 		fprintf(stderr, "agentjail: AGENTJAIL_STATE_DIR must be an absolute path: %s\n", sd);
 		return EXIT_USAGE;
 	}
@@ -69,8 +67,6 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	if (!strcmp(cmd, INIT_VERB))
-		return init_main(argc, argv);
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 2, argv + 2);

@@ -104,7 +104,7 @@ int cmd_cache(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 /* agentjail tui: the session manager (cmd/tui.c) */
 int cmd_tui(int argc, char **argv);
-/* agentjail __connect HOST PORT: ssh's ProxyCommand in a --net allow jail (cmd/connect.c) */
+/* agentjail-init __connect HOST PORT: ssh's ProxyCommand in a --net allow jail (cmd/connect.c) */
 int cmd_connect(int argc, char **argv);
 /* The configuration (cmd/config.c, doc/design.md §8). */
 struct cmd_config {

@@ -21,6 +21,7 @@
 #include "core/confine/cgroup.h"
 #include "core/jail/ctl.h"
 #include "core/jail/gitscan_check.h"
+#include "core/jail/initbin.h"
 #include "core/jail/netns.h"
 #include "core/jail/pty.h"
 #include "core/jail/suidscan.h"
@@ -282,9 +283,9 @@ static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc
 	if (seccomp_build_fd(sc, &fd, e) < 0)
 		return -1;
 	fdmap_add(m, fd, BW_FD_SECCOMP);
-	fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	fd = initbin_open(NULL, e); /* agentjail-init, never agentjail itself (initbin.h) */
 	if (fd < 0)
-		return err_set(e, errno, "/proc/self/exe", "cannot open agentjail's own binary");
+		return -1;
 	fdmap_add(m, fd, BW_FD_INIT);
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct bw_op *o = &plan->ops[i];

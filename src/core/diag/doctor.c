@@ -925,6 +925,13 @@ static void report_take(struct doctor_report *to, struct doctor_report *from)
 	memset(from, 0, sizeof *from);
 }
 
+char *doctor_check_bwrap(struct doctor_report *r)
+{
+	char *bwrap = check_bwrap(r);
+	check_bwrap_version(r, bwrap);
+	return bwrap;
+}
+
 void doctor_run(struct doctor_report *r)
 {
 	const char *home = home_dir();
@@ -940,8 +947,7 @@ void doctor_run(struct doctor_report *r)
 	check_state_dir(&early, state, src);
 	doctor_check_config(&early);
 
-	_cleanup_free_ char *bwrap = check_bwrap(r);
-	check_bwrap_version(r, bwrap);
+	free(doctor_check_bwrap(r));
 	check_userns(r);
 	check_etcscan(&early, state); /* refreshed before the probe reads it */
 	check_jail(r);

@@ -70,6 +70,10 @@ char *doctor_clean_line(const char *text, size_t max);
 
 /* Run every check on this host and append the results (in the documented order). */
 void doctor_run(struct doctor_report *r);
+/* Only the checks "bwrap" (which bubblewrap, trusted or not) and "bwrap_version" (its version,
+ * run only when trusted); `agentjail --version` reports them. Returns the trusted bwrap's path
+ * (to free), or NULL. */
+char *doctor_check_bwrap(struct doctor_report *r);
 
 /* The tool managers a jail shows (core/plan/toolmgr) and the private caches' size
  * (doctor_tools.c). */

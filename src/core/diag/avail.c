@@ -62,13 +62,14 @@ static int probe_jail(const char *ws, const char *quarantine, const char *bwrap,
 		struct jail_prep o = {.make_caches = true, .no_new_state_dir = true};
 		struct jail j;
 		rc = jail_prepare(&req, &o, &j, &sh->e) == JAIL_READY ? 0 : -1;
-		struct launch_result lr;
-		if (rc == 0)
-			rc = jail_launch(&req, &j, bwrap, quarantine, NULL, &lr, &sh->e);
 		if (rc == 0) {
-			sh->started = lr.started;
-			sh->status = lr.status;
-			launch_result_free(&lr);
+			struct launch_result lr;
+			rc = jail_launch(&req, &j, bwrap, quarantine, NULL, &lr, &sh->e);
+			if (rc == 0) {
+				sh->started = lr.started;
+				sh->status = lr.status;
+			}
+			launch_result_free(&lr); /* filled either way (launch.h) */
 		}
 		jail_free(&j);
 	}

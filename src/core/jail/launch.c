@@ -640,6 +640,7 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
+	watch_disarm(c->watch); /* the jail is gone: start releasing the watches (watch.h) */
 	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
 	 * stop or kill us now, after the jail is gone and before we report */
 	struct signalfd_siginfo late;
@@ -712,6 +713,9 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 		rc = limits_scope(plan, &cg, &c.m, e);
 	if (rc == 0)
 		rc = run_jail(bwrap, &c, r, e);
+	watch_disarm(c.watch);
+	r->retired = c.watch; /* closed last (launch_result_free) */
+	c.watch = NULL;
 	run_ctx_free(&c);
 	limits_collect(&cg, r);
 	struct violations after = {0};
@@ -738,6 +742,8 @@ void launch_result_free(struct launch_result *r)
 	violations_free(&r->viol);
 	free(r->bwrap_stderr);
 	r->bwrap_stderr = NULL;
+	watch_stop(r->retired);
+	r->retired = NULL;
 }
 
 static volatile pid_t unjailed_child;

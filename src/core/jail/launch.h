@@ -7,6 +7,8 @@
 #include "core/jail/snapshot.h"
 #include "util/err.h"
 
+struct watch; /* core/jail/watch.h */
+
 /* Host self-hardening before anything else: not dumpable, no core files, a fresh session
  * keyring, every inherited fd >= 3 closed, and (when nnp) no_new_privs. */
 int launch_harden_self(bool nnp, struct err *e) WUR;
@@ -37,6 +39,10 @@ struct launch_result {
 	 * NULL when it wrote nothing; the caller shows it as it is. */
 	char *bwrap_stderr;
 	int exec_errno;                /* init could not execute the command: why, else 0 */
+	/* the live watch, disarmed when the jail ended and closed by launch_result_free: closing
+	 * it waits for the kernel to release its watches (watch.h), time overlapped this way with
+	 * the checks after the run and the caller's end of the session */
+	struct watch *retired;
 };
 
 /* Run the plan. Returns -1 (e filled) when the jail could not even be attempted

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/llcmd.h"
 #include "cmd/netrun.h"
 #include "cmd/runlines.h"
 #include "core/plan/bwrap_argv.h"
@@ -45,6 +46,8 @@ static const char usage[] =
 	"                               skills/, …) writable; read-only by default\n"
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
+	"  --backend local|landlock     local: the bwrap jail (default); landlock: no\n"
+	"                               namespaces, Landlock + seccomp only (weaker)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"  --quiet                      no start and end lines (printed on a terminal only)\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
@@ -258,6 +261,7 @@ static int start_failed(void)
 	cmd_warn("the jail could not be started: %s", c.cause);
 	cmd_warn("fix: %s", c.fix);
 	cmd_warn("nothing was run outside the sandbox");
+	cmd_ll_suggest();
 	return EXIT_JAIL;
 }
 
@@ -358,7 +362,9 @@ int cmd_run_request(struct run_request *req)
 		return EXIT_JAIL;
 	}
 	struct sess_rec rec = {0};
-	int rc = req->pol.fs == FS_DANGER_FULL ? run_full_access(req, &rec) : run_jailed(req, &rec);
+	int rc = req->pol.fs == FS_DANGER_FULL		   ? run_full_access(req, &rec)
+		 : req->pol.backend == BACKEND_LANDLOCK ? cmd_ll_run(req, &rec)
+							: run_jailed(req, &rec);
 	cmd_rec_close(&rec);
 	return rc;
 }
@@ -399,6 +405,11 @@ int cmd_run(int argc, char **argv)
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
+	bool landlock = false;
+	if (cmd_ll_take_backend(&argc, argv, &landlock) < 0) {
+		free(cwd);
+		return EXIT_USAGE;
+	}
 	int rc = cmd_config_ctx(&cc, argc, argv, NULL, &ctx);
 	if (rc) {
 		cmd_config_free(&cc);
@@ -412,6 +423,8 @@ int cmd_run(int argc, char **argv)
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else {
+		if (landlock)
+			req.pol.backend = BACKEND_LANDLOCK;
 		rc = cmd_run_request(&req);
 	}
 	run_request_free(&req);

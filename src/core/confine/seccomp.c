@@ -370,8 +370,10 @@ static int add_setid_rules(scmp_filter_ctx ctx, const struct seccomp_opts *o, st
 	return 0;
 }
 
-static bool family_allowed(int fam)
+static bool family_allowed(const struct seccomp_opts *o, int fam)
 {
+	if ((o->deny_inet && (fam == AF_INET || fam == AF_INET6)) || (o->deny_unix && fam == AF_UNIX))
+		return false;
 	for (size_t i = 0; i < sizeof socket_families / sizeof socket_families[0]; i++)
 		if (socket_families[i] == fam)
 			return true;
@@ -392,7 +394,7 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct seccomp_opts *o, s
 		return -1;
 	int rc = seccomp_rule_add(ctx, act, nr, 1, cmp(0, SCMP_CMP_GT, (scmp_datum_t)highest, 0));
 	for (int fam = 0; rc == 0 && fam < highest; fam++)
-		if (!family_allowed(fam))
+		if (!family_allowed(o, fam))
 			rc = seccomp_rule_add(ctx, act, nr, 1,
 			                      cmp(0, SCMP_CMP_EQ, (scmp_datum_t)fam, 0));
 	if (rc < 0)

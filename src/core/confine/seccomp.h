@@ -7,6 +7,11 @@
 
 struct seccomp_opts {
 	bool allow_ptrace;   /* ptrace, process_vm_readv/writev allowed */
+	/* The Landlock backend (doc/design.md §4c), which has no network namespace: refuse
+	 * socket(AF_INET/AF_INET6) (--net off), and socket(AF_UNIX) (no private /run: every
+	 * pathname socket of the host would be reachable; socketpair stays allowed). */
+	bool deny_inet;
+	bool deny_unix;
 	/* Test builds only (AJ_TEST_BUILD): when non-zero every rule that would return EPERM,
 	 * ENOSYS or EAFNOSUPPORT returns this errno (1..4095) instead, so a test can tell our
 	 * filter's refusal from any other layer's. Exceptions: clone3 and openat2 keep ENOSYS,

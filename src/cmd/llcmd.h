@@ -1,0 +1,11 @@
+/* llcmd: `run --backend landlock` (doc/design.md §4c). */
+#pragma once
+#include "cmd/cmd.h"
+
+/* Take `--backend local|landlock` (or `--backend=…`) out of run's options (before the command).
+ * 0 (*landlock set), or -1 after printing the usage error. */
+int cmd_ll_take_backend(int *argc, char **argv, bool *landlock);
+/* Run (or --dry-run) the request with the Landlock backend. */
+int cmd_ll_run(struct run_request *req, struct sess_rec *rec);
+/* One paragraph for a host where bwrap cannot run: the option and what it does not protect. */
+void cmd_ll_suggest(void);

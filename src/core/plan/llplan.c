@@ -250,9 +250,11 @@ int llplan_build(const struct bw_plan *bp, struct hostfacts *hf, const char *tmp
 			return -1;
 		}
 	/* protected names that do not exist (yet) are exceptions too: their parent is expanded,
-	 * so nothing can be created there */
+	 * so nothing can be created there (bwrap cannot bind them either; it watches them, and
+	 * those that exist are bound read-only, above) */
 	for (size_t i = 0; i < bp->watch.n; i++)
-		if (!strv_contains(&g.protect, bp->watch.v[i]))
+		if (hf_type(hf, bp->watch.v[i]) == HF_MISSING &&
+		    !strv_contains(&g.protect, bp->watch.v[i]))
 			strv_push(&g.protect, bp->watch.v[i]);
 	for (size_t i = 0; i < g.read.n; i++)
 		expand(out, &g, hf, g.read.v[i], LLP_READ);

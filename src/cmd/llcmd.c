@@ -6,11 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/netrun.h"
 #include "core/jail/llrun.h"
 #include "core/jail/pipeline.h"
 #include "util/cleanup.h"
 
 static const char backend_opt[] = "--backend";
+
+#define LL_ALLOW_WARNING                                                                           \
+	"the proxy listens on the host's 127.0.0.1 on a random port; seccomp allows only TCP "   \
+	"sockets and Landlock lets them connect to that port only and bind none. WARNING: "       \
+	"Landlock matches ports, not addresses: a direct connection to another host on that "    \
+	"same port is not stopped"
 
 /* 0 local, 1 landlock, -1 unknown. */
 static int parse_backend(const char *v)
@@ -70,13 +77,15 @@ static void print_net(const struct policy *p)
 		       "TCP connect and bind with no port allowed\n");
 	else if (p->net == NET_ON)
 		printf("# network on: the host's network, with loopback services\n");
+	else
+		printf("# network allow: %s\n", LL_ALLOW_WARNING);
 	printf("# Unix sockets: socket(AF_UNIX) is refused (seccomp cannot tell a pathname from "
 	       "another); socketpair and inherited descriptors still work; abstract sockets and "
 	       "signals are scoped to the command where Landlock's ABI >= 6 (this kernel: %d)\n",
 	       landlock_abi());
 }
 
-static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir)
+static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, struct sess_rec *rec)
 {
 	struct err e = {0};
 	_cleanup_(ll_plan_free) struct ll_plan lp = {0};
@@ -91,18 +100,34 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir)
 		print_net(&req->pol);
 		return 0;
 	}
-	if (req->pol.net == NET_ALLOW) {
-		cmd_warn("run: --backend landlock does not support --net allow yet: use --net off "
-			 "or on, or the bwrap backend");
-		return EXIT_JAIL;
-	}
+	bool allow = req->pol.net == NET_ALLOW;
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .deny_inet = req->pol.net == NET_OFF,
-				  .deny_unix = true};
+				  .deny_unix = true,
+				  .inet_stream_only = allow};
+	unsigned short port = 0;
+	struct netrun net = {.pol = &req->pol, .rec = rec};
+	if (allow) {
+		int lfd = -1;
+		if (llrun_listen_loopback(&lfd, &port, &e) < 0 ||
+		    netrun_ready(&net, lfd, -1, -1, -1, &e) < 0) {
+			cmd_print_err(&e);
+			netrun_free(&net);
+			return EXIT_JAIL;
+		}
+		llplan_proxy_port(&lp, port);
+		cmd_warn("network: allow-list through the proxy on 127.0.0.1:%u; %s", port,
+			 "Landlock matches ports, not addresses: a direct connection to another host "
+			 "on that same port is not stopped");
+	}
 	struct landlock_list ll = {.rules = lp.rules, .n = lp.n, .min_abi = LLRUN_MIN_ABI,
-				   .handle_net = req->pol.net != NET_ON};
+				   .handle_net = req->pol.net != NET_ON, .ports = &port,
+				   .nports = allow ? 1 : 0};
 	struct llrun_result r;
-	if (llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &r, &e) < 0) {
+	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &r, &e);
+	netrun_stop(&net);
+	netrun_free(&net);
+	if (lr < 0) {
 		cmd_print_err(&e);
 		cmd_warn("nothing was run");
 		return EXIT_JAIL;
@@ -115,7 +140,6 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir)
 
 int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
 {
-	(void)rec; /* TODO(issue 19, step 3): the session row with its backend */
 	struct jail j;
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc) {
@@ -130,7 +154,7 @@ int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
 		jail_free(&j);
 		return EXIT_JAIL;
 	}
-	rc = ll_go(req, &j, tmpdir);
+	rc = ll_go(req, &j, tmpdir, rec);
 	jail_free(&j);
 	return rc;
 }

@@ -119,6 +119,40 @@ raise SystemExit(0 if r == 0 else 1)'
 	rc_is 7 "$who: the command's exit status is agentjail's"
 done
 
+# --- --net allow: the proxy on the host's loopback, Landlock's TCP rules (ABI >= 4) ------------
+if [ "$abi" -ge 4 ]; then
+	aj_listen host listen-tcp 127.0.0.1 0
+	hport=$(printf '%s' "$LISTEN_OUT" | grep -o '[0-9]*$')
+	for who in "${AJ_WHOS[@]}"; do
+		aj_use "$who"
+		LA=(run --backend landlock --net allow --allow-domain example.com)
+		llrun "$who" -- "${LA[@]}" -- sh -c '"$0" connect-tcp 127.0.0.1 "${HTTP_PROXY##*:}"' "$P"
+		probe_ok "$who: --net allow: the proxy (HTTP_PROXY's port on 127.0.0.1) is reachable"
+		like "$ERR" 'a direct connection to another host on that same port is not stopped' \
+			"$who: … and the run says plainly what Landlock's port rule does not stop"
+		llrun "$who" -- "${LA[@]}" -- "$P" connect-tcp 127.0.0.1 "$hport"
+		probe_denied "$who: --net allow: another port on loopback is refused" 13
+		llrun "$who" -- "${LA[@]}" -- timeout 5 "$P" listen-tcp 127.0.0.1 0
+		probe_denied "$who: --net allow: no TCP listener (bind refused)" 13
+		if command -v python3 >/dev/null; then
+			llrun "$who" -- "${LA[@]}" -- python3 -c '
+import socket
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    print("ok")
+except OSError as e:
+    print("errno=%d udp" % e.errno)
+    raise SystemExit(1)'
+			probe_denied "$who: --net allow: no UDP socket (Landlock does not see UDP)"
+		fi
+		llrun "$who" -- "${LA[@]}" --dry-run -- true
+		like "$OUT" 'network allow: .*WARNING: Landlock matches ports, not addresses' \
+			"$who: --dry-run says the same"
+	done
+else
+	skip "--net allow with the landlock backend" "the kernel's Landlock ABI is $abi (4 needed)"
+fi
+
 llrun "${AJ_WHOS[0]}" -- run --backend nope -- true
 rc_is 2 "an unknown backend is a usage error"
 done_testing

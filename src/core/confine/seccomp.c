@@ -380,6 +380,22 @@ static bool family_allowed(const struct seccomp_opts *o, int fam)
 	return false;
 }
 
+/* The Landlock backend's --net allow: an IP socket of any type but SOCK_STREAM is refused (the
+ * type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC above them are ignored). */
+static int add_inet_type_rules(scmp_filter_ctx ctx, uint32_t act, int nr)
+{
+	static const int fams[] = {AF_INET, AF_INET6};
+	static const int types[] = {SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP,
+				    SOCK_PACKET};
+	for (size_t f = 0; f < 2; f++)
+		for (size_t t = 0; t < sizeof types / sizeof *types; t++)
+			if (seccomp_rule_add(ctx, act, nr, 2,
+					     cmp(0, SCMP_CMP_EQ, (scmp_datum_t)fams[f], 0),
+					     cmp(1, SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[t])) < 0)
+				return -1;
+	return 0;
+}
+
 /* socket(2): every family outside the allowed set is refused, as "family > highest allowed"
  * plus one equality rule per gap below it (libseccomp cannot say "not in set" in one rule).
  * The comparison is on all 64 bits, which is stricter than the kernel's int: a family with
@@ -399,6 +415,9 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct seccomp_opts *o, s
 			                      cmp(0, SCMP_CMP_EQ, (scmp_datum_t)fam, 0));
 	if (rc < 0)
 		return rule_failed(e, rc, "socket");
+
+	if (o->inet_stream_only && add_inet_type_rules(ctx, act, nr) < 0)
+		return rule_failed(e, -EINVAL, "socket");
 
 	/* socketpair only ever makes sense for AF_UNIX. */
 	if (resolve("socketpair", true, &nr, e) < 0)

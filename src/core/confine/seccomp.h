@@ -12,6 +12,9 @@ struct seccomp_opts {
 	 * pathname socket of the host would be reachable; socketpair stays allowed). */
 	bool deny_inet;
 	bool deny_unix;
+	/* --net allow there: AF_INET/AF_INET6 sockets only of SOCK_STREAM (Landlock confines TCP
+	 * by port; UDP and raw sockets it does not see at all) */
+	bool inet_stream_only;
 	/* Test builds only (AJ_TEST_BUILD): when non-zero every rule that would return EPERM,
 	 * ENOSYS or EAFNOSUPPORT returns this errno (1..4095) instead, so a test can tell our
 	 * filter's refusal from any other layer's. Exceptions: clone3 and openat2 keep ENOSYS,

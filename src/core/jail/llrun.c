@@ -3,13 +3,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <linux/capability.h>
+#include <netinet/in.h>
 #include <linux/securebits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +30,19 @@ char *llrun_mktemp(struct err *e)
 		return NULL;
 	}
 	return d;
+}
+
+int llrun_listen_loopback(int *fd, unsigned short *port, struct err *e)
+{
+	_cleanup_close_ int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 128) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &len) < 0)
+		return err_set(e, errno, "127.0.0.1", "cannot open the proxy's listener");
+	*port = ntohs(a.sin_port);
+	*fd = steal_fd(&s);
+	return 0;
 }
 
 /* What the child reports when it cannot confine itself (nothing was run). */

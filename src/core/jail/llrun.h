@@ -17,6 +17,9 @@
 /* Make the private temporary directory (0700, under /tmp). A malloc'ed path, or NULL. */
 char *llrun_mktemp(struct err *e);
 
+/* --net allow: a TCP listener on the host's 127.0.0.1, on a port the kernel picks. */
+int llrun_listen_loopback(int *fd, unsigned short *port, struct err *e) WUR;
+
 struct llrun_result {
 	int status;     /* shell-style: n, or 128+signal; 125 when the confinement failed */
 	int cmd_signal; /* the command died of this signal, or 0 */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/plan/netrules.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
@@ -270,6 +271,23 @@ int llplan_build(const struct bw_plan *bp, struct hostfacts *hf, const char *tmp
 	if (!out->chdir)
 		out->chdir = xstrdup("/");
 	return 0;
+}
+
+void llplan_proxy_port(struct ll_plan *p, unsigned port)
+{
+	_cleanup_free_ char *from = xasprintf("127.0.0.1:%d", NET_PROXY_PORT);
+	_cleanup_free_ char *to = xasprintf("127.0.0.1:%u", port);
+	for (size_t i = 0; i < p->env.n; i++) {
+		char *hit = strstr(p->env.v[i], from);
+		if (!hit)
+			continue;
+		char *v = xasprintf("%.*s%s%s", (int)(hit - p->env.v[i]), p->env.v[i], to,
+				    hit + strlen(from));
+		free(p->env.v[i]);
+		p->env.v[i] = v;
+	}
+	unsetenv_in(&p->env, "GIT_SSH_COMMAND");
+	strv_pushf(&p->notes, "GIT_SSH_COMMAND: not set (git over ssh has no proxy command here)");
 }
 
 void ll_plan_free(struct ll_plan *p)

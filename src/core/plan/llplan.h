@@ -45,6 +45,10 @@ struct ll_plan {
  * tmpfs). Fails only on a plan it cannot mirror (an option it does not know). */
 int llplan_build(const struct bw_plan *bp, struct hostfacts *hf, const char *tmpdir,
 		 struct ll_plan *out, struct err *e) WUR;
+/* --net allow: the proxy listens on the host's 127.0.0.1:port, not the jail's :3128; the
+ * environment's proxy settings say so. GIT_SSH_COMMAND (the jail's init as ProxyCommand) is
+ * dropped: there is no init here. */
+void llplan_proxy_port(struct ll_plan *p, unsigned port);
 void ll_plan_free(struct ll_plan *p);
 const char *llp_right_name(enum llp_right r);
 /* Human rendering for --dry-run: one rule a line, then the notes. */

@@ -123,6 +123,13 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	struct landlock_list ll = {.rules = lp.rules, .n = lp.n, .min_abi = LLRUN_MIN_ABI,
 				   .handle_net = req->pol.net != NET_ON, .ports = &port,
 				   .nports = allow ? 1 : 0};
+	if (rec) { /* the session row; its policy says backend "landlock", which resume reads */
+		if (req->resume)
+			(void)cmd_rec_attempt(rec, req->session_id, req->attempt_kind, &req->cmd,
+					      req->agent_session_id);
+		else
+			cmd_rec_begin(rec, req, NULL, NULL);
+	}
 	struct llrun_result r;
 	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &r, &e);
 	netrun_stop(&net);
@@ -130,8 +137,12 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	if (lr < 0) {
 		cmd_print_err(&e);
 		cmd_warn("nothing was run");
+		if (rec)
+			cmd_rec_end(rec, EXIT_JAIL, 0, 0);
 		return EXIT_JAIL;
 	}
+	if (rec)
+		cmd_rec_end(rec, r.status, r.cmd_signal, r.term_signal);
 	if (r.tmp_left)
 		cmd_warn("could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;

@@ -153,6 +153,24 @@ else
 	skip "--net allow with the landlock backend" "the kernel's Landlock ABI is $abi (4 needed)"
 fi
 
+# --- never silent, recorded, resumed, reported ------------------------------------------------
+for who in "${AJ_WHOS[@]}"; do
+	aj_use "$who"
+	llrun "$who" -- run --backend landlock -- sh -c 'echo "$AGENTJAIL_LANDLOCK"; exit 3'
+	rc_is 3 "$who: a landlock run ends with the command's status"
+	llrun "$who" -- sessions --json
+	sid=$(printf '%s' "$OUT" | grep -o '"id": *"[0-9a-f-]*"' | head -n1 | grep -o '[0-9a-f-]\{36\}')
+	llrun "$who" -- show "$sid" --json
+	like "$OUT" '\\?"backend\\?": *\\?"landlock' "$who: the session row records the backend"
+	llrun "$who" -- resume --last
+	like "$OUT" 'backend' "$who: resume runs it with the landlock backend again"
+	rc_is 3 "$who: … with the command's status"
+	llrun "$who" -- doctor
+	like "$OUT" 'landlock .*`run --backend landlock` works here' "$who: doctor says the landlock backend works here"
+	like "$OUT" 'a direct connection to another host on that same port is not stopped' \
+		"$who: … and what its --net allow does not stop"
+done
+
 llrun "${AJ_WHOS[0]}" -- run --backend nope -- true
 rc_is 2 "an unknown backend is a usage error"
 done_testing

@@ -149,23 +149,28 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	return r.status;
 }
 
-int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
+int cmd_ll_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
 {
-	struct jail j;
-	int rc = cmd_jail_prepare(req, &j);
-	if (rc) {
-		jail_free(&j);
-		return rc;
-	}
 	struct err e = {0};
 	_cleanup_free_ char *tmpdir = req->dry_run ? strdup("/tmp/agentjail-ll-XXXXXX")
 						   : llrun_mktemp(&e);
 	if (!tmpdir) {
 		cmd_print_err(&e);
-		jail_free(&j);
 		return EXIT_JAIL;
 	}
-	rc = ll_go(req, &j, tmpdir, rec);
+	if (req->cmd.n && !strcmp(req->cmd.v[0], BW_SELF_PATH) && j->hf.self_exe) {
+		free(req->cmd.v[0]); /* verify's __probe: agentjail itself, where it lies */
+		req->cmd.v[0] = strdup(j->hf.self_exe);
+	}
+	return ll_go(req, j, tmpdir, rec);
+}
+
+int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
+{
+	struct jail j;
+	int rc = cmd_jail_prepare(req, &j);
+	if (rc == 0)
+		rc = cmd_ll_launch(req, &j, rec);
 	jail_free(&j);
 	return rc;
 }

@@ -171,6 +171,25 @@ for who in "${AJ_WHOS[@]}"; do
 		"$who: … and what its --net allow does not stop"
 done
 
+# --- verify --backend landlock: PASS or SKIP (with the reason), no FAIL ------------------------
+for who in "${AJ_WHOS[@]}"; do
+	aj_use "$who"
+	llrun "$who" -- verify --backend landlock
+	rc_is 0 "$who: verify --backend landlock exits 0"
+	unlike "$OUT" '(^|'$'\n'')FAIL ' "$who: … no probe FAILs"
+	like "$OUT" 'SKIP +pid\.init +no PID namespace in the landlock backend' \
+		"$who: … a probe that needs namespaces is a SKIP with the reason"
+	like "$OUT" 'PASS +inherit\.fds' "$who: … no inherited descriptor reaches the command"
+	like "$OUT" 'PASS +pid\.no_survivors' "$who: … nothing the command leaves behind survives it"
+	like "$OUT" 'PASS +fs\.canary' "$who: … the canary in \$HOME is out of reach"
+	if [ "$abi" -ge 4 ]; then
+		llrun "$who" -- verify --backend landlock --net allow --allow-domain example.com
+		unlike "$OUT" '(^|'$'\n'')FAIL ' "$who: verify --backend landlock --net allow: no FAIL"
+		like "$OUT" 'WARN +net\.landlock_port +.*a direct connection to another host on that same port is not stopped' \
+			"$who: … and a WARN says what the port rule does not stop"
+	fi
+done
+
 llrun "${AJ_WHOS[0]}" -- run --backend nope -- true
 rc_is 2 "an unknown backend is a usage error"
 done_testing

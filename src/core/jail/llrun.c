@@ -1,10 +1,12 @@
 /* llrun: see llrun.h. */
 #include "core/jail/llrun.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
+#include <linux/close_range.h>
 #include <netinet/in.h>
 #include <linux/securebits.h>
 #include <signal.h>
@@ -100,6 +102,10 @@ static _Noreturn void child(const struct ll_plan *p, char **cmd, const struct se
 	}
 	if (chdir(p->chdir) < 0)
 		child_fail(pfd, errno, "cannot enter the start directory (the workspace)");
+	/* only 0-2 reach the command (and the report pipe, until the exec): an inherited
+	 * directory fd would lead anywhere on the host */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(pfd, errno, "cannot close inherited file descriptors");
 	char **env = xcalloc(p->env.n + 2, sizeof *env);
 	for (size_t i = 0; i < p->env.n; i++)
 		env[i] = p->env.v[i];
@@ -112,6 +118,54 @@ static _Noreturn void child(const struct ll_plan *p, char **cmd, const struct se
 	int err = errno;
 	fprintf(stderr, "agentjail: cannot run %s: %s\n", cmd[0], strerror(err));
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* Our children now, by pid: those before the command (verify's bait) are left alone. At most
+ * max are listed; *n is how many. */
+static void our_children(pid_t *out, size_t max, size_t *n)
+{
+	*n = 0;
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		char path[300], buf[512];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		ssize_t len = fs_read_small(path, buf, sizeof buf);
+		char *rp = len > 0 ? strrchr(buf, ')') : NULL;
+		int ppid = 0;
+		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == getpid() && *n < max)
+			out[(*n)++] = (pid_t)atoi(de->d_name);
+	}
+}
+
+#define LL_MAX_KIDS 256
+
+static bool listed(const pid_t *v, size_t n, pid_t p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == p)
+			return true;
+	return false;
+}
+
+/* Kill every child of ours the command left (its orphans, reparented here) and reap them. */
+static void kill_leftovers(const pid_t *before, size_t nbefore)
+{
+	for (int round = 0; round < 50; round++) {
+		pid_t now[LL_MAX_KIDS];
+		size_t n, killed = 0;
+		our_children(now, LL_MAX_KIDS, &n);
+		for (size_t i = 0; i < n; i++)
+			if (!listed(before, nbefore, now[i])) {
+				(void)kill(now[i], SIGKILL);
+				(void)waitpid(now[i], NULL, 0);
+				killed++;
+			}
+		if (!killed)
+			return;
+	}
 }
 
 static volatile sig_atomic_t got_term;
@@ -132,6 +186,12 @@ int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc
 	(void)sigaction(SIGQUIT, &ign, &o_quit);
 	(void)sigaction(SIGTERM, &term, &o_term);
 	(void)sigaction(SIGHUP, &term, &o_hup);
+	/* what the command leaves behind (a daemon, a double fork) is reparented to us, and
+	 * killed when it ends: there is no PID namespace to take it down */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	pid_t before[LL_MAX_KIDS];
+	size_t nbefore;
+	our_children(before, LL_MAX_KIDS, &nbefore);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(pipefd[0]);
@@ -172,6 +232,8 @@ int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc
 		}
 	}
 	close(pipefd[0]);
+	if (pid > 0)
+		kill_leftovers(before, nbefore);
 	(void)sigaction(SIGINT, &o_int, NULL);
 	(void)sigaction(SIGQUIT, &o_quit, NULL);
 	(void)sigaction(SIGTERM, &o_term, NULL);

@@ -155,8 +155,12 @@ static void bind_op(struct ll_plan *p, struct grants *g, const struct bw_op *o, 
 {
 	const char *dest = o->args.v[o->args.n - 1];
 	const char *src = o->src ? o->src : o->args.v[1];
-	if (!strcmp(dest, BW_INIT_PATH) || !strcmp(dest, BW_SELF_PATH))
+	if (!strcmp(dest, BW_INIT_PATH))
 		return;
+	if (!strcmp(dest, BW_SELF_PATH)) { /* verify runs agentjail itself, where it lies */
+		strv_push(&g->read, src);
+		return;
+	}
 	if (!strncmp(dest, "/proc/", 6) && strcmp(src, dest) != 0) {
 		/* /proc is granted whole: expanded, it would hold only the PIDs of now */
 		strv_pushf(&p->notes, "%s: masked under bwrap; here the host's (root-only files "

@@ -37,6 +37,7 @@ static const char usage[] =
 	"        --env, --allow-ptrace); danger-full-access is not a jail and cannot be verified\n"
 	"  --json      one JSON document: {version, policy, landlock_abi, probes[], summary}\n"
 	"  --dry-run   print the jail (bwrap argv) verify would start, and run nothing\n"
+	"  --backend landlock  run the battery without namespaces (probes that need them SKIP)\n"
 	"exit: 0 nothing failed; 1 some probe failed; 2 usage; 125 the jail could not start\n"
 	"example: agentjail verify --net allow --json\n";
 

@@ -29,9 +29,16 @@ static int parse_backend(const char *v)
 	return -1;
 }
 
-int cmd_ll_take_backend(int *argc, char **argv, bool *landlock)
+bool cmd_ll_wanted(int flag, const struct config *cfg)
 {
-	*landlock = false;
+	if (flag >= 0)
+		return flag == 1;
+	return cfg && cfg->backend.v && !strcmp(cfg->backend.v, "landlock");
+}
+
+int cmd_ll_take_backend(int *argc, char **argv, int *landlock)
+{
+	*landlock = -1;
 	for (int i = 0; i < *argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--") || a[0] != '-')
@@ -52,7 +59,7 @@ int cmd_ll_take_backend(int *argc, char **argv, bool *landlock)
 			cmd_warn("run: --backend must be local or landlock, not `%s`", v);
 			return -1;
 		}
-		*landlock = b == 1;
+		*landlock = b;
 		memmove(&argv[i], &argv[i + take], (size_t)(*argc - i - take + 1) * sizeof *argv);
 		*argc -= take;
 		i--;

@@ -405,7 +405,7 @@ int cmd_run(int argc, char **argv)
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
-	bool landlock = false;
+	int landlock = -1;
 	if (cmd_ll_take_backend(&argc, argv, &landlock) < 0) {
 		free(cwd);
 		return EXIT_USAGE;
@@ -423,7 +423,7 @@ int cmd_run(int argc, char **argv)
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else {
-		if (landlock)
+		if (cmd_ll_wanted(landlock, &cc.cfg))
 			req.pol.backend = BACKEND_LANDLOCK;
 		rc = cmd_run_request(&req);
 	}

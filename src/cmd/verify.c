@@ -437,7 +437,7 @@ int cmd_verify(int argc, char **argv)
 	_cleanup_free_ char *home = home_dir();
 	struct run_request req;
 	memset(&req, 0, sizeof req);
-	bool landlock = false;
+	int landlock = -1;
 	int n = (int)args.n;
 	char **view = xcalloc(args.n + 1, sizeof *view); /* --backend is taken out of a copy */
 	memcpy(view, strv_data(&args), args.n * sizeof *view);
@@ -453,7 +453,7 @@ int cmd_verify(int argc, char **argv)
 	strv_free(&args);
 	args = kept;
 	int rc = parse_policy(&args, home, &req);
-	if (landlock)
+	if (landlock == 1) /* the flag only: verify proves what it is asked to */
 		req.pol.backend = BACKEND_LANDLOCK;
 	strv_free(&args);
 	if (rc == 0)

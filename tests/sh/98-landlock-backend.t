@@ -190,6 +190,27 @@ for who in "${AJ_WHOS[@]}"; do
 	fi
 done
 
+# --- the configuration's `backend` ------------------------------------------------------------
+for who in "${AJ_WHOS[@]}"; do
+	aj_use "$who"
+	aj_host mkdir -p "$HOMEDIR/.config/agentjail"
+	aj_host sh -c "printf 'backend = \"landlock\"\n' >'$HOMEDIR/.config/agentjail/config.toml'"
+	llrun "$who" -- run -- sh -c 'echo "$AGENTJAIL_LANDLOCK"'
+	like "$OUT" 'backend' "$who: backend = \"landlock\" in the user's config runs this backend"
+	llrun "$who" -- run --backend local -- sh -c 'echo "$AGENTJAIL_LANDLOCK"'
+	if [ -n "$NS" ]; then
+		rc_is 125 "$who: … --backend local overrides it (the bwrap jail, which cannot start here)"
+	else
+		unlike "$OUT" 'backend' "$who: … --backend local overrides it"
+	fi
+	aj_host rm -f "$HOMEDIR/.config/agentjail/config.toml"
+	aj_host sh -c "printf 'backend = \"landlock\"\n' >'$WS/.agentjail.toml'"
+	llrun "$who" -- run -- true
+	rc_is 2 "$who: a project's .agentjail.toml cannot choose the backend"
+	like "$ERR" '`backend` may never be set in a project' "$who: … and says so"
+	aj_host rm -f "$WS/.agentjail.toml"
+done
+
 llrun "${AJ_WHOS[0]}" -- run --backend nope -- true
 rc_is 2 "an unknown backend is a usage error"
 done_testing

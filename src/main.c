@@ -8,8 +8,6 @@
 #include "core/host/shim.h"
 #include "util/path.h"
 
-#define AGENTJAIL_VERSION "0.1.0"
-
 static const char usage[] =
 	"usage: agentjail COMMAND [ARGS]\n"
 	"  run [POLICY] [--] CMD [ARG...]   run a command in a jail (agentjail run --help)\n"

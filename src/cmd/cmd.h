@@ -10,6 +10,9 @@
 #include "core/plan/policy.h"
 #include "util/err.h"
 
+/* `agentjail --version`; `shim install` compares it with the installed agentjail's. */
+#define AGENTJAIL_VERSION "0.1.0"
+
 enum {
 	EXIT_USAGE = 2,     /* rejected before touching the system */
 	EXIT_JAIL = 125,    /* building or starting the jail failed */

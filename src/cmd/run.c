@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/jailreport.h"
+#include "cmd/llcmd.h"
 #include "cmd/netrun.h"
 #include "cmd/runlines.h"
 #include "core/plan/bwrap_argv.h"
@@ -46,6 +47,8 @@ static const char usage[] =
 	"                               skills/, …) writable; read-only by default\n"
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
+	"  --backend local|landlock     local: the bwrap jail (default); landlock: no\n"
+	"                               namespaces, Landlock + seccomp only (weaker)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"  --quiet                      no start and end lines (printed on a terminal only)\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
@@ -259,6 +262,7 @@ static int start_failed(void)
 	cmd_warn("the jail could not be started: %s", c.cause);
 	cmd_warn("fix: %s", c.fix);
 	cmd_warn("nothing was run outside the sandbox");
+	cmd_ll_suggest();
 	return EXIT_JAIL;
 }
 
@@ -361,7 +365,9 @@ int cmd_run_request(struct run_request *req)
 		return EXIT_JAIL;
 	}
 	struct sess_rec rec = {0};
-	int rc = req->pol.fs == FS_DANGER_FULL ? run_full_access(req, &rec) : run_jailed(req, &rec);
+	int rc = req->pol.fs == FS_DANGER_FULL		   ? run_full_access(req, &rec)
+		 : req->pol.backend == BACKEND_LANDLOCK ? cmd_ll_run(req, &rec)
+							: run_jailed(req, &rec);
 	cmd_rec_close(&rec);
 	return rc;
 }
@@ -402,6 +408,11 @@ int cmd_run(int argc, char **argv)
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
+	int landlock = -1;
+	if (cmd_ll_take_backend(&argc, argv, &landlock) < 0) {
+		free(cwd);
+		return EXIT_USAGE;
+	}
 	int rc = cmd_config_ctx(&cc, argc, argv, NULL, &ctx);
 	if (rc) {
 		cmd_config_free(&cc);
@@ -415,6 +426,8 @@ int cmd_run(int argc, char **argv)
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else {
+		if (cmd_ll_wanted(landlock, &cc.cfg))
+			req.pol.backend = BACKEND_LANDLOCK;
 		rc = cmd_run_request(&req);
 	}
 	run_request_free(&req);

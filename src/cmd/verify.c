@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/llcmd.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/confine/landlock.h"
@@ -36,6 +37,7 @@ static const char usage[] =
 	"        --env, --allow-ptrace); danger-full-access is not a jail and cannot be verified\n"
 	"  --json      one JSON document: {version, policy, landlock_abi, probes[], summary}\n"
 	"  --dry-run   print the jail (bwrap argv) verify would start, and run nothing\n"
+	"  --backend landlock  run the battery without namespaces (probes that need them SKIP)\n"
 	"exit: 0 nothing failed; 1 some probe failed; 2 usage; 125 the jail could not start\n"
 	"example: agentjail verify --net allow --json\n";
 
@@ -202,7 +204,8 @@ static int launch_captured(struct run_request *req, struct jail *j, char **out)
 			restore_fd(1, s1);
 		return EXIT_JAIL;
 	}
-	int rc = cmd_jail_launch(req, j, NULL);
+	int rc = req->pol.backend == BACKEND_LANDLOCK ? cmd_ll_launch(req, j, NULL)
+						      : cmd_jail_launch(req, j, NULL);
 	restore_fd(0, s0);
 	restore_fd(1, s1);
 	off_t len = lseek(mfd, 0, SEEK_END);
@@ -365,6 +368,12 @@ static int run_battery(struct run_request *req, const char *home, bool json)
 	}
 	struct probe_ctx c;
 	bait_fill_ctx(&g_bait, &req->pol, home, &c);
+	for (size_t i = 0; req->pol.backend == BACKEND_LANDLOCK && probe_skips_landlock[i]; i++)
+		strv_push(&c.skip, probe_skips_landlock[i]);
+	for (size_t i = 0; req->pol.backend == BACKEND_LANDLOCK && geteuid() != 0 &&
+			   probe_skips_landlock_user[i];
+	     i++)
+		strv_push(&c.skip, probe_skips_landlock_user[i]);
 	set_probe_cmd(req, &c);
 	probe_ctx_free(&c);
 	struct jail j;
@@ -377,6 +386,13 @@ static int run_battery(struct run_request *req, const char *home, bool json)
 	bool parsed = out && *out && collect(out, probes) == 0;
 	if (parsed)
 		add_survivors(probes, g_bait.token);
+	if (parsed && req->pol.backend == BACKEND_LANDLOCK && req->pol.net == NET_ALLOW)
+		json_array_append_new(
+			probes, result_json("net.landlock_port", "net", PROBE_WARN,
+					    "the landlock backend lets TCP connect to the proxy's "
+					    "port only, matching ports, not addresses: a direct "
+					    "connection to another host on that same port is not "
+					    "stopped"));
 	remove_bait();
 	if (!parsed || !json_array_size(probes)) {
 		json_decref(probes);
@@ -421,7 +437,24 @@ int cmd_verify(int argc, char **argv)
 	_cleanup_free_ char *home = home_dir();
 	struct run_request req;
 	memset(&req, 0, sizeof req);
+	int landlock = -1;
+	int n = (int)args.n;
+	char **view = xcalloc(args.n + 1, sizeof *view); /* --backend is taken out of a copy */
+	memcpy(view, strv_data(&args), args.n * sizeof *view);
+	if (cmd_ll_take_backend(&n, view, &landlock) < 0) {
+		free(view);
+		strv_free(&args);
+		return EXIT_USAGE;
+	}
+	struct strv kept = STRV_INIT;
+	for (int i = 0; i < n; i++)
+		strv_push(&kept, view[i]);
+	free(view);
+	strv_free(&args);
+	args = kept;
 	int rc = parse_policy(&args, home, &req);
+	if (landlock == 1) /* the flag only: verify proves what it is asked to */
+		req.pol.backend = BACKEND_LANDLOCK;
 	strv_free(&args);
 	if (rc == 0)
 		rc = req.dry_run ? verify_dry_run(&req, home) : run_battery(&req, home, json);

@@ -19,3 +19,6 @@ ssize_t fs_read_small(const char *path, char *buf, size_t n);
 int fs_open_nofollow(const char *path, int flags);
 /* Write all n bytes (retrying short writes and EINTR). 0, or -1 with errno. */
 int fs_write_all(int fd, const void *buf, size_t n);
+
+/* Remove a directory tree (not following symlinks, not crossing mounts). 0, or -1 (errno). */
+int fs_remove_tree(const char *dir);

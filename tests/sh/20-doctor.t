@@ -195,30 +195,6 @@ for who in "${AJ_WHOS[@]}"; do
 done
 
 # --- user namespaces disabled (user.max_user_namespaces = 0 inside a test user namespace) --------
-# ns_run CMD…: run CMD in a new user namespace mapping uids and gids 0-65535 to themselves, after
-# setting max_user_namespaces to 0 there. The limit belongs to that namespace: the host's stays.
-ns_run() {
-	local q
-	q=$(printf '%q ' "$@")
-	unshare --user bash -c 'while [ -z "$(cat /proc/self/uid_map)" ]; do sleep 0.01; done
-		# a new exec: capabilities in the namespace come with the mapped uid 0
-		bash -c "echo 0 >/proc/sys/user/max_user_namespaces" || exit 99
-		exec bash -c "$0"' "$q" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err" &
-	local pid=$! me i
-	me=$(readlink /proc/self/ns/user)
-	for i in $(seq 1 500); do
-		[ "$(readlink "/proc/$pid/ns/user" 2>/dev/null)" != "$me" ] && break
-		sleep 0.01
-	done
-	if ! { echo '0 0 65536' >"/proc/$pid/uid_map" && echo '0 0 65536' >"/proc/$pid/gid_map"; }; then
-		kill "$pid"
-	fi
-	wait "$pid"
-	RC=$?
-	OUT=$(cat "$AJ_TMP/out")
-	ERR=$(cat "$AJ_TMP/err")
-	AJ_LAST="[$AJ_WHO] (max_user_namespaces=0) ${AJ_CMD[*]}"
-}
 if aj_is_root && [ "$(id -u "${AJ_USER:-root}")" -lt 65536 ]; then
 	host_max=$(cat /proc/sys/user/max_user_namespaces)
 	for who in "${AJ_WHOS[@]}"; do

@@ -23,13 +23,21 @@
 #include "core/confine/seccomp_prebuilt.h"
 #include "core/confine/seccomp_rules.h"
 
-static void assert_same(bool ptrace, int errnum)
+static void assert_same_net(bool ptrace, int errnum, int net)
 {
 	struct err e = {0};
 	struct sock_filter *got = NULL, *want = NULL;
 	size_t ngot = 0, nwant = 0;
-	const struct sc_rules_opts o = {.allow_ptrace = ptrace, .errno_override = errnum};
-	if (seccomp_program(ptrace, errnum, &got, &ngot, &e) < 0)
+	const struct sc_rules_opts o = {.allow_ptrace = ptrace,
+					.errno_override = errnum,
+					.deny_inet = seccomp_prebuilt_nets[net].deny_inet,
+					.deny_unix = seccomp_prebuilt_nets[net].deny_unix,
+					.inet_stream_only = seccomp_prebuilt_nets[net].inet_stream_only};
+	const struct seccomp_opts so = {.allow_ptrace = ptrace,
+					.deny_inet = o.deny_inet,
+					.deny_unix = o.deny_unix,
+					.inet_stream_only = o.inet_stream_only};
+	if (seccomp_program(&so, errnum, &got, &ngot, &e) < 0)
 		fail_msg("seccomp_program(ptrace=%d, errno=%d): %s", ptrace, errnum, e.what);
 	if (seccomp_rules_program(&o, &want, &nwant, &e) < 0)
 		fail_msg("seccomp_rules_program(ptrace=%d, errno=%d): %s", ptrace, errnum, e.what);
@@ -44,6 +52,35 @@ static void assert_same(bool ptrace, int errnum)
 				 want[i].code, want[i].jt, want[i].jf, want[i].k);
 	free(got);
 	free(want);
+}
+
+/* The bwrap jail's programs: its network namespace does the network's work. */
+static void assert_same(bool ptrace, int errnum)
+{
+	assert_same_net(ptrace, errnum, SECCOMP_NET_JAIL);
+}
+
+/* The Landlock backend's programs (doc/design.md §4c): each network mode, with and without ptrace,
+ * with the filter's own errnos and a test errno. */
+static void test_equal_landlock_option_sets(void **state)
+{
+	for (int net = 0; net < SECCOMP_NET_N; net++)
+		for (int pt = 0; pt <= 1; pt++) {
+			assert_same_net(pt, 0, net);
+			assert_same_net(pt, 4000, net);
+		}
+}
+
+/* An option set no program was generated for is refused, never served by another one. */
+static void test_unknown_option_set(void **state)
+{
+	struct err e = {0};
+	struct sock_filter *p = NULL;
+	size_t n = 0;
+	const struct seccomp_opts o = {.deny_inet = true}; /* without deny_unix: not a mode */
+	assert_int_equal(seccomp_program(&o, 0, &p, &n, &e), -1);
+	assert_int_equal(e.errnum, EINVAL);
+	assert_null(p);
 }
 
 /* The options a normal run has: allow_ptrace off or on, the filter's own errnos. */
@@ -80,10 +117,10 @@ static void test_errno_out_of_range(void **state)
 	struct err e = {0};
 	struct sock_filter *p = NULL;
 	size_t n = 0;
-	assert_int_equal(seccomp_program(false, 4095, &p, &n, &e), -1);
+	assert_int_equal(seccomp_program(&(struct seccomp_opts){0}, 4095, &p, &n, &e), -1);
 	assert_int_equal(e.errnum, EINVAL);
-	assert_int_equal(seccomp_program(false, -1, &p, &n, &e), -1);
-	assert_int_equal(seccomp_program(false, ENOSYS, &p, &n, &e), -1);
+	assert_int_equal(seccomp_program(&(struct seccomp_opts){0}, -1, &p, &n, &e), -1);
+	assert_int_equal(seccomp_program(&(struct seccomp_opts){0}, ENOSYS, &p, &n, &e), -1);
 	assert_int_equal(e.errnum, EINVAL);
 	assert_null(p);
 }
@@ -96,7 +133,7 @@ static void test_build_fd_is_prebuilt(void **state)
 	assert_int_equal(seccomp_build_fd(&(struct seccomp_opts){.allow_ptrace = true}, &fd, &e), 0);
 	struct sock_filter *want = NULL;
 	size_t n = 0;
-	assert_int_equal(seccomp_program(true, 0, &want, &n, &e), 0);
+	assert_int_equal(seccomp_program(&(struct seccomp_opts){.allow_ptrace = true}, 0, &want, &n, &e), 0);
 	struct sock_filter *got = calloc(n + 1, sizeof *got);
 	assert_int_equal(read(fd, got, (n + 1) * sizeof *got), (ssize_t)(n * sizeof *got));
 	assert_memory_equal(got, want, n * sizeof *got);
@@ -110,6 +147,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_equal_normal_option_sets),
 		cmocka_unit_test(test_equal_test_errnos),
+		cmocka_unit_test(test_equal_landlock_option_sets),
+		cmocka_unit_test(test_unknown_option_set),
 		cmocka_unit_test(test_generated_for_this_arch),
 		cmocka_unit_test(test_errno_out_of_range),
 		cmocka_unit_test(test_build_fd_is_prebuilt),

@@ -509,3 +509,90 @@ int landlock_apply(const struct landlock_opts *o, struct landlock_report *r, str
 	r->read_denied = b.deny;
 	return 0;
 }
+
+/* ---- the Landlock backend: see landlock.h ---- */
+
+#define LL_FS_EXECUTE (1ULL << 0)         /* [1] */
+#define LL_NET_BIND_TCP (1ULL << 0)       /* [4] */
+#define LL_NET_CONNECT_TCP (1ULL << 1)    /* [4] */
+#define LL_RULE_NET_PORT 2                /* LANDLOCK_RULE_NET_PORT */
+
+struct ll_net_port { /* struct landlock_net_port_attr */
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
+static uint64_t list_rights(enum llp_right r, bool dir, int abi)
+{
+	uint64_t rd = LL_FS_EXECUTE | LL_FS_READ_FILE | (dir ? LL_FS_READ_DIR : 0);
+	switch (r) {
+	case LLP_LIST:
+		return dir ? LL_FS_READ_DIR : 0;
+	case LLP_READ:
+		return rd;
+	case LLP_WRITE:
+		return rd | (dir ? write_rights(abi) : file_rights(abi));
+	case LLP_DEVICE:
+		return LL_FS_READ_FILE | (dir ? LL_FS_READ_DIR : 0) | file_rights(abi);
+	}
+	return 0;
+}
+
+static int list_rule(int ruleset, const struct llp_rule *rule, int abi, struct err *e)
+{
+	_cleanup_close_ int fd = open(rule->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
+		return 0; /* gone since it was planned, or out of the caller's reach anyway */
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return err_set(e, errno, rule->path, "cannot open a path for a Landlock rule");
+	if (S_ISLNK(st.st_mode))
+		return 0; /* no rule can sit on a symlink */
+	uint64_t rights = list_rights(rule->right, S_ISDIR(st.st_mode), abi);
+	if (!rights)
+		return 0;
+	struct ll_path_beneath pb = {.allowed_access = rights, .parent_fd = fd};
+	if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0U) < 0)
+		return err_set(e, errno, rule->path, "cannot add a Landlock rule");
+	return 0;
+}
+
+int landlock_apply_list(const struct landlock_list *l, struct landlock_report *r, struct err *e)
+{
+	*r = (struct landlock_report){.abi = landlock_abi()};
+	int need = l->handle_net && l->min_abi < 4 ? 4 : l->min_abi;
+	if (r->abi < (need > 1 ? need : 1)) {
+		err_set(e, ENOTSUP, NULL, "the kernel's Landlock ABI is %d; this policy needs %d",
+			r->abi, need > 1 ? need : 1);
+		err_hint(e, r->abi ? "use a newer kernel, or the bwrap backend"
+				   : "Landlock is not enabled in this kernel (lsm= boot parameter); "
+				     "use the bwrap backend");
+		return -1;
+	}
+	struct ll_ruleset_attr attr = {
+		.handled_access_fs = LL_FS_EXECUTE | LL_READ | write_rights(r->abi),
+		.handled_access_net = l->handle_net ? LL_NET_BIND_TCP | LL_NET_CONNECT_TCP : 0,
+		.scoped = r->abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0,
+	};
+	long fd = syscall(SYS_landlock_create_ruleset, &attr, attr_size(r->abi), 0U);
+	if (fd < 0)
+		return err_set(e, errno, NULL, "cannot create the Landlock ruleset (ABI %d)", r->abi);
+	_cleanup_close_ int rs = (int)fd;
+	for (size_t i = 0; i < l->n; i++)
+		if (list_rule(rs, &l->rules[i], r->abi, e) < 0)
+			return -1;
+	for (size_t i = 0; l->handle_net && i < l->nports; i++) {
+		struct ll_net_port np = {.allowed_access = LL_NET_CONNECT_TCP, .port = l->ports[i]};
+		if (syscall(SYS_landlock_add_rule, rs, LL_RULE_NET_PORT, &np, 0U) < 0)
+			return err_set(e, errno, NULL, "cannot add the Landlock rule for port %u",
+				       l->ports[i]);
+	}
+	if (ensure_no_new_privs(e) < 0)
+		return -1;
+	if (syscall(SYS_landlock_restrict_self, rs, 0U) < 0)
+		return err_set(e, errno, NULL, "cannot enforce the Landlock ruleset");
+	r->fs_applied = true;
+	r->scoped = r->abi >= 6;
+	r->read_denied = true;
+	return 0;
+}

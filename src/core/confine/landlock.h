@@ -80,3 +80,23 @@ int landlock_abi(void);
  * decides how loudly to say so. `r` may be NULL. Only this thread is restricted: call it while
  * the process is single-threaded. */
 int landlock_apply(const struct landlock_opts *o, struct landlock_report *r, struct err *e) WUR;
+
+/* ---- the Landlock backend (`run --backend landlock`, doc/design.md §4c) ----
+ * Here Landlock is the whole filesystem boundary, not a second layer under mounts: reading and
+ * executing are handled too, and granted only by the rules given (core/plan/llplan.h). */
+#include "core/plan/llplan.h"
+
+struct landlock_list {
+	const struct llp_rule *rules;
+	size_t n;
+	int min_abi;             /* refuse (ENOTSUP) a kernel below this ABI */
+	bool handle_net;         /* TCP bind and connect handled (ABI >= 4): only `ports` connect */
+	const unsigned short *ports;
+	size_t nports;
+};
+
+/* Restrict the calling thread for good with exactly these rules (and abstract sockets and
+ * signals scoped where ABI >= 6). No Landlock, or an ABI below min_abi (or below 4 with
+ * handle_net): -1, nothing applied. Sets no_new_privs. */
+int landlock_apply_list(const struct landlock_list *l, struct landlock_report *r,
+			struct err *e) WUR;

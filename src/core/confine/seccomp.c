@@ -19,9 +19,20 @@
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 
-int seccomp_program(bool allow_ptrace, int errno_override, struct sock_filter **prog, size_t *len,
-		    struct err *e)
+int seccomp_program(const struct seccomp_opts *o, int errno_override, struct sock_filter **prog,
+		    size_t *len, struct err *e)
 {
+	int net = 0;
+	while (net < SECCOMP_NET_N &&
+	       (seccomp_prebuilt_nets[net].deny_inet != o->deny_inet ||
+		seccomp_prebuilt_nets[net].deny_unix != o->deny_unix ||
+		seccomp_prebuilt_nets[net].inet_stream_only != o->inet_stream_only))
+		net++;
+	if (net == SECCOMP_NET_N)
+		return err_set(e, EINVAL, NULL,
+			       "no prebuilt seccomp program for deny_inet=%d deny_unix=%d "
+			       "inet_stream_only=%d (tools/seccomp_gen.c lists the option sets)",
+			       o->deny_inet, o->deny_unix, o->inet_stream_only);
 	/* The kernel clamps SECCOMP_RET_ERRNO data to MAX_ERRNO (4095), which libseccomp refuses. */
 	if (errno_override < 0 || errno_override > 4094)
 		return err_set(e, EINVAL, NULL, "seccomp test errno %d is out of range 1..4094",
@@ -33,7 +44,7 @@ int seccomp_program(bool allow_ptrace, int errno_override, struct sock_filter **
 			       "seccomp test errno %d is ENOSYS, which clone3 and openat2 return anyway",
 			       errno_override);
 	const struct seccomp_prebuilt *pb =
-		&seccomp_prebuilt[seccomp_prebuilt_index(allow_ptrace, errno_override > 0)];
+		&seccomp_prebuilt[seccomp_prebuilt_index(o->allow_ptrace, errno_override > 0, net)];
 	struct sock_filter *p = xcalloc(pb->len, sizeof *p);
 	memcpy(p, pb->insns, pb->len * sizeof *p);
 	/* The test variant returns the sentinel wherever the test errno goes; nothing else in it
@@ -55,9 +66,9 @@ static int program_for(const struct seccomp_opts *o, struct sock_filter **prog, 
 		       struct err *e)
 {
 #ifdef AJ_TEST_BUILD
-	return seccomp_program(o->allow_ptrace, o->test_errno, prog, len, e);
+	return seccomp_program(o, o->test_errno, prog, len, e);
 #else
-	return seccomp_program(o->allow_ptrace, 0, prog, len, e);
+	return seccomp_program(o, 0, prog, len, e);
 #endif
 }
 

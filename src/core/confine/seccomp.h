@@ -10,6 +10,14 @@
 
 struct seccomp_opts {
 	bool allow_ptrace;   /* ptrace, process_vm_readv/writev allowed */
+	/* The Landlock backend (doc/design.md §4c), which has no network namespace: refuse
+	 * socket(AF_INET/AF_INET6) (--net off), and socket(AF_UNIX) (no private /run: every
+	 * pathname socket of the host would be reachable; socketpair stays allowed). */
+	bool deny_inet;
+	bool deny_unix;
+	/* --net allow there: AF_INET/AF_INET6 sockets only of SOCK_STREAM (Landlock confines TCP
+	 * by port; UDP and raw sockets it does not see at all) */
+	bool inet_stream_only;
 	/* Test builds only (AJ_TEST_BUILD): when non-zero every rule that would return EPERM,
 	 * ENOSYS or EAFNOSUPPORT returns this errno (1..4094) instead, so a test can tell our
 	 * filter's refusal from any other layer's. Exceptions: clone3 and openat2 keep ENOSYS,
@@ -17,11 +25,12 @@ struct seccomp_opts {
 	int test_errno;
 };
 
-/* The program for an option set, as a malloc'd copy of *len instructions: the prebuilt one, with
- * errno_override (1..4094; 0 for none) where the test build puts its distinctive errno. The
- * equality test compares it with seccomp_rules_program() for the same options. */
-int seccomp_program(bool allow_ptrace, int errno_override, struct sock_filter **prog, size_t *len,
-		    struct err *e) WUR;
+/* The program for an option set (o's test_errno is not read), as a malloc'd copy of *len
+ * instructions: the prebuilt one, with errno_override (1..4094; 0 for none) where the test build
+ * puts its distinctive errno. The equality test compares it with seccomp_rules_program() for the
+ * same options. */
+int seccomp_program(const struct seccomp_opts *o, int errno_override, struct sock_filter **prog,
+		    size_t *len, struct err *e) WUR;
 
 /* Build the filter for the running architecture and write its BPF into a sealed memfd.
  * On success *fd_out is a readable fd positioned at 0. */

@@ -370,12 +370,32 @@ static int add_setid_rules(scmp_filter_ctx ctx, const struct sc_rules_opts *o, s
 	return 0;
 }
 
-static bool family_allowed(int fam)
+static bool family_allowed(const struct sc_rules_opts *o, int fam)
 {
+	if ((o->deny_inet && (fam == AF_INET || fam == AF_INET6)) || (o->deny_unix && fam == AF_UNIX))
+		return false;
 	for (size_t i = 0; i < sizeof socket_families / sizeof socket_families[0]; i++)
 		if (socket_families[i] == fam)
 			return true;
 	return false;
+}
+
+/* The Landlock backend's --net allow: an IP socket of any type but SOCK_STREAM is refused (the
+ * type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC above them are ignored). */
+static int add_inet_type_rules(scmp_filter_ctx ctx, uint32_t act, int nr)
+{
+	static const int fams[] = {AF_INET, AF_INET6};
+	static const int types[] = {SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP,
+				    SOCK_PACKET};
+	for (size_t f = 0; f < sizeof fams / sizeof *fams; f++)
+		for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
+			int rc = seccomp_rule_add(ctx, act, nr, 2,
+						  cmp(0, SCMP_CMP_EQ, (scmp_datum_t)fams[f], 0),
+						  cmp(1, SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[t]));
+			if (rc < 0)
+				return rc;
+		}
+	return 0;
 }
 
 /* socket(2): every family outside the allowed set is refused, as "family > highest allowed"
@@ -392,10 +412,12 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct sc_rules_opts *o, 
 		return -1;
 	int rc = seccomp_rule_add(ctx, act, nr, 1, cmp(0, SCMP_CMP_GT, (scmp_datum_t)highest, 0));
 	for (int fam = 0; rc == 0 && fam < highest; fam++)
-		if (!family_allowed(fam))
+		if (!family_allowed(o, fam))
 			rc = seccomp_rule_add(ctx, act, nr, 1,
 			                      cmp(0, SCMP_CMP_EQ, (scmp_datum_t)fam, 0));
 	if (rc < 0)
+		return rule_failed(e, rc, "socket");
+	if (o->inet_stream_only && (rc = add_inet_type_rules(ctx, act, nr)) < 0)
 		return rule_failed(e, rc, "socket");
 
 	/* socketpair only ever makes sense for AF_UNIX. */

@@ -12,6 +12,8 @@
 /* The inputs that change the program (the architecture is the build's own). */
 struct sc_rules_opts {
 	bool allow_ptrace;  /* ptrace, process_vm_readv/writev allowed */
+	/* the Landlock backend's network (struct seccomp_opts says why; doc/design.md §4c) */
+	bool deny_inet, deny_unix, inet_stream_only;
 	/* When non-zero (1..4094), every refusal whose errno is not part of the interface (all
 	 * but clone3's and openat2's ENOSYS) returns this errno instead: the test build's
 	 * variant. */

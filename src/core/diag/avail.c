@@ -25,6 +25,7 @@
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/path.h"
+#include "util/fs.h"
 #include "util/xalloc.h"
 #include "util/clock.h"
 
@@ -209,19 +210,6 @@ static int run_probe(const char *scratch, struct avail_result *r, struct err *e)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-static int remove_tree(const char *dir)
-{
-	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
-
 int avail_probe(struct avail_result *r, struct err *e)
 {
 	memset(r, 0, sizeof *r);
@@ -233,7 +221,7 @@ int avail_probe(struct avail_result *r, struct err *e)
 	if (!mkdtemp(scratch))
 		return err_set(e, errno, "/tmp", "cannot create a scratch directory for the probe");
 	int rc = run_probe(scratch, r, e);
-	if (remove_tree(scratch) < 0)
+	if (fs_remove_tree(scratch) < 0)
 		r->leftover = xstrdup(scratch);
 	return rc;
 }

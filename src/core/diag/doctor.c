@@ -551,24 +551,34 @@ static void check_landlock(struct doctor_report *r)
 {
 	int abi = landlock_abi();
 	_cleanup_free_ char *feat = doctor_landlock_features(abi);
+	/* which backends work here: the jail check says it for bwrap, this one for landlock */
+	const char *backend = abi >= 4 ? "; `run --backend landlock` works here (without namespaces; "
+	                                 "its --net allow matches the proxy's port, not its "
+	                                 "address: a direct connection to another host on that "
+	                                 "same port is not stopped)"
+	                      : abi >= 3 ? "; `run --backend landlock` works here with --net off "
+	                                   "or on (--net allow needs ABI 4)"
+	                                 : "; `run --backend landlock` cannot work here (ABI 3 "
+	                                   "needed)";
 	if (abi >= 6) {
 		doctor_add(r, "landlock", DOCTOR_OK, NULL,
-		           "%s; the jail's abstract Unix sockets and signals are scoped to it",
-		           feat);
+		           "%s; the jail's abstract Unix sockets and signals are scoped to it%s",
+		           feat, backend);
 	} else if (abi > 0) {
 		doctor_add(r, "landlock", DOCTOR_WARN,
 		           "Linux 6.12 or newer brings Landlock ABI 6 (scoping); until then prefer "
 		           "--net off or allow",
 		           "%s; no scoping (ABI 6): with --net on the jail can reach the host's "
-		           "abstract Unix sockets",
-		           feat);
+		           "abstract Unix sockets%s",
+		           feat, backend);
 	} else {
 		doctor_add(
 		        r, "landlock", DOCTOR_WARN,
 		        "boot a kernel with CONFIG_SECURITY_LANDLOCK=y and landlock in its lsm= "
 		        "list (Linux 6.12 or newer for scoping)",
 		        "Landlock is not available: no defence in depth under bwrap's mounts, and "
-		        "with --net on the jail can reach the host's abstract Unix sockets");
+		        "with --net on the jail can reach the host's abstract Unix sockets%s",
+		        backend);
 	}
 }
 

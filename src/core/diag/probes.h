@@ -149,5 +149,11 @@ void bait_fill_ctx(const struct bait *b, const struct policy *pol, const char *h
 /* Remove every piece. Async-signal-safe (unlink, kill, waitpid, close), idempotent. */
 void bait_remove(struct bait *b);
 
+/* "ID=REASON" for the probes that cannot hold without namespaces (probes_nons.c): SKIP, with
+ * the reason, when the battery runs with `--backend landlock`. NULL-terminated. */
+extern const char *const probe_skips_landlock[];
+/* The same, added when the battery runs as a user other than root. */
+extern const char *const probe_skips_landlock_user[];
+
 /* The names of the variables bait_plant sets (NULL-terminated). */
 extern const char *const probe_env_bait_names[];

@@ -23,7 +23,8 @@ static const char *const pol_keys[] = {"fs",	  "net",	   "memory",	    "pids",
 				       "rw",	  "ro",		   "hide",	    "devices",
 				       "env",	  "allow_domains", "deny_domains", "hosts",
 				       NULL};
-static const char *const top_keys[] = {"bwrap", "state_dir", "policy", "agent", "profile", NULL};
+static const char *const top_keys[] = {"bwrap",   "state_dir", "policy", "agent",
+				       "profile", "backend",   NULL};
 
 const char *cfg_key_name(enum cfg_key k)
 {
@@ -63,6 +64,7 @@ void config_free(struct config *c)
 {
 	val_free(&c->bwrap);
 	val_free(&c->state_dir);
+	val_free(&c->backend);
 	pol_free(&c->policy);
 	for (size_t i = 0; i < c->n_agents; i++) {
 		free(c->agents[i].name);
@@ -389,8 +391,9 @@ static int read_file_tables(struct config *f, const struct toml_value *root, con
 		const struct toml_value *v = &root->items[k];
 		int kl = root->key_line[k], kc = root->key_col[k];
 		_cleanup_free_ char *origin = xasprintf("%s:%d", file, kl);
+		/* backend too: a project must not choose the weaker sandbox */
 		bool never = !strcmp(key, "bwrap") || !strcmp(key, "state_dir") ||
-			     !strcmp(key, "profile");
+			     !strcmp(key, "profile") || !strcmp(key, "backend");
 		if (layer == CFG_PROJECT && never) {
 			at_err(e, file, kl, kc, "`%s` may never be set in a project's .agentjail.toml",
 			       key);
@@ -404,6 +407,13 @@ static int read_file_tables(struct config *f, const struct toml_value *root, con
 			if (!v->s[0])
 				return at_err(e, file, v->line, v->col, "`%s` is empty", key);
 			val_set(!strcmp(key, "bwrap") ? &f->bwrap : &f->state_dir, v->s, origin);
+		} else if (!strcmp(key, "backend")) {
+			if (v->type != TOML_STRING)
+				return type_err(e, file, v, key, "a string (local or landlock)");
+			if (strcmp(v->s, "local") != 0 && strcmp(v->s, "landlock") != 0)
+				return at_err(e, file, v->line, v->col,
+					      "`backend` must be local or landlock, not `%s`", v->s);
+			val_set(&f->backend, v->s, origin);
 		} else if (!strcmp(key, "policy")) {
 			if (v->type != TOML_TABLE || v->inline_table)
 				return type_err(e, file, v, key, "a [policy] table");
@@ -498,6 +508,8 @@ int config_apply(struct config *c, const struct toml_value *root, const char *fi
 		val_set(&c->bwrap, f.bwrap.v, f.bwrap.origin);
 	if (f.state_dir.v)
 		val_set(&c->state_dir, f.state_dir.v, f.state_dir.origin);
+	if (f.backend.v)
+		val_set(&c->backend, f.backend.v, f.backend.origin);
 	pol_merge(&c->policy, &f.policy);
 	for (size_t i = 0; i < f.n_agents; i++)
 		pol_merge(&agent_get(c, f.agents[i].name, f.agents[i].origin)->pol,

@@ -47,6 +47,7 @@ struct cfg_agent {
 
 struct config {
 	struct cfg_val bwrap, state_dir;
+	struct cfg_val backend;         /* "local" (default) or "landlock" (doc/design.md §4c) */
 	struct cfg_pol policy;
 	struct cfg_agent *agents;
 	size_t n_agents;

@@ -593,6 +593,9 @@ char *policy_to_json(const struct policy *p)
 			      strv_json(&p->dev), "env", env, "allow_ptrace", p->allow_ptrace);
 	if (!o)
 		abort();
+	/* the backend, when not the default bwrap jail (`resume` runs the same way again) */
+	if (p->backend == BACKEND_LANDLOCK)
+		json_object_set_new(o, "backend", jstr("landlock"));
 	/* limits: bytes / tasks, or "unlimited"; absent while unset (the default applies) */
 	if (p->memory != LIMIT_UNSET)
 		json_object_set_new(o, "memory", limit_json(p->memory));
@@ -674,6 +677,9 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	out->workspace = xstrdup(ws);
 	out->workspace_explicit = json_is_true(json_object_get(o, "workspace_explicit"));
 	out->allow_ptrace = json_is_true(json_object_get(o, "allow_ptrace"));
+	if (json_string_value(json_object_get(o, "backend")) &&
+	    !strcmp(json_string_value(json_object_get(o, "backend")), "landlock"))
+		out->backend = BACKEND_LANDLOCK;
 	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
 	out->agent_writable_instructions =
 		json_is_true(json_object_get(o, "agent_writable_instructions"));

@@ -10,8 +10,12 @@
 
 enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
 enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
+/* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
+ * and seccomp without namespaces (doc/design.md §4c). */
+enum backend { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
 
 struct policy {
+	enum backend backend;
 	enum fs_mode fs;
 	enum net_mode net;
 	char *workspace;          /* absolute, normalized (canonical once resolved) */

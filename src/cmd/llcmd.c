@@ -1,0 +1,183 @@
+/* llcmd: `run --backend landlock` (doc/design.md §4c): the bwrap plan is built as for a jail,
+ * mirrored into a Landlock ruleset (core/plan/llplan.h) and run by core/jail/llrun.h. */
+#include "cmd/llcmd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/netrun.h"
+#include "core/jail/llrun.h"
+#include "core/jail/pipeline.h"
+#include "util/cleanup.h"
+
+static const char backend_opt[] = "--backend";
+
+#define LL_ALLOW_WARNING                                                                           \
+	"the proxy listens on the host's 127.0.0.1 on a random port; seccomp allows only TCP "   \
+	"sockets and Landlock lets them connect to that port only and bind none. WARNING: "       \
+	"Landlock matches ports, not addresses: a direct connection to another host on that "    \
+	"same port is not stopped"
+
+/* 0 local, 1 landlock, -1 unknown. */
+static int parse_backend(const char *v)
+{
+	if (!strcmp(v, "local") || !strcmp(v, "bwrap"))
+		return 0;
+	if (!strcmp(v, "landlock"))
+		return 1;
+	return -1;
+}
+
+bool cmd_ll_wanted(int flag, const struct config *cfg)
+{
+	if (flag >= 0)
+		return flag == 1;
+	return cfg && cfg->backend.v && !strcmp(cfg->backend.v, "landlock");
+}
+
+int cmd_ll_take_backend(int *argc, char **argv, int *landlock)
+{
+	*landlock = -1;
+	for (int i = 0; i < *argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--") || a[0] != '-')
+			break; /* the command: its own options stay */
+		const char *v = NULL;
+		int take = 0;
+		if (!strcmp(a, backend_opt) && i + 1 < *argc)
+			v = argv[i + 1], take = 2;
+		else if (!strncmp(a, "--backend=", 10))
+			v = a + 10, take = 1;
+		else {
+			if (policy_opt_arity(a) == 1)
+				i++;
+			continue;
+		}
+		int b = parse_backend(v);
+		if (b < 0) {
+			cmd_warn("run: --backend must be local or landlock, not `%s`", v);
+			return -1;
+		}
+		*landlock = b;
+		memmove(&argv[i], &argv[i + take], (size_t)(*argc - i - take + 1) * sizeof *argv);
+		*argc -= take;
+		i--;
+	}
+	return 0;
+}
+
+void cmd_ll_suggest(void)
+{
+	cmd_warn("where namespaces cannot be had, `agentjail run --backend landlock` is a weaker "
+		 "sandbox without them (Landlock and seccomp): reads and writes confined to the "
+		 "jail's allowlist, no ptrace, no new namespaces, network off or by port; but no "
+		 "private /proc, PIDs, hostname or mounts: the command sees the host's other "
+		 "processes and can reach those of the same user that Landlock's scoping does not "
+		 "cover (doc/design.md §4c)");
+}
+
+static void print_net(const struct policy *p)
+{
+	if (p->net == NET_OFF)
+		printf("# network off: seccomp refuses socket(AF_INET, AF_INET6); Landlock handles "
+		       "TCP connect and bind with no port allowed\n");
+	else if (p->net == NET_ON)
+		printf("# network on: the host's network, with loopback services\n");
+	else
+		printf("# network allow: %s\n", LL_ALLOW_WARNING);
+	printf("# Unix sockets: socket(AF_UNIX) is refused (seccomp cannot tell a pathname from "
+	       "another); socketpair and inherited descriptors still work; abstract sockets and "
+	       "signals are scoped to the command where Landlock's ABI >= 6 (this kernel: %d)\n",
+	       landlock_abi());
+}
+
+static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, struct sess_rec *rec)
+{
+	struct err e = {0};
+	_cleanup_(ll_plan_free) struct ll_plan lp = {0};
+	if (llplan_build(&j->plan, &j->hf, tmpdir, &lp, &e) < 0) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
+	if (req->dry_run) {
+		_cleanup_free_ char *pj = policy_to_json(&req->pol);
+		_cleanup_free_ char *txt = ll_plan_render(&lp);
+		printf("# policy: %s\n# backend: landlock (no bwrap, no namespaces)\n%s", pj, txt);
+		print_net(&req->pol);
+		return 0;
+	}
+	bool allow = req->pol.net == NET_ALLOW;
+	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
+				  .deny_inet = req->pol.net == NET_OFF,
+				  .deny_unix = true,
+				  .inet_stream_only = allow};
+	unsigned short port = 0;
+	struct netrun net = {.pol = &req->pol, .rec = rec};
+	if (allow) {
+		int lfd = -1;
+		if (llrun_listen_loopback(&lfd, &port, &e) < 0 ||
+		    netrun_ready(&net, lfd, -1, -1, -1, &e) < 0) {
+			cmd_print_err(&e);
+			netrun_free(&net);
+			return EXIT_JAIL;
+		}
+		llplan_proxy_port(&lp, port);
+		cmd_warn("network: allow-list through the proxy on 127.0.0.1:%u; %s", port,
+			 "Landlock matches ports, not addresses: a direct connection to another host "
+			 "on that same port is not stopped");
+	}
+	struct landlock_list ll = {.rules = lp.rules, .n = lp.n, .min_abi = LLRUN_MIN_ABI,
+				   .handle_net = req->pol.net != NET_ON, .ports = &port,
+				   .nports = allow ? 1 : 0};
+	if (rec) { /* the session row; its policy says backend "landlock", which resume reads */
+		if (req->resume)
+			(void)cmd_rec_attempt(rec, req->session_id, req->attempt_kind, &req->cmd,
+					      req->agent_session_id);
+		else
+			cmd_rec_begin(rec, req, NULL, NULL);
+	}
+	struct llrun_result r;
+	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &r, &e);
+	netrun_stop(&net);
+	netrun_free(&net);
+	if (lr < 0) {
+		cmd_print_err(&e);
+		cmd_warn("nothing was run");
+		if (rec)
+			cmd_rec_end(rec, EXIT_JAIL, 0, 0);
+		return EXIT_JAIL;
+	}
+	if (rec)
+		cmd_rec_end(rec, r.status, r.cmd_signal, r.term_signal);
+	if (r.tmp_left)
+		cmd_warn("could not remove the private temporary directory %s", tmpdir);
+	req->interrupted = r.term_signal != 0;
+	return r.status;
+}
+
+int cmd_ll_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
+{
+	struct err e = {0};
+	_cleanup_free_ char *tmpdir = req->dry_run ? strdup("/tmp/agentjail-ll-XXXXXX")
+						   : llrun_mktemp(&e);
+	if (!tmpdir) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
+	if (req->cmd.n && !strcmp(req->cmd.v[0], BW_SELF_PATH) && j->hf.self_exe) {
+		free(req->cmd.v[0]); /* verify's __probe: agentjail itself, where it lies */
+		req->cmd.v[0] = strdup(j->hf.self_exe);
+	}
+	return ll_go(req, j, tmpdir, rec);
+}
+
+int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
+{
+	struct jail j;
+	int rc = cmd_jail_prepare(req, &j);
+	if (rc == 0)
+		rc = cmd_ll_launch(req, &j, rec);
+	jail_free(&j);
+	return rc;
+}

@@ -1,0 +1,244 @@
+/* llrun: see llrun.h. */
+#include "core/jail/llrun.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <netinet/in.h>
+#include <linux/securebits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/xalloc.h"
+
+char *llrun_mktemp(struct err *e)
+{
+	char *d = xstrdup("/tmp/agentjail-ll-XXXXXX");
+	if (!mkdtemp(d)) {
+		err_set(e, errno, "/tmp", "cannot create the private temporary directory");
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+int llrun_listen_loopback(int *fd, unsigned short *port, struct err *e)
+{
+	_cleanup_close_ int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 128) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &len) < 0)
+		return err_set(e, errno, "127.0.0.1", "cannot open the proxy's listener");
+	*port = ntohs(a.sin_port);
+	*fd = steal_fd(&s);
+	return 0;
+}
+
+/* What the child reports when it cannot confine itself (nothing was run). */
+struct child_fail {
+	int err;
+	char what[480];
+};
+
+static _Noreturn void child_fail(int pfd, int err, const char *what)
+{
+	struct child_fail f = {.err = err};
+	snprintf(f.what, sizeof f.what, "%s", what);
+	(void)!write(pfd, &f, sizeof f);
+	_exit(125);
+}
+
+/* Root keeps uid 0 (its files stay its own) but no capability, now or after an exec: securebits
+ * stop the kernel from granting root's on exec, the bounding set is emptied. */
+static int drop_caps(void)
+{
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+					     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+					     SECBIT_NO_CAP_AMBIENT_RAISE |
+					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		  0, 0, 0) < 0 &&
+	    errno != EPERM)
+		return -1;
+	for (int c = 0; c <= CAP_LAST_CAP; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EPERM && errno != EINVAL)
+			return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -1;
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {{0}};
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+static _Noreturn void child(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc,
+			    const struct landlock_list *ll, int pfd)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	for (int s = 1; s < NSIG; s++)
+		(void)sigaction(s, &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	if (drop_caps() < 0)
+		child_fail(pfd, errno, "cannot drop capabilities");
+	struct landlock_report rep;
+	struct err e = {0};
+	char buf[ERR_FMT_MAX];
+	if (landlock_apply_list(ll, &rep, &e) < 0 || seccomp_load_self(sc, &e) < 0) {
+		err_format(&e, buf, sizeof buf);
+		child_fail(pfd, e.errnum ? e.errnum : EPERM, buf);
+	}
+	if (chdir(p->chdir) < 0)
+		child_fail(pfd, errno, "cannot enter the start directory (the workspace)");
+	/* only 0-2 reach the command (and the report pipe, until the exec): an inherited
+	 * directory fd would lead anywhere on the host */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(pfd, errno, "cannot close inherited file descriptors");
+	char **env = xcalloc(p->env.n + 2, sizeof *env);
+	for (size_t i = 0; i < p->env.n; i++)
+		env[i] = p->env.v[i];
+	char desc[64];
+	snprintf(desc, sizeof desc, "AGENTJAIL_LANDLOCK=abi=%d,fs,backend%s", rep.abi,
+		 rep.scoped ? ",scoped" : "");
+	env[p->env.n] = desc;
+	environ = env;
+	execvp(cmd[0], cmd);
+	int err = errno;
+	fprintf(stderr, "agentjail: cannot run %s: %s\n", cmd[0], strerror(err));
+	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* Our children now, by pid: those before the command (verify's bait) are left alone. At most
+ * max are listed; *n is how many. */
+static void our_children(pid_t *out, size_t max, size_t *n)
+{
+	*n = 0;
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		char path[300], buf[512];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		ssize_t len = fs_read_small(path, buf, sizeof buf);
+		char *rp = len > 0 ? strrchr(buf, ')') : NULL;
+		int ppid = 0;
+		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == getpid() && *n < max)
+			out[(*n)++] = (pid_t)atoi(de->d_name);
+	}
+}
+
+#define LL_MAX_KIDS 256
+
+static bool listed(const pid_t *v, size_t n, pid_t p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == p)
+			return true;
+	return false;
+}
+
+/* Kill every child of ours the command left (its orphans, reparented here) and reap them. */
+static void kill_leftovers(const pid_t *before, size_t nbefore)
+{
+	for (int round = 0; round < 50; round++) {
+		pid_t now[LL_MAX_KIDS];
+		size_t n, killed = 0;
+		our_children(now, LL_MAX_KIDS, &n);
+		for (size_t i = 0; i < n; i++)
+			if (!listed(before, nbefore, now[i])) {
+				(void)kill(now[i], SIGKILL);
+				(void)waitpid(now[i], NULL, 0);
+				killed++;
+			}
+		if (!killed)
+			return;
+	}
+}
+
+static volatile sig_atomic_t got_term;
+static void on_term(int s) { got_term = s; }
+
+int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc,
+	      const struct landlock_list *ll, struct llrun_result *r, struct err *e)
+{
+	*r = (struct llrun_result){.status = 125};
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return err_set(e, errno, NULL, "cannot create a pipe for the command");
+	/* terminal signals reach the command's group (ours) directly; a kill to agentjail is
+	 * passed on */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, term = {.sa_handler = on_term}, o_int, o_quit,
+			 o_term, o_hup;
+	(void)sigaction(SIGINT, &ign, &o_int);
+	(void)sigaction(SIGQUIT, &ign, &o_quit);
+	(void)sigaction(SIGTERM, &term, &o_term);
+	(void)sigaction(SIGHUP, &term, &o_hup);
+	/* what the command leaves behind (a daemon, a double fork) is reparented to us, and
+	 * killed when it ends: there is no PID namespace to take it down */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	pid_t before[LL_MAX_KIDS];
+	size_t nbefore;
+	our_children(before, LL_MAX_KIDS, &nbefore);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		child(p, cmd, sc, ll, pipefd[1]);
+	}
+	int saved = errno;
+	close(pipefd[1]);
+	int rc = 0;
+	if (pid < 0) {
+		rc = err_set(e, saved, NULL, "cannot fork the command");
+	} else {
+		struct child_fail f;
+		ssize_t n;
+		while ((n = read(pipefd[0], &f, sizeof f)) < 0 && errno == EINTR)
+			;
+		int ws = 0;
+		bool passed = false;
+		while (waitpid(pid, &ws, 0) < 0) {
+			if (errno != EINTR)
+				break;
+			if (got_term && !passed) {
+				(void)kill(pid, got_term);
+				r->term_signal = got_term;
+				passed = true;
+			}
+		}
+		if (n == (ssize_t)sizeof f) {
+			f.what[sizeof f.what - 1] = '\0';
+			rc = err_set(e, f.err, NULL, "the Landlock backend could not confine the "
+						     "command: %s",
+				     f.what);
+		} else {
+			r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+			r->cmd_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+			r->ll.abi = landlock_abi();
+			r->ll.fs_applied = true;
+			r->ll.scoped = r->ll.abi >= 6;
+		}
+	}
+	close(pipefd[0]);
+	if (pid > 0)
+		kill_leftovers(before, nbefore);
+	(void)sigaction(SIGINT, &o_int, NULL);
+	(void)sigaction(SIGQUIT, &o_quit, NULL);
+	(void)sigaction(SIGTERM, &o_term, NULL);
+	(void)sigaction(SIGHUP, &o_hup, NULL);
+	if (fs_remove_tree(p->tmpdir) < 0)
+		r->tmp_left = true;
+	return rc;
+}

@@ -1,0 +1,34 @@
+/* llrun: `run --backend landlock` (doc/design.md §4c): no bwrap, no namespaces. The command is
+ * forked with no capabilities (root's dropped for good), no_new_privs, the Landlock ruleset of
+ * core/plan/llplan.h and the jail's seccomp filter, in a private temporary directory that is
+ * removed afterwards. */
+#pragma once
+#include <stdbool.h>
+
+#include "core/confine/landlock.h"
+#include "core/confine/seccomp.h"
+#include "core/plan/llplan.h"
+#include "util/err.h"
+
+/* The oldest Landlock ABI the backend accepts: 3, the first to handle truncate (below it a
+ * protected file could be truncated to nothing); 4 when the network is confined by port. */
+#define LLRUN_MIN_ABI 3
+
+/* Make the private temporary directory (0700, under /tmp). A malloc'ed path, or NULL. */
+char *llrun_mktemp(struct err *e);
+
+/* --net allow: a TCP listener on the host's 127.0.0.1, on a port the kernel picks. */
+int llrun_listen_loopback(int *fd, unsigned short *port, struct err *e) WUR;
+
+struct llrun_result {
+	int status;     /* shell-style: n, or 128+signal; 125 when the confinement failed */
+	int cmd_signal; /* the command died of this signal, or 0 */
+	int term_signal; /* SIGTERM/SIGHUP agentjail received and passed on, or 0 */
+	struct landlock_report ll;
+	bool tmp_left;  /* the private temporary directory could not be removed */
+};
+
+/* Run cmd under the plan. -1 (e filled) when the command could not be confined: nothing ran.
+ * The temporary directory is removed either way. */
+int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc,
+	      const struct landlock_list *ll, struct llrun_result *r, struct err *e) WUR;

@@ -1,0 +1,55 @@
+/* llplan: the Landlock ruleset of `run --backend landlock` (doc/design.md §4c), derived from the
+ * bwrap plan so both backends show the command the same allowlist. Pure: the host is asked only
+ * through hostfacts (directory listings, for the expansion below).
+ *
+ * Landlock can only grant, never subtract, and a grant on a directory reaches everything beneath
+ * it. So a tree with an exception inside (a workspace holding protected paths, /etc holding a
+ * masked secret) is granted child by child: the directories on the way to an exception get
+ * READ_DIR only (LLP_LIST), every other child the tree's right, the exception its own (or none).
+ * The cost is one rule per entry of each directory on such a way, not per file of the tree. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/plan/bwrap_argv.h"
+#include "core/plan/hostfacts.h"
+#include "util/err.h"
+#include "util/strv.h"
+
+enum llp_right {
+	LLP_LIST,   /* list a directory (READ_DIR): on the way to an exception */
+	LLP_READ,   /* read and execute beneath */
+	LLP_WRITE,  /* read, execute and every write right beneath */
+	LLP_DEVICE, /* a device (or /dev/pts): read and write it, create nothing */
+};
+
+struct llp_rule {
+	char *path;
+	enum llp_right right;
+};
+
+struct ll_plan {
+	struct llp_rule *rules;
+	size_t n, cap;
+	struct strv env;     /* the command's environment, "NAME=VALUE" (TMPDIR included) */
+	char *chdir;         /* where it starts */
+	char *tmpdir;        /* the private temporary directory (writable) */
+	struct strv notes;   /* "PATH: what differs from the bwrap jail", for --dry-run */
+	size_t listed;       /* directory entries looked at by the expansion (its cost) */
+};
+
+#define LLP_TMP_VARS "TMPDIR", "TMP", "TEMP", "TEMPDIR"
+
+/* Derive the ruleset from a bwrap plan built for the same policy. tmpdir is the private
+ * temporary directory the runner makes (it replaces bwrap's /tmp, /var/tmp, /dev/shm and /run
+ * tmpfs). Fails only on a plan it cannot mirror (an option it does not know). */
+int llplan_build(const struct bw_plan *bp, struct hostfacts *hf, const char *tmpdir,
+		 struct ll_plan *out, struct err *e) WUR;
+/* --net allow: the proxy listens on the host's 127.0.0.1:port, not the jail's :3128; the
+ * environment's proxy settings say so. GIT_SSH_COMMAND (the jail's init as ProxyCommand) is
+ * dropped: there is no init here. */
+void llplan_proxy_port(struct ll_plan *p, unsigned port);
+void ll_plan_free(struct ll_plan *p);
+const char *llp_right_name(enum llp_right r);
+/* Human rendering for --dry-run: one rule a line, then the notes. */
+char *ll_plan_render(const struct ll_plan *p);

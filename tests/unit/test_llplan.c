@@ -100,19 +100,14 @@ static void workspace_with_exceptions(void **state)
 		fputs(t, stderr);
 		free(t);
 	}
-	/* the workspace is only listed; its ordinary children are writable */
+	/* the workspace holds a masked path (--hide): only listed; its other children writable */
 	assert_int_equal(right_of(&f.lp, WS), LLP_LIST);
 	assert_int_equal(right_of(&f.lp, WS "/src"), LLP_WRITE);
 	assert_int_equal(right_of(&f.lp, WS "/README"), LLP_WRITE);
-	/* protected: readable, never writable; .git itself only listed */
-	assert_int_equal(right_of(&f.lp, WS "/.git"), LLP_LIST);
-	assert_int_equal(right_of(&f.lp, WS "/.git/objects"), LLP_WRITE);
-	assert_at_most(&f.lp, WS "/.git/config", LLP_READ);
-	assert_at_most(&f.lp, WS "/.git/hooks", LLP_READ);
-	assert_at_most(&f.lp, WS "/.git/hooks/pre-commit", LLP_READ);
-	/* protected names that do not exist: their parent is not writable as a whole */
-	assert_at_most(&f.lp, WS "/.envrc", LLP_LIST);
-	assert_at_most(&f.lp, WS "/.vscode", LLP_LIST);
+	/* protected paths are no exception (a new file's write right comes from its directory):
+	 * .git is writable whole, the guard keeps .git/config and .git/hooks (core/jail/guard.h) */
+	assert_int_equal(right_of(&f.lp, WS "/.git"), LLP_WRITE);
+	assert_int_equal(right_of(&f.lp, WS "/.git/config"), LLP_READ);
 	/* masked: no right at all */
 	assert_int_equal(right_of(&f.lp, WS "/.env"), -1);
 	assert_at_most(&f.lp, WS "/.env", LLP_LIST);
@@ -128,6 +123,19 @@ static void workspace_with_exceptions(void **state)
 	assert_string_equal(f.lp.chdir, WS);
 	/* no scratch tmpfs of the host: /tmp itself is not granted */
 	assert_at_most(&f.lp, "/tmp/x", LLP_LIST);
+	fx_free(&f);
+}
+
+static void workspace_without_mask_is_writable(void **state)
+{
+	(void)state;
+	static const char *const args[] = {"--", "make"};
+	struct fx f = {0};
+	build(&f, args, 2);
+	/* protected paths (.git/config, .git/hooks, missing .envrc) do not split the workspace:
+	 * touch, mkdir and git commit work at its top and in .git (issue 19) */
+	assert_int_equal(right_of(&f.lp, WS), LLP_WRITE);
+	assert_int_equal(right_of(&f.lp, WS "/src"), -1);
 	fx_free(&f);
 }
 
@@ -150,10 +158,10 @@ static void extra_rw_is_writable(void **state)
 	static const char *const args[] = {"--rw", "/home/u/data", "--", "make"};
 	struct fx f = {0};
 	build(&f, args, 4);
-	/* a writable root holds protected names too (§3 step 7): missing ones keep its top from
-	 * taking new entries, its existing children are writable */
-	assert_int_equal(right_of(&f.lp, "/home/u/data"), LLP_LIST);
-	assert_int_equal(right_of(&f.lp, "/home/u/data/in"), LLP_WRITE);
+	/* a writable root holds protected names too (§3 step 7): no exception under Landlock, the
+	 * guard keeps them; it is writable whole */
+	assert_int_equal(right_of(&f.lp, "/home/u/data"), LLP_WRITE);
+	assert_int_equal(right_of(&f.lp, "/home/u/data/in"), -1);
 	fx_free(&f);
 }
 
@@ -161,6 +169,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(workspace_with_exceptions),
+		cmocka_unit_test(workspace_without_mask_is_writable),
 		cmocka_unit_test(read_only_workspace),
 		cmocka_unit_test(extra_rw_is_writable),
 	};

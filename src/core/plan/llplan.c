@@ -69,7 +69,8 @@ static bool in_list(const char *const *l, const char *s)
 	return false;
 }
 
-/* An exception strictly below path: a denied path, or (when writing) a protected one. */
+/* An exception strictly below path: a denied (masked) path, or (when writing) a read-only bind.
+ * A protected path of §3 step 7 is none (see llplan.h; drop_watched takes them out). */
 static bool has_exception_below(const struct grants *g, const char *path, bool writing)
 {
 	for (size_t i = 0; i < g->deny.n; i++)
@@ -79,6 +80,25 @@ static bool has_exception_below(const struct grants *g, const char *path, bool w
 		if (path_is_strict_ancestor(path, g->protect.v[i]))
 			return true;
 	return false;
+}
+
+/* The protected paths of §3 step 7 (the plan's watch list), bound read-only by bwrap, are no
+ * exception here: under Landlock a new file's write right can only come from its directory's
+ * rule, so a directory on the way to one must be writable as a whole for the user's tools to
+ * work (git's index.lock, a new file at the workspace's top), and that right reaches the
+ * protected path too. core/jail/guard.h keeps them instead (doc/design.md §4c). */
+static void drop_watched(struct grants *g, const struct strv *watch)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < g->protect.n; i++) {
+		if (strv_contains(watch, g->protect.v[i]))
+			free(g->protect.v[i]);
+		else
+			g->protect.v[k++] = g->protect.v[i];
+	}
+	g->protect.n = k;
+	if (g->protect.v)
+		g->protect.v[k] = NULL;
 }
 
 /* Grant r on path, child by child where an exception lies below it. Symlinks get no rule (the
@@ -254,13 +274,7 @@ int llplan_build(const struct bw_plan *bp, struct hostfacts *hf, const char *tmp
 			ll_plan_free(out);
 			return -1;
 		}
-	/* protected names that do not exist (yet) are exceptions too: their parent is expanded,
-	 * so nothing can be created there (bwrap cannot bind them either; it watches them, and
-	 * those that exist are bound read-only, above) */
-	for (size_t i = 0; i < bp->watch.n; i++)
-		if (hf_type(hf, bp->watch.v[i]) == HF_MISSING &&
-		    !strv_contains(&g.protect, bp->watch.v[i]))
-			strv_push(&g.protect, bp->watch.v[i]);
+	drop_watched(&g, &bp->watch);
 	for (size_t i = 0; i < g.read.n; i++)
 		expand(out, &g, hf, g.read.v[i], LLP_READ);
 	for (size_t i = 0; i < g.write.n; i++)

@@ -3,10 +3,12 @@
  * through hostfacts (directory listings, for the expansion below).
  *
  * Landlock can only grant, never subtract, and a grant on a directory reaches everything beneath
- * it. So a tree with an exception inside (a workspace holding protected paths, /etc holding a
- * masked secret) is granted child by child: the directories on the way to an exception get
- * READ_DIR only (LLP_LIST), every other child the tree's right, the exception its own (or none).
- * The cost is one rule per entry of each directory on such a way, not per file of the tree. */
+ * it. So a tree with a masked path inside (/etc holding a secret, a --hide in the workspace) is
+ * granted child by child: the directories on the way to it get READ_DIR only (LLP_LIST), every
+ * other child the tree's right, the masked path none. The cost is one rule per entry of each
+ * directory on such a way, not per file of the tree. A protected path (§3 step 7) inside a
+ * writable tree is no such exception: the tree stays writable whole (a new file's write right
+ * can only come from its directory's rule) and core/jail/guard.h keeps the protected paths. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

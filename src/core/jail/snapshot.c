@@ -380,17 +380,56 @@ void snapshot_move_now(const char *path, const char *quarantine_dir, struct viol
 	check_free(&ck);
 }
 
-int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
-		   struct violations *out, struct err *e)
+static int check_all(const struct snapshot *before, const char *quarantine_dir, bool live,
+		     struct violations *out, struct err *e)
 {
 	*out = (struct violations){0};
 	if (!quarantine_dir || !quarantine_dir[0])
 		return err_set(e, EINVAL, "", "no quarantine directory to move violations into");
-	struct check ck = {.qdir = quarantine_dir, .stampfd = -1, .out = out};
+	struct check ck = {.qdir = quarantine_dir, .stampfd = -1, .out = out, .live = live};
 	/* every path is compared before anything moves: a move must not change another's verdict */
 	for (size_t i = 0; i < before->n; i++)
 		check_one(&ck, &before->e[i]);
 	snap_move_all(&ck);
 	check_free(&ck);
 	return 0;
+}
+
+int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
+		   struct violations *out, struct err *e)
+{
+	return check_all(before, quarantine_dir, false, out, e);
+}
+
+int snapshot_check_live(const struct snapshot *before, const char *quarantine_dir,
+			struct violations *out, struct err *e)
+{
+	return check_all(before, quarantine_dir, true, out, e);
+}
+
+int snapshot_retake(struct snapshot *s, const char *path, struct err *e)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (strcmp(s->e[i].path, path) != 0)
+			continue;
+		struct snap_entry now = {0};
+		if (take_one(path, &now, e) < 0) {
+			entry_free(&now);
+			return -1;
+		}
+		entry_free(&s->e[i]);
+		s->e[i] = now;
+		return 0;
+	}
+	return err_set(e, ENOENT, path, "not a path of this snapshot");
+}
+
+void snapshot_poison(struct snapshot *s, const char *path)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->e[i].path, path)) {
+			s->e[i].exists = true; /* whatever stands there now differs */
+			s->e[i].ino = 0;
+			memset(s->e[i].digest, 0xff, sizeof s->e[i].digest);
+		}
 }

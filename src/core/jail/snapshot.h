@@ -59,6 +59,15 @@ int snapshot_take(const struct strv *paths, struct snapshot *out, struct err *e)
  * and, when the path exists now, move it into `quarantine_dir`/<timestamp>-<pid>/<path>. */
 int snapshot_check(const struct snapshot *before, const char *quarantine_dir,
 		   struct violations *out, struct err *e) WUR;
+/* The same while the command still runs (the Landlock backend's guard, core/jail/guard.h):
+ * each move goes through a parent opened with no symlink on its way, as snapshot_move_now's. */
+int snapshot_check_live(const struct snapshot *before, const char *quarantine_dir,
+			struct violations *out, struct err *e) WUR;
+/* The entry for `path` taken again (after the original was put back in its place). */
+int snapshot_retake(struct snapshot *s, const char *path, struct err *e) WUR;
+/* The entry for `path` now matches nothing: the next check finds it changed (a restore that
+ * the command raced). */
+void snapshot_poison(struct snapshot *s, const char *path);
 /* During the run (the live watch): `path` appeared; move it aside into `quarantine_dir` now and
  * add the violation ("appeared during the run"). Never through a symlink on the way: a path
  * reached through one is left to snapshot_check, which knows the parent chain from before. */

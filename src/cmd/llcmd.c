@@ -7,9 +7,12 @@
 #include <string.h>
 
 #include "cmd/netrun.h"
+#include "core/jail/guard.h"
+#include "core/jail/launch.h"
 #include "core/jail/llrun.h"
 #include "core/jail/pipeline.h"
 #include "util/cleanup.h"
+#include "util/path.h"
 
 static const char backend_opt[] = "--backend";
 
@@ -92,6 +95,23 @@ static void print_net(const struct policy *p)
 	       landlock_abi());
 }
 
+/* The guard saw something (llrun serves it while the command runs): say it at once. */
+struct guard_ctx {
+	struct guard *g;
+	struct launch_result *r;
+};
+
+static void on_guard(void *arg)
+{
+	struct guard_ctx *c = arg;
+	size_t first = c->r->viol.n;
+	size_t n = guard_handle(c->g, &c->r->viol);
+	for (size_t i = first; i < first + n; i++) {
+		live_violation(NULL, &c->r->viol.v[i]);
+		c->r->viol.v[i].reported = true;
+	}
+}
+
 static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, struct sess_rec *rec)
 {
 	struct err e = {0};
@@ -107,6 +127,19 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 		print_net(&req->pol);
 		return 0;
 	}
+	/* the protected paths: snapshotted and kept before the command starts, watched while it
+	 * runs, checked after it (core/jail/guard.h); no snapshot, no run */
+	_cleanup_free_ char *qdir = path_join(j->hf.state_dir, "quarantine");
+	_cleanup_(launch_result_free) struct launch_result lres = {.landlock = -1};
+	struct guard *g = NULL;
+	if (guard_start(&j->plan.watch, qdir, &g, &lres.watch_err, &e) < 0) {
+		cmd_print_err(&e);
+		cmd_warn("nothing was run");
+		return EXIT_JAIL;
+	}
+	lres.watch_failed = lres.watch_err.what[0] != '\0';
+	struct guard_ctx gc = {g, &lres};
+	struct llrun_watch watch = {guard_fd(g), on_guard, &gc};
 	bool allow = req->pol.net == NET_ALLOW;
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .deny_inet = req->pol.net == NET_OFF,
@@ -120,6 +153,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 		    netrun_ready(&net, lfd, -1, -1, -1, &e) < 0) {
 			cmd_print_err(&e);
 			netrun_free(&net);
+			guard_free(g);
 			return EXIT_JAIL;
 		}
 		llplan_proxy_port(&lp, port);
@@ -138,9 +172,13 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 			cmd_rec_begin(rec, req, NULL, NULL);
 	}
 	struct llrun_result r;
-	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &r, &e);
+	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
 	netrun_stop(&net);
 	netrun_free(&net);
+	if (guard_finish(g, &lres.viol, &lres.snap_err) < 0)
+		lres.snapshot_failed = true;
+	guard_free(g);
+	report_violations(&lres, rec);
 	if (lr < 0) {
 		cmd_print_err(&e);
 		cmd_warn("nothing was run");
@@ -150,6 +188,8 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	}
 	if (rec)
 		cmd_rec_end(rec, r.status, r.cmd_signal, r.term_signal);
+	if (report_unmoved(&lres))
+		r.status = EXIT_JAIL;
 	if (r.tmp_left)
 		cmd_warn("could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;

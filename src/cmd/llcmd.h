@@ -17,3 +17,13 @@ int cmd_ll_run(struct run_request *req, struct sess_rec *rec);
 int cmd_ll_launch(struct run_request *req, struct jail *j, struct sess_rec *rec);
 /* One paragraph for a host where bwrap cannot run: the option and what it does not protect. */
 void cmd_ll_suggest(void);
+
+/* Defined in run.c, shared with the landlock backend: violations said and recorded the same way.
+ * live_violation prints one the moment it is found (arg unused); report_violations records
+ * each in the session and prints those not yet printed; report_unmoved warns of those still in
+ * place (true if any: the run then exits EXIT_JAIL). */
+struct launch_result;
+struct violation;
+void live_violation(void *arg, const struct violation *v);
+void report_violations(const struct launch_result *r, struct sess_rec *rec);
+bool report_unmoved(const struct launch_result *r);

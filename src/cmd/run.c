@@ -126,7 +126,7 @@ static char *violation_text(const struct violation *v, const char *moved)
 
 /* During the run, from the supervise loop: the user's terminal may be in raw mode (no newline
  * translation) with the jail's output mid-line, so the line starts and ends with CR LF there. */
-static void live_violation(void *arg, const struct violation *v)
+void live_violation(void *arg, const struct violation *v)
 {
 	(void)arg;
 	const char *eol = isatty(STDERR_FILENO) ? "\r\n" : "\n";
@@ -137,7 +137,7 @@ static void live_violation(void *arg, const struct violation *v)
 }
 
 /* A violation still in place: loud, with the path and the error (it is in `what`). */
-static bool report_unmoved(const struct launch_result *r)
+bool report_unmoved(const struct launch_result *r)
 {
 	bool any = false;
 	for (size_t i = 0; i < r->viol.n; i++) {
@@ -153,7 +153,7 @@ static bool report_unmoved(const struct launch_result *r)
 	return any;
 }
 
-static void report_violations(const struct launch_result *r, struct sess_rec *rec)
+void report_violations(const struct launch_result *r, struct sess_rec *rec)
 {
 	for (size_t i = 0; i < r->viol.n; i++) {
 		const struct violation *v = &r->viol.v[i];

@@ -2,8 +2,10 @@
 # run --backend landlock (issue 19, doc/design.md §4c): no bwrap, no namespaces; Landlock and
 # seccomp only. Run where user namespaces are refused (max_user_namespaces = 0 in a test user
 # namespace, as 20-doctor.t does), as root and as a user: writes confined to the workspace,
-# $HOME unreadable (EACCES), the network refused under --net off, protected paths read-only,
-# ptrace and namespace creation refused, the private TMPDIR removed afterwards.
+# $HOME unreadable (EACCES), the network refused under --net off, protected paths kept by the
+# guard (a change moved aside and the original restored, a violation recorded) while the user's
+# tools (git commit, npm) work, ptrace and namespace creation refused, the private TMPDIR removed
+# afterwards.
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
@@ -52,7 +54,7 @@ for who in "${AJ_WHOS[@]}"; do
 	llrun "$who" -- "${LL[@]}" -- "$P" write "$WS/README" data
 	probe_ok "$who: … an existing file at its top is writable"
 	llrun "$who" -- "${LL[@]}" -- "$P" write "$WS/new" data
-	probe_denied "$who: … but no new entry at its top (it holds protected paths: the documented cost)" 13
+	probe_ok "$who: … and a new entry at its top (protected paths are kept by the guard, issue 19)"
 	llrun "$who" -- "${LL[@]}" -- "$P" read /etc/hostname
 	probe_ok "$who: system files are readable"
 	llrun "$who" -- "${LL[@]}" -- "$P" read "$HOMEDIR/secret"
@@ -65,12 +67,6 @@ for who in "${AJ_WHOS[@]}"; do
 		llrun "$who" -- "${LL[@]}" -- "$P" read /etc/shadow
 		probe_denied "$who: /etc/shadow (masked in the bwrap jail) is unreadable" 13
 	fi
-	llrun "$who" -- "${LL[@]}" -- "$P" write "$WS/.git/config" x
-	probe_denied "$who: protected .git/config is read-only" 13
-	llrun "$who" -- "${LL[@]}" -- "$P" write "$WS/.git/hooks/pre-commit" x
-	probe_denied "$who: no hook can be planted in .git/hooks" 13
-	llrun "$who" -- "${LL[@]}" -- "$P" write "$WS/.envrc" x
-	probe_denied "$who: a missing protected name (.envrc) cannot be created" 13
 	llrun "$who" -- "${LL[@]}" -- "$P" read "$WS/.git/config"
 	probe_ok "$who: … protected files stay readable"
 
@@ -111,12 +107,72 @@ raise SystemExit(0 if r == 0 else 1)'
 
 	llrun "$who" -- "${LL[@]}" --dry-run -- true
 	rc_is 0 "$who: --dry-run works"
-	like "$OUT" "landlock write +$WS/src" "$who: … lists the workspace's children as writable"
-	unlike "$OUT" "landlock write +$WS\$" "$(printf '%s' "$who: … but not the workspace itself (it holds protected paths)")"
+	like "$OUT" "landlock write +$WS"$'(\n|$)' "$who: … the workspace itself is writable (its protected paths are the guard's)"
 	like "$OUT" 'Unix sockets: socket\(AF_UNIX\) is refused' "$who: … and says what happens to Unix sockets"
 
 	llrun "$who" -- "${LL[@]}" -- "$P" exit 7
 	rc_is 7 "$who: the command's exit status is agentjail's"
+done
+
+# --- the user's tools work; protected paths are kept by the guard (issue 19) ----------------
+# pstate: what the protected paths hold (config, hooks with their modes and bytes, .envrc).
+pstate() {
+	(cd "$WS" && cat .git/config && find .git/hooks -printf '%P %y %s %m\n' | LC_ALL=C sort &&
+		find .git/hooks -type f -exec cat {} + | sha256sum && ls -a | grep -x '\.envrc' &&
+		cat .envrc) 2>&1
+}
+# last_show WHO: `show` of the newest session, in OUT.
+last_show() {
+	llrun "$1" -- sessions --json
+	local id
+	id=$(printf '%s' "$OUT" | grep -o '"id": *"[0-9a-f-]*"' | head -n1 | grep -o '[0-9a-f-]\{36\}')
+	llrun "$1" -- show "$id"
+}
+# guarded WHO NAME PATH SCRIPT: SCRIPT (sh -c, in the workspace) attacks the protected PATH; the
+# protected state afterwards is what it was, and the session records a violation of PATH.
+guarded() {
+	local who=$1 name=$2 path=$3 script=$4 before after
+	before=$(pstate)
+	llrun "$who" -- run --backend landlock -- sh -c "$script"
+	after=$(pstate)
+	is "$after" "$before" "$who: $name: the protected paths are as they were before the run"
+	like "$ERR" "violation: protected path $WS/$path " "$who: … the run says so"
+	last_show "$who"
+	like "$OUT" "VIOL +violation\.protected_path $WS/$path" "$who: … and the session records it"
+}
+for who in "${AJ_WHOS[@]}"; do
+	aj_fresh_ws "$who"
+	aj_host git -C "$WS" init -q
+	aj_host sh -c "echo a >'$WS/a'; echo 'export A=1' >'$WS/.envrc'"
+	llrun "$who" -- run --backend landlock -- sh -c 'touch newfile && mkdir sub && echo x >sub/f &&
+		mv newfile nf && rm nf && rm -r sub && touch .git/x && mv .git/x .git/y && rm .git/y &&
+		mkdir .git/d && rmdir .git/d && echo ok'
+	is "$OUT" ok "$who: touch, mkdir, rename and rm work at the workspace's top and in .git"
+	llrun "$who" -- run --backend landlock -- sh -c 'git add a && git -c user.name=t \
+		-c user.email=t@t.invalid commit -qm first && git log --oneline | wc -l'
+	is "$OUT" 1 "$who: git add and git commit work inside"
+	unlike "$ERR" violation "$who: … and are no violation"
+	if command -v npm >/dev/null; then
+		llrun "$who" -- run --backend landlock -- sh -c 'npm init -y >/dev/null && test -f package.json && echo ok'
+		is "$OUT" ok "$who: npm init -y works in the workspace"
+	elif command -v python3 >/dev/null; then
+		llrun "$who" -- run --backend landlock -- sh -c 'python3 -m venv --without-pip venv && venv/bin/python -c "print(\"ok\")"'
+		is "$OUT" ok "$who: a python venv can be made in the workspace"
+	else
+		skip "$who: npm init / python venv in the workspace" "neither npm nor python3 is installed"
+	fi
+
+	guarded "$who" "a hook written in .git/hooks" .git/hooks \
+		'printf "#!/bin/sh\necho pwned\n" >.git/hooks/pre-commit; chmod +x .git/hooks/pre-commit'
+	guarded "$who" ".git/config replaced by rename" .git/config \
+		'printf "[core]\n\tfsmonitor = evil\n" >c2 && mv c2 .git/config'
+	guarded "$who" ".git/config written in place" .git/config \
+		'printf "[core]\n\tpager = evil\n" >>.git/config'
+	guarded "$who" ".envrc removed" .envrc 'rm .envrc'
+	guarded "$who" ".git/hooks renamed away and a new one made" .git/hooks \
+		'mv .git/hooks .git/hooks.away; mkdir -p .git/hooks; printf "evil\n" >.git/hooks/post-checkout'
+	aj_host rm -f "$WS/.envrc"
+	guarded "$who" "a missing protected name (.envrc) created" .envrc 'echo evil >.envrc'
 done
 
 # --- --net allow: the proxy on the host's loopback, Landlock's TCP rules (ABI >= 4) ------------

@@ -17,8 +17,14 @@ const char *const probe_skips_landlock[] = {
 	"urandom, tty, pts and ptmx are granted",
 	"proc.kernel_info=no private /proc in the landlock backend: /proc/keys and "
 	"/proc/timer_list are the host's (no capabilities to read more)",
-	"fs.workspace=the landlock backend cannot make the workspace's top writable while it "
-	"holds protected paths; its subdirectories and files are (design §4c)",
+	"fs.protected=Landlock cannot hold a protected path read-only inside the writable "
+	"workspace: the landlock backend's guard moves a change aside and restores the original "
+	"(design §4c)",
+	"fs.git_metadata=Landlock cannot hold git's config and hooks read-only inside the writable "
+	"workspace: the landlock backend's guard moves a change aside and restores the original "
+	"(design §4c)",
+	"fs.git_rename=Landlock cannot refuse a rename of .git inside the writable workspace "
+	"(design §4c)",
 	"net.dns_only_allowed=no DNS stub in the landlock backend (no network namespace to put "
 	"it in): names are resolved by the proxy, and UDP sockets are refused",
 	NULL};

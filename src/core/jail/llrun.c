@@ -9,6 +9,7 @@
 #include <linux/close_range.h>
 #include <netinet/in.h>
 #include <linux/securebits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,11 +169,22 @@ static void kill_leftovers(const pid_t *before, size_t nbefore)
 	}
 }
 
+/* Wait until the command ends (its pidfd readable; without one, 50 ms at most) or a signal
+ * comes, serving the watch meanwhile. */
+static void serve_watch(const struct llrun_watch *w, int pidfd)
+{
+	struct pollfd pf[2] = {{.fd = w->fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+	int n = poll(pf, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 50);
+	if (n > 0 && (pf[0].revents & POLLIN))
+		w->on_event(w->arg);
+}
+
 static volatile sig_atomic_t got_term;
 static void on_term(int s) { got_term = s; }
 
 int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc,
-	      const struct landlock_list *ll, struct llrun_result *r, struct err *e)
+	      const struct landlock_list *ll, const struct llrun_watch *w, struct llrun_result *r,
+	      struct err *e)
 {
 	*r = (struct llrun_result){.status = 125};
 	int pipefd[2];
@@ -209,8 +221,12 @@ int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc
 			;
 		int ws = 0;
 		bool passed = false;
-		while (waitpid(pid, &ws, 0) < 0) {
-			if (errno != EINTR)
+		_cleanup_close_ int pidfd = w && w->fd >= 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+		for (;;) {
+			if (w && w->fd >= 0)
+				serve_watch(w, pidfd);
+			pid_t got = waitpid(pid, &ws, w && w->fd >= 0 ? WNOHANG : 0);
+			if (got == pid || (got < 0 && errno != EINTR))
 				break;
 			if (got_term && !passed) {
 				(void)kill(pid, got_term);

@@ -28,7 +28,16 @@ struct llrun_result {
 	bool tmp_left;  /* the private temporary directory could not be removed */
 };
 
-/* Run cmd under the plan. -1 (e filled) when the command could not be confined: nothing ran.
+/* Something the host watches while the command runs (core/jail/guard.h): on_event is called
+ * whenever fd is readable. */
+struct llrun_watch {
+	int fd;
+	void (*on_event)(void *arg);
+	void *arg;
+};
+
+/* Run cmd under the plan (w, if not NULL, is served while it runs). -1 (e filled) when the command could not be confined: nothing ran.
  * The temporary directory is removed either way. */
 int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc,
-	      const struct landlock_list *ll, struct llrun_result *r, struct err *e) WUR;
+	      const struct landlock_list *ll, const struct llrun_watch *w, struct llrun_result *r,
+	      struct err *e) WUR;

@@ -90,17 +90,6 @@ static void arm(struct guard *g)
 	}
 }
 
-static void append(struct violations *to, struct violations *from)
-{
-	if (from->n) {
-		to->v = xrealloc(to->v, (to->n + from->n) * sizeof *to->v);
-		memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
-		to->n += from->n;
-	}
-	free(from->v);
-	*from = (struct violations){0};
-}
-
 static void set_what(struct violation *v, char *what)
 {
 	free(v->what);
@@ -141,7 +130,7 @@ static int round_(struct guard *g, bool live, struct violations *out, struct err
 	for (size_t i = 0; i < v.n; i++)
 		restore(g, &v.v[i]);
 	size_t n = v.n;
-	append(out, &v);
+	violations_append(out, &v);
 	return (int)n;
 }
 

@@ -465,17 +465,6 @@ static void start_watch(struct run_ctx *c, const struct snapshot *before, const 
 		on_watch(c); /* arms the watches */
 }
 
-static void append_violations(struct violations *to, struct violations *from)
-{
-	if (from->n) {
-		to->v = xrealloc(to->v, (to->n + from->n) * sizeof *to->v);
-		memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
-		to->n += from->n;
-	}
-	free(from->v);
-	*from = (struct violations){0};
-}
-
 static int setup(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
 		 struct run_ctx *c, struct err *e)
 {
@@ -721,7 +710,7 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	struct violations after = {0};
 	if (rc == 0 && snapshot_check(&before, quarantine_dir, &after, &r->snap_err) < 0)
 		r->snapshot_failed = true;
-	append_violations(&r->viol, &after);
+	violations_append(&r->viol, &after);
 	if (rc == 0)
 		(void)suidscan_after_run(plan, plan->state_dir, &since, &r->viol);
 	if (rc == 0 && plan->git_roots.n && !r->snapshot_failed) {

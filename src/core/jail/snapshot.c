@@ -273,6 +273,17 @@ void violations_free(struct violations *v)
 	*v = (struct violations){0};
 }
 
+void violations_append(struct violations *to, struct violations *from)
+{
+	if (from->n) {
+		to->v = xrealloc(to->v, (to->n + from->n) * sizeof *to->v);
+		memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
+		to->n += from->n;
+	}
+	free(from->v);
+	*from = (struct violations){0};
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Checking.
  */

@@ -74,6 +74,8 @@ void snapshot_poison(struct snapshot *s, const char *path);
 void snapshot_move_now(const char *path, const char *quarantine_dir, struct violations *out);
 void snapshot_free(struct snapshot *s);
 void violations_free(struct violations *v);
+/* Move every violation of `from` to the end of `to`; `from` is left empty. */
+void violations_append(struct violations *to, struct violations *from);
 
 /* The EXDEV fallback of a move aside: copy `src` to `dst` (which must not exist; its parent must)
  * recursively, without following symlinks, keeping permission bits (setuid/setgid dropped), then

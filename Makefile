@@ -41,12 +41,16 @@ else
 PKG_LIBS += -Wl,-Bdynamic $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+# libcurl (the opensandbox backend, src/core/remote/) is linked dynamically: its static archive
+# would pull in TLS, HTTP/2, IDN, LDAP, … archives Debian does not all ship
+CURL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
+CURL_LIBS := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
 
 CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS ?= $(OPT) -g
-CFLAGS += -std=gnu17 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+CFLAGS += -std=gnu17 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) $(CURL_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
-LDLIBS += $(PKG_LIBS)
+LDLIBS += $(PKG_LIBS) $(CURL_LIBS)
 
 LIB_SRC := $(sort $(shell find src -name '*.c' ! -name main.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -125,7 +129,7 @@ fuzz:
 	  c=tests/fuzz/corpus/$$t; [ -d $$c ] || c=tests/fuzz/corpus; \
 	  mkdir -p build/fuzz/corpus/$$t; \
 	  clang $(CPPFLAGS) -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -o build/fuzz/$$t tests/fuzz/$$t.c $(filter-out src/main.c,$(LIB_SRC)) $(PKG_LIBS); \
+	    -o build/fuzz/$$t tests/fuzz/$$t.c $(filter-out src/main.c,$(LIB_SRC)) $(PKG_LIBS) $(CURL_LIBS); \
 	  echo "== $$t ($$c)"; \
 	  build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=build/fuzz/ \
 	    build/fuzz/corpus/$$t $$c >build/fuzz/$$t.log 2>&1 \

@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/netrun.h"
+#include "cmd/osbrun.h"
 #include "cmd/runlines.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/confine/cgroup.h"
@@ -47,6 +48,8 @@ static const char usage[] =
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"  --quiet                      no start and end lines (printed on a terminal only)\n"
+	"  --backend local|opensandbox  where it runs (default local; opensandbox: a sandbox\n"
+	"                               of the [opensandbox] service, no terminal, no stdin)\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
 	"      126/127 command not executable / not found\n"
 	"example: agentjail run --net allow --allow-domain pypi.org -- pip install requests\n";
@@ -399,6 +402,11 @@ int cmd_run(int argc, char **argv)
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
+	const char *backend = NULL;
+	if (cmd_take_backend(&argc, argv, &backend) < 0) {
+		free(cwd);
+		return EXIT_USAGE;
+	}
 	int rc = cmd_config_ctx(&cc, argc, argv, NULL, &ctx);
 	if (rc) {
 		cmd_config_free(&cc);
@@ -412,7 +420,8 @@ int cmd_run(int argc, char **argv)
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else {
-		rc = cmd_run_request(&req);
+		rc = cmd_backend_remote(backend, &cc.cfg) ? cmd_osb_run(&req, &cc.cfg)
+							  : cmd_run_request(&req);
 	}
 	run_request_free(&req);
 	cmd_config_free(&cc);

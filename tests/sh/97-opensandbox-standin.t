@@ -12,7 +12,7 @@ aj_setup
 command -v curl >/dev/null || bail "curl is missing (scripts/deps.sh installs it)"
 
 KEY=standin-key-$$
-osb_start main --key "$KEY" --ping 0.3 --linger 0.2 --pending 0.4
+STANDIN_API_KEY=$KEY osb_start main --ping 0.3 --linger 0.2 --pending 5
 api() { curl -s -H "OPEN-SANDBOX-API-KEY: $KEY" "$@"; }
 jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
 for k in sys.argv[1].split("."): d=d[k] if not isinstance(d,list) else d[int(k)]
@@ -31,7 +31,10 @@ EP=$(jget endpoint <<<"$ep"); TOK=$(jget headers.X-EXECD-ACCESS-TOKEN <<<"$ep")
 like "$EP" '^127\.0\.0\.1:[0-9]+/proxy/' "the endpoint has no scheme and a path prefix"
 is "$(curl -s -o /dev/null -w '%{http_code}' -H "X-EXECD-ACCESS-TOKEN: $TOK" "http://$EP/ping")" 503 \
 	"execd is not there while Pending"
-sleep 0.5
+for i in $(seq 1 100); do
+	[ "$(api "$OSB_URL/v1/sandboxes/$ID" | jget status.state)" = Running ] && break
+	sleep 0.1
+done
 is "$(api "$OSB_URL/v1/sandboxes/$ID" | jget status.state)" Running "then Running"
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://$EP/ping")" 401 "execd without the endpoint's headers: 401"
 ex() { curl -s -H "X-EXECD-ACCESS-TOKEN: $TOK" "$@"; }

@@ -14,7 +14,7 @@ message}` on a missing or wrong key.
 A sandbox is a directory: the sandbox path P is ROOT/P; a command runs under `sh -c` with its cwd
 there (commands in the tests use relative paths). It is a test fixture, not a jail.
 
-usage: opensandbox.py --state DIR [--key KEY] [--pending S] [--ping S] [--linger S]
+usage: [STANDIN_API_KEY=KEY] opensandbox.py --state DIR [--key KEY] [--pending S] [--ping S] [--linger S]
                       [--never-ready] [--drop-stream-after N] [--slow-stream]
 Writes the port to DIR/port when listening. GET /_standin/sandboxes lists the live sandboxes
 (for tests: "none left"); GET /_standin/log returns the request log (method, path, headers)."""
@@ -457,7 +457,8 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--state", required=True)
-    ap.add_argument("--key")
+    # the key from the environment, so that it is not in this process's argv either
+    ap.add_argument("--key", default=os.environ.get("STANDIN_API_KEY") or None)
     ap.add_argument("--pending", type=float, default=0.5)
     ap.add_argument("--ping", type=float, default=3.0)
     ap.add_argument("--linger", type=float, default=1.0)

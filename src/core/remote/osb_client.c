@@ -539,9 +539,14 @@ int osb_command(struct osb_client *c, const char *command, const char *cwd, osb_
 		*status = x.status;
 		return 0; /* the connection may drop after the end event */
 	}
-	if (rc == 0)
-		rc = err_set(e, ECONNRESET, url, "the service closed the command stream before the "
-						 "command ended");
+	if (rc == 0 || (e->errnum != EINTR && e->errnum != ETIMEDOUT)) {
+		char was[sizeof e->what];
+		snprintf(was, sizeof was, "%s", rc == 0 ? "" : e->what);
+		err_set(e, ECONNRESET, url, "the service closed the command stream before the "
+					    "command ended%s%s%s",
+			was[0] ? " (" : "", was, was[0] ? ")" : "");
+		err_hint(e, "the command may still run there; its sandbox is deleted");
+	}
 	return -1;
 }
 

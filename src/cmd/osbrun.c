@@ -16,6 +16,7 @@
 #include "core/plan/osb_plan.h"
 #include "core/remote/osb_client.h"
 #include "core/remote/osb_sync.h"
+#include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
@@ -205,8 +206,17 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 		rc = osb_create(c, body, &id, &e);
 	if (rc == 0) {
 		runlines_start(req);
-		cmd_rec_begin(&rec, req, NULL, NULL);
+		if (req->resume)
+			(void)cmd_rec_attempt(&rec, req->session_id, req->attempt_kind, &req->cmd,
+					      NULL);
+		else
+			cmd_rec_begin(&rec, req, NULL, NULL);
 		recorded = true;
+		if (rec.st && rec.id) {
+			struct err se = {0};
+			if (store_set_backend(rec.st, rec.id, "opensandbox", s.url, id, &se) < 0)
+				cmd_print_err(&se);
+		}
 		rc = osb_wait_ready(c, id, ready_timeout_ms(), progress, id, &e);
 		if (isatty(STDERR_FILENO))
 			fputs("\r\033[K", stderr);
@@ -286,4 +296,15 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 	osb_client_free(c);
 	osb_settings_free(&s);
 	return status;
+}
+
+int cmd_osb_resume(struct run_request *req)
+{
+	struct parse_ctx ctx = {.cwd = req->pol.workspace, .home = getenv("HOME")};
+	struct cmd_config cc;
+	int rc = cmd_config_ctx(&cc, 0, NULL, NULL, &ctx);
+	if (rc == 0)
+		rc = cmd_osb_run(req, &cc.cfg);
+	cmd_config_free(&cc);
+	return rc;
 }

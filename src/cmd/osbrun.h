@@ -12,3 +12,6 @@ int cmd_take_backend(int *argc, char **argv, const char **backend);
 bool cmd_backend_remote(const char *flag, const struct config *cfg);
 /* Run req there: the command's exit status, EXIT_USAGE (refused), EXIT_JAIL (service failed). */
 int cmd_osb_run(struct run_request *req, const struct config *cfg);
+/* resume of a session that ran there: a new sandbox with the stored policy (req), the
+ * [opensandbox] settings of today's configuration. */
+int cmd_osb_resume(struct run_request *req);

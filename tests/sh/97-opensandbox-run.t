@@ -59,6 +59,21 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$(ls -a "$WS" | grep -c agentjail)" 0 "$who: no staging directory or archive left in the workspace"
 	is "$(osb_live)" "" "$who: the sandbox was deleted"
 
+	# the session store: backend, URL and sandbox id; resume runs again in a new sandbox
+	aj_run "$who" -- sessions
+	sid=$(awk 'NR == 2 { print $1 }' <<<"$OUT")
+	aj_run "$who" -- show "$sid"
+	like "$OUT" "backend    opensandbox $MAIN_URL \(sandbox [0-9a-f]+\)" "$who: show: the backend, URL and sandbox id"
+	first=$(sed -n 's/^backend .*(sandbox \(.*\))$/\1/p' <<<"$OUT")
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- resume "$sid"
+	is "$RC" 3 "$who: resume runs the command again there"
+	aj_run "$who" -- show "$sid"
+	like "$OUT" 'attempt 2  fresh' "$who: as a second attempt"
+	second=$(sed -n 's/^backend .*(sandbox \(.*\))$/\1/p' <<<"$OUT")
+	[ -n "$second" ] && [ "$second" != "$first" ]
+	ok $? "$who: in a new sandbox ($first, then $second)"
+	is "$(osb_live)" "" "$who: which is deleted too"
+
 	# a local edit during the run: the stand-in's commands run on this host, so the command
 	# itself can change the local copy while it changes the sandbox's
 	fresh_repo "$who"

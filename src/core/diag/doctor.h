@@ -75,4 +75,7 @@ void doctor_run(struct doctor_report *r);
  * (doctor_tools.c). */
 /* The configuration files, read as `run` reads them (doctor_config.c). */
 void doctor_check_config(struct doctor_report *r);
+/* The OpenSandbox service the configuration names, if any (doctor_remote.c). */
+struct config;
+void doctor_check_opensandbox(struct doctor_report *r, const struct config *c);
 void doctor_check_toolchains(struct doctor_report *r, const char *home, const char *state);

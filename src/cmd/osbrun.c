@@ -1,5 +1,5 @@
 /* `agentjail run --backend opensandbox`: the command in a sandbox of an OpenSandbox service
- * (doc/design.md §4.6). Create the sandbox, wait for it, push the workspace, run the command
+ * (doc/design.md §4b). Create the sandbox, wait for it, push the workspace, run the command
  * with its output streamed, pull the changes back, delete the sandbox — also on Ctrl-C,
  * SIGTERM, SIGHUP and errors (the command is interrupted first). */
 #include <errno.h>
@@ -143,6 +143,15 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 		return EXIT_USAGE;
 	struct err e = {0};
 	int rc = 0;
+	/* the workspace as it is on disk: the sync opens files below it without following symlinks */
+	char *canon = realpath(req->pol.workspace, NULL);
+	if (!canon) {
+		cmd_warn("cannot resolve the workspace %s: %s", req->pol.workspace, strerror(errno));
+		osb_settings_free(&s);
+		return EXIT_USAGE;
+	}
+	free(req->pol.workspace);
+	req->pol.workspace = canon;
 	if (osb_policy_check(&req->pol, &e) < 0) {
 		cmd_print_err(&e);
 		osb_settings_free(&s);

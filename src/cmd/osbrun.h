@@ -1,4 +1,4 @@
-/* The opensandbox backend of `run` (src/cmd/osbrun.c, doc/design.md §4.6). */
+/* The opensandbox backend of `run` (src/cmd/osbrun.c, doc/design.md §4b). */
 #pragma once
 #include <stdbool.h>
 

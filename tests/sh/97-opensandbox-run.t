@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `agentjail run --backend opensandbox` end to end against the stand-in (tests/standin/, doc/
-# design.md §4.6), as root and as an unprivileged user: the exit status and the output streamed;
+# design.md §4b), as root and as an unprivileged user: the exit status and the output streamed;
 # a file changed in the sandbox comes back, a new .git/hooks file does not (a violation), a file
 # also changed here during the run is a conflict and keeps its local content; .gitignore'd files
 # are not uploaded; interactive commands and paths outside the workspace are refused (exit 2);

@@ -1,5 +1,5 @@
 /* osb_plan: a policy and the [opensandbox] settings as an OpenSandbox service's requests
- * (doc/design.md §4.6). Pure: plain values in, JSON text or a refusal out.
+ * (doc/design.md §4b). Pure: plain values in, JSON text or a refusal out.
  *
  * The policy maps onto what the service can enforce: --net off is a deny-all egress policy, allow
  * a deny policy with one allow rule per domain (ports and IP literals cannot be expressed: such

@@ -1,4 +1,4 @@
-/* osb_stream: the OpenSandbox command stream (doc/design.md §4.6), parsed as it arrives. Pure.
+/* osb_stream: the OpenSandbox command stream (doc/design.md §4b), parsed as it arrives. Pure.
  *
  * execd answers POST /command with events, each one line of JSON and a blank line, no `data:`
  * prefix; SSE's `data: {…}` form is accepted too, as the official SDKs accept it. A read may end

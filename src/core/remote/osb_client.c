@@ -378,34 +378,31 @@ int osb_wait_ready(struct osb_client *c, const char *id, long timeout_ms, osb_pr
 	}
 }
 
-int osb_delete(struct osb_client *c, const char *id, struct err *e)
+/* METHOD /v1/sandboxes/ID, not stopped by the stop flag: 1 for a 2xx answer, 0 for 404 (no such
+ * sandbox), -1 with e otherwise. */
+static int on_sandbox(struct osb_client *c, const char *method, const char *id, struct err *e)
 {
 	_cleanup_free_ char *path = xasprintf("/sandboxes/%s", id);
 	_cleanup_free_ char *url = osb_api_url(c->s, path);
 	struct req r = {.c = c, .fd = -1};
 	long code;
-	int rc = perform(&r, LIFECYCLE, "DELETE", url, NULL, NULL, &code, false, e);
-	if (rc == 0 && code != 404 && (code < 200 || code > 299)) {
-		http_error(e, code, "DELETE", url, &r.body);
-		rc = -1;
-	}
+	int rc = perform(&r, LIFECYCLE, method, url, NULL, NULL, &code, false, e);
+	if (rc == 0)
+		rc = code == 404 ? 0 : code >= 200 && code <= 299 ? 1 : -1;
+	if (rc < 0 && code)
+		http_error(e, code, method, url, &r.body);
 	sb_free(&r.body);
 	return rc;
 }
 
+int osb_delete(struct osb_client *c, const char *id, struct err *e)
+{
+	return on_sandbox(c, "DELETE", id, e) < 0 ? -1 : 0; /* a 404 counts as deleted */
+}
+
 int osb_exists(struct osb_client *c, const char *id, struct err *e)
 {
-	_cleanup_free_ char *path = xasprintf("/sandboxes/%s", id);
-	_cleanup_free_ char *url = osb_api_url(c->s, path);
-	struct req r = {.c = c, .fd = -1};
-	long code;
-	int rc = perform(&r, LIFECYCLE, "GET", url, NULL, NULL, &code, false, e);
-	if (rc == 0)
-		rc = code == 404 ? 0 : code >= 200 && code <= 299 ? 1 : -1;
-	if (rc < 0 && code)
-		http_error(e, code, "GET", url, &r.body);
-	sb_free(&r.body);
-	return rc;
+	return on_sandbox(c, "GET", id, e);
 }
 
 int osb_check_service(struct osb_client *c, struct err *e)

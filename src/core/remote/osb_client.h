@@ -1,4 +1,4 @@
-/* osb_client: an OpenSandbox service over HTTP (libcurl, JSON with jansson) — doc/design.md §4.6.
+/* osb_client: an OpenSandbox service over HTTP (libcurl, JSON with jansson) — doc/design.md §4b.
  *
  * The lifecycle server (create, status, endpoint, delete) with the API key in the
  * OPEN-SANDBOX-API-KEY header, and the sandbox's execd (ping, command stream, interrupt, upload,

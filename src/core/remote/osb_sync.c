@@ -20,6 +20,8 @@
 #include "util/xalloc.h"
 
 #define UP_NAME ".agentjail-up.tar"
+/* a service cannot make us hold an unbounded listing */
+#define LIST_MAX 1000000
 
 void osb_manifest_free(struct osb_manifest *m)
 {
@@ -179,7 +181,7 @@ int osb_pack(const char *ws, uint64_t max, const char *archive, struct osb_manif
 		f->mode = st.st_mode;
 		f->symlink = S_ISLNK(st.st_mode);
 		if (!f->symlink) {
-			_cleanup_close_ int fd = fs_open_nofollow(full, O_RDONLY);
+			_cleanup_close_ int fd = fs_open_nofollow(full, O_RDONLY | O_NONBLOCK);
 			if (fd < 0 || hash_fd(fd, f->sha) < 0) {
 				free(f->rel);
 				sb_free(&list);
@@ -231,6 +233,8 @@ struct lines {
 static int on_line(void *arg, const struct osb_event *ev)
 {
 	struct lines *l = arg;
+	if (ev->type == OSB_EV_STDOUT && l->out && l->out->n >= LIST_MAX)
+		return -1;
 	if (ev->type == OSB_EV_STDOUT && l->out && ev->text)
 		strv_push(l->out, !strcmp(ev->text, "\n") ? "" : ev->text);
 	if (ev->type == OSB_EV_STDERR && ev->text && l->err.len < 2000)
@@ -246,6 +250,8 @@ static int helper(struct osb_client *c, const char *cmd, const char *workdir, st
 	_cleanup_free_ char *why = NULL;
 	int status = 0;
 	int rc = osb_command(c, cmd, workdir, on_line, &l, &id, &status, &why, e);
+	if (rc < 0 && out && out->n >= LIST_MAX)
+		rc = err_set(e, E2BIG, workdir, "the sandbox listed more than %d files", LIST_MAX);
 	if (rc == 0 && status != 0)
 		rc = err_set(e, 0, workdir, "in the sandbox, `%.60s…` failed (status %d): %.300s",
 			     cmd, status, sb_str(&l.err));

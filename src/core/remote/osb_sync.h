@@ -1,4 +1,4 @@
-/* osb_sync: the workspace to a sandbox and its changes back (doc/design.md §4.6).
+/* osb_sync: the workspace to a sandbox and its changes back (doc/design.md §4b).
  *
  * Up: the files git would keep (`git ls-files -co --exclude-standard`, so .gitignore is
  * honoured; every file but .git/ when the workspace is not a repository), at most sync_max bytes,

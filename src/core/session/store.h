@@ -99,7 +99,7 @@ struct session {
 	long long n_events;
 	long long n_violations; /* events whose kind is "violation" or starts with "violation." */
 	long long n_net_allowed, n_net_denied; /* the egress proxy's decisions (net_events) */
-	char *backend;          /* NULL: local; "opensandbox" (doc/design.md §4.6) */
+	char *backend;          /* NULL: local; "opensandbox" (doc/design.md §4b) */
 	char *backend_url;      /* the service's URL (never its key) */
 	char *sandbox_id;       /* the latest attempt's sandbox there */
 };

@@ -102,6 +102,14 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" 'sh -c' "$who: the runs are in \`sessions\`"
 	unlike "$(cat "$STATE"/* "$STATE"/*/* 2>/dev/null | tr -d '\0')" "$KEY" "$who: the key is not in the store"
 
+	aj_run "$who" -- log --last
+	unlike "$OUT$ERR" "$KEY" "$who: the key is not in \`log\`"
+	aj_run "$who" -- show "$sid" --json
+	unlike "$OUT$ERR" "$KEY" "$who: nor in \`show --json\`"
+
+	aj_run "$who" -t -e OSB_TEST_KEY="$KEY" -- run -- true
+	like "$OUT" 'sandbox [0-9a-f]+: (Pending|Running)' "$who: on a terminal, the sandbox's state while it starts"
+
 	aj_run "$who" -e OSB_TEST_KEY=wrong-key -- run -- true
 	is "$RC" 125 "$who: a wrong key fails the run (125)"
 	like "$ERR" '401 INVALID_API_KEY' "$who: with the service's {code, message}"

@@ -129,11 +129,13 @@ static void report_pull(struct osb_pull_report *r, struct sess_rec *rec)
 		cmd_warn("%zu file(s) brought back from the sandbox", r->written.n);
 }
 
-static long ready_timeout_ms(void)
+/* AGENTJAIL_OSB_READY_SECONDS (default 300) bounds the wait for a sandbox,
+ * AGENTJAIL_OSB_SILENCE_SECONDS (default 30) a silent stream. */
+static long env_seconds(const char *name, long dflt)
 {
-	const char *v = getenv("AGENTJAIL_OSB_READY_SECONDS");
-	long s = v && *v ? strtol(v, NULL, 10) : 300;
-	return (s > 0 ? s : 300) * 1000;
+	const char *v = getenv(name);
+	long s = v && *v ? strtol(v, NULL, 10) : dflt;
+	return s > 0 ? s : dflt;
 }
 
 int cmd_osb_run(struct run_request *req, const struct config *cfg)
@@ -197,6 +199,7 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
 	osb_client_stop_flag(c, &stop_sig);
+	osb_client_silence(c, env_seconds("AGENTJAIL_OSB_SILENCE_SECONDS", 30));
 
 	char archive[] = "/tmp/agentjail-up.XXXXXX";
 	int afd = mkstemp(archive);
@@ -226,7 +229,8 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 			if (store_set_backend(rec.st, rec.id, "opensandbox", s.url, id, &se) < 0)
 				cmd_print_err(&se);
 		}
-		rc = osb_wait_ready(c, id, ready_timeout_ms(), progress, id, &e);
+		rc = osb_wait_ready(c, id, env_seconds("AGENTJAIL_OSB_READY_SECONDS", 300) * 1000,
+				    progress, id, &e);
 		if (isatty(STDERR_FILENO))
 			fputs("\r\033[K", stderr);
 	}

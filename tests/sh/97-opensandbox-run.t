@@ -148,4 +148,11 @@ aj_run root -e OSB_TEST_KEY="$KEY" -- run -- sh -c 'echo one; echo two; sleep 1'
 is "$RC" 125 "a dropped command stream: exit 125"
 like "$ERR" 'closed the command stream before the command ended' "and a clear error"
 is "$(osb_live)" "" "and the sandbox deleted"
+
+osb_start stall --stall-stream-after 1
+config_for root "$OSB_URL"
+aj_run root -e OSB_TEST_KEY="$KEY" -e AGENTJAIL_OSB_SILENCE_SECONDS=2 -- run -- sh -c 'echo one; echo two; sleep 1'
+is "$RC" 125 "a stalled command stream (not even pings): exit 125"
+like "$ERR" 'sent nothing \(not even a ping\) for 2 s' "and a clear error"
+is "$(osb_live)" "" "and the sandbox deleted"
 done_testing

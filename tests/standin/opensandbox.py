@@ -15,7 +15,7 @@ A sandbox is a directory: the sandbox path P is ROOT/P; a command runs under `sh
 there (commands in the tests use relative paths). It is a test fixture, not a jail.
 
 usage: [STANDIN_API_KEY=KEY] opensandbox.py --state DIR [--key KEY] [--pending S] [--ping S] [--linger S]
-                      [--never-ready] [--drop-stream-after N] [--slow-stream]
+                      [--never-ready] [--drop-stream-after N] [--stall-stream-after N]
 Writes the port to DIR/port when listening. GET /_standin/sandboxes lists the live sandboxes
 (for tests: "none left"); GET /_standin/log returns the request log (method, path, headers)."""
 import argparse
@@ -413,6 +413,8 @@ class Handler(BaseHTTPRequestHandler):
                     text = text[:-1] if text.endswith("\n") and text != "\n" else text
                     self.event({"type": kind, "text": text, "timestamp": ms()})
                     sent += 1
+                    if ARGS.stall_stream_after is not None and sent >= ARGS.stall_stream_after:
+                        time.sleep(3600)  # silent, not even pings: a stalled service
                     if ARGS.drop_stream_after is not None and sent >= ARGS.drop_stream_after:
                         self.close_connection = True
                         self.wfile.flush()
@@ -467,6 +469,7 @@ def main():
     ap.add_argument("--linger", type=float, default=1.0)
     ap.add_argument("--never-ready", action="store_true")
     ap.add_argument("--drop-stream-after", type=int)
+    ap.add_argument("--stall-stream-after", type=int)
     ARGS = ap.parse_args()
     os.makedirs(os.path.join(ARGS.state, "sandboxes"), exist_ok=True)
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

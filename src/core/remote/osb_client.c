@@ -26,6 +26,7 @@ struct osb_client {
 	char *execd;        /* "http://HOST:PORT/PREFIX" of execd, once known */
 	struct curl_slist *execd_headers;
 	volatile sig_atomic_t *stop;
+	long silence_s;     /* a stream or download silent this long is dead */
 };
 
 static volatile sig_atomic_t never;
@@ -42,6 +43,7 @@ int osb_client_new(const struct osb_settings *s, const char *api_key, struct osb
 	struct osb_client *c = xcalloc(1, sizeof *c);
 	c->s = s;
 	c->stop = &never;
+	c->silence_s = STREAM_SILENCE_S;
 	if (api_key && *api_key) {
 		if (strpbrk(api_key, "\r\n")) {
 			free(c);
@@ -70,6 +72,11 @@ void osb_client_free(struct osb_client *c)
 void osb_client_stop_flag(struct osb_client *c, volatile sig_atomic_t *stop)
 {
 	c->stop = stop ? stop : &never;
+}
+
+void osb_client_silence(struct osb_client *c, long seconds)
+{
+	c->silence_s = seconds > 0 ? seconds : STREAM_SILENCE_S;
 }
 
 /* ---- one request ---- */
@@ -193,12 +200,12 @@ static int perform(struct req *r, enum target t, const char *method, const char 
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "agentjail");
 	if (stream) {
 		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, STREAM_SILENCE_S);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, r->c->silence_s);
 	} else if (r->fd < 0) {
 		curl_easy_setopt(h, CURLOPT_TIMEOUT, CALL_TIMEOUT_S);
 	} else {
 		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, STREAM_SILENCE_S);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, r->c->silence_s);
 	}
 	if (json_body)
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, json_body);
@@ -221,7 +228,7 @@ static int perform(struct req *r, enum target t, const char *method, const char 
 	if (rc == CURLE_OPERATION_TIMEDOUT && stream)
 		return err_set(e, ETIMEDOUT, shown,
 			       "%s: the service sent nothing (not even a ping) for %ld s", method,
-			       STREAM_SILENCE_S),
+			       r->c->silence_s),
 		       err_hint(e, "the service or the network to it is stalled"), -1;
 	err_set(e, 0, shown, "%s: %s", method, errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)

@@ -24,6 +24,10 @@ void osb_client_free(struct osb_client *c);
  * errnum EINTR). */
 void osb_client_stop_flag(struct osb_client *c, volatile sig_atomic_t *stop);
 
+/* How long a command stream or a download may stay silent before it counts as dead (default
+ * 30 s; execd pings every ~3 s). */
+void osb_client_silence(struct osb_client *c, long seconds);
+
 /* POST /v1/sandboxes: the new sandbox's id (malloc'd). */
 int osb_create(struct osb_client *c, const char *body, char **id, struct err *e) WUR;
 /* Poll until Running (then look up execd's endpoint and ping it), at most timeout_ms. progress

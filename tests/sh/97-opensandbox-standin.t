@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The OpenSandbox stand-in (tests/standin/opensandbox.py) speaks the service's wire format
-# (doc/design.md §4.6): checked with curl on the raw bytes (no `data:` prefix, events split
+# (doc/design.md §4b): checked with curl on the raw bytes (no `data:` prefix, events split
 # across writes, pings, both end events, 401 {code, message}, upload's filename= rule and octal
 # modes, download 404, renew 409, delete then 404), then by the official JS SDK
 # (@alibaba-group/opensandbox from npm, cached under the test's tmp dir) running

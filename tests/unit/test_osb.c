@@ -1,4 +1,4 @@
-/* The opensandbox backend's pure parts (doc/design.md §4.6): the command-stream parser (bare JSON
+/* The opensandbox backend's pure parts (doc/design.md §4b): the command-stream parser (bare JSON
  * and `data:` lines, events split at every byte, pings, both end events, overlong lines), exit
  * statuses, the policy → service mapping and its refusals, the [opensandbox] settings. */
 #include <setjmp.h>

@@ -155,4 +155,13 @@ aj_run root -e OSB_TEST_KEY="$KEY" -e AGENTJAIL_OSB_SILENCE_SECONDS=2 -- run -- 
 is "$RC" 125 "a stalled command stream (not even pings): exit 125"
 like "$ERR" 'sent nothing \(not even a ping\) for 2 s' "and a clear error"
 is "$(osb_live)" "" "and the sandbox deleted"
+
+# ---- doctor checks the configured service ------------------------------------------------------
+config_for root "$MAIN_URL"
+aj_run root -e OSB_TEST_KEY="$KEY" -- doctor
+like "$OUT" "ok +opensandbox +the service at $MAIN_URL answers and accepts the key" "doctor: the service answers and takes the key"
+aj_run root -e OSB_TEST_KEY=wrong-key -- doctor
+like "$OUT" 'fail +opensandbox .*401 INVALID_API_KEY' "doctor: a refused key fails the check"
+like "$OUT" 'fix: put the service.s API key in \$OSB_TEST_KEY' "doctor: naming the variable"
+unlike "$OUT$ERR" 'wrong-key' "doctor: never showing the key"
 done_testing

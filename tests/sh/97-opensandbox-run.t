@@ -156,6 +156,11 @@ is "$RC" 125 "a stalled command stream (not even pings): exit 125"
 like "$ERR" 'sent nothing \(not even a ping\) for 2 s' "and a clear error"
 is "$(osb_live)" "" "and the sandbox deleted"
 
+# ---- agents stay local, and say so --------------------------------------------------------------
+aj_run root -- claude --dry-run
+like "$ERR" 'backend = opensandbox applies to `agentjail run`; claude runs in a local jail' \
+	"an agent command with backend = opensandbox says it runs locally"
+
 # ---- doctor checks the configured service ------------------------------------------------------
 config_for root "$MAIN_URL"
 aj_run root -e OSB_TEST_KEY="$KEY" -- doctor

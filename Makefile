@@ -41,20 +41,51 @@ else
 PKG_LIBS += -Wl,-Bdynamic $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
-# libcurl (the opensandbox backend, src/core/remote/) is linked dynamically: its static archive
-# would pull in TLS, HTTP/2, IDN, LDAP, … archives Debian does not all ship
+# libcurl (the opensandbox backend, src/core/remote/) is linked dynamically, and only into
+# agentjail-remote (REMOTE_SRC below): its static archive would pull in TLS, HTTP/2, IDN, LDAP, …
+# archives Debian does not all ship, and agentjail itself stays static.
 CURL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
 CURL_LIBS := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
+# agentjail and its test build are static PIEs (libc included; still randomised) when not
+# sanitised and SQLite's archive is there: no loader, no libc.so/libm.so mapped, so each of the
+# two execs per jail is cheaper and the host process's peak RSS stays under 4 MiB (issue 17:
+# 4.4 MB dynamic, 3.3 MB static, mostly libc's and libm's pages). libseccomp is not needed
+# there (the filter is prebuilt); libz is listed by sqlite3 but unused. glibc warns that
+# getpwuid and c-ares's getservbyname load NSS modules at run time: the system's, as before.
+# link_bin: the link, with glibc's NSS notes (lines "...: in function `f':" and "warning: Using
+# 'getpwuid' in statically linked applications...") left out of the output; anything else shows.
+define link_bin
+$(CC) $(LDFLAGS) $(BIN_LDFLAGS) -o $@ $^ $(BIN_LIBS) 2>$@.ld || { cat $@.ld >&2; rm -f $@.ld; exit 1; }
+@grep -v -e 'in statically linked applications requires at runtime' -e ': in function .*:$$' \
+	$@.ld >&2; rm -f $@.ld
+endef
+ifeq ($(SAN)$(if $(SQLITE_A),,none),)
+BIN_LDFLAGS := -static-pie
+BIN_LIBS := $(filter-out -lz,$(shell $(PKG_CONFIG) --static --libs \
+	$(filter-out libseccomp,$(PKGS)) 2>/dev/null)) -lm
+else
+BIN_LDFLAGS :=
+BIN_LIBS := $(PKG_LIBS)
+endif
 
 CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS ?= $(OPT) -g
 CFLAGS += -std=gnu17 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) $(CURL_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
-LDLIBS += $(PKG_LIBS) $(CURL_LIBS)
+LDLIBS += $(PKG_LIBS)
 
-LIB_SRC := $(sort $(shell find src -name '*.c' ! -name main.c))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-TB_OBJ := $(LIB_SRC:%.c=$(BUILD)/tb/%.o) $(BUILD)/tb/src/main.o
+# The remote backend (doc/design.md §4b): agentjail-remote, linked dynamically with libcurl from
+# these sources and the library; agentjail links src/cmd/remote_exec.c (which execs it) instead.
+REMOTE_SRC := src/remote_main.c src/cmd/osbrun.c src/core/diag/doctor_remote.c \
+	$(sort $(wildcard src/core/remote/*.c))
+LIB_SRC := $(sort $(filter-out $(REMOTE_SRC),$(shell find src -name '*.c' ! -name main.c \
+	! -name init_main.c)))
+# The seccomp programs, generated at build time (see SCGEN below), are part of the library.
+SC_PREBUILT := $(BUILD)/gen/seccomp_prebuilt
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(SC_PREBUILT).o
+# (the test build links objects, not the archive: the generator's libseccomp rules stay out)
+TB_OBJ := $(filter-out %/seccomp_rules.o,$(LIB_SRC:%.c=$(BUILD)/tb/%.o)) $(BUILD)/tb/src/main.o \
+	$(SC_PREBUILT).o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
@@ -63,22 +94,65 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
 BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
+INIT := $(BUILD)/agentjail-init
+REMOTE := $(BUILD)/agentjail-remote
+
+# The jail's init (doc/design.md §2, §7): its own small program, exec'd on every run as the
+# jail's PID 1, so linked statically against musl (musl-gcc, Debian's musl-tools; INIT_CC=cc
+# links it against glibc instead, also statically) and from these sources only: no SQLite,
+# jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
+# build links it dynamically with the sanitizers, from the sanitized objects.
+INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/confine/landlock.c \
+	src/core/plan/initargs.c src/cmd/connect.c src/cmd/warn.c src/core/net/connreply.c \
+	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
+	src/util/fs.c
+INIT_CC ?= musl-gcc
 
 .PHONY: all check test unit-check clean install uninstall deps run bench format fuzz clang-build man
 all: agentjail
 
-agentjail: $(BIN)
+agentjail: $(BIN) $(INIT) $(REMOTE)
 ifneq ($(SAN),1)
 	@cp -f $(BIN) $@
+	@cp -f $(INIT) $@-init
+	@cp -f $(REMOTE) $@-remote
 else
 	@true
 endif
 
 $(BIN): $(BUILD)/src/main.o $(BUILD)/libagentjail.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call link_bin)
 
 $(TESTBIN): $(TB_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call link_bin)
+
+# (its own objects first: they define what remote_exec.o does in the archive, which stays out)
+$(REMOTE): $(REMOTE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libagentjail.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CURL_LIBS)
+
+ifeq ($(SAN),1)
+$(INIT): $(INIT_SRC:%.c=$(BUILD)/%.o)
+	$(CC) $(LDFLAGS) -o $@ $^
+else
+# musl has no kernel headers of its own: <linux/…> and <asm/…> come from linux-libc-dev,
+# after musl's own headers (-idirafter), through a directory of links to just those three.
+INIT_KINC := $(BUILD)/init/kinclude
+$(INIT): $(INIT_SRC:%.c=$(BUILD)/init/%.o)
+	$(INIT_CC) -static -o $@ $^
+
+$(INIT_KINC)/asm:
+	@command -v $(firstword $(INIT_CC)) >/dev/null 2>&1 || { echo "agentjail-init needs \
+	  $(firstword $(INIT_CC)): run make deps (Debian's musl-tools), or build with INIT_CC=cc" >&2; \
+	  exit 1; }
+	@mkdir -p $(@D)
+	@ln -sfn /usr/include/linux $(@D)/linux && ln -sfn /usr/include/asm-generic $(@D)/asm-generic
+	@a=/usr/include/$$($(CC) -print-multiarch 2>/dev/null)/asm; [ -d "$$a" ] || a=/usr/include/asm; \
+	  ln -sfn "$$a" $@
+
+$(BUILD)/init/%.o: %.c | $(INIT_KINC)/asm
+	@mkdir -p $(@D)
+	$(INIT_CC) $(CPPFLAGS) -idirafter $(INIT_KINC) -std=gnu17 $(OPT) -g $(WARN) -MMD -MP -c -o $@ $<
+endif
 
 $(BUILD)/libagentjail.a: $(LIB_OBJ)
 	@rm -f $@
@@ -91,6 +165,25 @@ $(BUILD)/%.o: %.c
 $(BUILD)/tb/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DAJ_TEST_BUILD $(CFLAGS) -c -o $@ $<
+
+# The seccomp filter is compiled once, here (doc/design.md §3): tools/seccomp_gen runs libseccomp
+# on the rules of src/core/confine/seccomp_rules.c for every option set and writes the BPF as C
+# arrays, so a run loads bytes and libseccomp stays out of the binary. The generator runs on the
+# build machine, whose architecture is the target's. The same object serves the test build (its
+# variants with the sentinel errno are rewritten at run time).
+SCGEN := $(BUILD)/tools/seccomp_gen
+SCGEN_OBJ := $(BUILD)/src/core/confine/seccomp_rules.o $(BUILD)/src/util/err.o \
+	$(BUILD)/src/util/xalloc.o
+$(SCGEN): tools/seccomp_gen.c $(SCGEN_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SCGEN_OBJ) $(LDLIBS)
+
+$(SC_PREBUILT).c: $(SCGEN)
+	@mkdir -p $(@D)
+	$(SCGEN) >$@.tmp && mv -f $@.tmp $@
+
+$(SC_PREBUILT).o: $(SC_PREBUILT).c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)
@@ -116,7 +209,8 @@ unit-check: $(UNIT_BIN)
 # warnings are errors under clang too: build the binary with it as part of `make check`
 clang-build:
 	@if command -v clang >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory CC=clang BUILD=build/clang SAN= build/clang/agentjail \
+	  $(MAKE) --no-print-directory CC=clang INIT_CC=clang BUILD=build/clang SAN= \
+	    build/clang/agentjail build/clang/agentjail-init build/clang/agentjail-remote \
 	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 
@@ -124,12 +218,12 @@ clang-build:
 # target (FUZZ_TARGETS=fuzz_http for one) from tests/fuzz/corpus/<target> when it exists.
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS ?= $(FUZZ_SRC:tests/fuzz/%.c=%)
-fuzz:
+fuzz: $(SC_PREBUILT).c
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  c=tests/fuzz/corpus/$$t; [ -d $$c ] || c=tests/fuzz/corpus; \
 	  mkdir -p build/fuzz/corpus/$$t; \
 	  clang $(CPPFLAGS) -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -o build/fuzz/$$t tests/fuzz/$$t.c $(filter-out src/main.c,$(LIB_SRC)) $(PKG_LIBS) $(CURL_LIBS); \
+	    -o build/fuzz/$$t tests/fuzz/$$t.c $(filter-out src/main.c,$(LIB_SRC)) $(SC_PREBUILT).c $(PKG_LIBS); \
 	  echo "== $$t ($$c)"; \
 	  build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=build/fuzz/ \
 	    build/fuzz/corpus/$$t $$c >build/fuzz/$$t.log 2>&1 \
@@ -142,7 +236,7 @@ fuzz:
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: $(BIN) $(TESTBIN) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
+test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
@@ -152,12 +246,14 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-discarded-qualifiers $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a $(LDLIBS)
 
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
-# workspace so the user's tree is not touched.
-bench: $(BIN) $(BUILD)/bench/startup $(BUILD)/bench/proxy
-	@d=$$(mktemp -d) && cd $$d && $(abspath $(BUILD))/bench/startup $(abspath $(BIN)) 40 && \
-	  $(abspath $(BUILD))/bench/startup $(abspath $(BIN)) 30 --net allow; \
-	  rc=$$?; rm -rf $$d; exit $$rc
+# workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
+# root and as an unprivileged user; bench/mounts what each bwrap mount costs.
+bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
+		$(BUILD)/bench/initexec
+	@bench/startup.sh $(abspath $(BUILD))
+	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
+	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.
 MAN_SRC := $(wildcard doc/*.[1-8].scd)
@@ -170,22 +266,28 @@ build/man/%: doc/%.scd
 	@mkdir -p $(@D)
 	scdoc <$< >$@.tmp && mv -f $@.tmp $@
 
-# `make install` puts the binary, the manual pages and the shell completions under
+# `make install` puts the binary, the jail's init (PREFIX/libexec/agentjail/init, where
+# agentjail at PREFIX/bin looks for it), the remote backend (PREFIX/libexec/agentjail/remote,
+# the same way), the manual pages and the shell completions under
 # $(DESTDIR)$(PREFIX); `make uninstall` removes exactly those files (and the directories that
-# are left empty under a DESTDIR staging tree; with no DESTDIR, directories stay).
+# are left empty under a DESTDIR staging tree; with no DESTDIR, only libexec/agentjail, which is
+# ours alone).
 # tests/sh/93-install.t checks both.
 BASH_COMP_DIR := $(PREFIX)/share/bash-completion/completions
 ZSH_COMP_DIR := $(PREFIX)/share/zsh/site-functions
 FISH_COMP_DIR := $(PREFIX)/share/fish/vendor_completions.d
-INSTALLED := $(PREFIX)/bin/agentjail \
+INIT_DIR := $(PREFIX)/libexec/agentjail
+INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote \
 	$(foreach m,$(MAN_PAGES),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(if $(wildcard contrib/completions/agentjail.bash),$(BASH_COMP_DIR)/agentjail) \
 	$(if $(wildcard contrib/completions/_agentjail),$(ZSH_COMP_DIR)/_agentjail) \
 	$(if $(wildcard contrib/completions/agentjail.fish),$(FISH_COMP_DIR)/agentjail.fish)
 
-install: $(BIN) $(MAN_PAGES)
-	install -d $(DESTDIR)$(PREFIX)/bin
+install: $(BIN) $(INIT) $(REMOTE) $(MAN_PAGES)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(INIT_DIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
+	install -m 0755 $(INIT) $(DESTDIR)$(INIT_DIR)/init
+	install -m 0755 $(REMOTE) $(DESTDIR)$(INIT_DIR)/remote
 	@for m in $(MAN_PAGES); do s=$${m##*.}; \
 	  install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
 	  install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; done
@@ -203,6 +305,7 @@ uninstall:
 	  d=$$(dirname "$$f"); [ -n "$(DESTDIR)" ] || continue; \
 	  while [ "$$d" != / ] && [ "$$d" != . ] && rmdir "$(DESTDIR)$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
 	done
+	@if [ -d "$(DESTDIR)$(INIT_DIR)" ]; then rmdir "$(DESTDIR)$(INIT_DIR)" 2>/dev/null || true; fi
 
 deps:
 	@./scripts/deps.sh
@@ -215,6 +318,6 @@ format:
 	clang-format -i $$(find src tests -name '*.[ch]')
 
 clean:
-	rm -rf build agentjail
+	rm -rf build agentjail agentjail-init agentjail-remote
 
 -include $(shell find build -name '*.d' 2>/dev/null)

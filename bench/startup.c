@@ -1,16 +1,24 @@
 /* bench/startup: `agentjail run -- /bin/true` against raw bwrap with the same view running
  * /bin/true directly (same argv, same fds, same seccomp filter; no init helper, no
- * snapshot), alternating, N pairs. Prints the medians and their ratio (goal <= 1.15).
+ * snapshot), alternating, N pairs. Prints the medians and their ratio, then the lines
+ * `bench: startup-ratio` (median of the pair ratios, goal <= 1.25), `bench: startup-ms`
+ * (agentjail's median) and `bench: rss-kib` (agentjail's peak RSS during a run, goal <= 4096),
+ * each name followed by $AJ_BENCH_SUFFIX (bench/startup.sh sets "-user" for the run as an
+ * unprivileged user).
  * With RUN-OPTIONS (e.g. `--net allow`), agentjail runs with them while raw bwrap keeps the
  * default view, and the line is `bench: net-allow-startup RATIO (goal <= 1.5)`: what the
  * namespace holder and the proxy add to a start.
  * usage: startup AGENTJAIL [PAIRS [RUN-OPTIONS...]]   (run from the workspace directory) */
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +31,7 @@
 #include "core/confine/seccomp.h"
 #include "core/host/toolprep.h"
 #include "core/jail/snapshot.h"
+#include "core/session/store.h"
 #include "util/strv.h"
 
 extern char **environ;
@@ -81,13 +90,14 @@ static char **aj_argv; /* agentjail run [RUN-OPTIONS...] -- /bin/true */
 
 static double time_agentjail(const char *aj)
 {
+	/* its one-line banners (the allow-list) would drown the figures: kept aside, shown if the
+	 * run fails */
+	int errfd = memfd_create("agentjail-stderr", MFD_CLOEXEC);
 	double t0 = now_ms();
 	pid_t pid = fork();
 	if (pid == 0) {
-		/* its one-line banners (the allow-list) would drown the figures */
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0)
-			(void)dup2(null, 2);
+		if (errfd >= 0)
+			(void)dup2(errfd, 2);
 		execv(aj, aj_argv);
 		_exit(127);
 	}
@@ -95,10 +105,151 @@ static double time_agentjail(const char *aj)
 	waitpid(pid, &ws, 0);
 	double t = now_ms() - t0;
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		fprintf(stderr, "startup: agentjail run failed (status %d)\n", ws);
+		fprintf(stderr, "startup: agentjail run failed (status %d); its stderr:\n", ws);
+		char buf[4096];
+		ssize_t n = errfd >= 0 ? pread(errfd, buf, sizeof buf, 0) : -1;
+		if (n > 0)
+			fwrite(buf, 1, (size_t)n, stderr);
 		exit(1);
 	}
+	if (errfd >= 0)
+		close(errfd);
 	return t;
+}
+
+/* A field of a /proc/PID file, in kB; -1 when absent or unreadable. */
+static long proc_kib(pid_t pid, const char *file, const char *field)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	long v = -1;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* The resident set at exit by mapping name (the binary, libc, [heap], ...), largest first. */
+static void print_rss_by_mapping(pid_t pid)
+{
+	char path[64], line[512], name[256] = "[anon]";
+	struct { char name[256]; long kib; } m[64];
+	int n = 0;
+	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char *sp = NULL;
+		if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' ') &&
+		    sscanf(line, "%*s %*s %*s %*s %*s %255s", name) != 1)
+			strcpy(name, "[anon]");
+		if (strncmp(line, "Rss:", 4) != 0)
+			continue;
+		long kib = strtol(line + 4, &sp, 10);
+		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+		int i = 0;
+		while (i < n && strcmp(m[i].name, base))
+			i++;
+		if (i == n && n < 64) {
+			snprintf(m[n].name, sizeof m[n].name, "%s", base);
+			m[n++].kib = 0;
+		}
+		if (i < n)
+			m[i].kib += kib;
+	}
+	fclose(f);
+	printf("  agentjail's resident set at exit:");
+	for (int k = 0; k < 6 && k < n; k++) {
+		int best = k;
+		for (int i = k + 1; i < n; i++)
+			if (m[i].kib > m[best].kib)
+				best = i;
+		if (best != k) {
+			__typeof__(m[0]) t = m[k];
+			m[k] = m[best];
+			m[best] = t;
+		}
+		printf("%s %s %ld kB", k ? "," : "", m[k].name, m[k].kib);
+	}
+	printf("\n");
+}
+
+/* agentjail's own peak RSS over one run (its children, bwrap and the jail, not counted): the
+ * child is traced only to stop it at its exit (PTRACE_EVENT_EXIT), before its memory is torn
+ * down, where VmHWM is read; every other stop is resumed with its signal. The breakdown of the
+ * resident set at exit (anonymous, file-backed) says what dominates. */
+static long peak_rss_kib(const char *aj, long *anon, long *file)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			(void)dup2(null, 2);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(126);
+		execv(aj, aj_argv);
+		_exit(127);
+	}
+	long hwm = -1;
+	bool opts = false;
+	for (;;) {
+		int ws;
+		if (waitpid(pid, &ws, 0) < 0)
+			return -1;
+		if (WIFEXITED(ws) || WIFSIGNALED(ws))
+			break;
+		int sig = 0;
+		if (!opts) { /* the stop after exec */
+			(void)ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)PTRACE_O_TRACEEXIT);
+			opts = true;
+		} else if (ws >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
+			hwm = proc_kib(pid, "status", "VmHWM");
+			*anon = proc_kib(pid, "status", "RssAnon");
+			*file = proc_kib(pid, "status", "RssFile");
+			print_rss_by_mapping(pid);
+		} else {
+			sig = WSTOPSIG(ws);
+		}
+		(void)ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+	}
+	return hwm;
+}
+
+/* The session store's part of a run (overlapped with bwrap's setup in a real run, so not on its
+ * critical path): open, the session's row, its end, close; in a scratch state directory. */
+static double time_store(const char *dir, struct err *e)
+{
+	double t0 = now_ms();
+	struct store *st = NULL;
+	char id[STORE_ID_LEN + 1];
+	struct session s = {.id = id, .workspace = "/nonexistent", .policy_json = "{}", .pid = 1};
+	if (store_open(dir, NULL, &st, e) < 0 || store_new_id(id, e) < 0 ||
+	    store_begin(st, &s, e) < 0 || store_finish(st, id, SESS_EXITED, 0, 0, e) < 0) {
+		store_close(st);
+		return -1;
+	}
+	store_close(st);
+	return now_ms() - t0;
+}
+
+static void remove_flat_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	(void)rmdir(dir);
 }
 
 static void add(struct raw *r, int src, int dst)
@@ -176,7 +327,10 @@ int main(int argc, char **argv)
 	/* where agentjail's own time goes on the host, per phase, median of 30 */
 	{
 		enum { N = 30 };
-		double g[N], bd[N], scm[N], sn[N];
+		double g[N], bd[N], scm[N], sn[N], sto[N];
+		char sdir[] = "/tmp/agentjail-bench-store.XXXXXX";
+		if (!mkdtemp(sdir))
+			return die("mkdtemp", NULL);
 		for (int i = 0; i < N; i++) {
 			struct run_request rq;
 			struct hostfacts h;
@@ -200,15 +354,20 @@ int main(int argc, char **argv)
 				return die("phase snapshot", &e);
 			double t4 = now_ms();
 			g[i] = t1 - t0, bd[i] = t2 - t1, scm[i] = t3 - t2, sn[i] = t4 - t3;
+			if ((sto[i] = time_store(sdir, &e)) < 0) {
+				remove_flat_dir(sdir);
+				return die("phase store", &e);
+			}
 			close(fd);
 			snapshot_free(&snap);
 			bw_plan_free(&pl);
 			hostfacts_free(&h);
 			run_request_free(&rq);
 		}
+		remove_flat_dir(sdir);
 		printf("host phases (median of %d): facts %.3f ms, argv %.3f ms, seccomp %.3f ms, "
-		       "snapshot %.3f ms\n",
-		       N, median(g, N), median(bd, N), median(scm, N), median(sn, N));
+		       "snapshot %.3f ms, store %.3f ms (overlapped with bwrap)\n",
+		       N, median(g, N), median(bd, N), median(scm, N), median(sn, N), median(sto, N));
 	}
 
 	double *a = calloc((size_t)pairs, sizeof *a), *b = calloc((size_t)pairs, sizeof *b);
@@ -239,7 +398,15 @@ int main(int argc, char **argv)
 		       ma / mb, mr);
 		return 0;
 	}
-	printf("  ratio of medians %.3f, median of pair ratios %.3f (goal <= 1.15)\n", ma / mb,
-	       mr);
+	printf("  ratio of medians %.3f, median of pair ratios %.3f\n", ma / mb, mr);
+	const char *sfx = getenv("AJ_BENCH_SUFFIX") ? getenv("AJ_BENCH_SUFFIX") : "";
+	printf("bench: startup-ratio%s %.3f (goal <= 1.25; median of %d paired ratios)\n", sfx, mr,
+	       pairs);
+	printf("bench: startup-ms%s %.2f (goal <= %.2f, 1.25 x raw bwrap's %.2f)\n", sfx, ma,
+	       1.25 * mb, mb);
+	long anon = -1, file = -1;
+	long rss = peak_rss_kib(argv[1], &anon, &file);
+	printf("bench: rss-kib%s %ld (goal <= 4096; at exit %ld kB anonymous, %ld kB file-backed)\n",
+	       sfx, rss, anon, file);
 	return 0;
 }

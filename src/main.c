@@ -4,13 +4,10 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/jail/init.h"
-#include "core/plan/initargs.h"
+#include "cmd/osbrun.h"
 #include "core/plan/profile.h"
 #include "core/host/shim.h"
 #include "util/path.h"
-
-#define AGENTJAIL_VERSION "0.1.0"
 
 static const char usage[] =
 	"usage: agentjail COMMAND [ARGS]\n"
@@ -41,15 +38,16 @@ static const struct {
 	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
 	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
-	{"__connect", cmd_connect}, {"config", cmd_config},   {"trust", cmd_trust},
+	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
 };
 
 int main(int argc, char **argv)
 {
+	cmd_remote_save_argv(argc, argv); /* --backend opensandbox execs agentjail-remote with it */
 	/* a relative state directory would be relative to wherever agentjail runs: refused */
 	const char *sd = getenv("AGENTJAIL_STATE_DIR");
-	if (sd && sd[0] && sd[0] != '/' && !(argc > 1 && !strcmp(argv[1], INIT_VERB))) {
+	if (sd && sd[0] && sd[0] != '/') {
 		fprintf(stderr, "agentjail: AGENTJAIL_STATE_DIR must be an absolute path: %s\n", sd);
 		return EXIT_USAGE;
 	}
@@ -71,15 +69,11 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	if (!strcmp(cmd, INIT_VERB))
-		return init_main(argc, argv);
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 2, argv + 2);
-	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-		printf("agentjail %s\n", AGENTJAIL_VERSION);
-		return 0;
-	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version"))
+		return cmd_version();
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		fputs(usage, stdout);
 		return 0;

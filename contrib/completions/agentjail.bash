@@ -14,10 +14,11 @@ _agentjail() {
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="run verify doctor profiles shim sessions show log rm resume tui cache config
-		trust untrust"
+	local commands="run verify doctor profiles shim sessions show log rm quarantine resume tui cache
+		config trust untrust"
 	local policy="--fs --net --allow-domain --deny-domain --map-host --workspace --rw --ro --hide
-		--dev --env --allow-ptrace --agent-writable-instructions --memory --pids --dry-run --help"
+		--dev --env --allow-ptrace --agent-writable-instructions --memory --pids --dry-run --quiet
+		--help"
 
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
@@ -63,7 +64,17 @@ _agentjail() {
 	show) mapfile -t COMPREPLY < <(compgen -W "--json --help $(_agentjail_sessions)" -- "$cur") ;;
 	log) mapfile -t COMPREPLY < <(compgen -W "--last --json --follow --help $(_agentjail_sessions)" -- "$cur") ;;
 	rm) mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -- "$cur") ;;
-	resume) mapfile -t COMPREPLY < <(compgen -W "--last --dry-run --help $(_agentjail_sessions)" -- "$cur") ;;
+	quarantine)
+		if [ "${COMP_WORDS[i + 1]}" = restore ] && [ "$COMP_CWORD" -gt $((i + 1)) ]; then
+			if [[ $cur == -* ]]; then
+				mapfile -t COMPREPLY < <(compgen -W "--yes --help" -- "$cur")
+			else
+				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+			fi
+		else
+			mapfile -t COMPREPLY < <(compgen -W "restore --all --help $(_agentjail_sessions)" -- "$cur")
+		fi ;;
+	resume) mapfile -t COMPREPLY < <(compgen -W "--last --dry-run --quiet --help $(_agentjail_sessions)" -- "$cur") ;;
 	cache) mapfile -t COMPREPLY < <(compgen -W "size clean --help" -- "$cur") ;;
 	config) mapfile -t COMPREPLY < <(compgen -W "--json --path --help" -- "$cur") ;;
 	trust)

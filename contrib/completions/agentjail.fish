@@ -9,7 +9,7 @@ function __agentjail_sessions
     agentjail sessions --json 2>/dev/null | string replace -rf '^    "id": "([^"]*)".*' '$1'
 end
 
-set -l __aj_cmds run verify doctor profiles shim sessions show log rm resume tui cache config trust untrust
+set -l __aj_cmds run verify doctor profiles shim sessions show log rm quarantine resume tui cache config trust untrust
 
 complete -c agentjail -f
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -l version -d 'print the version'
@@ -23,6 +23,7 @@ complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjai
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a show -d 'one session in full'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a log -d 'network decisions and violations'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a rm -d 'forget sessions'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a quarantine -d 'what the jail moved aside'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a resume -d 'run a session again'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a tui -d 'the session manager'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a cache -d 'the private package caches'
@@ -49,6 +50,7 @@ complete -c agentjail -n $__aj_pol -l agent-writable-instructions -d 'agents: in
 complete -c agentjail -n $__aj_pol -l memory -x -a 'unlimited 512M 1G 4G 8G 16G' -d 'memory limit'
 complete -c agentjail -n $__aj_pol -l pids -x -a 'unlimited 1024 4096' -d 'process limit'
 complete -c agentjail -n $__aj_pol -l dry-run -d 'print the jail, run nothing'
+complete -c agentjail -n $__aj_pol -l quiet -d 'no start and end lines'
 complete -c agentjail -n '__fish_seen_subcommand_from run; and contains -- -- (commandline -opc)' -F -a '(__fish_complete_subcommand --fcs-skip=3)'
 complete -c agentjail -n '__fish_seen_subcommand_from verify doctor profiles sessions show config' -l json -d 'JSON output'
 complete -c agentjail -n '__fish_seen_subcommand_from profiles' -x -a '(__agentjail_profiles)'
@@ -61,6 +63,11 @@ complete -c agentjail -n '__fish_seen_subcommand_from log resume' -l last -d 'th
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l json -d 'one object per line'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l follow -d 'keep printing until it ends'
 complete -c agentjail -n '__fish_seen_subcommand_from resume' -l dry-run -d 'print the jail only'
+complete -c agentjail -n '__fish_seen_subcommand_from resume' -l quiet -d 'no line saying what runs again'
+complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and not __fish_seen_subcommand_from restore' -x -a 'restore (__agentjail_sessions)'
+complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and not __fish_seen_subcommand_from restore' -l all -d 'every workspace'
+complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and __fish_seen_subcommand_from restore' -F
+complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and __fish_seen_subcommand_from restore' -l yes -d 'without asking'
 complete -c agentjail -n '__fish_seen_subcommand_from cache' -x -a 'size clean'
 complete -c agentjail -n '__fish_seen_subcommand_from config' -l path -d 'the files considered'
 complete -c agentjail -n '__fish_seen_subcommand_from trust' -l list -d 'the trusted project files'

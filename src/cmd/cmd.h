@@ -10,6 +10,9 @@
 #include "core/plan/policy.h"
 #include "util/err.h"
 
+/* `agentjail --version`; `shim install` compares it with the installed agentjail's. */
+#define AGENTJAIL_VERSION "0.1.0"
+
 enum {
 	EXIT_USAGE = 2,     /* rejected before touching the system */
 	EXIT_JAIL = 125,    /* building or starting the jail failed */
@@ -93,12 +96,15 @@ int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+/* agentjail --version: its own version, then which bubblewrap it would run and its version
+ * (cmd/doctor.c) */
+int cmd_version(void);
 /* agentjail cache [size | clean] (cmd/cache.c) */
 int cmd_cache(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 /* agentjail tui: the session manager (cmd/tui.c) */
 int cmd_tui(int argc, char **argv);
-/* agentjail __connect HOST PORT: ssh's ProxyCommand in a --net allow jail (cmd/connect.c) */
+/* agentjail-init __connect HOST PORT: ssh's ProxyCommand in a --net allow jail (cmd/connect.c) */
 int cmd_connect(int argc, char **argv);
 /* The configuration (cmd/config.c, doc/design.md §8). */
 struct cmd_config {

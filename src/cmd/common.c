@@ -1,4 +1,3 @@
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,16 +9,6 @@ void cmd_print_err(const struct err *e)
 	char buf[ERR_FMT_MAX];
 	err_format(e, buf, sizeof buf);
 	fprintf(stderr, "agentjail: %s\n", buf);
-}
-
-void cmd_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("agentjail: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
 }
 
 char *cmd_state_dir(void)

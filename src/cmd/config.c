@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -16,15 +17,49 @@
 #include "util/path.h"
 #include "util/xalloc.h"
 
-/* "FILE:LINE:COL: what (hint)": the position first, as compilers print it */
+/* "FILE:LINE:COL: what (hint)": the position first, as compilers print it, then the common
+ * wording of err_format (a hint with parentheses of its own follows a ";", never nested). */
 static void config_err(const struct err *e)
 {
 	if (e->errnum || !strchr(e->path, ':')) {
 		cmd_print_err(e);
 		return;
 	}
-	fprintf(stderr, "agentjail: %s: %s%s%s%s\n", e->path, e->what, e->hint[0] ? " (" : "",
-		e->hint, e->hint[0] ? ")" : "");
+	struct err rest = *e;
+	rest.path[0] = '\0';
+	char buf[ERR_FMT_MAX];
+	err_format(&rest, buf, sizeof buf);
+	fprintf(stderr, "agentjail: %s: %s\n", e->path, buf);
+}
+
+/* rw and ro of [policy] (and [agent.NAME]) follow --rw/--ro: a path that does not exist is an
+ * error, here at the FILE:LINE that gave it (doc/agentjail.toml.5.scd). 0 or EXIT_USAGE. */
+static int check_config_binds(const struct config *c, const char *agent, const char *cwd,
+			      const char *home)
+{
+	const struct cfg_pol *pols[2] = {&c->policy, NULL};
+	for (size_t i = 0; agent && i < c->n_agents; i++)
+		if (!strcmp(c->agents[i].name, agent))
+			pols[1] = &c->agents[i].pol;
+	static const enum cfg_key keys[] = {CK_RW, CK_RO};
+	for (size_t p = 0; p < 2 && pols[p]; p++)
+		for (size_t k = 0; k < 2; k++) {
+			const struct cfg_list *l = &pols[p]->l[keys[k] - CFG_NSCALAR];
+			for (size_t i = 0; i < l->v.n; i++) {
+				_cleanup_free_ char *x = path_expand_home(home, l->v.v[i]);
+				_cleanup_free_ char *abs = path_normalize(cwd, x);
+				struct stat sb;
+				if (stat(abs, &sb) == 0 || errno != ENOENT)
+					continue;
+				struct err e = {0};
+				err_set(&e, 0, l->origin.v[i], "%s path does not exist: %s",
+					cfg_key_name(keys[k]), abs);
+				err_hint(&e, "create it, or remove it from the file");
+				config_err(&e);
+				return EXIT_USAGE;
+			}
+		}
+	return 0;
 }
 
 static int load(struct config *c, struct config_loaded *r, const char *workspace,
@@ -92,6 +127,8 @@ int cmd_config_ctx(struct cmd_config *cc, int argc, char **argv, const char *age
 		config_err(&e);
 		return EXIT_USAGE;
 	}
+	if (check_config_binds(&cc->cfg, agent, ctx->cwd, home))
+		return EXIT_USAGE;
 	ctx->base = &cc->base;
 	/* bwrap and state_dir: every later reader takes them from these variables */
 	if (cc->cfg.bwrap.v && !getenv("AGENTJAIL_BWRAP")) {

@@ -1,4 +1,4 @@
-/* agentjail __connect HOST PORT: ssh's ProxyCommand inside a `--net allow` jail (the jail's
+/* agentjail-init __connect HOST PORT: ssh's ProxyCommand inside a `--net allow` jail (the jail's
  * GIT_SSH_COMMAND names it, doc/design.md §4). One CONNECT through the proxy on
  * 127.0.0.1:3128, then stdin ⇄ tunnel ⇄ stdout until both directions are closed. */
 #include <arpa/inet.h>
@@ -105,7 +105,7 @@ static int relay(int s)
 int cmd_connect(int argc, char **argv)
 {
 	if (argc != 2) {
-		fputs("usage: agentjail __connect HOST PORT   (ssh's ProxyCommand inside a jail)\n",
+		fputs("usage: agentjail-init __connect HOST PORT   (ssh's ProxyCommand inside a jail)\n",
 		      stderr);
 		return EXIT_USAGE;
 	}

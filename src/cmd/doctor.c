@@ -47,3 +47,26 @@ int cmd_doctor(int argc, char **argv)
 	}
 	return rc;
 }
+
+int cmd_version(void)
+{
+	printf("agentjail %s\n", AGENTJAIL_VERSION);
+	struct doctor_report r = {0};
+	char *bwrap = doctor_check_bwrap(&r);
+	/* one line: "bwrap: bubblewrap 0.8.0 (/usr/bin/bwrap)" when both checks are ok, else the
+	 * first check that is not, with its fix */
+	const struct doctor_check *bad = NULL;
+	for (size_t i = 0; i < r.n && !bad; i++)
+		if (r.v[i].status != DOCTOR_OK)
+			bad = &r.v[i];
+	if (!bad && r.n == 2) {
+		const char *v = r.v[1].detail; /* "bubblewrap 0.8.0 (>= 0.8.0 needed)" */
+		const char *end = strstr(v, " (");
+		printf("bwrap: %.*s (%s)\n", end ? (int)(end - v) : (int)strlen(v), v, bwrap);
+	} else if (bad) {
+		printf("bwrap: %s; fix: %s\n", bad->detail, bad->fix);
+	}
+	free(bwrap);
+	doctor_report_free(&r);
+	return 0;
+}

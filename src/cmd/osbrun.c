@@ -12,6 +12,7 @@
 #include "cmd/cmd.h"
 #include "cmd/osbrun.h"
 #include "cmd/runlines.h"
+#include "core/diag/doctor.h"
 #include "core/plan/config.h"
 #include "core/plan/osb_plan.h"
 #include "core/remote/osb_client.h"
@@ -23,48 +24,7 @@
 #include "util/uuid.h"
 #include "util/xalloc.h"
 
-int cmd_take_backend(int *argc, char **argv, const char **backend)
-{
-	for (int i = 0; i < *argc; i++) {
-		const char *a = argv[i];
-		int take = 0;
-		if (!strcmp(a, "--"))
-			break;
-		if (!strcmp(a, "--backend")) {
-			if (i + 1 >= *argc) {
-				cmd_warn("--backend needs a value: local or opensandbox");
-				return -1;
-			}
-			*backend = argv[i + 1];
-			take = 2;
-		} else if (!strncmp(a, "--backend=", 10)) {
-			*backend = a + 10;
-			take = 1;
-		} else {
-			int ar = policy_opt_arity(a);
-			if (ar < 0)
-				break; /* the command */
-			i += ar;
-			continue;
-		}
-		memmove(&argv[i], &argv[i + take], (size_t)(*argc - i - take + 1) * sizeof *argv);
-		*argc -= take;
-		i--;
-	}
-	enum backend b;
-	if (*backend && backend_parse(*backend, &b) < 0) {
-		cmd_warn("--backend %s: not a backend (local or opensandbox)", *backend);
-		return -1;
-	}
-	return 0;
-}
-
-bool cmd_backend_remote(const char *flag, const struct config *cfg)
-{
-	const char *v = flag ? flag : cfg->backend.v;
-	enum backend b = BACKEND_LOCAL;
-	return v && backend_parse(v, &b) == 0 && b == BACKEND_OPENSANDBOX;
-}
+const bool cmd_osb_linked = true;
 
 static volatile sig_atomic_t stop_sig;
 
@@ -320,4 +280,25 @@ int cmd_osb_resume(struct run_request *req)
 		rc = cmd_osb_run(req, &cc.cfg);
 	cmd_config_free(&cc);
 	return rc;
+}
+
+int cmd_osb_doctor(int argc, char **argv)
+{
+	(void)argv;
+	if (argc) {
+		cmd_warn("__doctor-opensandbox takes no arguments (agentjail doctor runs it)");
+		return EXIT_USAGE;
+	}
+	/* the configuration read as doctor reads it; its own "config" check is agentjail's */
+	struct doctor_report all = {0}, only = {0};
+	doctor_check_config(&all);
+	for (size_t i = 0; i < all.n; i++)
+		if (!strcmp(all.v[i].id, "opensandbox"))
+			doctor_add(&only, all.v[i].id, all.v[i].status, all.v[i].fix, "%s",
+				   all.v[i].detail);
+	_cleanup_free_ char *j = doctor_render_json(&only);
+	fputs(j, stdout);
+	doctor_report_free(&all);
+	doctor_report_free(&only);
+	return fflush(stdout) == 0 ? 0 : EXIT_JAIL;
 }

@@ -44,6 +44,7 @@ void cmd_rec_begin(struct sess_rec *r, const struct run_request *req, const stru
 	s.id = req->session_id;
 	s.profile = req->pol.profile;
 	s.argv = req->record_argv.n ? req->record_argv : req->cmd;
+	s.spawned = req->record_argv.n && req->cmd.n ? &req->cmd : NULL; /* attempt 1 as run */
 	s.workspace = req->pol.workspace;
 	s.policy_json = policy_to_json(&req->pol);
 	if (plan) {

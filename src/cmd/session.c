@@ -44,11 +44,12 @@ static const char rm_usage[] =
 	"  ID   a session id or a unique prefix of one (agentjail sessions lists them)\n"
 	"example: agentjail rm 3f2a 9c01\n";
 static const char resume_usage[] =
-	"usage: agentjail resume [ID | --last] [--dry-run]\n"
+	"usage: agentjail resume [ID | --last] [--dry-run] [--quiet]\n"
 	"  run a session again with its stored sandbox (the agent's own resume first)\n"
 	"  ID        a session id or a unique prefix of one (agentjail sessions lists them)\n"
 	"  --last    the newest session of this workspace (the default without ID)\n"
 	"  --dry-run print what would run, and run nothing\n"
+	"  --quiet   no line saying what runs again, no start and end lines\n"
 	"example: agentjail resume --last\n";
 
 static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
@@ -419,6 +420,18 @@ static int stored_policy(const struct session *s, struct policy *pol)
 		cmd_warn("resume: the session's workspace %s is gone", pol->workspace);
 		return EXIT_USAGE;
 	}
+	/* a stored --rw/--ro path removed since: said here, with the session, not as a flag's typo */
+	const struct strv *binds[] = {&pol->rw, &pol->ro};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < binds[k]->n; i++) {
+			const char *p = binds[k]->v[i];
+			if (stat(p, &sb) == 0 || errno != ENOENT)
+				continue;
+			cmd_warn("resume: session %s: its %s path %s no longer exists; create it again "
+				 "to resume, or start a new session without it",
+				 s->id, k ? "--ro" : "--rw", p);
+			return EXIT_USAGE;
+		}
 	return 0;
 }
 
@@ -522,7 +535,7 @@ static int find_session(const char *id, bool last, struct session *s)
 int cmd_resume(int argc, char **argv)
 {
 	const char *id = NULL;
-	bool last = false, dry = false;
+	bool last = false, dry = false, quiet = false;
 	for (int i = 0; i < argc; i++) {
 		if (is_help(argv[i]))
 			return help(resume_usage);
@@ -530,10 +543,14 @@ int cmd_resume(int argc, char **argv)
 			last = true;
 		else if (!strcmp(argv[i], "--dry-run"))
 			dry = true;
+		else if (!strcmp(argv[i], "--quiet"))
+			quiet = true;
 		else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("usage: agentjail resume [ID | --last] [--dry-run]");
+			cmd_warn("resume: unexpected argument %s (usage: agentjail resume [ID | --last] "
+				 "[--dry-run] [--quiet])",
+				 argv[i]);
 			return EXIT_USAGE;
 		}
 	}
@@ -560,6 +577,7 @@ int cmd_resume(int argc, char **argv)
 		goto out;
 	}
 	req.dry_run = dry;
+	req.quiet = quiet;
 	req.session_id = xstrdup(s.id);
 	req.resume = true;
 	strv_copy(&req.record_argv, &s.argv);
@@ -574,11 +592,21 @@ int cmd_resume(int argc, char **argv)
 		goto out;
 	}
 	if (!pr) {
-		/* a generic command resumes by running again (a remote one in a new sandbox) */
+		/* a generic command resumes by running again (a remote one in a new sandbox): said
+		 * once (not with --quiet) */
+		bool remote = s.backend && !strcmp(s.backend, "opensandbox");
+		if (remote && !cmd_osb_linked) {
+			rc = cmd_osb_resume(&req); /* agentjail-remote resumes it (and says so) */
+			goto out;
+		}
 		strv_copy(&req.cmd, &s.argv);
+		if (!quiet && !dry) {
+			_cleanup_free_ char *c = sessfmt_argv(&s.argv);
+			cmd_warn("resuming session %s: running %s again with its stored sandbox", s.id,
+				 c);
+		}
 		req.attempt_kind = ATTEMPT_FRESH;
-		rc = s.backend && !strcmp(s.backend, "opensandbox") ? cmd_osb_resume(&req)
-								    : cmd_run_request(&req);
+		rc = remote ? cmd_osb_resume(&req) : cmd_run_request(&req);
 		goto out;
 	}
 	rc = resume_agent(pr, &s, &req);

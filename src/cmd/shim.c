@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -38,6 +40,71 @@ static void where(const char *exe, const char *home, const char *self, char **fi
 		*real = xstrdup(r.path);
 		resolved_free(&r);
 	}
+}
+
+/* The first line `path --version` prints (NULL when it cannot be run or says nothing). */
+static char *version_of(const char *path)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return NULL;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (dup2(p[1], 1) < 0 || (null >= 0 && (dup2(null, 0) < 0 || dup2(null, 2) < 0)))
+			_exit(127);
+		execl(path, path, "--version", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	char buf[128];
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof buf - 1 && ((r = read(p[0], buf + n, sizeof buf - 1 - n)) > 0 ||
+				      (r < 0 && errno == EINTR)))
+		n += r > 0 ? (size_t)r : 0;
+	close(p[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return n ? xstrdup(buf) : NULL;
+}
+
+/* What a new shim links to (doc/design.md §7): agentjail itself when it is the one on PATH;
+ * else the agentjail on PATH when it is the same version (a binary in a build tree installs
+ * shims that survive moving the clone), said on stdout; else itself, with a warning that the
+ * shim breaks when that binary moves. */
+static char *shim_target(const char *self, const char *home)
+{
+	struct resolved r;
+	struct err e = {0};
+	_cleanup_free_ char *on_path = NULL;
+	if (hostfacts_resolve("agentjail", home, "/", NULL, &r, &e) == 0) {
+		on_path = realpath(r.path, NULL);
+		resolved_free(&r);
+	}
+	if (on_path && !strcmp(on_path, self))
+		return xstrdup(self);
+	_cleanup_free_ char *v = on_path ? version_of(on_path) : NULL;
+	if (v && !strcmp(v, "agentjail " AGENTJAIL_VERSION)) {
+		printf("the shim points at %s, the installed agentjail on PATH (same version as "
+		       "%s)\n",
+		       on_path, self);
+		return xstrdup(on_path);
+	}
+	cmd_warn("warning: the shim points into %s, not an installed agentjail; moving or "
+		 "deleting it breaks the shim%s%s%s; make install, then agentjail shim install "
+		 "again",
+		 self, on_path ? " (`agentjail` on PATH is " : "", on_path ? on_path : "",
+		 on_path ? (v ? ", another version)" : ", which did not say its version)") : "");
+	return xstrdup(self);
 }
 
 static bool dir_on_path(const char *dir)
@@ -171,16 +238,17 @@ int cmd_shim(int argc, char **argv)
 				 "shim install claude codex");
 			rc = EXIT_USAGE;
 		}
+		_cleanup_free_ char *target = names.n ? shim_target(self, home) : NULL;
 		for (size_t i = 0; i < names.n; i++) {
 			struct err e = {0};
 			bool existed;
-			if (shim_install(dir, names.v[i], self, &existed, &e) < 0) {
+			if (shim_install(dir, names.v[i], target, &existed, &e) < 0) {
 				cmd_print_err(&e);
 				rc = 1;
 				continue;
 			}
 			printf("%s %s/%s → %s\n", existed ? "already there:" : "installed:", dir,
-			       names.v[i], self);
+			       names.v[i], target);
 		}
 		if (rc == 0 && !dir_on_path(dir))
 			path_advice(dir);

@@ -1,7 +1,8 @@
 /* agentjail verify [POLICY] [--json] [--dry-run]: the integrity battery, run from inside a jail
  * built exactly as `run` builds it (cmd_jail_prepare / cmd_jail_launch), with agentjail itself
- * as the command (`/run/agentjail/init __probe …`). The host plants bait first and removes it
- * afterwards, whatever happens (atexit, fatal signals).
+ * as the command (`/run/agentjail/agentjail __probe …`: the plan binds agentjail there for a
+ * command that names it; the jail's init is the small agentjail-init). The host plants bait
+ * first and removes it afterwards, whatever happens (atexit, fatal signals).
  *
  * agentjail __probe ARGS: the jail side. One JSON line per probe on stdout. */
 #include <errno.h>
@@ -101,7 +102,7 @@ static int split_args(int argc, char **argv, bool *json, struct strv *pol)
 			strv_push(pol, argv[i]);
 	}
 	strv_push(pol, "--");
-	strv_push(pol, BW_INIT_PATH);
+	strv_push(pol, BW_SELF_PATH);
 	strv_push(pol, "__probe");
 	return 0;
 }
@@ -132,7 +133,7 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 		cmd_print_err(&e);
 		return EXIT_USAGE;
 	}
-	if (req->cmd.n != 2 || strcmp(req->cmd.v[0], BW_INIT_PATH) != 0) {
+	if (req->cmd.n != 2 || strcmp(req->cmd.v[0], BW_SELF_PATH) != 0) {
 		cmd_warn("verify: unexpected argument %s (verify runs its own command)",
 			 req->cmd.v[0]);
 		return EXIT_USAGE;
@@ -153,7 +154,7 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 static void set_probe_cmd(struct run_request *req, const struct probe_ctx *c)
 {
 	strv_free(&req->cmd);
-	strv_push(&req->cmd, BW_INIT_PATH);
+	strv_push(&req->cmd, BW_SELF_PATH);
 	strv_push(&req->cmd, "__probe");
 	probe_args_build(c, &req->cmd);
 }

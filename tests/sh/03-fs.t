@@ -188,9 +188,10 @@ for who in "${AJ_WHOS[@]}"; do
 	check "$who: … and nothing can be planted in it" test ! -e "$WS/.state/planted"
 	rm -rf "$WS/.state"
 
-	# agentjail's own binary is read-only when it lies under a writable root.
+	# agentjail's own binary is read-only when it lies under a writable root (its init beside it:
+	# tests/sh/17-init.t).
 	mkdir -p "$WS/tools"
-	install -m 0755 "$AJ_BIN/agentjail" "$WS/tools/agentjail"
+	install -m 0755 "$AJ_BIN/agentjail" "$AJ_BIN/agentjail-init" "$WS/tools/"
 	aj_chown "$WS/tools"
 	aj_run "$who" -B "$WS/tools/agentjail" -- run -- "$P" write "$WS/tools/agentjail" planted
 	probe_denied "$who: agentjail run from inside the workspace cannot overwrite its own binary"

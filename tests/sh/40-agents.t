@@ -26,7 +26,7 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
 	mkdir -p "$HOMEDIR/.local/bin" "$HOMEDIR/.claude" "$HOMEDIR/.codex"
 	fake_agent "$HOMEDIR/.local/bin/claude"
-	install -m 0755 "$AJ_BIN/agentjail" "$HOMEDIR/.local/bin/agentjail"
+	install -m 0755 "$AJ_BIN/agentjail" "$AJ_BIN/agentjail-init" "$HOMEDIR/.local/bin/"
 	echo '{"hooks":{}}' >"$HOMEDIR/.claude/settings.json"
 	echo '{"token":"codex-secret"}' >"$HOMEDIR/.codex/auth.json"
 	echo secret >"$HOMEDIR/secret.txt"

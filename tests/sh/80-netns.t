@@ -12,7 +12,7 @@ tcp6_port=
 aj_listen tcp6 listen-tcp ::1 0 && tcp6_port=${LISTEN_OUT#ready }
 have_ip=; command -v ip >/dev/null 2>&1 && have_ip=1
 
-# A stand-in for the proxy on 127.0.0.1:3128 (for `agentjail __connect`, run in a network
+# A stand-in for the proxy on 127.0.0.1:3128 (for `agentjail-init __connect`, run in a network
 # namespace of its own): 403 with X-Proxy-Error for denied.example, else 200 with a banner in the
 # same packet, then an echo until the client half-closes.
 cat >"$AJ_TMP/fakeproxy.py" <<'PY'
@@ -152,7 +152,7 @@ for who in "${AJ_WHOS[@]}"; do
 			printf "hello\n" | "$2" __connect ok.example 22; echo "rc=$?"
 			"$2" __connect denied.example 22 </dev/null 2>&1; echo "rc=$?"
 			"$2" __connect ::1 2222 <"$1/big" >"$3/back"; echo "rc=$?"
-			kill %1' _ "$AJ_TMP" "$AJ_BIN/agentjail" "$AJ_TMP/$who" >"$out" 2>&1
+			kill %1' _ "$AJ_TMP" "$AJ_BIN/agentjail-init" "$AJ_TMP/$who" >"$out" 2>&1
 		res=$(cat "$out")
 		like "$res" $'SSH-2.0-fake ok.example:22\nhello\nrc=0' \
 			"$who: __connect: CONNECT ok.example:22, the banner sent with the 200, stdin echoed, exit 0" ||

@@ -33,6 +33,16 @@ out=$(bc agentjail run --fs w 2>&1)
 is "$out" "workspace-write" "bash: --fs values"
 out=$(bc agentjail run --al 2>&1)
 like "$out" 'allow-domain' "bash: run's options"
+out=$(bc agentjail "" 2>&1)
+like "$out" $'(^|\n)quarantine(\n|$)' "bash: the quarantine command"
+out=$(bc agentjail quarantine "" 2>&1)
+like "$out" $'(^|\n)restore(\n|$)' "bash: quarantine restore" && like "$out" "$sid" "bash: session ids for quarantine"
+out=$(bc agentjail quarantine restore --y 2>&1)
+is "$out" "--yes" "bash: quarantine restore --yes"
+out=$(bc agentjail run --qu 2>&1)
+is "$out" "--quiet" "bash: run --quiet"
+out=$(bc agentjail claude --qu 2>&1)
+is "$out" "--quiet" "bash: an agent's --quiet"
 out=$(bc agentjail show "" 2>&1)
 like "$out" "$sid" "bash: session ids for show"
 
@@ -43,6 +53,8 @@ if command -v zsh >/dev/null 2>&1; then
 		fpath=("$1" $fpath); autoload -Uz compinit && compinit -u -d "$2/zcompdump" || exit 3
 		autoload +X _agentjail || exit 4; print -r -- "$_comps[agentjail]"' zsh "$dir" "$AJ_TMP" 2>&1)
 	is "$out" "_agentjail" "zsh: compinit loads it for agentjail"
+	grep -q "'quarantine:" "$dir/_agentjail" && grep -q -- "--quiet\[" "$dir/_agentjail"
+	ok $? "zsh: it has quarantine and --quiet"
 else
 	skip "zsh: the completion loads" "zsh is not installed (scripts/deps.sh installs it)"
 fi
@@ -57,6 +69,14 @@ if command -v fish >/dev/null 2>&1; then
 	is "$(sort <<<"$out" | tr '\n' ' ')" "allow off on " "fish: --net values"
 	out=$(fc 'agentjail claude --fs ')
 	like "$out" 'danger-full-access' "fish: --fs values for an agent"
+	out=$(fc 'agentjail ')
+	like "$out" $'(^|\n)quarantine(\n|$)' "fish: the quarantine command"
+	out=$(fc 'agentjail quarantine ')
+	like "$out" $'(^|\n)restore(\n|$)' "fish: quarantine restore"
+	out=$(fc 'agentjail quarantine --')
+	like "$out" $'(^|\n)--all(\n|$)' "fish: quarantine --all"
+	out=$(fc 'agentjail run --qu')
+	is "$out" "--quiet" "fish: run --quiet"
 	out=$(fc 'agentjail show ')
 	like "$out" "$sid" "fish: session ids for show"
 else

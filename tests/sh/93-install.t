@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make install DESTDIR=… PREFIX=/usr/local` gives a tree with the binary (which runs a jail, as
-# root and as the unprivileged user), the manual pages and the shell completions;
+# root and as the unprivileged user, with the jail's init from PREFIX/libexec/agentjail/init and
+# none without it), the manual pages and the shell completions;
 # `make uninstall` with the same DESTDIR removes every file it installed.
 . "$(dirname "$0")/lib.sh"
 aj_setup
@@ -17,6 +18,11 @@ ok $? "make install DESTDIR=… PREFIX=/usr/local succeeds" || diag "$out"
 bin=$dest/usr/local/bin/agentjail
 [ -x "$bin" ]
 ok $? "the binary is installed at PREFIX/bin/agentjail"
+init=$dest/usr/local/libexec/agentjail/init
+[ -f "$init" ] && [ "$(stat -c %a "$init")" = 755 ]
+ok $? "the jail's init is installed at PREFIX/libexec/agentjail/init, mode 0755"
+cmp -s "$init" "$AJ_BUILD/agentjail-init"
+ok $? "… and it is agentjail-init"
 for f in share/man/man1/agentjail.1 share/man/man5/agentjail.toml.5 \
 	share/bash-completion/completions/agentjail share/zsh/site-functions/_agentjail \
 	share/fish/vendor_completions.d/agentjail.fish; do
@@ -29,11 +35,26 @@ for f in share/man/man1/agentjail.1 share/man/man5/agentjail.toml.5 \
 done
 
 chmod -R a+rX "$dest"
+init_size=$(stat -c %s "$init")
 for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -B "$bin" -- run -- true
 	is "$RC" 0 "$who: the installed binary runs a jail (run -- true)"
+	aj_run "$who" -B "$bin" -- run -- stat -c %s /run/agentjail/init
+	is "$OUT" "$init_size" "$who: … with the installed PREFIX/libexec/agentjail/init as its init" ||
+		_last_run_diag
+	aj_run "$who" -B "$bin" -- run --net allow -- /run/agentjail/init __connect denied.example 22
+	is "$RC" 1 "$who: … whose __connect answers in a --net allow jail (refused: exit 1)" ||
+		_last_run_diag
 done
 aj_skip_missing_whos "the installed binary runs a jail"
+# without its init, the installed binary runs nothing and says where it looked
+mv "$init" "$init.away"
+aj_run "${AJ_WHOS[0]}" -B "$bin" -- run -- touch "$WS/ran"
+is "$RC" 125 "the installed binary without libexec/agentjail/init exits 125" || _last_run_diag
+like "$ERR" "not at $dest/usr/local/bin/agentjail-init nor $init" "… naming both places it looked"
+[ ! -e "$WS/ran" ]
+ok $? "… and ran nothing"
+mv "$init.away" "$init"
 aj_use root
 out=$(env HOME="$HOMEDIR" AGENTJAIL_STATE_DIR="$STATE" "$bin" shim install --dir "$AJ_TMP/shims" claude 2>&1)
 ok $? "the installed binary installs a shim" || diag "$out"

@@ -24,13 +24,19 @@ is "$missing" "" "every command of agentjail --help is documented"
 
 # every option of each command's --help appears in the page
 missing=
-for c in run verify doctor profiles shim sessions log resume config trust cache; do
+for c in run verify doctor profiles shim sessions show log rm quarantine resume tui config trust \
+	untrust cache; do
 	for o in $("$bin" "$c" --help 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
 		grep -qF -- "*$o*" "$src" || missing="$missing $c:$o"
 	done
 done
 is "$missing" "" "every option of each command's --help is documented" || diag "missing: $missing"
 missing=
+# sub-commands and the things a reviewer looks for
+for w in '*quarantine restore*' '*--quiet*' 'allow-list proxy' 'DNS stub'; do
+	grep -qF -- "$w" "$src"
+	ok $? "the page has: $w"
+done
 for a in claude codex gemini kiro pi opencode aider; do
 	grep -qF "*$a*" "$src" || missing="$missing $a"
 done

@@ -123,5 +123,13 @@ run --rw /nonexistent/aj-typo -- true
 run --fs nonsense -- true
 show no-such-session-id
 LIST
+
+	# --- --version names the bubblewrap it would run and that one's version -----------------
+	aj_run "$who" -- --version
+	rc_is 0 "$who: --version exits 0"
+	like "$OUT" '^agentjail [0-9]' "$who: --version names agentjail's version first"
+	bv=$(bwrap --version 2>/dev/null)
+	is "$(printf '%s\n' "$OUT" | grep -c -F "bwrap: $bv ($(command -v bwrap))")" 1 \
+		"$who: --version names the bwrap found and its version ($bv)"
 done
 done_testing

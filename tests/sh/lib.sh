@@ -4,7 +4,8 @@
 # Source it from a *.t file, call `aj_setup`, write assertions, end with `done_testing`.
 #
 # Environment (exported by `make check`):
-#   AJ_BUILD  absolute build dir: agentjail, agentjail-testbuild, tests/helpers/probe
+#   AJ_BUILD  absolute build dir: agentjail, agentjail-testbuild, agentjail-init,
+#             agentjail-remote, tests/helpers/probe
 #   AJ_SRC    the source tree
 #
 # The fixture installs the binaries into a world-readable temporary prefix (CI clones under /root,
@@ -183,7 +184,7 @@ _aj_create_user() {
 aj_setup() {
 	[ -n "${AJ_BUILD:-}" ] || bail "AJ_BUILD is not set (run through make check)"
 	local f
-	for f in agentjail agentjail-testbuild tests/helpers/probe; do
+	for f in agentjail agentjail-testbuild agentjail-init agentjail-remote tests/helpers/probe; do
 		[ -x "$AJ_BUILD/$f" ] || bail "missing $AJ_BUILD/$f (run make check)"
 	done
 	trap aj_cleanup EXIT
@@ -194,7 +195,9 @@ aj_setup() {
 	chmod 0755 "$AJ_TMP"
 	mkdir -m 0755 "$AJ_TMP/bin"
 	install -m 0755 "$AJ_BUILD/agentjail" "$AJ_BUILD/agentjail-testbuild" \
-		"$AJ_BUILD/tests/helpers/probe" "$AJ_TMP/bin/" || bail "install into $AJ_TMP/bin failed"
+		"$AJ_BUILD/agentjail-init" "$AJ_BUILD/agentjail-remote" "$AJ_BUILD/tests/helpers/probe" \
+		"$AJ_TMP/bin/" ||
+		bail "install into $AJ_TMP/bin failed"
 	AJ_BIN=$AJ_TMP/bin
 	PROBE=$AJ_BIN/probe # for host-side use (listeners, control checks)
 

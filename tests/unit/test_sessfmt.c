@@ -352,6 +352,18 @@ static void sessions_listing(void **state)
 	assert_null(strstr(got, "permissions"));
 	assert_non_null(strstr(got, "…\n"));
 	free(got);
+	/* a narrow terminal: every row still fits; the command, then the workspace, are cut */
+	for (size_t cols = 80; cols >= 60; cols -= 10) {
+		o.width = cols;
+		got = sessfmt_sessions(v, 4, &o);
+		for (char *line = got, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			assert_true(fmt_width(line) <= cols);
+			*nl = '\n';
+		}
+		assert_non_null(strstr(got, "3f2a9c1e  ")); /* the id whole */
+		free(got);
+	}
 
 	/* ids alike beyond 8 characters get longer prefixes */
 	free(v[1].id);

@@ -298,6 +298,18 @@ static void capture_free(struct capture *c)
 	sb_free(&c->out);
 }
 
+char *doctor_capture(const char *path, char **argv, char **envp, int timeout_ms, int *wstatus)
+{
+	struct capture c = {.path = path, .argv = argv, .envp = envp};
+	capture_run(&c, 1, timeout_ms);
+	char *out = NULL;
+	*wstatus = c.pid < 0 || c.timed_out ? -1 : c.wstatus;
+	if (*wstatus != -1)
+		out = xstrdup(sb_str(&c.out));
+	capture_free(&c);
+	return out;
+}
+
 /* ======================================================================================== */
 /* The checks */
 
@@ -925,6 +937,13 @@ static void report_take(struct doctor_report *to, struct doctor_report *from)
 	memset(from, 0, sizeof *from);
 }
 
+char *doctor_check_bwrap(struct doctor_report *r)
+{
+	char *bwrap = check_bwrap(r);
+	check_bwrap_version(r, bwrap);
+	return bwrap;
+}
+
 void doctor_run(struct doctor_report *r)
 {
 	const char *home = home_dir();
@@ -940,8 +959,7 @@ void doctor_run(struct doctor_report *r)
 	check_state_dir(&early, state, src);
 	doctor_check_config(&early);
 
-	_cleanup_free_ char *bwrap = check_bwrap(r);
-	check_bwrap_version(r, bwrap);
+	free(doctor_check_bwrap(r));
 	check_userns(r);
 	check_etcscan(&early, state); /* refreshed before the probe reads it */
 	check_jail(r);

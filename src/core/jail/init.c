@@ -1,5 +1,5 @@
-/* init: `agentjail __init [--control FD] [--writable PATH]... [--scope] -- CMD…`, PID 1 of the
- * jail (bwrap --as-pid-1).
+/* init: `agentjail-init __init [--control FD] [--writable PATH]... [--scope] -- CMD…`, PID 1
+ * of the jail (bwrap --as-pid-1).
  *
  * It checks from inside that the jail holds (all capability sets empty, no_new_privs set) and
  * refuses to run the command otherwise; applies Landlock (the writable view again, and, where
@@ -29,26 +29,6 @@
 #include "core/plan/initargs.h"
 #include "core/confine/landlock.h"
 #include "util/strv.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AJ_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define AJ_ASAN 1
-#endif
-
-#ifdef AJ_ASAN
-/* LeakSanitizer stops the world with ptrace, which the jail's seccomp filter refuses: in a
- * sanitizer build the in-jail init skips the leak check (the host side keeps it). */
-static int in_jail_init;
-int __lsan_is_turned_off(void);
-int __lsan_is_turned_off(void) { return in_jail_init; }
-#define MARK_IN_JAIL() (in_jail_init = 1)
-#else
-#define MARK_IN_JAIL() ((void)0)
-#endif
 
 /* This runs as the jail's PID 1, so it reports on stderr itself: there is no command layer
  * between it and the user. */
@@ -278,7 +258,6 @@ static int run_loop(struct loop *l, int sfd)
 
 int init_main(int argc, char **argv)
 {
-	MARK_IN_JAIL();
 	struct init_args a;
 	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "

@@ -21,6 +21,7 @@
 #include "core/confine/cgroup.h"
 #include "core/jail/ctl.h"
 #include "core/jail/gitscan_check.h"
+#include "core/jail/initbin.h"
 #include "core/jail/netns.h"
 #include "core/jail/pty.h"
 #include "core/jail/suidscan.h"
@@ -282,9 +283,9 @@ static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc
 	if (seccomp_build_fd(sc, &fd, e) < 0)
 		return -1;
 	fdmap_add(m, fd, BW_FD_SECCOMP);
-	fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	fd = initbin_open(NULL, e); /* agentjail-init, never agentjail itself (initbin.h) */
 	if (fd < 0)
-		return err_set(e, errno, "/proc/self/exe", "cannot open agentjail's own binary");
+		return -1;
 	fdmap_add(m, fd, BW_FD_INIT);
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct bw_op *o = &plan->ops[i];
@@ -378,6 +379,10 @@ struct run_ctx {
 	struct launch_result *r;   /* where its violations go */
 	struct netns_holder ns;    /* --net allow: the child's end of the hand-over */
 	int ns_sock;               /* … and ours, or -1 */
+	/* taken while bwrap builds the jail, before CTL_GO lets the command start */
+	const struct strv *protect; /* the plan's protected paths */
+	struct snapshot *before;    /* their snapshot */
+	const char *qdir;           /* the quarantine, for the live watch */
 };
 
 static void run_ctx_free(struct run_ctx *c)
@@ -545,10 +550,16 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		(void)close(c->pty.slave);
 		c->pty.slave = -1;
 	}
-	if (c->hooks && c->hooks->started)
+	/* the snapshot of the protected paths and the live watch overlap bwrap's setup (as the
+	 * session's row does): the command cannot start, or write anything, before CTL_GO */
+	bool snapped = snapshot_take(c->protect, c->before, e) == 0;
+	if (snapped)
+		start_watch(c, c->before, c->qdir);
+	if (snapped && c->hooks && c->hooks->started)
 		c->hooks->started(c->hooks->arg);
-	if (c->ns_sock >= 0 && net_handover(c, e) < 0) {
-		(void)kill(pid, SIGKILL); /* bwrap never runs the command without its proxy */
+	if (!snapped || (c->ns_sock >= 0 && net_handover(c, e) < 0)) {
+		/* bwrap never runs the command without its snapshot or its proxy */
+		(void)kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		(void)close(sfd);
@@ -645,12 +656,11 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	struct snapshot before = {0};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);
-	if (rc == 0)
-		rc = snapshot_take(&plan->watch, &before, e);
+	c.protect = &plan->watch;
+	c.before = &before;
+	c.qdir = quarantine_dir;
 	struct timespec since;
 	suidscan_mark(&since);
-	if (rc == 0)
-		start_watch(&c, &before, quarantine_dir);
 	if (rc == 0)
 		rc = limits_scope(plan, &cg, &c.m, e);
 	if (rc == 0)

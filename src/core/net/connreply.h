@@ -1,5 +1,5 @@
 /* connreply: the client side of one HTTP CONNECT through the jail's proxy, as
- * `agentjail __connect HOST PORT` (ssh's ProxyCommand inside a jail) speaks it. Pure. */
+ * `agentjail-init __connect HOST PORT` (ssh's ProxyCommand inside a jail) speaks it. Pure. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

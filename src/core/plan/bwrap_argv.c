@@ -2,6 +2,7 @@
  * about the host goes to the hostfacts table. */
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/initargs.h"
+#include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
 #include "core/plan/netrules.h"
 #include "core/plan/resolve.h"
@@ -370,6 +371,16 @@ static void add_tmpfs(struct bw_plan *p)
 	snprintf(fd, sizeof fd, "%d", BW_FD_INIT);
 	op(p, "agentjail's init helper, read-only, from an fd", 3, "--ro-bind-fd", fd,
 	   BW_INIT_PATH);
+}
+
+/* verify's battery is agentjail itself (`__probe`), not the small init: it is bound beside
+ * the init, read-only, for a command that names it and for no other; last of the binds, so
+ * every other fd number is the one `run` gives the same view */
+static void add_self(struct bw_plan *p, const struct hostfacts *hf, const struct strv *cmd)
+{
+	if (!cmd->n || strcmp(cmd->v[0], BW_SELF_PATH) != 0 || !hf->self_exe)
+		return;
+	op_fd_bind(p, false, hf->self_exe, BW_SELF_PATH, "agentjail itself, for the command");
 }
 
 /* --net allow: DNS goes to the stub on 127.0.0.1:53 (NET_DNS_PORT). The file is replaced
@@ -822,10 +833,21 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		if (hf_type(hf, writable->v[r]) == HF_DIR)
 			protected_candidates(hf, writable->v[r], &cand);
 	}
-	const char *extra[] = {hf->hooks_path, hf->self_exe};
-	for (size_t i = 0; i < 2; i++)
-		if (extra[i] && under_any(writable, extra[i]))
-			strv_push(&cand, extra[i]);
+	/* agentjail and every place its init and its remote backend may be (initpath.h): who
+	 * rewrites them in one jail runs on the host (with the service's API key), or chooses the
+	 * next jail's PID 1 */
+	struct strv extra = STRV_INIT;
+	if (hf->hooks_path)
+		strv_push(&extra, hf->hooks_path);
+	if (hf->self_exe) {
+		strv_push(&extra, hf->self_exe);
+		initpath_candidates(hf->self_exe, &extra);
+		helperpath_candidates(&HELPER_REMOTE, hf->self_exe, &extra);
+	}
+	for (size_t i = 0; i < extra.n; i++)
+		if (under_any(writable, extra.v[i]))
+			strv_push(&cand, extra.v[i]);
+	strv_free(&extra);
 	struct strv git = STRV_INIT;
 	gitprotect_candidates(hf, &git);
 	for (size_t i = 0; i < git.n; i++)
@@ -1259,6 +1281,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_masks(out, hf, pol, &visible, &writable);
 	strv_free(&visible);
 	add_env(out, hf, pol);
+	add_self(out, hf, cmd);
 
 	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes
 	 * read-only, so / is never writable and nothing written outside the mounts piles up */

@@ -18,12 +18,14 @@ enum {
 	BW_FD_ARGS = 3,    /* bwrap --args: the whole argv, NUL separated */
 	BW_FD_SECCOMP = 4, /* the BPF filter */
 	BW_FD_STATUS = 5,  /* --json-status-fd */
-	BW_FD_INIT = 6,    /* our own binary, mounted as the jail's PID 1 */
+	BW_FD_INIT = 6,    /* agentjail-init, mounted as the jail's PID 1 */
 	BW_FD_CONTROL = 7, /* the control channel, inherited by init */
 	BW_FD_BIND0 = 8,   /* first bind source */
 };
 
-#define BW_INIT_PATH "/run/agentjail/init"
+#define BW_INIT_PATH "/run/agentjail/init" /* agentjail-init, the jail's PID 1 */
+/* agentjail itself, bound read-only only when the command names it (verify's `__probe`) */
+#define BW_SELF_PATH "/run/agentjail/agentjail"
 
 struct bw_op {
 	struct strv args;  /* the option and its arguments */

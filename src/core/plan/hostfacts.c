@@ -45,15 +45,42 @@ void hostfacts_free(struct hostfacts *hf)
 		free(hf->tab[i]);
 	}
 	free(hf->tab);
+	free(hf->idx);
 	memset(hf, 0, sizeof *hf);
+}
+
+static size_t path_hash(const char *path)
+{
+	size_t h = 14695981039346656037u; /* FNV-1a */
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+		h = (h ^ *c) * 1099511628211u;
+	return h;
+}
+
+/* The slot of path in idx: where it is, or the empty slot where it would go. */
+static size_t slot_of(const struct hostfacts *hf, const char *path)
+{
+	size_t mask = hf->capidx - 1, i = path_hash(path) & mask;
+	while (hf->idx[i] && strcmp(hf->tab[hf->idx[i] - 1]->path, path))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void index_grow(struct hostfacts *hf)
+{
+	free(hf->idx);
+	hf->capidx = hf->capidx ? hf->capidx * 2 : 256;
+	hf->idx = xcalloc(hf->capidx, sizeof *hf->idx);
+	for (size_t n = 0; n < hf->ntab; n++)
+		hf->idx[slot_of(hf, hf->tab[n]->path)] = n + 1;
 }
 
 static struct hf_entry *find(struct hostfacts *hf, const char *path)
 {
-	for (size_t i = 0; i < hf->ntab; i++)
-		if (!strcmp(hf->tab[i]->path, path))
-			return hf->tab[i];
-	return NULL;
+	if (!hf->capidx)
+		return NULL;
+	size_t i = slot_of(hf, path);
+	return hf->idx[i] ? hf->tab[hf->idx[i] - 1] : NULL;
 }
 
 static struct hf_entry *insert(struct hostfacts *hf, const char *path)
@@ -72,6 +99,10 @@ static struct hf_entry *insert(struct hostfacts *hf, const char *path)
 	en = xcalloc(1, sizeof *en);
 	hf->tab[hf->ntab++] = en;
 	en->path = xstrdup(path);
+	if (2 * hf->ntab > hf->capidx)
+		index_grow(hf); /* indexes the new entry too */
+	else
+		hf->idx[slot_of(hf, path)] = hf->ntab;
 	return en;
 }
 

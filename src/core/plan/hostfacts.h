@@ -70,6 +70,10 @@ struct hostfacts {
 
 	struct hf_entry **tab;
 	size_t ntab, captab;
+	/* tab's index by path: open addressing, slot = position in tab + 1 (0 empty), capidx a
+	 * power of two at least twice ntab (a plan asks about thousands of paths; a linear search
+	 * was the run's top user-space symbol) */
+	size_t *idx, capidx;
 	hf_probe_fn probe;     /* NULL in tests */
 	hf_list_fn list;       /* NULL in tests */
 	hf_head_fn head;       /* NULL in tests */

@@ -1,4 +1,4 @@
-/* initargs: the command line of the jail's init, `agentjail __init [OPTION]... -- CMD…`
+/* initargs: the command line of the jail's init, `agentjail-init __init [OPTION]... -- CMD…`
  * (doc/design.md §2), defined once: the argv builder writes it with initargs_build and init
  * reads it with initargs_parse, so the two sides cannot disagree on a name. Pure. */
 #pragma once
@@ -7,7 +7,7 @@
 #include "util/err.h"
 #include "util/strv.h"
 
-#define INIT_VERB "__init"              /* argv[1] of agentjail run as the jail's init */
+#define INIT_VERB "__init"              /* argv[1] of agentjail-init as the jail's init */
 #define INIT_OPT_CONTROL "--control"     /* FD: the control channel */
 #define INIT_OPT_WRITABLE "--writable"   /* PATH: Landlock allows writes below it */
 #define INIT_OPT_DENY_READ "--deny-read" /* PATH: Landlock denies reading it */

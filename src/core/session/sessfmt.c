@@ -409,19 +409,34 @@ char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_o
 		if ((c != C_WORKSPACE || o->workspace) && (c != C_NET || net))
 			shown[per_row++] = cols[c];
 
-	/* the command gets what the other columns leave of the width (at least 10 columns) */
+	/* On a terminal every row fits its width: the widest column (the command, usually; then
+	 * the workspace, …) loses a column at a time, down to 10, then (a very narrow terminal)
+	 * down to 4 ("abc…"); the ID is never cut. */
 	if (o->width) {
-		size_t used = 0;
-		for (size_t c = 0; c + 1 < per_row; c++) {
-			size_t cw = fmt_width(shown[c].title);
+		size_t w[C_N], total = 0;
+		for (size_t c = 0; c < per_row; c++) {
+			w[c] = fmt_width(shown[c].title);
 			for (size_t r = 0; r < n; r++) {
 				size_t x = fmt_width(cells.v[r * per_row + c]);
-				if (x > cw)
-					cw = x;
+				if (x > w[c])
+					w[c] = x;
 			}
-			used += cw + 2;
+			total += w[c] + (c ? 2 : 0);
 		}
-		shown[per_row - 1].max = o->width > used + 10 ? o->width - used : 10;
+		/* first no column below 10 (the narrow ones stay whole), then down to 4 */
+		for (size_t floor = 10; floor >= 4 && total > o->width; floor -= 6) {
+			for (;;) {
+				size_t widest = 0;
+				for (size_t c = 1; c < per_row; c++)
+					if (w[c] > floor && (!widest || w[c] >= w[widest]))
+						widest = c;
+				if (!widest || total <= o->width)
+					break;
+				w[widest]--;
+				total--;
+				shown[widest].max = w[widest];
+			}
+		}
 	}
 	struct fmt_table t;
 	fmt_table_init(&t, shown, per_row);

@@ -43,8 +43,9 @@ struct sessfmt_opts {
 
 /* The table of `agentjail sessions`, as given (newest first from store_list), with a header:
  * ID (shortest unique prefix, at least 8), STARTED (ago), TOOK (of the latest attempt; so far
- * while running, "-" when lost), STATUS, POLICY, [NET], PROFILE, [WORKSPACE], COMMAND — the
- * command cut to fit the width. NET (netfmt_cell) only when a session listed has network
+ * while running, "-" when lost), STATUS, POLICY, [NET], PROFILE, [WORKSPACE], COMMAND; with a
+ * width, every row fits it: the widest column (the command, usually) is cut first, each down
+ * to 4 columns at most, and the ID never. NET (netfmt_cell) only when a session listed has network
  * decisions. */
 char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_opts *o);
 

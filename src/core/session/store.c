@@ -428,6 +428,7 @@ static int begin_tx(struct store *st, const struct session *s, long long started
 {
 	static const char doing[] = "cannot record the session";
 	_cleanup_free_ char *argv = argv_json(&s->argv);
+	_cleanup_free_ char *spawned = s->spawned ? argv_json(s->spawned) : NULL;
 	_cleanup_stmt_ sqlite3_stmt *a = NULL;
 	_cleanup_stmt_ sqlite3_stmt *b = NULL;
 	if (st_prep(st, &a, doing, e,
@@ -441,7 +442,8 @@ static int begin_tx(struct store *st, const struct session *s, long long started
 	if (st_prep(st, &b, doing, e,
 		 "INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms,"
 		 " status) VALUES (?, 1, 'start', ?, ?, ?, ?, 'running')",
-		 "ssLLL", s->id, argv, (long long)s->pid, s->pid_start, started) < 0 ||
+		 "ssLLL", s->id, spawned ? spawned : argv, (long long)s->pid, s->pid_start,
+		 started) < 0 ||
 	    st_step_done(st, b, doing, e) < 0)
 		return -1;
 	return 0;

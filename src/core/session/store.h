@@ -82,6 +82,8 @@ struct session {
 	char *id;               /* STORE_ID_LEN characters */
 	char *profile;          /* may be NULL */
 	struct strv argv;       /* the command as given */
+	const struct strv *spawned; /* store_begin only: what attempt 1 spawns (an agent's
+				     * resolved path and flags), NULL when it is argv; not owned */
 	char *workspace;
 	char *policy_json;      /* the resolved policy, policy_to_json() */
 	char *bwrap_json;       /* the bwrap argv, a JSON array of strings, secrets redacted by

@@ -419,9 +419,13 @@ int cmd_run(int argc, char **argv)
 	if (parsed < 0 || policy_validate(&req.pol, ctx.home, &e) < 0) {
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
+	} else if (cmd_backend_remote(backend, &cc.cfg)) {
+		rc = cmd_osb_run(&req, &cc.cfg);
+	} else if (cmd_osb_linked) {
+		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
+		rc = EXIT_USAGE;
 	} else {
-		rc = cmd_backend_remote(backend, &cc.cfg) ? cmd_osb_run(&req, &cc.cfg)
-							  : cmd_run_request(&req);
+		rc = cmd_run_request(&req);
 	}
 	run_request_free(&req);
 	cmd_config_free(&cc);

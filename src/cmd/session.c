@@ -563,6 +563,14 @@ int cmd_resume(int argc, char **argv)
 	int rc;
 	struct run_request req = {0};
 	const struct profile *pr = NULL;
+	bool remote = s.backend && !strcmp(s.backend, "opensandbox");
+	if (cmd_osb_linked && !remote) {
+		cmd_warn("agentjail-remote resumes only sessions of --backend opensandbox: `agentjail "
+			 "resume %s`",
+			 s.id);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (s.status == SESS_RUNNING) {
 		cmd_warn("session %s is still running (agentjail pid %ld)", s.id, s.pid);
 		rc = EXIT_USAGE;
@@ -594,7 +602,6 @@ int cmd_resume(int argc, char **argv)
 	if (!pr) {
 		/* a generic command resumes by running again (a remote one in a new sandbox): said
 		 * once (not with --quiet) */
-		bool remote = s.backend && !strcmp(s.backend, "opensandbox");
 		if (remote && !cmd_osb_linked) {
 			rc = cmd_osb_resume(&req); /* agentjail-remote resumes it (and says so) */
 			goto out;

@@ -34,6 +34,16 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- resume --last --quiet
 	is "$RC:$OUT" "4:42" "$who: resume of the remote session runs it again there" || _last_run_diag
 
+	aj_run "$who" -B "$AJ_BIN/agentjail-remote" -- run --backend local -- touch "$WS/ran"
+	is "$RC" 2 "$who: agentjail-remote runs no local jail (exit 2)" || _last_run_diag
+	like "$ERR" "agentjail-remote runs only --backend opensandbox" "$who: … saying so"
+	aj_run "$who" -B "$AJ_BIN/agentjail" -- run --backend local -- true
+	aj_run "$who" -B "$AJ_BIN/agentjail-remote" -- resume --last
+	is "$RC" 2 "$who: nor resumes a local session (exit 2)" || _last_run_diag
+	[ ! -e "$WS/ran" ]
+	ok $? "$who: … and nothing ran"
+	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run -- true
+
 	aj_run "$who" -B "$alt/agentjail" -e OSB_TEST_KEY="$KEY" -- run -- touch "$WS/ran"
 	is "$RC" 125 "$who: without agentjail-remote, run --backend opensandbox exits 125" || _last_run_diag
 	like "$ERR" "cannot find the remote backend \\(agentjail-remote\\): $miss" \

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/jailreport.h"
 #include "cmd/netrun.h"
 #include "cmd/osbrun.h"
 #include "cmd/runlines.h"
@@ -295,6 +296,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);
 	netrun_free(&net); /* the proxy stopped, its events written, before the session ends */
+	bool said = jailreport_bwrap(&r); /* bwrap's words, then its cause and fix */
 	if (lr < 0) {
 		cmd_print_err(&e);
 		report_violations(&r, rec); /* what the live watch moved before the failure */
@@ -308,7 +310,8 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	if (r.killed)
 		cmd_warn("the command did not exit after %s: the jail was killed",
 			 r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
-	int rc = r.started ? r.status : start_failed();
+	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed();
+	jailreport_failure(&r, rc, &j->hf, &req->cmd);
 	if (rec)
 		cmd_rec_end(rec, rc, r.started ? r.cmd_signal : 0, r.term_signal);
 	if (report_unmoved(&r))

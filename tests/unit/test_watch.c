@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,6 +122,45 @@ static void live(void **state)
 	free(readme), free(ws), free(q), free(git), free(hooks), free(envrc);
 }
 
+/* After watch_disarm (the run is over) nothing is watched, moved or armed again, and the fd
+ * has nothing more to read than the kernel's IN_IGNORED. */
+static void disarm(void **state)
+{
+	(void)state;
+	char tmpl[] = "/tmp/aj-watch-XXXXXX";
+	char *root = mkdtemp(tmpl);
+	assert_non_null(root);
+	char *q = path_join(root, "q"), *envrc = path_join(root, ".envrc");
+	struct strv paths = STRV_INIT;
+	strv_push(&paths, envrc);
+	struct watch *w = NULL;
+	struct err e = {0};
+	assert_int_equal(watch_start(&paths, q, &w, &e), 0);
+	struct violations v = {0};
+	assert_int_equal(watch_handle(w, &v), 0); /* armed on root */
+	watch_disarm(w);
+	FILE *f = fopen(envrc, "we");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(watch_handle(w, &v), 0);
+	assert_int_equal(v.n, 0);
+	struct stat st;
+	assert_int_equal(lstat(envrc, &st), 0); /* left for the check after the run */
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while ((n = read(watch_fd(w), buf, sizeof buf)) > 0)
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			assert_true(ev->mask & IN_IGNORED); /* no IN_CREATE: the watch was gone */
+			p += sizeof *ev + ev->len;
+		}
+	watch_disarm(w); /* twice is harmless */
+	watch_stop(w);
+	strv_free(&paths);
+	assert_int_equal(test_rm_tree(root), 0);
+	free(q), free(envrc);
+}
+
 /* A move aside that cannot be done is marked, and the path is left where it was. */
 static void move_fails(void **state)
 {
@@ -154,6 +194,7 @@ int main(void)
 		cmocka_unit_test(anchors),
 		cmocka_unit_test(events),
 		cmocka_unit_test(live),
+		cmocka_unit_test(disarm),
 		cmocka_unit_test(move_fails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

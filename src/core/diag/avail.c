@@ -23,6 +23,7 @@
 #include "core/jail/pipeline.h"
 #include "core/plan/policy.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/xalloc.h"
 #include "util/clock.h"
@@ -62,13 +63,20 @@ static int probe_jail(const char *ws, const char *quarantine, const char *bwrap,
 		struct jail_prep o = {.make_caches = true, .no_new_state_dir = true};
 		struct jail j;
 		rc = jail_prepare(&req, &o, &j, &sh->e) == JAIL_READY ? 0 : -1;
-		struct launch_result lr;
-		if (rc == 0)
-			rc = jail_launch(&req, &j, bwrap, quarantine, NULL, &lr, &sh->e);
 		if (rc == 0) {
-			sh->started = lr.started;
-			sh->status = lr.status;
-			launch_result_free(&lr);
+			struct launch_result lr;
+			rc = jail_launch(&req, &j, bwrap, quarantine, NULL, &lr, &sh->e);
+			if (rc == 0) {
+				sh->started = lr.started;
+				sh->status = lr.status;
+				/* bwrap's own words came on a pipe (launch.h): into our stderr, the
+				 * memory file the parent reads */
+				if (lr.bwrap_stderr &&
+				    fs_write_all(STDERR_FILENO, lr.bwrap_stderr,
+						 strlen(lr.bwrap_stderr)) < 0)
+					err_set(&sh->e, errno, NULL, "cannot keep bwrap's message");
+			}
+			launch_result_free(&lr); /* filled either way (launch.h) */
 		}
 		jail_free(&j);
 	}

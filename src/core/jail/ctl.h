@@ -16,6 +16,10 @@ enum ctl_type {
 	CTL_EXEC_FAILED, /* init → host: the command could not be executed; value = errno */
 	CTL_GO,          /* host → init: start the command (sent once the session is recorded,
 			  * which happens while bwrap builds the jail) */
+	CTL_STDERR,      /* host → init, before CTL_GO, with an fd attached (ctl_send_fd): the
+			  * command's stderr. bwrap's own stderr is a pipe the host reads, so
+			  * what bwrap says while it builds the jail is told apart from what the
+			  * command says (core/plan/bwrapmsg.h); init makes this fd its 2 */
 };
 
 #define CTL_LL_FS 0x100      /* the writable view is enforced by Landlock too */
@@ -30,3 +34,7 @@ struct ctl_msg {
 int ctl_send(int fd, uint32_t type, int32_t value);
 /* 1 with a message, 0 at EOF, -1 with errno (EAGAIN when non-blocking and empty). */
 int ctl_recv(int fd, struct ctl_msg *m);
+/* ctl_send with the fd `pass` attached (SCM_RIGHTS). */
+int ctl_send_fd(int fd, uint32_t type, int32_t value, int pass);
+/* ctl_recv that also takes an attached fd: *got is it (close-on-exec), or -1. */
+int ctl_recv_fd(int fd, struct ctl_msg *m, int *got);

@@ -134,6 +134,13 @@ static int find_tty(void)
 	return -1;
 }
 
+/* The command's stderr, sent by the host (CTL_STDERR): until now fd 2 was bwrap's, a pipe to
+ * the host, so nothing the command writes can pass for bwrap's words (core/plan/bwrapmsg.h). */
+static int take_stderr(int fd)
+{
+	return dup2(fd, 2) < 0 ? -1 : 0;
+}
+
 static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 #define NFWD (sizeof fwd_sigs / sizeof *fwd_sigs)
 
@@ -304,9 +311,14 @@ int init_main(int argc, char **argv)
 	 * once that is done. A signal passed on before then ends the jail without running it. */
 	for (bool go = a.ctl < 0; !go;) {
 		struct ctl_msg m;
-		int r = ctl_recv(a.ctl, &m);
+		int got;
+		int r = ctl_recv_fd(a.ctl, &m, &got);
 		if (r <= 0)
 			return fail("the host went away before the command started", r < 0 ? errno : 0);
+		if (m.type == CTL_STDERR && got >= 0 && take_stderr(got) < 0)
+			return fail("cannot take the command's stderr", errno);
+		if (got >= 0)
+			(void)close(got);
 		if (m.type == CTL_GO)
 			go = true;
 		else if (m.type == CTL_SIGNAL)

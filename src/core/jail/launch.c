@@ -71,6 +71,19 @@ int launch_harden_self(bool nnp, struct err *e)
 		return err_set(e, errno, NULL, "cannot join a fresh session keyring");
 	if (close_from(3) < 0)
 		return err_set(e, errno, "/proc/self/fd", "cannot close inherited file descriptors");
+	/* a closed 0-2 (started with 2>&-) would be taken by the next fd we open, and handed to
+	 * the jail as its stdin/stdout/stderr: /dev/null instead */
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int n = open("/dev/null", O_RDWR);
+		if (n != fd) {
+			if (n >= 0)
+				(void)close(n);
+			return err_set(e, errno, "/dev/null", "cannot open /dev/null for closed fd %d",
+				       fd);
+		}
+	}
 	if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return err_set(e, errno, NULL, "cannot set no_new_privs");
 	return 0;
@@ -189,6 +202,15 @@ static int args_fd(const struct bw_plan *plan, struct err *e)
 {
 	struct strv argv = STRV_INIT;
 	bw_plan_argv(plan, &argv);
+#ifdef AJ_TEST_BUILD
+	/* test builds only: words appended to bwrap's options, so a test can make the real bwrap
+	 * fail during setup (tests/sh/96-violations.t) */
+	const char *extra = getenv("AGENTJAIL_TEST_BWRAP_EXTRA");
+	_cleanup_free_ char *words = extra ? xstrdup(extra) : NULL;
+	char *save = NULL;
+	for (char *w = words ? strtok_r(words, " ", &save) : NULL; w; w = strtok_r(NULL, " ", &save))
+		strv_push(&argv, w);
+#endif
 	struct strbuf b = STRBUF_INIT;
 	for (size_t i = 0; i < argv.n; i++)
 		sb_addn(&b, argv.v[i], strlen(argv.v[i]) + 1);
@@ -379,6 +401,7 @@ struct run_ctx {
 	struct launch_result *r;   /* where its violations go */
 	struct netns_holder ns;    /* --net allow: the child's end of the hand-over */
 	int ns_sock;               /* … and ours, or -1 */
+	int err_read;              /* bwrap's stderr, a pipe (bwrapmsg.h), or -1 */
 	/* taken while bwrap builds the jail, before CTL_GO lets the command start */
 	const struct strv *protect; /* the plan's protected paths */
 	struct snapshot *before;    /* their snapshot */
@@ -399,6 +422,9 @@ static void run_ctx_free(struct run_ctx *c)
 	strv_free(&c->argv);
 	if (c->ns_sock >= 0)
 		(void)close(c->ns_sock);
+	if (c->err_read >= 0)
+		(void)close(c->err_read);
+	c->err_read = -1;
 	if (c->ns.sock >= 0)
 		(void)close(c->ns.sock);
 	c->ns_sock = c->ns.sock = -1;
@@ -472,6 +498,15 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 	c->which = tty_ends(&c->tty_fd);
 	if (c->which && pty_open(&c->pty, c->tty_fd, e) < 0)
 		return -1;
+	/* bwrap's stderr: a pipe of ours until init takes the command's own (CTL_STDERR). Not
+	 * when there is no stderr to give back (started with 2>&-): bwrap gets none, as before. */
+	if ((c->which & PTY_STDERR) || fcntl(STDERR_FILENO, F_GETFD) >= 0) {
+		int ep[2];
+		if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
+			return err_set(e, errno, NULL, "cannot create the pipe for bwrap's messages");
+		c->err_read = ep[0];
+		fdmap_add(&c->m, ep[1], STDERR_FILENO);
+	}
 	if (plan->net_allow) {
 		if (netns_prepare(&c->ns, &c->ns_sock, e) < 0)
 			return -1;
@@ -504,6 +539,8 @@ static void collect(const struct supervise_out *so, int ws, struct launch_result
 	r->killed = so->killed;
 	r->landlock = so->landlock;
 	r->cmd_signal = so->cmd_signal;
+	r->exec_errno = so->exec_errno;
+	r->bwrap_stderr = so->bwrap_stderr;
 	if (so->have_status)
 		r->status = so->status;
 	else if (so->started && WIFSIGNALED(ws))
@@ -546,6 +583,14 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		return err_set(e, saved, bwrap, "cannot start bwrap (vfork)");
 	}
 	fdmap_close(&c->m);
+	/* the command's stderr as it would be without the pipe: the pty's, or ours. EPIPE: the
+	 * jail failed during setup and its end is closed (bwrap reports that); any other error
+	 * would leave init running the command with bwrap's pipe for stderr: end the jail. */
+	if (c->err_read >= 0 && c->ctl >= 0 &&
+	    ctl_send_fd(c->ctl, CTL_STDERR, 0,
+			(c->which & PTY_STDERR) ? c->pty.slave : STDERR_FILENO) < 0 &&
+	    errno != EPIPE && errno != ECONNRESET)
+		(void)kill(pid, SIGKILL);
 	if (c->pty.slave >= 0) {
 		(void)close(c->pty.slave);
 		c->pty.slave = -1;
@@ -580,6 +625,7 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 				  .tty_fd = c->tty_fd,
 				  .grace_ms = 10000,
 				  .watch_fd = watch_fd(c->watch),
+				  .err_fd = c->err_read,
 				  .on_watch = c->watch ? on_watch : NULL,
 				  .watch_arg = c};
 	if (c->which & PTY_STDIN) {
@@ -594,6 +640,7 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
+	watch_disarm(c->watch); /* the jail is gone: start releasing the watches (watch.h) */
 	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
 	 * stop or kill us now, after the jail is gone and before we report */
 	struct signalfd_siginfo late;
@@ -652,7 +699,8 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .hooks = hooks,
 			    .r = r,
 			    .ns_sock = -1,
-			    .ns.sock = -1};
+			    .ns.sock = -1,
+			    .err_read = -1};
 	struct snapshot before = {0};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);
@@ -665,6 +713,9 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 		rc = limits_scope(plan, &cg, &c.m, e);
 	if (rc == 0)
 		rc = run_jail(bwrap, &c, r, e);
+	watch_disarm(c.watch);
+	r->retired = c.watch; /* closed last (launch_result_free) */
+	c.watch = NULL;
 	run_ctx_free(&c);
 	limits_collect(&cg, r);
 	struct violations after = {0};
@@ -686,7 +737,14 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	return rc;
 }
 
-void launch_result_free(struct launch_result *r) { violations_free(&r->viol); }
+void launch_result_free(struct launch_result *r)
+{
+	violations_free(&r->viol);
+	free(r->bwrap_stderr);
+	r->bwrap_stderr = NULL;
+	watch_stop(r->retired);
+	r->retired = NULL;
+}
 
 static volatile pid_t unjailed_child;
 static volatile sig_atomic_t unjailed_term;

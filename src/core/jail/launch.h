@@ -7,6 +7,8 @@
 #include "core/jail/snapshot.h"
 #include "util/err.h"
 
+struct watch; /* core/jail/watch.h */
+
 /* Host self-hardening before anything else: not dumpable, no core files, a fresh session
  * keyring, every inherited fd >= 3 closed, and (when nnp) no_new_privs. */
 int launch_harden_self(bool nnp, struct err *e) WUR;
@@ -32,6 +34,15 @@ struct launch_result {
 	unsigned long long pids_hits;  /* cgroup scope: forks refused at pids.max */
 	bool cgroup_left;              /* the scope could not be removed (cg_err says why) */
 	struct err cg_err;
+	/* What bwrap wrote on its stderr (a pipe of ours until the command got the user's own
+	 * stderr back): its setup errors (core/plan/bwrapmsg.h), never the command's words.
+	 * NULL when it wrote nothing; the caller shows it as it is. */
+	char *bwrap_stderr;
+	int exec_errno;                /* init could not execute the command: why, else 0 */
+	/* the live watch, disarmed when the jail ended and closed by launch_result_free: closing
+	 * it waits for the kernel to release its watches (watch.h), time overlapped this way with
+	 * the checks after the run and the caller's end of the session */
+	struct watch *retired;
 };
 
 /* Run the plan. Returns -1 (e filled) when the jail could not even be attempted

@@ -40,7 +40,8 @@ struct state {
 	struct supervise_out *out;
 	struct pty_relay relay;
 	struct strbuf status;
-	bool status_open, ctl_open;
+	struct strbuf errtext; /* bwrap's stderr */
+	bool status_open, ctl_open, err_open;
 	bool raw_on; /* the user's terminal is in raw mode now */
 	long long deadline; /* kill the jail at this time (after SIGTERM), 0 = none */
 };
@@ -150,6 +151,28 @@ static void on_control(struct state *s)
 		s->out->landlock = m.value;
 	else if (m.type == CTL_EXIT && (m.value & CTL_EXIT_SIGNALLED))
 		s->out->cmd_signal = (m.value & 0xffff) - 128;
+	else if (m.type == CTL_EXEC_FAILED)
+		s->out->exec_errno = m.value;
+}
+
+/* bwrap's stderr: kept (bounded) for the caller; what is over the bound is read and dropped,
+ * so bwrap never blocks on it. */
+static void on_err(struct state *s)
+{
+	for (;;) {
+		char buf[4096];
+		ssize_t n = read(s->in->err_fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			s->err_open = false;
+			return;
+		}
+		size_t room = SUPERVISE_ERR_MAX - s->errtext.len;
+		sb_addn(&s->errtext, buf, (size_t)n < room ? (size_t)n : room);
+	}
 }
 
 static void on_status(struct state *s)
@@ -172,17 +195,22 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	out->landlock = -1;
-	struct state s = {.in = in, .out = out, .status_open = true, .ctl_open = in->ctl >= 0};
+	struct state s = {.in = in,
+			  .out = out,
+			  .status_open = true,
+			  .ctl_open = in->ctl >= 0,
+			  .err_open = in->err_fd >= 0};
 	if (in->master >= 0)
 		pty_relay_init(&s.relay, in->in_fd, in->out_fd, in->master);
 	take_terminal(&s);
 	while (s.status_open) {
-		struct pollfd pfd[7];
+		struct pollfd pfd[8];
 		nfds_t n = 0;
 		pfd[n++] = (struct pollfd){.fd = in->status_fd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = in->sfd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = s.ctl_open ? in->ctl : -1, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = in->on_watch ? in->watch_fd : -1, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = s.err_open ? in->err_fd : -1, .events = POLLIN};
 		nfds_t nrelay = 0;
 		if (in->master >= 0)
 			pty_relay_fill_pollfds(&s.relay, pfd + n, &nrelay);
@@ -194,6 +222,7 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		int r = poll(pfd, n + nrelay, timeout);
 		if (r < 0 && errno != EINTR) {
 			sb_free(&s.status);
+			sb_free(&s.errtext);
 			return err_set(e, errno, NULL, "poll failed while supervising the jail");
 		}
 		if (s.deadline && clock_mono_ms() >= s.deadline && !out->killed) {
@@ -208,6 +237,8 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			on_control(&s);
 		if (pfd[3].revents & POLLIN)
 			in->on_watch(in->watch_arg);
+		if (pfd[4].revents & (POLLIN | POLLHUP | POLLERR))
+			on_err(&s);
 		if (nrelay) {
 			struct err re = {0};
 			/* a relay error (the user's terminal went away) must not end the jail's
@@ -225,6 +256,12 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			break;
 		on_control(&s);
 	}
+	/* bwrap has exited: what it wrote is in the pipe by now */
+	if (s.err_open)
+		on_err(&s);
+	if (s.errtext.len)
+		out->bwrap_stderr = sb_steal(&s.errtext);
+	sb_free(&s.errtext);
 	long v;
 	if (json_int(sb_str(&s.status), "exit-code", &v)) {
 		out->have_status = true;

@@ -21,6 +21,7 @@ struct supervise_in {
 	int watch_fd;       /* the live watch of protected paths (watch.h), -1 if none */
 	void (*on_watch)(void *arg); /* called when watch_fd is readable */
 	void *watch_arg;
+	int err_fd;         /* bwrap's stderr (a non-blocking pipe), -1 if none: kept in out */
 };
 
 struct supervise_out {
@@ -31,7 +32,12 @@ struct supervise_out {
 	bool killed;        /* the grace period ran out: the jail was killed */
 	int landlock;       /* CTL_LANDLOCK value, -1 if init did not report */
 	int cmd_signal;     /* the signal the command died of (init's CTL_EXIT), or 0 */
+	int exec_errno;     /* init could not execute the command (CTL_EXEC_FAILED), or 0 */
+	char *bwrap_stderr; /* what came on err_fd (at most SUPERVISE_ERR_MAX bytes), or NULL;
+			     * the caller frees it */
 };
+
+#define SUPERVISE_ERR_MAX 65536
 
 /* Runs until bwrap's status pipe closes. Returns -1 only for an internal failure (poll). */
 int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e) WUR;

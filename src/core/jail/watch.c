@@ -66,6 +66,7 @@ struct watch {
 	struct wdir *dirs;
 	size_t ndirs;
 	bool armed; /* the first watch_handle arms every path */
+	bool disarmed; /* watch_disarm: the run is over, nothing is armed again */
 	struct strv failed; /* paths whose move aside failed: reported once, left to the end */
 };
 
@@ -160,6 +161,8 @@ int watch_fd(const struct watch *w) { return w ? w->fd : -1; }
 
 size_t watch_handle(struct watch *w, struct violations *out)
 {
+	if (w->disarmed)
+		return 0;
 	bool need = !w->armed;
 	w->armed = true;
 	/* aligned as inotify wants it */
@@ -187,6 +190,18 @@ size_t watch_handle(struct watch *w, struct violations *out)
 		}
 	}
 	return need ? rescan(w, out) : 0;
+}
+
+void watch_disarm(struct watch *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->ndirs; i++) {
+		(void)inotify_rm_watch(w->fd, w->dirs[i].wd); /* EINVAL: already gone */
+		free(w->dirs[i].path);
+	}
+	w->ndirs = 0;
+	w->disarmed = true;
 }
 
 void watch_stop(struct watch *w)

@@ -480,6 +480,21 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 /* What goes with the tool managers' trees: their credentials-like files masked, the private
  * package caches (writable, from <state>/cache: the host's caches are never written), and the
  * registry configuration as filtered copies made in <state>/toolconf (core/host/toolprep). */
+/* The tool managers behind the host's PATH, recognised once per plan: add_home binds their
+ * trees and add_env names their roots (recognising them walks hundreds of host facts). */
+struct tools_memo {
+	bool done;
+	struct toolmgr_plan tm;
+};
+
+static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfacts *hf)
+{
+	if (!m->done)
+		toolmgr_recognise(hf, hf_getenv(hf, "PATH"), &m->tm);
+	m->done = true;
+	return &m->tm;
+}
+
 static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
 			    const struct toolmgr_plan *tm, const struct strv *bound,
 			    struct strv *writable)
@@ -537,7 +552,7 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 
 /* Returns whether $HOME became a private tmpfs. */
 static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-		     const struct strv *cmd, struct strv *agent_roots)
+		     const struct strv *cmd, struct strv *agent_roots, struct tools_memo *tools)
 {
 	const char *home = hf->home;
 	if (!home || !strcmp(home, "/") || home[0] != '/') {
@@ -602,10 +617,9 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 			}
 	}
 	/* the tool managers behind the PATH: exactly their install trees (core/plan/toolmgr) */
-	struct toolmgr_plan tm;
-	toolmgr_recognise(hf, path, &tm);
-	for (size_t i = 0; i < tm.warnings.n; i++)
-		skip(p, "tool manager", tm.warnings.v[i]);
+	const struct toolmgr_plan *tm = tools_of(tools, hf);
+	for (size_t i = 0; i < tm->warnings.n; i++)
+		skip(p, "tool manager", tm->warnings.v[i]);
 	/* `bound` holds the PATH directories; the command's needs and the managers' trees join
 	 * them */
 	struct strv all = STRV_INIT;
@@ -613,10 +627,10 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 	for (size_t i = 0; i < rc.binds.n; i++)
 		if (!strv_contains(&all, rc.binds.v[i]))
 			strv_push(&all, rc.binds.v[i]);
-	for (size_t i = 0; i + 1 < tm.binds.n; i += 2)
-		if (!path_is_under(tm.binds.v[i], pol->workspace) &&
-		    !strv_contains(&all, tm.binds.v[i]))
-			strv_push(&all, tm.binds.v[i]);
+	for (size_t i = 0; i + 1 < tm->binds.n; i += 2)
+		if (!path_is_under(tm->binds.v[i], pol->workspace) &&
+		    !strv_contains(&all, tm->binds.v[i]))
+			strv_push(&all, tm->binds.v[i]);
 	/* parents before children; a child of a bound directory is already shown by it */
 	if (all.n)
 		qsort(all.v, all.n, sizeof *all.v, cmp_str);
@@ -631,7 +645,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		   "--symlink", links.v[i + 1], links.v[i]);
 	}
 	for (size_t i = 0; i < done.n; i++) {
-		const char *mgr = toolmgr_bind_name(&tm, done.v[i]);
+		const char *mgr = toolmgr_bind_name(tm, done.v[i]);
 		_cleanup_free_ char *why =
 			mgr ? xasprintf("%s: its install tree, read-only", mgr)
 			    : xstrdup(strv_contains(&bound, done.v[i])
@@ -641,8 +655,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		op_fd_bind(p, false, done.v[i], done.v[i], why);
 		mask_root_only(p, hf, pol, done.v[i]);
 	}
-	add_tool_extras(p, hf, pol, &tm, &done, agent_roots);
-	toolmgr_plan_free(&tm);
+	add_tool_extras(p, hf, pol, tm, &done, agent_roots);
 	strv_free(&all);
 	resolved_free(&rc);
 	strv_free(&done);
@@ -973,17 +986,15 @@ static void setenv_op(struct bw_plan *p, const char *name, const char *value, bo
 /* The toolchains' variables: the roots of the managers recognised, the private caches'
  * places, and the host's mirror variables (never their token siblings, nor a URL carrying a
  * password). */
-static void add_tool_env(struct bw_plan *p, struct hostfacts *hf)
+static void add_tool_env(struct bw_plan *p, struct hostfacts *hf, struct tools_memo *tools)
 {
 	const char *path = hf_getenv(hf, "PATH");
-	struct toolmgr_plan tm;
-	toolmgr_recognise(hf, path, &tm);
-	for (size_t i = 0; i < tm.env.n; i++) {
-		_cleanup_free_ char *name = xstrndup(tm.env.v[i], strcspn(tm.env.v[i], "="));
-		setenv_op(p, name, strchr(tm.env.v[i], '=') + 1, false,
+	const struct toolmgr_plan *tm = tools_of(tools, hf);
+	for (size_t i = 0; i < tm->env.n; i++) {
+		_cleanup_free_ char *name = xstrndup(tm->env.v[i], strcspn(tm->env.v[i], "="));
+		setenv_op(p, name, strchr(tm->env.v[i], '=') + 1, false,
 			  "a tool manager's root, kept from the host");
 	}
-	toolmgr_plan_free(&tm);
 	for (size_t i = 0; i < hf->env.n; i++) {
 		const char *kv = hf->env.v[i];
 		const char *eq = strchr(kv, '=');
@@ -1041,7 +1052,8 @@ static void add_proxy_env(struct bw_plan *p)
 	}
 }
 
-static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		    struct tools_memo *tools)
 {
 	op(p, "start from an empty environment", 1, "--clearenv");
 	for (size_t i = 0; env_keep[i]; i++) {
@@ -1063,7 +1075,7 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 		_cleanup_free_ char *name = xstrndup(kv, (size_t)(eq - kv));
 		setenv_op(p, name, eq + 1, false, "locale, kept from the host");
 	}
-	add_tool_env(p, hf);
+	add_tool_env(p, hf, tools);
 	for (size_t i = 0; i < pol->env.n; i++) {
 		const char *kv = pol->env.v[i];
 		const char *eq = strchr(kv, '=');
@@ -1268,7 +1280,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
 	struct strv agent_roots = STRV_INIT;
-	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots);
+	struct tools_memo tools = {0};
+	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots, &tools);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable, &agent_roots, &pol->protect,
@@ -1280,7 +1293,9 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_copy(&visible, &pol->ro);
 	add_masks(out, hf, pol, &visible, &writable);
 	strv_free(&visible);
-	add_env(out, hf, pol);
+	add_env(out, hf, pol, &tools);
+	if (tools.done)
+		toolmgr_plan_free(&tools.tm);
 	add_self(out, hf, cmd);
 
 	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes

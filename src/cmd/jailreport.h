@@ -1,0 +1,26 @@
+/* jailreport: after a jailed run, the one line that says the sandbox caused its failure, only
+ * on evidence (doc/design.md §6): bwrap's own setup error (read from the pipe bwrap had for
+ * stderr, never the command's output) translated into cause and fix; a command init could not
+ * find in the jail that the host has; protected paths the jail moved aside from a run that
+ * failed. An unsandboxed run (danger-full-access) never comes here. */
+#ifndef AGENTJAIL_CMD_JAILREPORT_H
+#define AGENTJAIL_CMD_JAILREPORT_H
+
+#include <stdbool.h>
+
+#include "core/jail/launch.h"
+#include "core/plan/hostfacts.h"
+#include "util/strv.h"
+
+/* bwrap's stderr as it came (the user can search for bwrap's own line), then, when the jail
+ * did not start and bwrap said why, one line with the cause and the fix. true when that line
+ * was printed; false leaves the generic cause to the caller. */
+bool jailreport_bwrap(const struct launch_result *r);
+
+/* The run ended with `status`: one line when the sandbox has a share in it (a command not in
+ * the jail's view, protected paths moved aside). hf: the facts the jail was planned from;
+ * cmd: the command. */
+void jailreport_failure(const struct launch_result *r, int status, struct hostfacts *hf,
+			const struct strv *cmd);
+
+#endif

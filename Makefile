@@ -41,6 +41,11 @@ else
 PKG_LIBS += -Wl,-Bdynamic $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+# libcurl (the opensandbox backend, src/core/remote/) is linked dynamically, and only into
+# agentjail-remote (REMOTE_SRC below): its static archive would pull in TLS, HTTP/2, IDN, LDAP, …
+# archives Debian does not all ship, and agentjail itself stays static.
+CURL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
+CURL_LIBS := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
 # agentjail and its test build are static PIEs (libc included; still randomised) when not
 # sanitised and SQLite's archive is there: no loader, no libc.so/libm.so mapped, so each of the
 # two execs per jail is cheaper and the host process's peak RSS stays under 4 MiB (issue 17:
@@ -65,11 +70,16 @@ endif
 
 CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS ?= $(OPT) -g
-CFLAGS += -std=gnu17 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+CFLAGS += -std=gnu17 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) $(CURL_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS += $(PKG_LIBS)
 
-LIB_SRC := $(sort $(shell find src -name '*.c' ! -name main.c ! -name init_main.c))
+# The remote backend (doc/design.md §4b): agentjail-remote, linked dynamically with libcurl from
+# these sources and the library; agentjail links src/cmd/remote_exec.c (which execs it) instead.
+REMOTE_SRC := src/remote_main.c src/cmd/osbrun.c src/core/diag/doctor_remote.c \
+	$(sort $(wildcard src/core/remote/*.c))
+LIB_SRC := $(sort $(filter-out $(REMOTE_SRC),$(shell find src -name '*.c' ! -name main.c \
+	! -name init_main.c)))
 # The seccomp programs, generated at build time (see SCGEN below), are part of the library.
 SC_PREBUILT := $(BUILD)/gen/seccomp_prebuilt
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(SC_PREBUILT).o
@@ -85,6 +95,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
 BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
 INIT := $(BUILD)/agentjail-init
+REMOTE := $(BUILD)/agentjail-remote
 
 # The jail's init (doc/design.md §2, §7): its own small program, exec'd on every run as the
 # jail's PID 1, so linked statically against musl (musl-gcc, Debian's musl-tools; INIT_CC=cc
@@ -100,10 +111,11 @@ INIT_CC ?= musl-gcc
 .PHONY: all check test unit-check clean install uninstall deps run bench format fuzz clang-build man
 all: agentjail
 
-agentjail: $(BIN) $(INIT)
+agentjail: $(BIN) $(INIT) $(REMOTE)
 ifneq ($(SAN),1)
 	@cp -f $(BIN) $@
 	@cp -f $(INIT) $@-init
+	@cp -f $(REMOTE) $@-remote
 else
 	@true
 endif
@@ -113,6 +125,10 @@ $(BIN): $(BUILD)/src/main.o $(BUILD)/libagentjail.a
 
 $(TESTBIN): $(TB_OBJ)
 	$(call link_bin)
+
+# (its own objects first: they define what remote_exec.o does in the archive, which stays out)
+$(REMOTE): $(REMOTE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libagentjail.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CURL_LIBS)
 
 ifeq ($(SAN),1)
 $(INIT): $(INIT_SRC:%.c=$(BUILD)/%.o)
@@ -194,7 +210,7 @@ unit-check: $(UNIT_BIN)
 clang-build:
 	@if command -v clang >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory CC=clang INIT_CC=clang BUILD=build/clang SAN= \
-	    build/clang/agentjail build/clang/agentjail-init \
+	    build/clang/agentjail build/clang/agentjail-init build/clang/agentjail-remote \
 	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 
@@ -220,7 +236,7 @@ fuzz: $(SC_PREBUILT).c
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: $(BIN) $(TESTBIN) $(INIT) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
+test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
@@ -251,7 +267,8 @@ build/man/%: doc/%.scd
 	scdoc <$< >$@.tmp && mv -f $@.tmp $@
 
 # `make install` puts the binary, the jail's init (PREFIX/libexec/agentjail/init, where
-# agentjail at PREFIX/bin looks for it), the manual pages and the shell completions under
+# agentjail at PREFIX/bin looks for it), the remote backend (PREFIX/libexec/agentjail/remote,
+# the same way), the manual pages and the shell completions under
 # $(DESTDIR)$(PREFIX); `make uninstall` removes exactly those files (and the directories that
 # are left empty under a DESTDIR staging tree; with no DESTDIR, only libexec/agentjail, which is
 # ours alone).
@@ -260,16 +277,17 @@ BASH_COMP_DIR := $(PREFIX)/share/bash-completion/completions
 ZSH_COMP_DIR := $(PREFIX)/share/zsh/site-functions
 FISH_COMP_DIR := $(PREFIX)/share/fish/vendor_completions.d
 INIT_DIR := $(PREFIX)/libexec/agentjail
-INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init \
+INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote \
 	$(foreach m,$(MAN_PAGES),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(if $(wildcard contrib/completions/agentjail.bash),$(BASH_COMP_DIR)/agentjail) \
 	$(if $(wildcard contrib/completions/_agentjail),$(ZSH_COMP_DIR)/_agentjail) \
 	$(if $(wildcard contrib/completions/agentjail.fish),$(FISH_COMP_DIR)/agentjail.fish)
 
-install: $(BIN) $(INIT) $(MAN_PAGES)
+install: $(BIN) $(INIT) $(REMOTE) $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(INIT_DIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
 	install -m 0755 $(INIT) $(DESTDIR)$(INIT_DIR)/init
+	install -m 0755 $(REMOTE) $(DESTDIR)$(INIT_DIR)/remote
 	@for m in $(MAN_PAGES); do s=$${m##*.}; \
 	  install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
 	  install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; done
@@ -300,6 +318,6 @@ format:
 	clang-format -i $$(find src tests -name '*.[ch]')
 
 clean:
-	rm -rf build agentjail agentjail-init
+	rm -rf build agentjail agentjail-init agentjail-remote
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -2,7 +2,7 @@
 # Install the Debian packages agentjail needs to build, run and test, when any is missing.
 # Uses apt-get directly as root, through sudo otherwise. Prints nothing when all are present.
 set -eu
-PKGS="make gcc clang musl-tools pkg-config libseccomp-dev libjansson-dev libsqlite3-dev libc-ares-dev libidn2-dev libunistring-dev libcmocka-dev libncurses-dev bubblewrap scdoc \
+PKGS="make gcc clang musl-tools pkg-config libseccomp-dev libjansson-dev libsqlite3-dev libc-ares-dev libidn2-dev libunistring-dev libcmocka-dev libncurses-dev libcurl4-openssl-dev bubblewrap scdoc \
 perl git procps util-linux iproute2 python3 ca-certificates curl openssl tmux zsh fish"
 missing=""
 for p in $PKGS; do

@@ -31,6 +31,7 @@ _agentjail() {
 
 	case $prev in
 	--fs) mapfile -t COMPREPLY < <(compgen -W "read-only workspace-write danger-full-access ro rw full" -- "$cur"); return 0 ;;
+	--backend) mapfile -t COMPREPLY < <(compgen -W "local landlock opensandbox" -- "$cur"); return 0 ;;
 	--net) mapfile -t COMPREPLY < <(compgen -W "off on allow" -- "$cur"); return 0 ;;
 	--memory) mapfile -t COMPREPLY < <(compgen -W "unlimited 512M 1G 4G 8G 16G" -- "$cur"); return 0 ;;
 	--pids) mapfile -t COMPREPLY < <(compgen -W "unlimited 1024 4096" -- "$cur"); return 0 ;;
@@ -47,11 +48,11 @@ _agentjail() {
 	case $cmd in
 	run)
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "$policy" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "$policy --backend" -- "$cur")
 		else
 			mapfile -t COMPREPLY < <(compgen -c -- "$cur")
 		fi ;;
-	verify) mapfile -t COMPREPLY < <(compgen -W "$policy --json" -- "$cur") ;;
+	verify) mapfile -t COMPREPLY < <(compgen -W "$policy --backend --json" -- "$cur") ;;
 	doctor) mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur") ;;
 	profiles) mapfile -t COMPREPLY < <(compgen -W "--json --help $(_agentjail_profiles)" -- "$cur") ;;
 	shim)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/osbrun.h"
 #include "core/host/agentcopy.h"
 #include "core/host/agentpaths.h"
 #include "core/plan/dirs.h"
@@ -186,6 +187,10 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		strv_free(&agent_args);
 		return rc;
 	}
+	if (cmd_backend_remote(NULL, &cc.cfg))
+		cmd_warn("backend = opensandbox applies to `agentjail run`; %s runs in a local jail "
+			 "(its credentials are never sent to a service)",
+			 pr->name);
 	int parsed = run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e);
 	cmd_config_free(&cc);
 	if (parsed < 0) {

@@ -14,61 +14,12 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 
-static const char backend_opt[] = "--backend";
 
 #define LL_ALLOW_WARNING                                                                           \
 	"the proxy listens on the host's 127.0.0.1 on a random port; seccomp allows only TCP "   \
 	"sockets and Landlock lets them connect to that port only and bind none. WARNING: "       \
 	"Landlock matches ports, not addresses: a direct connection to another host on that "    \
 	"same port is not stopped"
-
-/* 0 local, 1 landlock, -1 unknown. */
-static int parse_backend(const char *v)
-{
-	if (!strcmp(v, "local") || !strcmp(v, "bwrap"))
-		return 0;
-	if (!strcmp(v, "landlock"))
-		return 1;
-	return -1;
-}
-
-bool cmd_ll_wanted(int flag, const struct config *cfg)
-{
-	if (flag >= 0)
-		return flag == 1;
-	return cfg && cfg->backend.v && !strcmp(cfg->backend.v, "landlock");
-}
-
-int cmd_ll_take_backend(int *argc, char **argv, int *landlock)
-{
-	*landlock = -1;
-	for (int i = 0; i < *argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--") || a[0] != '-')
-			break; /* the command: its own options stay */
-		const char *v = NULL;
-		int take = 0;
-		if (!strcmp(a, backend_opt) && i + 1 < *argc)
-			v = argv[i + 1], take = 2;
-		else if (!strncmp(a, "--backend=", 10))
-			v = a + 10, take = 1;
-		else {
-			if (policy_opt_arity(a) == 1)
-				i++;
-			continue;
-		}
-		int b = parse_backend(v);
-		if (b < 0) {
-			cmd_warn("run: --backend must be local or landlock, not `%s`", v);
-			return -1;
-		}
-		*landlock = b;
-		memmove(&argv[i], &argv[i + take], (size_t)(*argc - i - take + 1) * sizeof *argv);
-		*argc -= take;
-		i--;
-	}
-	return 0;
-}
 
 void cmd_ll_suggest(void)
 {

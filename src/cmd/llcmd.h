@@ -4,12 +4,7 @@
 #include "core/jail/pipeline.h"
 #include "core/plan/config.h"
 
-/* Take `--backend local|landlock` (or `--backend=…`) out of run's options (before the command).
- * 0 (*landlock: 1 landlock, 0 local, -1 not given), or -1 after printing the usage error. */
-int cmd_ll_take_backend(int *argc, char **argv, int *landlock);
-/* Whether to use the landlock backend: the flag (cmd_ll_take_backend), else the configuration's
- * `backend`. */
-bool cmd_ll_wanted(int flag, const struct config *cfg);
+/* --backend is parsed in cmd/backend.c (cmd_take_backend, cmd_backend_of). */
 /* Run (or --dry-run) the request with the Landlock backend. */
 int cmd_ll_run(struct run_request *req, struct sess_rec *rec);
 /* The same, on a jail already prepared (verify): its command may be agentjail itself at

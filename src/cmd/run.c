@@ -10,6 +10,7 @@
 #include "cmd/jailreport.h"
 #include "cmd/llcmd.h"
 #include "cmd/netrun.h"
+#include "cmd/osbrun.h"
 #include "cmd/runlines.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/confine/cgroup.h"
@@ -47,10 +48,13 @@ static const char usage[] =
 	"                               skills/, …) writable; read-only by default\n"
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
-	"  --backend local|landlock     local: the bwrap jail (default); landlock: no\n"
-	"                               namespaces, Landlock + seccomp only (weaker)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"  --quiet                      no start and end lines (printed on a terminal only)\n"
+	"  --backend local|landlock|opensandbox\n"
+	"                               where it runs: local, the bwrap jail (default);\n"
+	"                               landlock: no namespaces, Landlock + seccomp only (weaker);\n"
+	"                               opensandbox: a sandbox of the [opensandbox] service, no\n"
+	"                               terminal, no stdin\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
 	"      126/127 command not executable / not found\n"
 	"example: agentjail run --net allow --allow-domain pypi.org -- pip install requests\n";
@@ -408,8 +412,8 @@ int cmd_run(int argc, char **argv)
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
-	int landlock = -1;
-	if (cmd_ll_take_backend(&argc, argv, &landlock) < 0) {
+	const char *backend = NULL;
+	if (cmd_take_backend(&argc, argv, &backend) < 0) {
 		free(cwd);
 		return EXIT_USAGE;
 	}
@@ -425,8 +429,13 @@ int cmd_run(int argc, char **argv)
 	if (parsed < 0 || policy_validate(&req.pol, ctx.home, &e) < 0) {
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
+	} else if (cmd_backend_remote(backend, &cc.cfg)) {
+		rc = cmd_osb_run(&req, &cc.cfg);
+	} else if (cmd_osb_linked) {
+		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
+		rc = EXIT_USAGE;
 	} else {
-		if (cmd_ll_wanted(landlock, &cc.cfg))
+		if (cmd_backend_of(backend, &cc.cfg) == BACKEND_LANDLOCK)
 			req.pol.backend = BACKEND_LANDLOCK;
 		rc = cmd_run_request(&req);
 	}

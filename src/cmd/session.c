@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/osbrun.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/plan/profile.h"
 #include "core/plan/resolve.h"
@@ -103,6 +104,10 @@ static json_t *session_json(const struct session *s)
 			      (json_int_t)s->n_events, "violations", (json_int_t)s->n_violations);
 	if (!o)
 		o = json_pack("{s:s}", "id", s->id);
+	if (s->backend)
+		json_object_set_new(o, "backend",
+				    json_pack("{s:s, s:s?, s:s?}", "name", s->backend, "url",
+					      s->backend_url, "sandbox_id", s->sandbox_id));
 	char *summary = sessfmt_policy(s->policy_json ? s->policy_json : "");
 	json_object_set_new(o, "policy_summary", json_string(summary));
 	free(summary);
@@ -308,6 +313,12 @@ int cmd_show(int argc, char **argv)
 		if (s.agent_session_id) {
 			_cleanup_free_ char *a = fmt_clean(s.agent_session_id);
 			printf("agent id   %s\n", a);
+		}
+		if (s.backend) {
+			_cleanup_free_ char *b = fmt_clean(s.backend);
+			_cleanup_free_ char *u = fmt_clean(s.backend_url ? s.backend_url : "");
+			_cleanup_free_ char *x = fmt_clean(s.sandbox_id ? s.sandbox_id : "-");
+			printf("backend    %s %s (sandbox %s)\n", b, u, x);
 		}
 		printf("events     %lld (%lld violations)\n", s.n_events, s.n_violations);
 		size_t first = nev > SHOW_EVENTS_MAX ? nev - SHOW_EVENTS_MAX : 0;
@@ -552,6 +563,14 @@ int cmd_resume(int argc, char **argv)
 	int rc;
 	struct run_request req = {0};
 	const struct profile *pr = NULL;
+	bool remote = s.backend && !strcmp(s.backend, "opensandbox");
+	if (cmd_osb_linked && !remote) {
+		cmd_warn("agentjail-remote resumes only sessions of --backend opensandbox: `agentjail "
+			 "resume %s`",
+			 s.id);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (s.status == SESS_RUNNING) {
 		cmd_warn("session %s is still running (agentjail pid %ld)", s.id, s.pid);
 		rc = EXIT_USAGE;
@@ -581,7 +600,12 @@ int cmd_resume(int argc, char **argv)
 		goto out;
 	}
 	if (!pr) {
-		/* a generic command resumes by running again: said once (not with --quiet) */
+		/* a generic command resumes by running again (a remote one in a new sandbox): said
+		 * once (not with --quiet) */
+		if (remote && !cmd_osb_linked) {
+			rc = cmd_osb_resume(&req); /* agentjail-remote resumes it (and says so) */
+			goto out;
+		}
 		strv_copy(&req.cmd, &s.argv);
 		if (!quiet && !dry) {
 			_cleanup_free_ char *c = sessfmt_argv(&s.argv);
@@ -589,7 +613,7 @@ int cmd_resume(int argc, char **argv)
 				 c);
 		}
 		req.attempt_kind = ATTEMPT_FRESH;
-		rc = cmd_run_request(&req);
+		rc = remote ? cmd_osb_resume(&req) : cmd_run_request(&req);
 		goto out;
 	}
 	rc = resume_agent(pr, &s, &req);

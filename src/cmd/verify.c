@@ -18,6 +18,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/llcmd.h"
+#include "cmd/osbrun.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/confine/landlock.h"
@@ -437,11 +438,15 @@ int cmd_verify(int argc, char **argv)
 	_cleanup_free_ char *home = home_dir();
 	struct run_request req;
 	memset(&req, 0, sizeof req);
-	int landlock = -1;
+	const char *backend = NULL;
 	int n = (int)args.n;
 	char **view = xcalloc(args.n + 1, sizeof *view); /* --backend is taken out of a copy */
 	memcpy(view, strv_data(&args), args.n * sizeof *view);
-	if (cmd_ll_take_backend(&n, view, &landlock) < 0) {
+	if (cmd_take_backend(&n, view, &backend) < 0 ||
+	    (cmd_backend_of(backend, NULL) == BACKEND_OPENSANDBOX &&
+	     (cmd_warn("verify: --backend opensandbox: the battery runs only in a local jail "
+		       "(local or landlock); the service's isolation is its own"),
+	      true))) {
 		free(view);
 		strv_free(&args);
 		return EXIT_USAGE;
@@ -453,7 +458,8 @@ int cmd_verify(int argc, char **argv)
 	strv_free(&args);
 	args = kept;
 	int rc = parse_policy(&args, home, &req);
-	if (landlock == 1) /* the flag only: verify proves what it is asked to */
+	if (cmd_backend_of(backend, NULL) == BACKEND_LANDLOCK) /* the flag only: verify proves
+								   what it is asked to */
 		req.pol.backend = BACKEND_LANDLOCK;
 	strv_free(&args);
 	if (rc == 0)

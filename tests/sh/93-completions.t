@@ -31,6 +31,8 @@ out=$(bc agentjail run --net "" 2>&1)
 is "$(sort <<<"$out" | tr '\n' ' ')" "allow off on " "bash: --net values"
 out=$(bc agentjail run --fs w 2>&1)
 is "$out" "workspace-write" "bash: --fs values"
+out=$(bc agentjail run --backend "" 2>&1)
+is "$(sort <<<"$out" | tr '\n' ' ')" "landlock local opensandbox " "bash: --backend values"
 out=$(bc agentjail run --al 2>&1)
 like "$out" 'allow-domain' "bash: run's options"
 out=$(bc agentjail "" 2>&1)
@@ -69,6 +71,8 @@ if command -v fish >/dev/null 2>&1; then
 	is "$(sort <<<"$out" | tr '\n' ' ')" "allow off on " "fish: --net values"
 	out=$(fc 'agentjail claude --fs ')
 	like "$out" 'danger-full-access' "fish: --fs values for an agent"
+	out=$(fc 'agentjail run --backend ')
+	like "$out" 'landlock' "fish: --backend values for run"
 	out=$(fc 'agentjail ')
 	like "$out" $'(^|\n)quarantine(\n|$)' "fish: the quarantine command"
 	out=$(fc 'agentjail quarantine ')

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make install DESTDIR=… PREFIX=/usr/local` gives a tree with the binary (which runs a jail, as
 # root and as the unprivileged user, with the jail's init from PREFIX/libexec/agentjail/init and
-# none without it), the manual pages and the shell completions;
+# none without it), the remote backend at PREFIX/libexec/agentjail/remote (which the installed
+# binary runs for --backend opensandbox), the manual pages and the shell completions;
 # `make uninstall` with the same DESTDIR removes every file it installed.
 . "$(dirname "$0")/lib.sh"
 aj_setup
@@ -23,6 +24,11 @@ init=$dest/usr/local/libexec/agentjail/init
 ok $? "the jail's init is installed at PREFIX/libexec/agentjail/init, mode 0755"
 cmp -s "$init" "$AJ_BUILD/agentjail-init"
 ok $? "… and it is agentjail-init"
+remote=$dest/usr/local/libexec/agentjail/remote
+[ -f "$remote" ] && [ "$(stat -c %a "$remote")" = 755 ]
+ok $? "the remote backend is installed at PREFIX/libexec/agentjail/remote, mode 0755"
+cmp -s "$remote" "$AJ_BUILD/agentjail-remote"
+ok $? "… and it is agentjail-remote"
 for f in share/man/man1/agentjail.1 share/man/man5/agentjail.toml.5 \
 	share/bash-completion/completions/agentjail share/zsh/site-functions/_agentjail \
 	share/fish/vendor_completions.d/agentjail.fish; do
@@ -55,6 +61,18 @@ like "$ERR" "not at $dest/usr/local/bin/agentjail-init nor $init" "… naming bo
 [ ! -e "$WS/ran" ]
 ok $? "… and ran nothing"
 mv "$init.away" "$init"
+# the installed binary runs the installed remote backend: with no [opensandbox] url, its error;
+# without it, the error names both places it looked
+aj_run "${AJ_WHOS[0]}" -B "$bin" -- run --backend opensandbox -- touch "$WS/ran"
+like "$ERR" "the opensandbox backend needs the service's URL" "the installed binary runs PREFIX/libexec/agentjail/remote for --backend opensandbox" ||
+	_last_run_diag
+mv "$remote" "$remote.away"
+aj_run "${AJ_WHOS[0]}" -B "$bin" -- run --backend opensandbox -- touch "$WS/ran"
+is "$RC" 125 "the installed binary without libexec/agentjail/remote: --backend opensandbox exits 125"
+like "$ERR" "not at $dest/usr/local/bin/agentjail-remote nor $remote" "… naming both places it looked"
+[ ! -e "$WS/ran" ]
+ok $? "… and ran nothing"
+mv "$remote.away" "$remote"
 aj_use root
 out=$(env HOME="$HOMEDIR" AGENTJAIL_STATE_DIR="$STATE" "$bin" shim install --dir "$AJ_TMP/shims" claude 2>&1)
 ok $? "the installed binary installs a shim" || diag "$out"

@@ -5,7 +5,7 @@
 #
 # Environment (exported by `make check`):
 #   AJ_BUILD  absolute build dir: agentjail, agentjail-testbuild, agentjail-init,
-#             tests/helpers/probe
+#             agentjail-remote, tests/helpers/probe
 #   AJ_SRC    the source tree
 #
 # The fixture installs the binaries into a world-readable temporary prefix (CI clones under /root,
@@ -184,7 +184,7 @@ _aj_create_user() {
 aj_setup() {
 	[ -n "${AJ_BUILD:-}" ] || bail "AJ_BUILD is not set (run through make check)"
 	local f
-	for f in agentjail agentjail-testbuild agentjail-init tests/helpers/probe; do
+	for f in agentjail agentjail-testbuild agentjail-init agentjail-remote tests/helpers/probe; do
 		[ -x "$AJ_BUILD/$f" ] || bail "missing $AJ_BUILD/$f (run make check)"
 	done
 	trap aj_cleanup EXIT
@@ -195,7 +195,8 @@ aj_setup() {
 	chmod 0755 "$AJ_TMP"
 	mkdir -m 0755 "$AJ_TMP/bin"
 	install -m 0755 "$AJ_BUILD/agentjail" "$AJ_BUILD/agentjail-testbuild" \
-		"$AJ_BUILD/agentjail-init" "$AJ_BUILD/tests/helpers/probe" "$AJ_TMP/bin/" ||
+		"$AJ_BUILD/agentjail-init" "$AJ_BUILD/agentjail-remote" "$AJ_BUILD/tests/helpers/probe" \
+		"$AJ_TMP/bin/" ||
 		bail "install into $AJ_TMP/bin failed"
 	AJ_BIN=$AJ_TMP/bin
 	PROBE=$AJ_BIN/probe # for host-side use (listeners, control checks)

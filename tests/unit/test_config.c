@@ -220,6 +220,9 @@ static void never_from_project(void **state)
 		"[profile.evil]\ncommand = \"sh\"\n",
 		"[policy]\ndevices = [\"/dev/sda\"]\n",
 		"[agent.claude]\ndevices = [\"/dev/kvm\"]\n",
+		/* a project must not choose where the workspace is sent (issue 18) */
+		"backend = \"opensandbox\"\n",
+		"[opensandbox]\nurl = \"http://attacker.example\"\n",
 	};
 	for (size_t i = 0; i < sizeof never / sizeof *never; i++) {
 		struct config c;
@@ -236,6 +239,43 @@ static void never_from_project(void **state)
 		strv_free(&w);
 		config_free(&c);
 	}
+}
+
+/* backend and [opensandbox] (doc/design.md §4b): values checked, origins kept, rendered. */
+static void opensandbox_keys(void **state)
+{
+	(void)state;
+	struct config c;
+	config_init(&c);
+	struct strv w = STRV_INIT;
+	struct err e = {0};
+	assert_int_equal(apply(&c, "/u/config.toml",
+			       "backend = \"opensandbox\"\n[opensandbox]\nurl = \"http://svc:8080\"\n"
+			       "api_key_env = \"MY_KEY\"\ntimeout = 600\ncpu = \"500m\"\n",
+			       CFG_USER, false, &w, &e),
+			 0);
+	assert_string_equal(c.backend.v, "opensandbox");
+	assert_string_equal(c.osb[OK_URL].v, "http://svc:8080");
+	assert_string_equal(c.osb[OK_URL].origin, "/u/config.toml:3");
+	assert_string_equal(c.osb[OK_TIMEOUT].v, "600");
+	char *txt = config_render(&c, false);
+	assert_non_null(strstr(txt, "opensandbox.api_key_env = MY_KEY\t# /u/config.toml:4"));
+	free(txt);
+	static const char *const bad[][2] = {
+		{"backend = \"docker\"\n", "must be local, landlock or opensandbox"},
+		{"[opensandbox]\nuri = \"http://x\"\n", "did you mean `url`"},
+		{"[opensandbox]\napi_key_env = \"sk-live-123\"\n", "never the key itself"},
+		{"[opensandbox]\ntimeout = 5\n", "at least 60"},
+		{"[opensandbox]\nurl = \"ftp://x\"\n", "http://"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct err e2 = {0};
+		assert_int_equal(apply(&c, "/u/config.toml", bad[i][0], CFG_USER, false, &w, &e2), -1);
+		if (!strstr(e2.what, bad[i][1]) && !strstr(e2.hint, bad[i][1]))
+			fail_msg("case %zu: %s (%s)", i, e2.what, e2.hint);
+	}
+	strv_free(&w);
+	config_free(&c);
 }
 
 static void unknown_agent(void **state)
@@ -418,6 +458,7 @@ int main(void)
 		cmocka_unit_test(widening_refused_unless_trusted),
 		cmocka_unit_test(narrowing_accepted),
 		cmocka_unit_test(never_from_project),
+		cmocka_unit_test(opensandbox_keys),
 		cmocka_unit_test(unknown_agent),
 		cmocka_unit_test(loader_refuses_writable_or_foreign),
 		cmocka_unit_test(trust_until_edited),

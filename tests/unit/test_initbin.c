@@ -1,5 +1,6 @@
 /* Tests for core/plan/initpath and core/jail/initbin: where agentjail looks for the jail's init
- * (agentjail-init beside itself, then PREFIX/libexec/agentjail/init for PREFIX/bin/agentjail),
+ * (agentjail-init beside itself, then PREFIX/libexec/agentjail/init for PREFIX/bin/agentjail)
+ * and for the remote backend (agentjail-remote, PREFIX/libexec/agentjail/remote),
  * and that a missing one is an error naming both places (this test binary has no init beside
  * it). */
 #include <stdarg.h>
@@ -43,6 +44,37 @@ static void candidates(void **state)
 	candidates_are("/agentjail", "/agentjail-init", "/libexec/agentjail/init");
 }
 
+/* agentjail-remote: the same two places, its own names */
+static void remote_candidates(void **state)
+{
+	(void)state;
+	struct strv c = STRV_INIT;
+	helperpath_candidates(&HELPER_REMOTE, "/usr/local/bin/agentjail", &c);
+	assert_int_equal(c.n, 2);
+	assert_string_equal(c.v[0], "/usr/local/bin/agentjail-remote");
+	assert_string_equal(c.v[1], "/usr/local/libexec/agentjail/remote");
+	strv_free(&c);
+	helperpath_candidates(&HELPER_REMOTE, "/src/aj/build/rel/agentjail", &c);
+	assert_string_equal(c.v[0], "/src/aj/build/rel/agentjail-remote");
+	assert_string_equal(c.v[1], "/src/aj/build/libexec/agentjail/remote");
+	strv_free(&c);
+}
+
+static void remote_missing_is_an_error(void **state)
+{
+	(void)state;
+	struct err e = {0};
+	char *path = (char *)"unchanged";
+	assert_int_equal(helperbin_open(&HELPER_REMOTE, &path, &e), -1);
+	assert_null(path);
+	assert_int_equal(e.errnum, ENOENT);
+	assert_non_null(
+		strstr(e.what, "cannot find the remote backend (agentjail-remote): not at /"));
+	assert_non_null(strstr(e.what, "/agentjail-remote nor /"));
+	assert_non_null(strstr(e.what, "/libexec/agentjail/remote"));
+	assert_non_null(strstr(e.hint, "only --backend opensandbox needs it"));
+}
+
 static void missing_is_an_error(void **state)
 {
 	(void)state;
@@ -62,6 +94,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(candidates),
 		cmocka_unit_test(missing_is_an_error),
+		cmocka_unit_test(remote_candidates),
+		cmocka_unit_test(remote_missing_is_an_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -258,6 +258,24 @@ static void reopen_is_idempotent(void **state)
 /* ---- migrations ---- */
 
 /* What each older version's rows look like: two sessions, one finished, one running. */
+/* version 2's rows; versions 3 (net counters) and 4 (backend) only add columns with
+ * defaults */
+#define SEED_V2 \
+	"INSERT INTO sessions (id, profile, argv, workspace, policy, bwrap, agent_session_id," \
+	" pid, pid_start, started_ms, ended_ms, status, exit_status, attempts, n_events," \
+	" n_violations) VALUES" \
+	" ('" ID(1) "', 'claude', '[\"claude\",\"-p\",\"hi\"]', '/w/one'," \
+	"  '{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\"}', '[\"bwrap\"]', 'ag-1'," \
+	"  101, 11, 1000, 5000, 'exited', 3, 1, 0, 0)," \
+	" ('" ID(2) "', NULL, '[\"sh\"]', '/w/two'," \
+	"  '{\"version\":1,\"fs\":\"workspace-write\",\"net\":\"on\"}', NULL, NULL," \
+	"  102, 12, 2000, NULL, 'running', NULL, 1, 0, 0);" \
+	"INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms, ended_ms," \
+	" status, exit_status) VALUES" \
+	" ('" ID(1) "', 1, 'start', '[\"claude\",\"-p\",\"hi\"]', 101, 11, 1000, 5000," \
+	"  'exited', 3)," \
+	" ('" ID(2) "', 1, 'start', '[\"sh\"]', 102, 12, 2000, NULL, 'running', NULL);"
+
 static const char *const seed_sql[STORE_SCHEMA_VERSION] = {
 	[1] = "INSERT INTO sessions (id, profile, argv, workspace, policy, bwrap, agent_session_id,"
 	      " pid, pid_start, started_ms, ended_ms, status, exit_status) VALUES"
@@ -267,20 +285,8 @@ static const char *const seed_sql[STORE_SCHEMA_VERSION] = {
 	      " ('" ID(2) "', NULL, '[\"sh\"]', '/w/two',"
 	      "  '{\"version\":1,\"fs\":\"workspace-write\",\"net\":\"on\"}', NULL, NULL,"
 	      "  102, 12, 2000, NULL, 'running', NULL);",
-	[2] = "INSERT INTO sessions (id, profile, argv, workspace, policy, bwrap, agent_session_id,"
-	      " pid, pid_start, started_ms, ended_ms, status, exit_status, attempts, n_events,"
-	      " n_violations) VALUES"
-	      " ('" ID(1) "', 'claude', '[\"claude\",\"-p\",\"hi\"]', '/w/one',"
-	      "  '{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\"}', '[\"bwrap\"]', 'ag-1',"
-	      "  101, 11, 1000, 5000, 'exited', 3, 1, 0, 0),"
-	      " ('" ID(2) "', NULL, '[\"sh\"]', '/w/two',"
-	      "  '{\"version\":1,\"fs\":\"workspace-write\",\"net\":\"on\"}', NULL, NULL,"
-	      "  102, 12, 2000, NULL, 'running', NULL, 1, 0, 0);"
-	      "INSERT INTO attempts (session_id, n, kind, argv, pid, pid_start, started_ms, ended_ms,"
-	      " status, exit_status) VALUES"
-	      " ('" ID(1) "', 1, 'start', '[\"claude\",\"-p\",\"hi\"]', 101, 11, 1000, 5000,"
-	      "  'exited', 3),"
-	      " ('" ID(2) "', 1, 'start', '[\"sh\"]', 102, 12, 2000, NULL, 'running', NULL);",
+	[2] = SEED_V2,
+	[3] = SEED_V2,
 };
 
 /* The seeded rows, read through the API of the latest version. */
@@ -296,6 +302,7 @@ static void check_seed(struct store *st)
 	assert_string_equal(s.policy_json, "{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\"}");
 	assert_string_equal(s.bwrap_json, "[\"bwrap\"]");
 	assert_string_equal(s.agent_session_id, "ag-1");
+	assert_null(s.backend); /* migration 4: every older session ran locally */
 	assert_int_equal(s.pid, 101);
 	assert_int_equal(s.pid_start, 11);
 	assert_int_equal(s.started_ms, 1000);
@@ -462,6 +469,7 @@ static void begin_finish_round_trip(void **state)
 	assert_string_equal(g.policy_json, s.policy_json);
 	assert_string_equal(g.bwrap_json, s.bwrap_json);
 	assert_null(g.agent_session_id);
+	assert_null(g.backend); /* local */
 	assert_int_equal(g.pid, 4242);
 	assert_int_equal(g.pid_start, 1234);
 	assert_true(g.started_ms >= before && g.started_ms <= store_now_ms()); /* 0 means now */
@@ -472,6 +480,7 @@ static void begin_finish_round_trip(void **state)
 	session_free(&g);
 
 	assert_int_equal(store_set_agent_session_id(st, id, "agent-xyz", &e), 0);
+	assert_int_equal(store_set_backend(st, id, "opensandbox", "http://svc:8080", "sb-1", &e), 0);
 	assert_int_equal(store_add_event(st, id, "net.deny", "{\"host\":\"x.org\"}", &e), 0);
 	assert_int_equal(store_add_event(st, id, "violation", NULL, &e), 0);
 	assert_int_equal(store_add_event(st, id, "violation.fs", "{}", &e), 0);
@@ -479,6 +488,9 @@ static void begin_finish_round_trip(void **state)
 	assert_int_equal(store_finish(st, id, SESS_EXITED, 3, 777777, &e), 0);
 	assert_int_equal(store_get(st, id, &g, &e), 0);
 	assert_string_equal(g.agent_session_id, "agent-xyz");
+	assert_string_equal(g.backend, "opensandbox");
+	assert_string_equal(g.backend_url, "http://svc:8080");
+	assert_string_equal(g.sandbox_id, "sb-1");
 	assert_int_equal(g.status, SESS_EXITED);
 	assert_int_equal(g.exit_status, 3);
 	assert_int_equal(g.ended_ms, 777777);
@@ -578,6 +590,7 @@ static void misuse_and_unknown(void **state)
 			 STORE_NONE);
 	assert_int_equal(store_add_event(st, ghost, "k", NULL, &e), STORE_NONE);
 	assert_int_equal(store_set_agent_session_id(st, ghost, "a", &e), STORE_NONE);
+	assert_int_equal(store_set_backend(st, ghost, "opensandbox", "u", "s", &e), STORE_NONE);
 	assert_int_equal(store_rm(st, ghost, &e), STORE_NONE);
 	struct attempt *a;
 	struct event *ev;

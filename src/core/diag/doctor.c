@@ -298,6 +298,18 @@ static void capture_free(struct capture *c)
 	sb_free(&c->out);
 }
 
+char *doctor_capture(const char *path, char **argv, char **envp, int timeout_ms, int *wstatus)
+{
+	struct capture c = {.path = path, .argv = argv, .envp = envp};
+	capture_run(&c, 1, timeout_ms);
+	char *out = NULL;
+	*wstatus = c.pid < 0 || c.timed_out ? -1 : c.wstatus;
+	if (*wstatus != -1)
+		out = xstrdup(sb_str(&c.out));
+	capture_free(&c);
+	return out;
+}
+
 /* ======================================================================================== */
 /* The checks */
 

@@ -79,4 +79,13 @@ char *doctor_check_bwrap(struct doctor_report *r);
  * (doctor_tools.c). */
 /* The configuration files, read as `run` reads them (doctor_config.c). */
 void doctor_check_config(struct doctor_report *r);
+/* Run path (argv, envp) with no terminal and stdin on /dev/null, for at most timeout_ms: what it
+ * wrote on stdout and stderr (the caller frees it) and its wait status in *wstatus, or NULL
+ * and *wstatus -1 when it could not be started or was killed at the deadline (doctor.c). */
+char *doctor_capture(const char *path, char **argv, char **envp, int timeout_ms, int *wstatus);
+/* The OpenSandbox service the configuration names, if any: in agentjail-remote, checked there
+ * (doctor_remote.c, libcurl); in agentjail, by running agentjail-remote __doctor-opensandbox
+ * (doctor_remote_exec.c, doc/design.md §4b). */
+struct config;
+void doctor_check_opensandbox(struct doctor_report *r, const struct config *c);
 void doctor_check_toolchains(struct doctor_report *r, const char *home, const char *state);

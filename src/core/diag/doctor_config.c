@@ -49,6 +49,7 @@ void doctor_check_config(struct doctor_report *r)
 								  : "");
 		}
 		sb_free(&b);
+		doctor_check_opensandbox(r, &c);
 	}
 	config_free(&c);
 	config_loaded_free(&l);

@@ -3,6 +3,7 @@
  * build tree: build/rel/agentjail-init) or, for agentjail installed at PREFIX/bin, at
  * PREFIX/libexec/agentjail/init. A missing one is an error, never a fallback. */
 #pragma once
+#include "core/plan/initpath.h"
 #include "util/err.h"
 
 /* Open the init of the running agentjail (O_PATH, close-on-exec): the first of
@@ -11,3 +12,6 @@
  * jail's PID 1 and holds the control channel). Returns the fd and sets *path (the caller frees
  * it; NULL allowed), or -1 with e naming every place looked at and the fix. */
 int initbin_open(char **path, struct err *e) WUR;
+/* The same for helper h (core/plan/initpath.h): its places, the same checks (it runs with
+ * agentjail's rights: the remote backend holds the service's API key). */
+int helperbin_open(const struct helperpath *h, char **path, struct err *e) WUR;

@@ -846,14 +846,16 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		if (hf_type(hf, writable->v[r]) == HF_DIR)
 			protected_candidates(hf, writable->v[r], &cand);
 	}
-	/* agentjail and every place its init may be (initpath.h): who rewrites them in one jail
-	 * runs on the host, or chooses the next jail's PID 1 */
+	/* agentjail and every place its init and its remote backend may be (initpath.h): who
+	 * rewrites them in one jail runs on the host (with the service's API key), or chooses the
+	 * next jail's PID 1 */
 	struct strv extra = STRV_INIT;
 	if (hf->hooks_path)
 		strv_push(&extra, hf->hooks_path);
 	if (hf->self_exe) {
 		strv_push(&extra, hf->self_exe);
 		initpath_candidates(hf->self_exe, &extra);
+		helperpath_candidates(&HELPER_REMOTE, hf->self_exe, &extra);
 	}
 	for (size_t i = 0; i < extra.n; i++)
 		if (under_any(writable, extra.v[i]))

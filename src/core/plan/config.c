@@ -23,8 +23,8 @@ static const char *const pol_keys[] = {"fs",	  "net",	   "memory",	    "pids",
 				       "rw",	  "ro",		   "hide",	    "devices",
 				       "env",	  "allow_domains", "deny_domains", "hosts",
 				       NULL};
-static const char *const top_keys[] = {"bwrap",   "state_dir", "policy", "agent",
-				       "profile", "backend",   NULL};
+static const char *const top_keys[] = {"bwrap",   "state_dir", "policy",	   "agent",
+				       "profile", "backend",   "opensandbox", NULL};
 
 const char *cfg_key_name(enum cfg_key k)
 {
@@ -65,6 +65,8 @@ void config_free(struct config *c)
 	val_free(&c->bwrap);
 	val_free(&c->state_dir);
 	val_free(&c->backend);
+	for (int k = 0; k < OK__N; k++)
+		val_free(&c->osb[k]);
 	pol_free(&c->policy);
 	for (size_t i = 0; i < c->n_agents; i++) {
 		free(c->agents[i].name);
@@ -383,6 +385,30 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 
 /* ---- one file ---- */
 
+/* [opensandbox]: strings, timeout an integer too (checked by osb_key_check). */
+static int read_osb(struct config *f, const struct toml_value *t, const char *file, struct err *e)
+{
+	for (size_t j = 0; j < t->n; j++) {
+		const struct toml_value *v = &t->items[j];
+		int k = 0;
+		while (k < OK__N && strcmp(osb_key_name(k), t->keys[j]))
+			k++;
+		if (k == OK__N)
+			return unknown_key(e, file, t, j, "[opensandbox]", osb_key_names());
+		_cleanup_free_ char *num = v->type == TOML_INT ? xasprintf("%lld", (long long)v->i)
+							       : NULL;
+		if (v->type != TOML_STRING && !(num && (k == OK_TIMEOUT || k == OK_SYNC_MAX)))
+			return type_err(e, file, v, t->keys[j], "a string");
+		const char *val = num ? num : v->s;
+		struct err e2 = {0};
+		if (osb_key_check(k, val, &e2) < 0)
+			return at_err(e, file, v->line, v->col, "%s", e2.what);
+		_cleanup_free_ char *origin = xasprintf("%s:%d", file, t->key_line[j]);
+		val_set(&f->osb[k], val, origin);
+	}
+	return 0;
+}
+
 static int read_file_tables(struct config *f, const struct toml_value *root, const char *file,
 			    enum cfg_layer layer, struct err *e)
 {
@@ -391,9 +417,11 @@ static int read_file_tables(struct config *f, const struct toml_value *root, con
 		const struct toml_value *v = &root->items[k];
 		int kl = root->key_line[k], kc = root->key_col[k];
 		_cleanup_free_ char *origin = xasprintf("%s:%d", file, kl);
-		/* backend too: a project must not choose the weaker sandbox */
+		/* backend and [opensandbox] too: a project must not choose the weaker sandbox, nor
+		 * send the workspace to a service of its choosing */
 		bool never = !strcmp(key, "bwrap") || !strcmp(key, "state_dir") ||
-			     !strcmp(key, "profile") || !strcmp(key, "backend");
+			     !strcmp(key, "profile") || !strcmp(key, "backend") ||
+			     !strcmp(key, "opensandbox");
 		if (layer == CFG_PROJECT && never) {
 			at_err(e, file, kl, kc, "`%s` may never be set in a project's .agentjail.toml",
 			       key);
@@ -408,12 +436,18 @@ static int read_file_tables(struct config *f, const struct toml_value *root, con
 				return at_err(e, file, v->line, v->col, "`%s` is empty", key);
 			val_set(!strcmp(key, "bwrap") ? &f->bwrap : &f->state_dir, v->s, origin);
 		} else if (!strcmp(key, "backend")) {
+			enum backend b;
 			if (v->type != TOML_STRING)
-				return type_err(e, file, v, key, "a string (local or landlock)");
-			if (strcmp(v->s, "local") != 0 && strcmp(v->s, "landlock") != 0)
+				return type_err(e, file, v, key, "a string (local, landlock or opensandbox)");
+			if (backend_parse(v->s, &b) < 0)
 				return at_err(e, file, v->line, v->col,
-					      "`backend` must be local or landlock, not `%s`", v->s);
+					      "`backend` must be local, landlock or opensandbox, not `%s`", v->s);
 			val_set(&f->backend, v->s, origin);
+		} else if (!strcmp(key, "opensandbox")) {
+			if (v->type != TOML_TABLE || v->inline_table)
+				return type_err(e, file, v, key, "an [opensandbox] table");
+			if (read_osb(f, v, file, e) < 0)
+				return -1;
 		} else if (!strcmp(key, "policy")) {
 			if (v->type != TOML_TABLE || v->inline_table)
 				return type_err(e, file, v, key, "a [policy] table");
@@ -510,6 +544,9 @@ int config_apply(struct config *c, const struct toml_value *root, const char *fi
 		val_set(&c->state_dir, f.state_dir.v, f.state_dir.origin);
 	if (f.backend.v)
 		val_set(&c->backend, f.backend.v, f.backend.origin);
+	for (int k = 0; k < OK__N; k++)
+		if (f.osb[k].v)
+			val_set(&c->osb[k], f.osb[k].v, f.osb[k].origin);
 	pol_merge(&c->policy, &f.policy);
 	for (size_t i = 0; i < f.n_agents; i++)
 		pol_merge(&agent_get(c, f.agents[i].name, f.agents[i].origin)->pol,
@@ -673,6 +710,14 @@ char *config_render(const struct config *c, bool json)
 		json_object_set_new(o, "state_dir",
 				    c->state_dir.v ? val_json(c->state_dir.v, c->state_dir.origin)
 						   : json_null());
+		json_object_set_new(o, "backend", c->backend.v ? val_json(c->backend.v, c->backend.origin)
+							       : val_json("local", "default"));
+		json_t *os = json_object();
+		for (int k = 0; k < OK__N; k++)
+			if (c->osb[k].v)
+				json_object_set_new(os, osb_key_name(k),
+						    val_json(c->osb[k].v, c->osb[k].origin));
+		json_object_set_new(o, "opensandbox", os);
 		json_object_set_new(o, "policy", pol_json(&c->policy, true));
 		json_t *ag = json_object();
 		for (size_t i = 0; i < c->n_agents; i++)
@@ -699,6 +744,12 @@ char *config_render(const struct config *c, bool json)
 		sb_addf(&b, "bwrap = %s\t# default\n", BWRAP_DEFAULT);
 	if (c->state_dir.v)
 		sb_addf(&b, "state_dir = %s\t# %s\n", c->state_dir.v, c->state_dir.origin);
+	sb_addf(&b, "backend = %s\t# %s\n", c->backend.v ? c->backend.v : "local",
+		c->backend.v ? c->backend.origin : "default");
+	for (int k = 0; k < OK__N; k++)
+		if (c->osb[k].v)
+			sb_addf(&b, "opensandbox.%s = %s\t# %s\n", osb_key_name(k), c->osb[k].v,
+				c->osb[k].origin);
 	render_pol_text(&b, "policy", &c->policy, true);
 	for (size_t i = 0; i < c->n_agents; i++) {
 		_cleanup_free_ char *pre = xasprintf("agent.%s", c->agents[i].name);

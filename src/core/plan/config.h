@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/plan/osb_plan.h"
 #include "core/plan/policy.h"
 #include "util/err.h"
 #include "util/strv.h"
@@ -47,7 +48,9 @@ struct cfg_agent {
 
 struct config {
 	struct cfg_val bwrap, state_dir;
-	struct cfg_val backend;         /* "local" (default) or "landlock" (doc/design.md §4c) */
+	struct cfg_val backend;         /* "local" (default), "landlock" (doc/design.md §4c) or
+					 * "opensandbox" (§4b) */
+	struct cfg_val osb[OK__N];      /* [opensandbox] (core/plan/osb_plan.h) */
 	struct cfg_pol policy;
 	struct cfg_agent *agents;
 	size_t n_agents;

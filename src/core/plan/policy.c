@@ -10,6 +10,24 @@
 #include "core/plan/netrules.h"
 #include "util/cleanup.h"
 #include "util/path.h"
+
+int backend_parse(const char *s, enum backend *out)
+{
+	if (!strcmp(s, "local") || !strcmp(s, "bwrap"))
+		*out = BACKEND_LOCAL;
+	else if (!strcmp(s, "landlock"))
+		*out = BACKEND_LANDLOCK;
+	else if (!strcmp(s, "opensandbox"))
+		*out = BACKEND_OPENSANDBOX;
+	else
+		return -1;
+	return 0;
+}
+
+const char *backend_name(enum backend b)
+{
+	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
+}
 #include "util/xalloc.h"
 
 void policy_init(struct policy *p)

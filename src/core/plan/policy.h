@@ -13,6 +13,9 @@ enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
 /* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
  * and seccomp without namespaces (doc/design.md §4c). */
 enum backend { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
+/* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
+int backend_parse(const char *s, enum backend *out);
+const char *backend_name(enum backend b);
 
 struct policy {
 	enum backend backend;

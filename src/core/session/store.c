@@ -55,6 +55,9 @@ void session_free(struct session *s)
 	free(s->policy_json);
 	free(s->bwrap_json);
 	free(s->agent_session_id);
+	free(s->backend);
+	free(s->backend_url);
+	free(s->sandbox_id);
 	memset(s, 0, sizeof *s);
 }
 
@@ -386,7 +389,8 @@ static bool id_chars_ok(const char *s)
 	"id, profile, argv, workspace, policy, " bwrap ", agent_session_id, pid, pid_start,"  \
 	" started_ms, ended_ms, status, exit_status, attempts, n_events, n_violations,"      \
 	" (SELECT a.started_ms FROM attempts a WHERE a.session_id = sessions.id"           \
-	"  AND a.n = sessions.attempts), n_net_allowed, n_net_denied"
+	"  AND a.n = sessions.attempts), n_net_allowed, n_net_denied, backend, backend_url,"  \
+	" sandbox_id"
 #define SESSION_COLS SESSION_COLS_("bwrap")
 /* a listing leaves out the bwrap argv: the largest column, and no listing shows it */
 #define SESSION_LIST_COLS SESSION_COLS_("NULL")
@@ -414,6 +418,9 @@ static void row_session(sqlite3_stmt *s, struct session *o)
 	o->last_started_ms = col_ll_or(s, 16, o->started_ms);
 	o->n_net_allowed = sqlite3_column_int64(s, 17);
 	o->n_net_denied = sqlite3_column_int64(s, 18);
+	o->backend = st_col_str(s, 19);
+	o->backend_url = st_col_str(s, 20);
+	o->sandbox_id = st_col_str(s, 21);
 }
 
 static int begin_tx(struct store *st, const struct session *s, long long started,
@@ -557,6 +564,28 @@ static int set_agent_tx(struct store *st, const char *id, const char *agent_id, 
 	    st_step_done(st, s, doing, e) < 0)
 		return -1;
 	return sqlite3_changes(st->db) ? 0 : st_none(e, id);
+}
+
+static int set_backend_tx(struct store *st, const char *id, const char *backend,
+			  const char *url, const char *sandbox_id, struct err *e)
+{
+	static const char doing[] = "cannot record the session's backend";
+	_cleanup_stmt_ sqlite3_stmt *s = NULL;
+	if (st_prep(st, &s, doing, e,
+		    "UPDATE sessions SET backend = ?, backend_url = ?, sandbox_id = ? WHERE id = ?",
+		    "ssss", backend, url, sandbox_id, id) < 0 ||
+	    st_step_done(st, s, doing, e) < 0)
+		return -1;
+	return sqlite3_changes(st->db) ? 0 : st_none(e, id);
+}
+
+int store_set_backend(struct store *st, const char *id, const char *backend, const char *url,
+		      const char *sandbox_id, struct err *e)
+{
+	static const char doing[] = "cannot record the session's backend";
+	if (st_tx_begin(st, doing, e) < 0)
+		return -1;
+	return st_tx_end(st, set_backend_tx(st, id, backend, url, sandbox_id, e), doing, e);
 }
 
 int store_set_agent_session_id(struct store *st, const char *id, const char *agent_id,

@@ -49,7 +49,7 @@
 #include "util/err.h"
 #include "util/strv.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_DB_NAME "agentjail.db"
 #define STORE_ID_LEN 36 /* a UUID: 8-4-4-4-12 lowercase hex digits */
 
@@ -101,6 +101,9 @@ struct session {
 	long long n_events;
 	long long n_violations; /* events whose kind is "violation" or starts with "violation." */
 	long long n_net_allowed, n_net_denied; /* the egress proxy's decisions (net_events) */
+	char *backend;          /* NULL: local; "opensandbox" (doc/design.md §4b) */
+	char *backend_url;      /* the service's URL (never its key) */
+	char *sandbox_id;       /* the latest attempt's sandbox there */
 };
 
 struct attempt {
@@ -195,6 +198,9 @@ int store_finish(struct store *st, const char *id, enum sess_status status, int 
 		 long long ended_ms, struct err *e) WUR;
 
 /* 0, STORE_NONE, -1. agent_id NULL clears it. */
+/* Where the session runs: a remote backend, its URL and the sandbox of the latest attempt. */
+int store_set_backend(struct store *st, const char *id, const char *backend, const char *url,
+		      const char *sandbox_id, struct err *e) WUR;
 int store_set_agent_session_id(struct store *st, const char *id, const char *agent_id,
 			       struct err *e) WUR;
 

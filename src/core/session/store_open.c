@@ -84,6 +84,10 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);"
 	"ALTER TABLE sessions ADD COLUMN n_net_allowed INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE sessions ADD COLUMN n_net_denied INTEGER NOT NULL DEFAULT 0;",
+	/* 4: where it ran (issue 18): NULL backend = local; never a key, only the service's URL */
+	"ALTER TABLE sessions ADD COLUMN backend TEXT;"
+	"ALTER TABLE sessions ADD COLUMN backend_url TEXT;"
+	"ALTER TABLE sessions ADD COLUMN sandbox_id TEXT;",
 };
 /* ---- opening ---- */
 

@@ -1,0 +1,359 @@
+/* osb_plan: a policy and the [opensandbox] settings as the service's requests (osb_plan.h). */
+#include "core/plan/osb_plan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan/bwrap_argv.h"
+#include "core/plan/netrules.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+static const char *const keys[] = {"url",    "api_key_env", "image",   "entrypoint", "cpu",
+				   "memory", "timeout",	    "workdir", "sync_max",   NULL};
+
+const char *osb_key_name(enum osb_key k)
+{
+	return k < OK__N ? keys[k] : "?";
+}
+
+const char *const *osb_key_names(void)
+{
+	return keys;
+}
+
+static bool env_name_ok(const char *s)
+{
+	if (!*s || isdigit((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return false;
+	return true;
+}
+
+/* A Kubernetes-style quantity: digits, an optional fraction, an optional suffix. */
+static bool quantity_ok(const char *s, const char *const *suffixes)
+{
+	const char *p = s;
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (p == s)
+		return false;
+	if (*p == '.') {
+		const char *q = ++p;
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (p == q)
+			return false;
+	}
+	if (!*p)
+		return true;
+	for (; *suffixes; suffixes++)
+		if (!strcmp(p, *suffixes))
+			return true;
+	return false;
+}
+
+static int parse_u64(const char *v, uint64_t *out)
+{
+	char *end = NULL;
+	errno = 0;
+	if (!isdigit((unsigned char)*v))
+		return -1;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || !end)
+		return -1;
+	uint64_t mul = 1;
+	if (*end == 'K' || *end == 'k')
+		mul = 1ull << 10, end++;
+	else if (*end == 'M')
+		mul = 1ull << 20, end++;
+	else if (*end == 'G')
+		mul = 1ull << 30, end++;
+	if (*end || (n && mul > UINT64_MAX / n))
+		return -1;
+	*out = n * mul;
+	return 0;
+}
+
+int osb_key_check(enum osb_key k, const char *v, struct err *e)
+{
+	static const char *const cpu_sfx[] = {"m", NULL};
+	static const char *const mem_sfx[] = {"Ki", "Mi", "Gi", "Ti", "K", "M", "G", "T", NULL};
+	switch (k) {
+	case OK_URL:
+		if ((strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) || strchr(v, '?') ||
+		    strchr(v, '#') || strchr(v, '@') || !strchr(v, ':')[3])
+			return err_set(e, 0, v, "`url` must be http://HOST[:PORT][/PREFIX] or "
+						"https://…, without credentials, query or fragment");
+		return 0;
+	case OK_API_KEY_ENV:
+		if (!env_name_ok(v))
+			return err_set(e, 0, v, "`api_key_env` is the NAME of a variable holding "
+						"the key (letters, digits, _), never the key itself");
+		return 0;
+	case OK_IMAGE:
+	case OK_ENTRYPOINT:
+		if (!*v || strpbrk(v, "\n\r"))
+			return err_set(e, 0, v, "`%s` must be a non-empty line", keys[k]);
+		return 0;
+	case OK_CPU:
+		if (!quantity_ok(v, cpu_sfx))
+			return err_set(e, 0, v, "`cpu` must be cores (1, 0.5) or millicores (500m)");
+		return 0;
+	case OK_MEMORY:
+		if (!quantity_ok(v, mem_sfx))
+			return err_set(e, 0, v, "`memory` must be a quantity like 512Mi or 2Gi");
+		return 0;
+	case OK_TIMEOUT: {
+		uint64_t n;
+		if (parse_u64(v, &n) < 0 || (n && n < 60) || n > 30ull * 24 * 3600)
+			return err_set(e, 0, v, "`timeout` must be seconds, at least 60 (0: no "
+						"expiry)");
+		return 0;
+	}
+	case OK_WORKDIR:
+		if (v[0] != '/' || !strcmp(v, "/") || strstr(v, "/..") || strpbrk(v, "\n\r"))
+			return err_set(e, 0, v, "`workdir` must be an absolute directory other "
+						"than /");
+		return 0;
+	case OK_SYNC_MAX: {
+		uint64_t n;
+		if (parse_u64(v, &n) < 0 || !n)
+			return err_set(e, 0, v, "`sync_max` must be a size like 512M or 2G");
+		return 0;
+	}
+	case OK__N:
+		break;
+	}
+	return err_set(e, 0, "", "unknown [opensandbox] key");
+}
+
+void osb_settings_free(struct osb_settings *s)
+{
+	free(s->url);
+	free(s->api_key_env);
+	free(s->image);
+	strv_free(&s->entrypoint);
+	free(s->cpu);
+	free(s->memory);
+	free(s->workdir);
+	memset(s, 0, sizeof *s);
+}
+
+int osb_settings_from(const char *const vals[OK__N], struct osb_settings *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	for (int k = 0; k < OK__N; k++)
+		if (vals[k] && osb_key_check(k, vals[k], e) < 0) {
+			err_wrap(e, "[opensandbox] %s", keys[k]);
+			return -1;
+		}
+	if (!vals[OK_URL])
+		return err_set(e, 0, "", "the opensandbox backend needs the service's URL"),
+		       err_hint(e, "set `url` in the [opensandbox] table of "
+				   "~/.config/agentjail/config.toml"),
+		       -1;
+	size_t ul = strlen(vals[OK_URL]);
+	while (ul && vals[OK_URL][ul - 1] == '/')
+		ul--;
+	if (ul >= 3 && !strncmp(vals[OK_URL] + ul - 3, "/v1", 3))
+		ul -= 3;
+	out->url = xstrndup(vals[OK_URL], ul);
+	out->api_key_env = xstrdup(vals[OK_API_KEY_ENV] ? vals[OK_API_KEY_ENV] : OSB_DEFAULT_KEY_ENV);
+	out->image = xstrdup(vals[OK_IMAGE] ? vals[OK_IMAGE] : OSB_DEFAULT_IMAGE);
+	_cleanup_free_ char *ep = xstrdup(vals[OK_ENTRYPOINT] ? vals[OK_ENTRYPOINT]
+							      : OSB_DEFAULT_ENTRYPOINT);
+	for (char *save = NULL, *t = strtok_r(ep, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+		strv_push(&out->entrypoint, t);
+	out->cpu = vals[OK_CPU] ? xstrdup(vals[OK_CPU]) : NULL;
+	out->memory = vals[OK_MEMORY] ? xstrdup(vals[OK_MEMORY]) : NULL;
+	out->timeout = vals[OK_TIMEOUT] ? strtol(vals[OK_TIMEOUT], NULL, 10) : OSB_DEFAULT_TIMEOUT;
+	out->workdir = xstrdup(vals[OK_WORKDIR] ? vals[OK_WORKDIR] : OSB_DEFAULT_WORKDIR);
+	out->sync_max = OSB_DEFAULT_SYNC_MAX;
+	if (vals[OK_SYNC_MAX] && parse_u64(vals[OK_SYNC_MAX], &out->sync_max) < 0)
+		return err_set(e, 0, vals[OK_SYNC_MAX], "[opensandbox] sync_max: not a size");
+	return 0;
+}
+
+static int refuse(struct err *e, const char *what, const char *path, const char *why)
+{
+	err_set(e, 0, path ? path : "", "%s cannot be used with --backend opensandbox", what);
+	err_hint(e, "%s", why);
+	return -1;
+}
+
+static int outside(const struct strv *v, const char *ws, const char *flag, struct err *e)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!path_is_under(v->v[i], ws))
+			return refuse(e, flag, v->v[i],
+				      "the sandbox receives only the workspace; a path outside it "
+				      "does not exist there (run it with --backend local)");
+	return 0;
+}
+
+int osb_policy_check(const struct policy *p, struct err *e)
+{
+	if (p->fs == FS_DANGER_FULL)
+		return refuse(e, "--fs danger-full-access", NULL,
+			      "it means no sandbox at all; a remote sandbox cannot give that");
+	if (outside(&p->rw, p->workspace, "--rw", e) < 0 ||
+	    outside(&p->ro, p->workspace, "--ro", e) < 0 ||
+	    outside(&p->hide, p->workspace, "--hide", e) < 0)
+		return -1;
+	if (p->dev.n)
+		return refuse(e, "--dev", p->dev.v[0],
+			      "the service's sandbox has no host devices");
+	if (p->hide.n)
+		return refuse(e, "--hide", p->hide.v[0],
+			      "the workspace is copied up whole; leave the path out with .gitignore");
+	if (p->map_hosts.n)
+		return refuse(e, "--map-host", p->map_hosts.v[0],
+			      "the service resolves names itself; it has no host map");
+	if (p->allow_ptrace)
+		return refuse(e, "--allow-ptrace", NULL,
+			      "what runs in the sandbox is the service's to decide");
+	if (p->agent_rw.n)
+		return refuse(e, "an agent's credential paths", p->agent_rw.v[0],
+			      "they are never copied to a remote service; run agents with "
+			      "--backend local");
+	if (p->net == NET_ALLOW) {
+		const struct strv *lists[] = {&p->allow_domains, &p->deny_domains};
+		for (int l = 0; l < 2; l++)
+			for (size_t i = 0; i < lists[l]->n; i++) {
+				struct netrule r;
+				struct err e2 = {0};
+				if (netrule_parse(lists[l]->v[i], &r, &e2) < 0)
+					return err_set(e, 0, lists[l]->v[i], "%s", e2.what);
+				bool ok = (r.kind == NR_NAME || r.kind == NR_WILDCARD) && !r.port;
+				netrule_free(&r);
+				if (!ok)
+					return refuse(e, l ? "--deny-domain" : "--allow-domain",
+						      lists[l]->v[i],
+						      "the service's egress rules are domain names "
+						      "or *.wildcards, without ports or addresses");
+			}
+	}
+	return 0;
+}
+
+bool osb_sync_back(const struct policy *p)
+{
+	return p->fs != FS_READ_ONLY;
+}
+
+static json_t *rule(const char *action, const char *target)
+{
+	return json_pack("{s:s, s:s}", "action", action, "target", target);
+}
+
+char *osb_create_body(const struct osb_settings *s, const struct policy *p, const char *session_id,
+		      struct err *e)
+{
+	if (osb_policy_check(p, e) < 0)
+		return NULL;
+	json_t *o = json_object();
+	json_object_set_new(o, "image", json_pack("{s:s}", "uri", s->image));
+	json_t *ep = json_array();
+	for (size_t i = 0; i < s->entrypoint.n; i++)
+		json_array_append_new(ep, json_string(s->entrypoint.v[i]));
+	json_object_set_new(o, "entrypoint", ep);
+	json_object_set_new(o, "timeout", s->timeout ? json_integer(s->timeout) : json_null());
+	if (s->cpu || s->memory) {
+		json_t *rl = json_object();
+		if (s->cpu)
+			json_object_set_new(rl, "cpu", json_string(s->cpu));
+		if (s->memory)
+			json_object_set_new(rl, "memory", json_string(s->memory));
+		json_object_set_new(o, "resourceLimits", rl);
+	}
+	json_t *md = json_pack("{s:s}", "agentjail.workspace", path_basename(p->workspace));
+	if (session_id)
+		json_object_set_new(md, "agentjail.session", json_string(session_id));
+	json_object_set_new(o, "metadata", md);
+	json_t *np = json_object();
+	json_t *eg = json_array();
+	if (p->net == NET_ON) {
+		json_object_set_new(np, "defaultAction", json_string("allow"));
+	} else {
+		json_object_set_new(np, "defaultAction", json_string("deny"));
+		if (p->net == NET_ALLOW) {
+			/* deny rules first: the service takes the first match */
+			for (size_t i = 0; i < p->deny_domains.n; i++)
+				json_array_append_new(eg, rule("deny", p->deny_domains.v[i]));
+			for (size_t i = 0; i < p->allow_domains.n; i++)
+				json_array_append_new(eg, rule("allow", p->allow_domains.v[i]));
+		}
+	}
+	json_object_set_new(np, "egress", eg);
+	json_object_set_new(o, "networkPolicy", np);
+	char *txt = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!txt)
+		err_set(e, ENOMEM, "", "cannot encode the sandbox request");
+	return txt;
+}
+
+char *osb_api_url(const struct osb_settings *s, const char *path)
+{
+	return xasprintf("%s/v1%s", s->url, path);
+}
+
+bool osb_protected(const char *rel)
+{
+	static const char *const more[] = {".git", ".claude/settings.json",
+					   ".claude/settings.local.json", NULL};
+	for (int pass = 0; pass < 2; pass++)
+		for (const char *const *n = pass ? more : bw_protected_names; *n; n++) {
+			size_t l = strlen(*n);
+			if (!strncmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
+				return true;
+		}
+	return false;
+}
+
+bool osb_interactive(const struct strv *cmd)
+{
+	static const char *const repl[] = {"sh", "bash", "dash", "zsh", "fish", "ksh", "python",
+					   "python3", "node", "irb", "ghci", "psql", "mysql",
+					   "sqlite3", NULL};
+	static const char *const tui[] = {"vi", "vim", "nvim", "nano", "emacs", "less", "more",
+					  "top", "htop", "tmux", "screen", "ssh", NULL};
+	if (!cmd->n)
+		return false;
+	const char *b = path_basename(cmd->v[0]);
+	for (const char *const *n = tui; *n; n++)
+		if (!strcmp(b, *n))
+			return true;
+	for (const char *const *n = repl; *n; n++)
+		if (!strcmp(b, *n))
+			return cmd->n == 1 || (cmd->n == 2 && !strcmp(cmd->v[1], "-i"));
+	return false;
+}
+
+int osb_parse_sum_line(const char *line, unsigned char sha[32], const char **rel)
+{
+	for (int i = 0; i < 64; i++)
+		if (!isxdigit((unsigned char)line[i]) || isupper((unsigned char)line[i]))
+			return -1;
+	if (strncmp(line + 64, "  ./", 4) || !line[68])
+		return -1;
+	for (int i = 0; i < 32; i++) {
+		char h[3] = {line[2 * i], line[2 * i + 1], 0};
+		sha[i] = (unsigned char)strtoul(h, NULL, 16);
+	}
+	const char *r = line + 68;
+	/* no escapes, no climbing, nothing absolute */
+	if (strstr(r, "/../") || !strncmp(r, "../", 3) || !strcmp(r, "..") ||
+	    (strlen(r) >= 3 && !strcmp(r + strlen(r) - 3, "/..")) || strstr(r, "//") ||
+	    strchr(r, '\\'))
+		return -1;
+	*rel = r;
+	return 0;
+}

@@ -451,6 +451,9 @@ int cmd_verify(int argc, char **argv)
 		strv_free(&args);
 		return EXIT_USAGE;
 	}
+	/* the flag's value lives in args, freed below */
+	_cleanup_free_ char *backend_own = backend ? xstrdup(backend) : NULL;
+	backend = backend_own;
 	struct strv kept = STRV_INIT;
 	for (int i = 0; i < n; i++)
 		strv_push(&kept, view[i]);

@@ -128,17 +128,18 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	netrun_free(&net);
 	if (guard_finish(g, &lres.viol, &lres.snap_err) < 0)
 		lres.snapshot_failed = true;
-	guard_free(g);
 	report_violations(&lres, rec);
 	if (lr < 0) {
 		cmd_print_err(&e);
 		cmd_warn("nothing was run");
 		if (rec)
 			cmd_rec_end(rec, EXIT_JAIL, 0, 0);
+		guard_free(g);
 		return EXIT_JAIL;
 	}
 	if (rec)
 		cmd_rec_end(rec, r.status, r.cmd_signal, r.term_signal);
+	guard_free(g); /* last: its close waits for the kernel (guard.h) */
 	if (report_unmoved(&lres))
 		r.status = EXIT_JAIL;
 	if (r.tmp_left)

@@ -32,4 +32,6 @@ int guard_fd(const struct guard *g);
 size_t guard_handle(struct guard *g, struct violations *out);
 /* The command is gone: the last check (and restore). -1 (e filled) if it could not be made. */
 int guard_finish(struct guard *g, struct violations *out, struct err *e) WUR;
+/* Closes the inotify fd (best late: closing waits for the kernel to release the watches that
+ * guard_finish removed). */
 void guard_free(struct guard *g);

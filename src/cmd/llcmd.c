@@ -10,6 +10,7 @@
 #include "core/jail/guard.h"
 #include "core/jail/launch.h"
 #include "core/jail/llrun.h"
+#include "core/jail/suidscan.h"
 #include "core/jail/pipeline.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -123,11 +124,15 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 			cmd_rec_begin(rec, req, NULL, NULL);
 	}
 	struct llrun_result r;
+	struct timespec since;
+	suidscan_mark(&since);
 	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
 	netrun_stop(&net);
 	netrun_free(&net);
 	if (guard_finish(g, &lres.viol, &lres.snap_err) < 0)
 		lres.snapshot_failed = true;
+	if (lr == 0) /* setuid bits gained, git directories planted: as after a bwrap jail */
+		launch_scan_after(&j->plan, qdir, &since, &lres);
 	report_violations(&lres, rec);
 	if (lr < 0) {
 		cmd_print_err(&e);

@@ -173,6 +173,25 @@ for who in "${AJ_WHOS[@]}"; do
 		'mv .git/hooks .git/hooks.away; mkdir -p .git/hooks; printf "evil\n" >.git/hooks/post-checkout'
 	aj_host rm -f "$WS/.envrc"
 	guarded "$who" "a missing protected name (.envrc) created" .envrc 'echo evil >.envrc'
+
+	# the checks after a bwrap run hold here too: a nested repository, a setuid bit
+	llrun "$who" -- run --backend landlock -- sh -c 'git init -q nested &&
+		printf "[core]\n\tfsmonitor = evil\n" >>nested/.git/config'
+	! grep -qs fsmonitor "$WS/nested/.git/config"
+	ok $? "$who: a nested repository made inside is not left for the host's git"
+	like "$ERR" "violation: .*nested/\.git" "$who: … and it is reported"
+	(
+		# as 62-setuid.t: seccomp refuses the bits inside, so a host process sets them
+		for _ in $(seq 1 500); do [ -e "$WS/made" ] && break; sleep 0.02; done
+		chmod 6755 "$WS/made" && touch "$WS/go"
+	) &
+	helper=$!
+	AJ_PIDS+=("$helper")
+	llrun "$who" -- run --backend landlock -- sh -c 'cp /bin/true made.tmp && mv made.tmp made;
+		for i in $(seq 1 500); do [ -e go ] && exit 0; sleep 0.02; done; exit 3'
+	wait "$helper"
+	is "$(stat -c %a "$WS/made")" 755 "$who: a setuid bit gained during the run is removed after it"
+	like "$ERR" "violation: .*$WS/made.*setuid and setgid bits" "$who: … and it is reported"
 done
 
 # --- --net allow: the proxy on the host's loopback, Landlock's TCP rules (ABI >= 4) ------------

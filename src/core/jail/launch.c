@@ -712,8 +712,16 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 		r->snapshot_failed = true;
 	violations_append(&r->viol, &after);
 	if (rc == 0)
-		(void)suidscan_after_run(plan, plan->state_dir, &since, &r->viol);
-	if (rc == 0 && plan->git_roots.n && !r->snapshot_failed) {
+		launch_scan_after(plan, quarantine_dir, &since, r);
+	snapshot_free(&before);
+	return rc;
+}
+
+void launch_scan_after(const struct bw_plan *plan, const char *quarantine_dir,
+		       const struct timespec *since, struct launch_result *r)
+{
+	(void)suidscan_after_run(plan, plan->state_dir, since, &r->viol);
+	if (plan->git_roots.n && !r->snapshot_failed) {
 		struct gitscan_before gb = {.roots = &plan->git_roots,
 					    .gitdirs = &plan->git_dirs,
 					    .known = &plan->git_known,
@@ -722,8 +730,6 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 		if (gitscan_check(&gb, quarantine_dir, &r->viol, &r->snap_err) < 0)
 			r->snapshot_failed = true;
 	}
-	snapshot_free(&before);
-	return rc;
 }
 
 void launch_result_free(struct launch_result *r)

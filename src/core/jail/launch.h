@@ -1,6 +1,7 @@
 /* launch: start bwrap with a plan and wait for the jail (syscalls live here). */
 #pragma once
 #include <stdbool.h>
+#include <time.h>
 
 #include "core/plan/bwrap_argv.h"
 #include "core/confine/seccomp.h"
@@ -66,6 +67,12 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	       const char *quarantine_dir, const struct launch_hooks *hooks,
 	       struct launch_result *r, struct err *e) WUR;
 void launch_result_free(struct launch_result *r);
+/* The checks after a run besides the snapshot's (launch_run's, and the landlock backend's):
+ * setuid/setgid bits gained since `since` (suidscan_mark, taken before the command started)
+ * removed, and git directories that appeared in the writable roots or changed what makes git
+ * run a command moved aside (gitscan_check). Violations go to r->viol. */
+void launch_scan_after(const struct bw_plan *plan, const char *quarantine_dir,
+		       const struct timespec *since, struct launch_result *r);
 
 /* danger-full-access: run the command directly, no jail. Returns its shell-style status, or
  * 126/127 when it cannot be executed; *cmd_signal the signal it died of (or 0), *term_signal a

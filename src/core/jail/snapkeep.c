@@ -200,27 +200,6 @@ static int make_at(int dfd, const struct keep_node *n, struct err *e)
 	return 0;
 }
 
-/* Undo a partial restore: only what make_at made (the name did not exist before). */
-static void unmake_at(int dfd, const char *name)
-{
-	struct stat st;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		(void)unlinkat(dfd, name, 0);
-		return;
-	}
-	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (d)
-		fd = -1; /* the DIR owns it */
-	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			unmake_at(dirfd(d), de->d_name);
-	(void)unlinkat(dfd, name, AT_REMOVEDIR);
-}
-
 int snapkeep_restore(const struct keep_entry *ke, struct err *e)
 {
 	if (!ke->kept)
@@ -230,9 +209,14 @@ int snapkeep_restore(const struct keep_entry *ke, struct err *e)
 	_cleanup_close_ int pfd = fs_open_nofollow(parent, O_RDONLY | O_DIRECTORY);
 	if (pfd < 0)
 		return err_set(e, errno, parent, "cannot open the directory to restore into");
+	/* A half-made entry is left where it is, never removed: by now its name may hold what
+	 * the command swapped in, which the host (root, with every capability) must not delete
+	 * for it. The caller reports the failure loudly; the check after the run sees the entry
+	 * differ and moves it aside (a rename, nothing deleted). */
 	if (make_at(pfd, &ke->node, e) < 0) {
 		if (e->errnum != EEXIST)
-			unmake_at(pfd, ke->node.name);
+			err_hint(e, "the restore stopped half-way: check %s against the kept original",
+				 ke->path);
 		return -1;
 	}
 	return 0;

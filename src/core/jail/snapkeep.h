@@ -49,7 +49,8 @@ void snapkeep_take(const struct snapshot *s, struct snapkeep *out);
 /* The kept entry for path, or NULL. */
 const struct keep_entry *snapkeep_find(const struct snapkeep *k, const char *path);
 /* Put the kept entry back at its path, which must not exist now; its parent is opened with no
- * symlink on the way. Nothing half-made is left on failure. */
+ * symlink on the way. On a failure half-way the half-made entry stays (never deleted: its name
+ * may hold what the command swapped in by then) and the error says so. */
 int snapkeep_restore(const struct keep_entry *ke, struct err *e) WUR;
 /* Whether what stands at the entry's path now is what was kept (type, mode, content, entries;
  * not owners or inodes). */

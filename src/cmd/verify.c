@@ -442,11 +442,13 @@ int cmd_verify(int argc, char **argv)
 	int n = (int)args.n;
 	char **view = xcalloc(args.n + 1, sizeof *view); /* --backend is taken out of a copy */
 	memcpy(view, strv_data(&args), args.n * sizeof *view);
-	if (cmd_take_backend(&n, view, &backend) < 0 ||
-	    (cmd_backend_of(backend, NULL) == BACKEND_OPENSANDBOX &&
-	     (cmd_warn("verify: --backend opensandbox: the battery runs only in a local jail "
-		       "(local or landlock); the service's isolation is its own"),
-	      true))) {
+	bool bad = cmd_take_backend(&n, view, &backend) < 0;
+	if (!bad && cmd_backend_of(backend, NULL) == BACKEND_OPENSANDBOX) {
+		cmd_warn("verify: --backend opensandbox: the battery runs only in a local jail "
+			 "(local or landlock); the service's isolation is its own");
+		bad = true;
+	}
+	if (bad) {
 		free(view);
 		strv_free(&args);
 		return EXIT_USAGE;

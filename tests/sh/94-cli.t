@@ -124,6 +124,11 @@ run --fs nonsense -- true
 show no-such-session-id
 LIST
 
+	# --- verify proves a local jail only ------------------------------------------------------
+	aj_run "$who" -- verify --backend opensandbox
+	rc_is 2 "$who: verify --backend opensandbox exits 2"
+	like "$ERR" 'runs only in a local jail' "$who: … saying the battery proves a local jail only"
+
 	# --- --version names the bubblewrap it would run and that one's version -----------------
 	aj_run "$who" -- --version
 	rc_is 0 "$who: --version exits 0"

@@ -191,6 +191,10 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		cmd_warn("backend = opensandbox applies to `agentjail run`; %s runs in a local jail "
 			 "(its credentials are never sent to a service)",
 			 pr->name);
+	else if (cmd_backend_of(NULL, &cc.cfg) == BACKEND_LANDLOCK)
+		cmd_warn("backend = landlock applies to `agentjail run`; %s runs in the bwrap jail "
+			 "(agents do not run in the Landlock backend yet)",
+			 pr->name);
 	int parsed = run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e);
 	cmd_config_free(&cc);
 	if (parsed < 0) {

@@ -145,21 +145,37 @@ static void build_free(struct build *b)
 	free(b->aliases);
 }
 
+/* A ruleset of attr for this ABI: its fd, or -1 (e filled). Shared by the jail's init
+ * (landlock_apply) and the Landlock backend (landlock_apply_list). */
+static int new_ruleset(const struct ll_ruleset_attr *attr, int abi, struct err *e)
+{
+	long fd = syscall(SYS_landlock_create_ruleset, attr, attr_size(abi), 0U);
+	if (fd < 0) {
+		err_set(e, errno, NULL, "cannot create the Landlock ruleset (ABI %d)", abi);
+		err_hint(e, "the kernel refused a ruleset of its own ABI: `agentjail doctor` "
+			    "shows what it supports");
+		return -1;
+	}
+	return (int)fd;
+}
+
+/* Grant rights beneath the file or directory open as fd (named path for errors). */
+static int path_rule(int ruleset, int fd, uint64_t rights, const char *path, struct err *e)
+{
+	struct ll_path_beneath rule = {.allowed_access = rights, .parent_fd = fd};
+	if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0U) < 0)
+		return err_set(e, errno, path, "cannot add a Landlock rule");
+	return 0;
+}
+
 static int create_ruleset(struct build *b)
 {
 	struct ll_ruleset_attr attr = {
 		.handled_access_fs = write_rights(b->abi) | (b->deny ? LL_READ : 0),
 		.scoped = b->o->scope && b->abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0,
 	};
-	long fd = syscall(SYS_landlock_create_ruleset, &attr, attr_size(b->abi), 0U);
-	if (fd < 0) {
-		err_set(b->e, errno, NULL, "cannot create the Landlock ruleset (ABI %d)", b->abi);
-		err_hint(b->e, "the kernel refused a ruleset of its own ABI: `agentjail doctor` "
-			       "shows what it supports");
-		return -1;
-	}
-	b->ruleset = (int)fd;
-	return 0;
+	b->ruleset = new_ruleset(&attr, b->abi, b->e);
+	return b->ruleset < 0 ? -1 : 0;
 }
 
 /* Grant `rights` beneath the file or directory open as fd (named `path` for errors). The budget
@@ -173,9 +189,8 @@ static int add_rule(struct build *b, int fd, uint64_t rights, const char *path)
 			       "deny a directory above it instead");
 		return -1;
 	}
-	struct ll_path_beneath rule = {.allowed_access = rights, .parent_fd = fd};
-	if (syscall(SYS_landlock_add_rule, b->ruleset, LL_RULE_PATH_BENEATH, &rule, 0U) < 0)
-		return err_set(b->e, errno, path, "cannot add a Landlock rule");
+	if (path_rule(b->ruleset, fd, rights, path, b->e) < 0)
+		return -1;
 	b->nrules++;
 	return 0;
 }
@@ -551,10 +566,7 @@ static int list_rule(int ruleset, const struct llp_rule *rule, int abi, struct e
 	uint64_t rights = list_rights(rule->right, S_ISDIR(st.st_mode), abi);
 	if (!rights)
 		return 0;
-	struct ll_path_beneath pb = {.allowed_access = rights, .parent_fd = fd};
-	if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0U) < 0)
-		return err_set(e, errno, rule->path, "cannot add a Landlock rule");
-	return 0;
+	return path_rule(ruleset, fd, rights, rule->path, e);
 }
 
 int landlock_apply_list(const struct landlock_list *l, struct landlock_report *r, struct err *e)
@@ -574,10 +586,9 @@ int landlock_apply_list(const struct landlock_list *l, struct landlock_report *r
 		.handled_access_net = l->handle_net ? LL_NET_BIND_TCP | LL_NET_CONNECT_TCP : 0,
 		.scoped = r->abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0,
 	};
-	long fd = syscall(SYS_landlock_create_ruleset, &attr, attr_size(r->abi), 0U);
-	if (fd < 0)
-		return err_set(e, errno, NULL, "cannot create the Landlock ruleset (ABI %d)", r->abi);
-	_cleanup_close_ int rs = (int)fd;
+	_cleanup_close_ int rs = new_ruleset(&attr, r->abi, e);
+	if (rs < 0)
+		return -1;
 	for (size_t i = 0; i < l->n; i++)
 		if (list_rule(rs, &l->rules[i], r->abi, e) < 0)
 			return -1;

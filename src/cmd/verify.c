@@ -443,7 +443,9 @@ int cmd_verify(int argc, char **argv)
 	char **view = xcalloc(args.n + 1, sizeof *view); /* --backend is taken out of a copy */
 	memcpy(view, strv_data(&args), args.n * sizeof *view);
 	bool bad = cmd_take_backend(&n, view, &backend) < 0;
-	if (!bad && cmd_backend_of(backend, NULL) == BACKEND_OPENSANDBOX) {
+	/* the flag only: verify proves what it is asked to; read now, the value lives in args */
+	enum backend want = bad ? BACKEND_LOCAL : cmd_backend_of(backend, NULL);
+	if (!bad && want == BACKEND_OPENSANDBOX) {
 		cmd_warn("verify: --backend opensandbox: the battery runs only in a local jail "
 			 "(local or landlock); the service's isolation is its own");
 		bad = true;
@@ -453,9 +455,6 @@ int cmd_verify(int argc, char **argv)
 		strv_free(&args);
 		return EXIT_USAGE;
 	}
-	/* the flag's value lives in args, freed below */
-	_cleanup_free_ char *backend_own = backend ? xstrdup(backend) : NULL;
-	backend = backend_own;
 	struct strv kept = STRV_INIT;
 	for (int i = 0; i < n; i++)
 		strv_push(&kept, view[i]);
@@ -463,8 +462,7 @@ int cmd_verify(int argc, char **argv)
 	strv_free(&args);
 	args = kept;
 	int rc = parse_policy(&args, home, &req);
-	if (cmd_backend_of(backend, NULL) == BACKEND_LANDLOCK) /* the flag only: verify proves
-								   what it is asked to */
+	if (want == BACKEND_LANDLOCK)
 		req.pol.backend = BACKEND_LANDLOCK;
 	strv_free(&args);
 	if (rc == 0)

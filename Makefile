@@ -108,7 +108,7 @@ INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/co
 	src/util/fs.c
 INIT_CC ?= musl-gcc
 
-.PHONY: all check test unit-check clean install uninstall deps run bench format fuzz clang-build man
+.PHONY: all check test t unit-check clean install uninstall deps run bench format fuzz clang-build man
 all: agentjail
 
 agentjail: $(BIN) $(INIT) $(REMOTE)
@@ -240,6 +240,13 @@ test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) 
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
+
+# A few tests while working: `make t T="tests/sh/65-limits.t build/rel/tests/unit/test_limits"`
+# builds the binaries and helpers (and the unit tests named), then runs prove on T only.
+T ?=
+t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
+	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
+	  CMOCKA_MESSAGE_OUTPUT=TAP prove -f $(T)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)

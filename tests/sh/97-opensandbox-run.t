@@ -120,7 +120,8 @@ done
 aj_use root
 config_for root "$MAIN_URL"
 fresh_repo root
-aj_cmd root -e OSB_TEST_KEY="$KEY" -- run -- sh -c 'echo started; sleep 60'
+NAP=60.$$ # a duration no other process on this machine sleeps
+aj_cmd root -e OSB_TEST_KEY="$KEY" -- run -- sh -c "echo started; sleep $NAP"
 "${AJ_CMD[@]}" </dev/null >"$AJ_TMP/int.out" 2>"$AJ_TMP/int.err" &
 pid=$!
 for i in $(seq 1 100); do grep -q started "$AJ_TMP/int.out" && break; sleep 0.1; done
@@ -131,8 +132,8 @@ wait "$pid"
 is "$?" 130 "Ctrl-C: exit 130"
 like "$(cat "$AJ_TMP/int.err")" 'interrupted' "Ctrl-C: says so"
 is "$(osb_live)" "" "Ctrl-C: the stand-in has no sandbox left"
-for i in $(seq 1 30); do pgrep -f '^sleep 60$' >/dev/null || break; sleep 0.1; done
-unlike "$(pgrep -af '^sleep 60$')" 'sleep 60' "Ctrl-C: the command in the sandbox was interrupted"
+for i in $(seq 1 30); do pgrep -f "^sleep $NAP\$" >/dev/null || break; sleep 0.1; done
+is "$(pgrep -af "^sleep $NAP\$")" "" "Ctrl-C: the command in the sandbox was interrupted"
 
 # ---- a slow or dropped service -------------------------------------------------------------------
 osb_start slow --never-ready

@@ -88,7 +88,7 @@ static void split_nul(const char *buf, size_t n, struct strv *v)
 	for (size_t i = 0; i < n;) {
 		size_t l = strnlen(buf + i, n - i);
 		if (l)
-			strv_push(v, xstrndup(buf + i, l));
+			strv_push_take(v, xstrndup(buf + i, l));
 		i += l + 1;
 	}
 }

@@ -112,9 +112,11 @@ int osb_key_check(enum osb_key k, const char *v, struct err *e)
 		return 0;
 	case OK_TIMEOUT: {
 		uint64_t n;
-		if (parse_u64(v, &n) < 0 || (n && n < 60) || n > 30ull * 24 * 3600)
-			return err_set(e, 0, v, "`timeout` must be seconds, at least 60 (0: no "
-						"expiry)");
+		if (parse_u64(v, &n) < 0 || (n && n < 60) || n > OSB_TIMEOUT_MAX)
+			return err_set(e, 0, v, "`timeout` must be seconds, at least 60 and at most "
+						"%d (the service's API allows no more), or 0 for the "
+						"longest",
+				       OSB_TIMEOUT_MAX);
 		return 0;
 	}
 	case OK_WORKDIR:
@@ -171,8 +173,8 @@ int osb_settings_from(const char *const vals[OK__N], struct osb_settings *out, s
 							      : OSB_DEFAULT_ENTRYPOINT);
 	for (char *save = NULL, *t = strtok_r(ep, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
 		strv_push(&out->entrypoint, t);
-	out->cpu = vals[OK_CPU] ? xstrdup(vals[OK_CPU]) : NULL;
-	out->memory = vals[OK_MEMORY] ? xstrdup(vals[OK_MEMORY]) : NULL;
+	out->cpu = xstrdup(vals[OK_CPU] ? vals[OK_CPU] : OSB_DEFAULT_CPU);
+	out->memory = xstrdup(vals[OK_MEMORY] ? vals[OK_MEMORY] : OSB_DEFAULT_MEMORY);
 	out->timeout = vals[OK_TIMEOUT] ? strtol(vals[OK_TIMEOUT], NULL, 10) : OSB_DEFAULT_TIMEOUT;
 	out->workdir = xstrdup(vals[OK_WORKDIR] ? vals[OK_WORKDIR] : OSB_DEFAULT_WORKDIR);
 	out->sync_max = OSB_DEFAULT_SYNC_MAX;
@@ -264,15 +266,11 @@ char *osb_create_body(const struct osb_settings *s, const struct policy *p, cons
 	for (size_t i = 0; i < s->entrypoint.n; i++)
 		json_array_append_new(ep, json_string(s->entrypoint.v[i]));
 	json_object_set_new(o, "entrypoint", ep);
-	json_object_set_new(o, "timeout", s->timeout ? json_integer(s->timeout) : json_null());
-	if (s->cpu || s->memory) {
-		json_t *rl = json_object();
-		if (s->cpu)
-			json_object_set_new(rl, "cpu", json_string(s->cpu));
-		if (s->memory)
-			json_object_set_new(rl, "memory", json_string(s->memory));
-		json_object_set_new(o, "resourceLimits", rl);
-	}
+	/* both required by the spec (doc/design.md §4b): "none" is the longest it allows */
+	json_object_set_new(o, "timeout", json_integer(s->timeout ? s->timeout : OSB_TIMEOUT_MAX));
+	json_object_set_new(o, "resourceLimits",
+			    json_pack("{s:s, s:s}", "cpu", s->cpu ? s->cpu : OSB_DEFAULT_CPU,
+				      "memory", s->memory ? s->memory : OSB_DEFAULT_MEMORY));
 	json_t *md = json_pack("{s:s}", "agentjail.workspace", path_basename(p->workspace));
 	if (session_id)
 		json_object_set_new(md, "agentjail.session", json_string(session_id));
@@ -298,6 +296,16 @@ char *osb_create_body(const struct osb_settings *s, const struct policy *p, cons
 	if (!txt)
 		err_set(e, ENOMEM, "", "cannot encode the sandbox request");
 	return txt;
+}
+
+char *osb_timeout_note(const struct osb_settings *s)
+{
+	if (s->timeout)
+		return NULL;
+	return xasprintf("timeout = 0 (none): the service's API requires an expiry, so the longest "
+			 "it allows is asked, %d s (24 h); the sandbox is deleted when the run ends "
+			 "(timeout = %d asks for it without this note)",
+			 OSB_TIMEOUT_MAX, OSB_TIMEOUT_MAX);
 }
 
 char *osb_api_url(const struct osb_settings *s, const char *path)

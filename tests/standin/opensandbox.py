@@ -14,7 +14,9 @@ octal digits), download (404 FILE_NOT_FOUND), renew (400 for a time in the past)
 then 404), and 401 `{code, message}` on a missing or wrong key.
 
 A sandbox is a directory: the sandbox path P is ROOT/P; a command runs under `sh -c` with its cwd
-there (commands in the tests use relative paths). It is a test fixture, not a jail.
+there (commands in the tests use relative paths) and ROOT/usr/local/bin first on its PATH, so a
+command can replace the tools later commands run (a hostile sandbox forging agentjail's listing).
+It is a test fixture, not a jail.
 
 usage: [STANDIN_API_KEY=KEY] opensandbox.py --state DIR [--key KEY] [--pending S] [--ping S] [--linger S]
                       [--never-ready] [--drop-stream-after N] [--stall-stream-after N]
@@ -420,7 +422,11 @@ class Handler(BaseHTTPRequestHandler):
         cwd = safe_path(sb, req.get("cwd") or "/")
         if cwd is None or not os.path.isdir(cwd):
             return self.error(400, "INVALID_REQUEST", "cwd %r does not exist" % req.get("cwd"))
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": sb["root"]}
+        # the sandbox's own /usr/local/bin (ROOT/usr/local/bin) first, as in an image where a
+        # root command can put a `find` or `sha256sum` of its own before the system's: what
+        # agentjail's later commands there (its listing) then run
+        env = {"PATH": "%s/usr/local/bin:/usr/local/bin:/usr/bin:/bin" % sb["root"],
+               "HOME": sb["root"]}
         env.update(req.get("envs") or {})
         cid = uuid.uuid4().hex[:16]
         t0 = time.time()

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/bwrap_argv.h"
 #include "core/plan/netrules.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -313,19 +312,6 @@ char *osb_api_url(const struct osb_settings *s, const char *path)
 	return xasprintf("%s/v1%s", s->url, path);
 }
 
-bool osb_protected(const char *rel)
-{
-	static const char *const more[] = {".git", ".claude/settings.json",
-					   ".claude/settings.local.json", NULL};
-	for (int pass = 0; pass < 2; pass++)
-		for (const char *const *n = pass ? more : bw_protected_names; *n; n++) {
-			size_t l = strlen(*n);
-			if (!strncmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
-				return true;
-		}
-	return false;
-}
-
 bool osb_interactive(const struct strv *cmd)
 {
 	static const char *const repl[] = {"sh", "bash", "dash", "zsh", "fish", "ksh", "python",
@@ -343,25 +329,4 @@ bool osb_interactive(const struct strv *cmd)
 		if (!strcmp(b, *n))
 			return cmd->n == 1 || (cmd->n == 2 && !strcmp(cmd->v[1], "-i"));
 	return false;
-}
-
-int osb_parse_sum_line(const char *line, unsigned char sha[32], const char **rel)
-{
-	for (int i = 0; i < 64; i++)
-		if (!isxdigit((unsigned char)line[i]) || isupper((unsigned char)line[i]))
-			return -1;
-	if (strncmp(line + 64, "  ./", 4) || !line[68])
-		return -1;
-	for (int i = 0; i < 32; i++) {
-		char h[3] = {line[2 * i], line[2 * i + 1], 0};
-		sha[i] = (unsigned char)strtoul(h, NULL, 16);
-	}
-	const char *r = line + 68;
-	/* no escapes, no climbing, nothing absolute */
-	if (strstr(r, "/../") || !strncmp(r, "../", 3) || !strcmp(r, "..") ||
-	    (strlen(r) >= 3 && !strcmp(r + strlen(r) - 3, "/..")) || strstr(r, "//") ||
-	    strchr(r, '\\'))
-		return -1;
-	*rel = r;
-	return 0;
 }

@@ -70,15 +70,6 @@ char *osb_timeout_note(const struct osb_settings *s);
 /* The service URL with /v1 and a path appended: "http://h:8080" + "/sandboxes". */
 char *osb_api_url(const struct osb_settings *s, const char *path);
 
-/* A workspace-relative path that is never written back from a sandbox: anything under .git/,
- * the protected names of a local jail (bw_protected_names: hooks, rc files, agent settings),
- * and the agents' settings files. */
-bool osb_protected(const char *rel);
-
 /* A command that needs a terminal or stdin (a shell or REPL without a script, an editor, a
  * pager, an agent's interactive mode): the service has neither. */
 bool osb_interactive(const struct strv *cmd);
-
-/* One line of the sandbox's listing (`sha256sum` output "HEX  ./REL"): 0 with the hash and the
- * relative path (pointing into line), -1 for anything else (an escaped name, noise). */
-int osb_parse_sum_line(const char *line, unsigned char sha[32], const char **rel);

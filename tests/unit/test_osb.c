@@ -288,6 +288,16 @@ static void keys(void **state)
 	const char *vals[OK__N] = {0};
 	assert_int_equal(osb_settings_from(vals, &(struct osb_settings){0}, &e), -1);
 	assert_non_null(strstr(e.what, "URL"));
+	assert_true(osb_id_ok("3f1c2a9e-8b7d-4c1e-9f00-123456789abc"));
+	const char *bad_ids[] = {"", ".", "..", "a/b", "a?b", "a b", "x\033[2J", "a%2f", "a\nb", NULL};
+	for (const char *const *id = bad_ids; *id; id++)
+		assert_false(osb_id_ok(*id));
+	char long_id[130];
+	memset(long_id, 'a', sizeof long_id - 1);
+	long_id[129] = '\0';
+	assert_false(osb_id_ok(long_id));
+	long_id[128] = '\0';
+	assert_true(osb_id_ok(long_id));
 	enum backend b;
 	assert_int_equal(backend_parse("opensandbox", &b), 0);
 	assert_int_equal(b, BACKEND_OPENSANDBOX);

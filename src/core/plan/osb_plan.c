@@ -307,6 +307,12 @@ char *osb_timeout_note(const struct osb_settings *s)
 			 OSB_TIMEOUT_MAX, OSB_TIMEOUT_MAX);
 }
 
+bool osb_id_ok(const char *id)
+{
+	size_t n = strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+	return n && n <= 128 && !id[n] && strcmp(id, ".") && strcmp(id, "..");
+}
+
 char *osb_api_url(const struct osb_settings *s, const char *path)
 {
 	return xasprintf("%s/v1%s", s->url, path);

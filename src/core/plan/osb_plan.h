@@ -67,6 +67,11 @@ char *osb_create_body(const struct osb_settings *s, const struct policy *p, cons
 /* What is asked instead of `timeout = 0` (malloc'd, one line), or NULL when a timeout is set. */
 char *osb_timeout_note(const struct osb_settings *s);
 
+/* An id the service or execd handed out (a sandbox's, a command's) that may go into a URL path
+ * or query and a message as it is: 1..128 of A-Z a-z 0-9 . _ -, not "." or ".." (their ids are
+ * UUIDs). */
+bool osb_id_ok(const char *id);
+
 /* The service URL with /v1 and a path appended: "http://h:8080" + "/sandboxes". */
 char *osb_api_url(const struct osb_settings *s, const char *path);
 

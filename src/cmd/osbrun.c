@@ -137,15 +137,20 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 		osb_settings_free(&s);
 		return EXIT_USAGE;
 	}
+	_cleanup_free_ char *note = osb_timeout_note(&s);
 	if (req->dry_run) {
 		/* the key is never shown: only the name of its variable */
 		printf("# backend opensandbox: %s (API key from $%s)\n", s.url, s.api_key_env);
+		if (note)
+			printf("# %s\n", note);
 		printf("POST %s/v1/sandboxes\n%s\n", s.url, body);
 		printf("# then: the workspace up to %s, the command there, changes back%s, delete\n",
 		       s.workdir, osb_sync_back(&req->pol) ? "" : " (not with --fs read-only)");
 		osb_settings_free(&s);
 		return 0;
 	}
+	if (note)
+		cmd_warn("%s", note);
 	const char *key = getenv(s.api_key_env);
 	struct osb_client *c = NULL;
 	if (osb_client_new(&s, key, &c, &e) < 0) {

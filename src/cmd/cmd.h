@@ -1,6 +1,7 @@
 /* The command layer: the only code that prints to the user or decides exit codes. */
 #pragma once
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "core/host/config_load.h"
 #include "core/jail/pipeline.h"
@@ -20,8 +21,17 @@ enum {
 	EXIT_NOTFOUND = 127,
 };
 
+/* One line on stderr, "agentjail: " first. What they print is one line whatever it holds: the
+ * whole text goes through fmt_clean (util/termtext.h), so a name a jail chose (a path, a host,
+ * a key) reaches the terminal with its control characters and bidirectional marks as '?'. A
+ * second line is a second call. */
 void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cmd_warn_line(const char *text);
+/* Text of several lines (a table with tabs, bwrap's messages) on f, each piece between tabs
+ * and newlines through fmt_clean: the layout stays, nothing in a piece reaches the terminal
+ * raw. */
+void cmd_put_text(FILE *f, const char *text);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
 

@@ -23,6 +23,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 #include "util/uuid.h"
 
@@ -136,7 +137,8 @@ void live_violation(void *arg, const struct violation *v)
 	const char *eol = isatty(STDERR_FILENO) ? "\r\n" : "\n";
 	const char *pre = isatty(STDERR_FILENO) ? eol : "";
 	_cleanup_free_ char *line = violation_text(v, "moved aside at once to");
-	fprintf(stderr, "%sagentjail: %s%s", pre, line, eol);
+	_cleanup_free_ char *shown = fmt_clean(line); /* the path is the jail's choice */
+	fprintf(stderr, "%sagentjail: %s%s", pre, shown, eol);
 	(void)fflush(stderr);
 }
 

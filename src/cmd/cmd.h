@@ -61,6 +61,9 @@ int cmd_shim_in_jail(const char *exe, char **argv);
  * the same path): jail_prepare with its errors printed. 0, or the exit code to return.
  * jail_free is needed either way. */
 int cmd_jail_prepare(struct run_request *req, struct jail *j);
+/* --dry-run's notes on a policy: "# note: …" for each thing it allows that the user may not
+ * expect (a wildcard allow entry: names under it are looked up by the host's resolver). */
+void cmd_dry_run_notes(const struct policy *p);
 /* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
 /* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the

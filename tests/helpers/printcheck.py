@@ -52,6 +52,7 @@ OURS = [
     ("run.c", r"req->cmd\.v\[i\]", "the command the user typed (--dry-run of an unjailed run)"),
     ("run.c", r"pj|txt", "--dry-run: the user's policy as JSON (jansson escapes controls) and "
                          "the bwrap argv rendered from it, with agentjail's comments"),
+    ("run.c", r"note", "--dry-run: agentjail's note on the user's allow-list (net_wildcard_note)"),
     ("run.c", r"l->cgroup_parent|l->why|m",
      "--dry-run: the limits and agentjail's probe of the host's cgroups"),
     ("llcmd.c", r"pj|txt", "--dry-run of the landlock backend: the user's policy and plan"),

@@ -258,6 +258,28 @@ EOF
 else
 	skip "AppArmor-like bwrap failure" "needs root for a root-owned stub"
 fi
+# --- a wildcard allow rule: names under it reach the host's resolver (issue 24 item 7) ----------
+for who in "${AJ_WHOS[@]}"; do
+	aj_use "$who"
+	cfg=$HOMEDIR/.config/agentjail/config.toml
+	mkdir -p "${cfg%/*}"
+	printf '[policy]\nallow_domains = ["api.example.com", "*.example.org"]\n' >"$cfg"
+	aj_chown "$HOMEDIR/.config"
+	aj_run "$who" -- doctor
+	rc_is 0 "$who: doctor with a wildcard allow rule exits 0"
+	like "$(line dns_wildcard)" "^warn +dns_wildcard +\\*\\.example\\.org: any name under example\\.org is looked up by the host's resolver, which asks example\\.org's name servers: a jail can send them data in the names it looks up .*; set in $cfg:2" \
+		"$who: … a warning names the wildcard, the name servers it reaches, and where it was set"
+	like "$(fixof dns_wildcard)" 'exact host names' "$who: … with the fix"
+	aj_run "$who" -- run --net allow --dry-run -- true
+	like "$OUT" $'\n# note: \\*\\.example\\.org: any name under example\\.org is looked up by the host.s resolver' \
+		"$who: run --dry-run notes it too"
+	rm -f "$cfg"
+	aj_run "$who" -- doctor
+	is "$(line dns_wildcard)" "" "$who: … and without one there is no such line"
+	aj_run "$who" -- run --net allow --allow-domain api.example.com --dry-run -- true
+	unlike "$OUT" '# note:' "$who: … nor a note"
+done
+
 # the override exists only in the test build: the release binary reads the real host
 aj_run "${AJ_WHOS[0]}" -e AGENTJAIL_TEST_PROCFS="$FAKE" -- doctor
 rc_is 0 "the release build ignores AGENTJAIL_TEST_PROCFS"

@@ -418,12 +418,56 @@ static void deterministic(void **state)
 	free(b);
 }
 
+/* bw_plan_shows: what the jail sees of the host, for the "not in the jail's view" line */
+static void shows(void **state)
+{
+	(void)state;
+	struct hostfacts hf;
+	char f[4200];
+	golden_load(data_dir(), "parents", &hf, f);
+	struct strv args = STRV_INIT;
+	case_args(f, &args);
+	struct parse_ctx ctx = {.cwd = hf.cwd, .home = hf.home};
+	struct run_request req;
+	struct err e = {0};
+	struct bw_plan plan = {0};
+	assert_int_equal(run_parse_args((int)args.n, strv_data(&args), &ctx, &req, &e), 0);
+	assert_int_equal(policy_validate(&req.pol, hf.home, &e), 0);
+	assert_int_equal(bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e), 0);
+	static const struct {
+		const char *path;
+		bool shown;
+	} t[] = {
+		{"/srv/tools/tool", true},      /* --ro */
+		{"/srv/work/proj/x", true},     /* the workspace */
+		{"/opt2/bin/tool", true},       /* the command's own directory */
+		{"/usr/lib/x", true},           /* a system tree */
+		{"/bin/sh", true},              /* a merged-/usr link */
+		{"/srv/other/tool", false},     /* bwrap's root: only what the plan made */
+		{"/srv", false},
+		{"/mnt/data/x", false},
+		{"/etc/shadow", false},         /* masked */
+		{"/opt/private/x", false},      /* masked (root-only) */
+		{"/tmp/x", false},              /* a private tmpfs */
+		{"/root/.cargo/bin/cargo", true},
+		{"/root/x", false},             /* the private home */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		if (bw_plan_shows(&plan, &hf, t[i].path) != t[i].shown)
+			fail_msg("bw_plan_shows(%s) should be %d", t[i].path, t[i].shown);
+	bw_plan_free(&plan);
+	run_request_free(&req);
+	strv_free(&args);
+	hostfacts_free(&hf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest extra[] = {
 		cmocka_unit_test(properties),
 		cmocka_unit_test(deterministic),
 		cmocka_unit_test(allow_resolv),
+		cmocka_unit_test(shows),
 	};
 	return golden_main("bwrap_argv", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

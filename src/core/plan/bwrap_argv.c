@@ -1399,6 +1399,41 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	return 0;
 }
 
+/* The view at `path` by the deepest op over it: shown as the host has it (an identity bind,
+ * or a symlink recreated from the host's), or not. */
+static bool op_shows(const struct bw_plan *p, const char *path)
+{
+	const struct bw_op *deepest = NULL;
+	size_t dlen = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const char *d = made_dest(&p->ops[i]);
+		if (d && path_is_under(path, d) && (!deepest || strlen(d) >= dlen)) {
+			deepest = &p->ops[i];
+			dlen = strlen(d);
+		}
+	}
+	if (!deepest)
+		return false; /* bwrap's root holds only what the plan made */
+	const char *verb = op_verb(deepest);
+	const char *dest = deepest->args.v[deepest->args.n - 1];
+	if (!strcmp(verb, "--symlink"))
+		return true; /* the host's own link; where it leads is judged by the real path */
+	if (deepest->src) /* --bind-fd, --ro-bind-fd */
+		return !strcmp(deepest->src, dest);
+	if (!strcmp(verb, "--ro-bind") || !strcmp(verb, "--bind"))
+		return strcmp(deepest->args.v[deepest->args.n - 2], "/dev/null") != 0 &&
+		       !strcmp(deepest->args.v[deepest->args.n - 2], dest);
+	return false; /* a tmpfs, a directory of the plan, /proc, /dev, data */
+}
+
+bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *path)
+{
+	if (!op_shows(p, path))
+		return false;
+	_cleanup_free_ char *real = hf_realpath(hf, path, NULL);
+	return !real || !strcmp(real, path) || op_shows(p, real);
+}
+
 void bw_plan_free(struct bw_plan *p)
 {
 	for (size_t i = 0; i < p->nops; i++)

@@ -137,6 +137,47 @@ char *fmt_cut(const char *s, size_t width)
 	return sb_steal(&b);
 }
 
+char *fmt_wrap(const char *s, size_t width, size_t indent)
+{
+	char *c = fmt_clean(s);
+	size_t room = width > indent ? width - indent : SIZE_MAX;
+	struct strbuf b = STRBUF_INIT;
+	const char *line = c;
+	while (*line == ' ')
+		line++;
+	while (*line) {
+		size_t used = 0, len, w;
+		bool bad;
+		const char *p = line, *space = NULL;
+		while (*p) {
+			next_char(p, &len, &w, &bad);
+			if (used + w > room && p > line)
+				break;
+			if (*p == ' ')
+				space = p;
+			used += w;
+			p += len;
+		}
+		const char *end = p, *next = p;
+		if (*p && space && space > line) {
+			end = space;
+			next = space + 1;
+		}
+		while (end > line && end[-1] == ' ')
+			end--;
+		if (b.len)
+			sb_addc(&b, '\n');
+		for (size_t i = 0; i < indent; i++)
+			sb_addc(&b, ' ');
+		sb_addn(&b, line, (size_t)(end - line));
+		line = next;
+		while (*line == ' ')
+			line++;
+	}
+	free(c);
+	return sb_steal(&b);
+}
+
 /* ---- tables ---- */
 
 void fmt_table_init(struct fmt_table *t, const struct fmt_col *cols, size_t ncols)
@@ -397,7 +438,8 @@ char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_o
 		strv_push_take(&cells, sessfmt_status(s->status, s->exit_status));
 		strv_push_take(&cells, sessfmt_policy(s->policy_json));
 		if (net)
-			strv_push_take(&cells, netfmt_cell(s->n_net_allowed, s->n_net_denied));
+			strv_push_take(&cells, netfmt_cell(s->n_net_allowed, s->n_net_failed,
+							   s->n_net_denied));
 		strv_push(&cells, s->profile ? s->profile : "-");
 		if (o->workspace)
 			strv_push_take(&cells, workspace_cell(s->workspace, o->home));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "core/jail/ctl.h"
 #include "core/plan/bwrapmsg.h"
 #include "core/plan/cmdwords.h"
 #include "core/plan/denial.h"
@@ -95,4 +96,13 @@ void jailreport_failure(const struct launch_result *r, int status, struct hostfa
 	if (line)
 		cmd_warn("%s", line);
 	free(moved);
+}
+
+void jailreport_notes(const struct launch_result *r, struct hostfacts *hf)
+{
+	if (!(r->notes & CTL_NOTE_LOCK) || !hf->home)
+		return;
+	_cleanup_free_ char *gitconfig = path_join(hf->home, ".gitconfig");
+	_cleanup_free_ char *line = denial_gitconfig_line(gitconfig);
+	cmd_warn("%s", line);
 }

@@ -26,4 +26,9 @@ bool jailreport_bwrap(const struct launch_result *r);
 void jailreport_failure(const struct launch_result *r, int status, struct hostfacts *hf,
 			const struct bw_plan *plan, const struct strv *cmd);
 
+/* After any jailed run: what init noticed that the user should know (ctl.h CTL_NOTE_*): git
+ * tried to rewrite ~/.gitconfig, read-only in the jail (one line, with how to set an identity
+ * instead). hf: the facts the jail was planned from. */
+void jailreport_notes(const struct launch_result *r, struct hostfacts *hf);
+
 #endif

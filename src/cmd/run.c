@@ -317,6 +317,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 			 r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
 	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed();
 	jailreport_failure(&r, rc, &j->hf, plan, &req->cmd);
+	jailreport_notes(&r, &j->hf);
 	if (rec)
 		cmd_rec_end(rec, rc, r.started ? r.cmd_signal : 0, r.term_signal);
 	if (report_unmoved(&r))

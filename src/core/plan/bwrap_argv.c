@@ -1390,6 +1390,11 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_copy(&ia.writable, &agent_roots);
 	strv_copy(&ia.deny_read, &out->deny_read);
 	add_rlimits(out, &ia);
+	/* ~/.gitconfig bound read-only (add_home): `git config --global` fails with EBUSY there,
+	 * and init tells the host when git tried, for a hint after the run */
+	_cleanup_free_ char *gitconfig = home_tmpfs ? path_join(hf->home, ".gitconfig") : NULL;
+	if (gitconfig && hf_type(hf, gitconfig) == HF_FILE)
+		ia.note_lock = gitconfig;
 	initargs_build(&ia, &out->cmd);
 	initargs_free(&ia);
 	for (size_t i = 0; i < cmd->n; i++)

@@ -26,7 +26,9 @@ static void judged(const char *text, size_t len, struct gitcfg_judgement *j)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = fuzz_dup(data, size + 1);
+	char *text = malloc(size + 1);
+	FUZZ_CHECK(text);
+	memcpy(text, data, size);
 	text[size] = '\0';
 	struct gitcfg_judgement j;
 	judged(text, size, &j);

@@ -83,6 +83,7 @@ static void print_net(struct log_opts *o, const struct net_row *r)
 		json_object_set_new(j, "host", JFIELD(ev->host));
 		json_object_set_new(j, "port", json_integer(ev->port));
 		json_object_set_new(j, "action", json_string(ev->allowed ? "allow" : "deny"));
+		json_object_set_new(j, "failed", json_boolean(ev->allowed && ev->failed));
 		json_object_set_new(j, "rule", JFIELD(ev->rule));
 		json_object_set_new(j, "addr", JFIELD(ev->addr));
 		json_object_set_new(j, "bytes_up", json_integer((json_int_t)ev->bytes_up));

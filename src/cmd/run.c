@@ -329,7 +329,8 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 		cmd_warn("the command did not exit after %s: the jail was killed",
 			 r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
 	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed();
-	jailreport_failure(&r, rc, &j->hf, &req->cmd);
+	jailreport_failure(&r, rc, &j->hf, plan, &req->cmd);
+	jailreport_notes(&r, &j->hf);
 	if (rec)
 		cmd_rec_end(rec, rc, r.started ? r.cmd_signal : 0, r.term_signal);
 	if (report_unmoved(&r))

@@ -113,7 +113,31 @@ static json_t *session_json(const struct session *s)
 	free(summary);
 	json_object_set_new(o, "net_allowed", json_integer(s->n_net_allowed));
 	json_object_set_new(o, "net_denied", json_integer(s->n_net_denied));
+	json_object_set_new(o, "net_failed", json_integer(s->n_net_failed));
 	return o;
+}
+
+/* A JSON string of text from the store that may not be UTF-8 (the jail chose it). */
+static json_t *jtext(const char *t)
+{
+	json_t *j = json_string(t ? t : "");
+	if (!j) {
+		char *c = fmt_clean(t);
+		j = json_string(c);
+		free(c);
+	}
+	return j ? j : json_string("?");
+}
+
+/* show --json: requests by host and port, each with its first reason (or upstream error). */
+static json_t *by_host_json(const struct net_count *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:o, s:i, s:I, s:o}", "host", jtext(v[i].host),
+						   "port", v[i].port, "count", (json_int_t)v[i].n,
+						   "reason", jtext(v[i].why)));
+	return a;
 }
 
 static void print_json(json_t *j)
@@ -237,9 +261,13 @@ int cmd_show(int argc, char **argv)
 	struct err e = {0};
 	if (store_attempts(st, s.id, &at, &nat, &e) < 0)
 		cmd_print_err(&e);
-	struct net_count *den = NULL;
-	size_t nden = 0;
-	if (s.n_net_denied > 0 && store_net_denied(st, s.id, SHOW_DENIED_MAX, &den, &nden, &e) < 0)
+	struct net_count *den = NULL, *fail = NULL;
+	size_t nden = 0, nfail = 0;
+	if (s.n_net_denied > 0 &&
+	    store_net_counts(st, s.id, NET_DENIED, SHOW_DENIED_MAX, &den, &nden, &e) < 0)
+		cmd_print_err(&e);
+	if (s.n_net_failed > 0 &&
+	    store_net_counts(st, s.id, NET_FAILED, SHOW_DENIED_MAX, &fail, &nfail, &e) < 0)
 		cmd_print_err(&e);
 	struct event *ev = NULL;
 	size_t nev = 0;
@@ -263,20 +291,8 @@ int cmd_show(int argc, char **argv)
 						(json_int_t)at[i].ended_ms));
 		}
 		json_object_set_new(o, "attempts_detail", atts);
-		json_t *dj = json_array();
-		for (size_t i = 0; i < nden; i++) {
-			json_t *h = json_string(den[i].host);
-			if (!h) {
-				char *c = fmt_clean(den[i].host);
-				h = json_string(c);
-				free(c);
-			}
-			json_array_append_new(dj, json_pack("{s:o, s:i, s:I}", "host",
-							    h ? h : json_string("?"), "port",
-							    den[i].port, "count",
-							    (json_int_t)den[i].n));
-		}
-		json_object_set_new(o, "net_denied_by_host", dj);
+		json_object_set_new(o, "net_denied_by_host", by_host_json(den, nden));
+		json_object_set_new(o, "net_failed_by_host", by_host_json(fail, nfail));
 		json_t *ej = json_array();
 		for (size_t i = 0; i < nev; i++) {
 			json_t *d = ev[i].detail_json ? json_loads(ev[i].detail_json, 0, NULL) : NULL;
@@ -333,8 +349,9 @@ int cmd_show(int argc, char **argv)
 			printf("           agentjail log %s lists them with the network decisions\n",
 			       s.id);
 		if (s.n_net_allowed + s.n_net_denied > 0) {
-			_cleanup_free_ char *net = netfmt_summary(s.n_net_allowed, s.n_net_denied,
-								  den, nden, 200);
+			_cleanup_free_ char *net =
+				netfmt_summary(s.n_net_allowed, s.n_net_failed, s.n_net_denied, fail,
+					       nfail, den, nden, 400);
 			printf("network    %s\n", net);
 		}
 		/* the "ago" column as wide as its widest cell, so the rows align */
@@ -355,6 +372,7 @@ int cmd_show(int argc, char **argv)
 	attempts_free(at, nat);
 	events_free(ev, nev);
 	net_counts_free(den, nden);
+	net_counts_free(fail, nfail);
 	session_free(&s);
 	return 0;
 }

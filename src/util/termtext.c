@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "util/strbuf.h"
 
@@ -127,5 +128,46 @@ char *fmt_cut(const char *s, size_t width)
 		add_clean(&b, s, width - 1);
 		sb_add(&b, "…");
 	}
+	return sb_steal(&b);
+}
+
+char *fmt_wrap(const char *s, size_t width, size_t indent)
+{
+	char *c = fmt_clean(s);
+	size_t room = width > indent ? width - indent : SIZE_MAX;
+	struct strbuf b = STRBUF_INIT;
+	const char *line = c;
+	while (*line == ' ')
+		line++;
+	while (*line) {
+		size_t used = 0, len, w;
+		bool bad;
+		const char *p = line, *space = NULL;
+		while (*p) {
+			next_char(p, &len, &w, &bad);
+			if (used + w > room && p > line)
+				break;
+			if (*p == ' ')
+				space = p;
+			used += w;
+			p += len;
+		}
+		const char *end = p, *next = p;
+		if (*p && space && space > line) {
+			end = space;
+			next = space + 1;
+		}
+		while (end > line && end[-1] == ' ')
+			end--;
+		if (b.len)
+			sb_addc(&b, '\n');
+		for (size_t i = 0; i < indent; i++)
+			sb_addc(&b, ' ');
+		sb_addn(&b, line, (size_t)(end - line));
+		line = next;
+		while (*line == ' ')
+			line++;
+	}
+	free(c);
 	return sb_steal(&b);
 }

@@ -18,3 +18,8 @@ size_t fmt_width(const char *s);
 char *fmt_clean(const char *s);
 /* s cleaned and cut to at most `width` columns, ending with "…" when it was cut. */
 char *fmt_cut(const char *s, size_t width);
+/* s cleaned and broken into lines of at most `width` columns, each after `indent` spaces
+ * (counted in the width), joined by "\n" (no trailing one): at the last space that fits, or
+ * inside a word longer than a line. Nothing is cut. width 0, or not wider than indent: one
+ * line. */
+char *fmt_wrap(const char *s, size_t width, size_t indent);

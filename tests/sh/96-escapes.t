@@ -67,8 +67,10 @@ for who in "${AJ_WHOS[@]}"; do
 
 	# --- violations found after the run: a nested repository made inside
 	aj_fresh_ws "$who"
+	# (a new repository's config is moved aside only when it sets a key that runs a command)
 	aj_run "$who" -- run -- sh -c 'exec 2>/dev/null
-		git init -q "$(printf "m\033]0;PWNED\007\033[2J\302\233\342\200\256x")"'
+		d=$(printf "m\033]0;PWNED\007\033[2J\302\233\342\200\256x")
+		git init -q "$d" && git -C "$d" config core.pager "sh -c true"'
 	like "$ERR" 'violation: .*m\?\]0;PWNED\?\?\[2J\?\?x' "$who: the violations after the run name the paths"
 	term_safe "$who: … cleaned"
 	for c in "sessions" "log --last" "log --last --json"; do

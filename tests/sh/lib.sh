@@ -453,6 +453,26 @@ aj_kill_tree() {
 	return 0
 }
 
+# py EXPR — a Python expression over the JSON in $OUT (as `d`), printed
+py() { printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>&1; }
+# pyl EXPR — the same over JSON lines in $OUT (as the list `d`)
+pyl() {
+	printf '%s' "$OUT" |
+		python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print($1)" 2>&1
+}
+
+# aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory),
+# run as that identity
+aj_tmux() {
+	local sock=$AJ_TMP/$AJ_WHO/tmux.sock
+	if [ "$AJ_WHO" = user ] && aj_is_root; then
+		setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups \
+			env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
+	else
+		env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
+	fi
+}
+
 # A sorted listing of a tree (path, type, size, mode) for before/after comparisons.
 aj_tree() {
 	find "$@" -printf '%p %y %s %m\n' 2>/dev/null | LC_ALL=C sort

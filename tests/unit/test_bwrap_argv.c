@@ -154,6 +154,53 @@ static const char *dest_of(const struct bw_op *o)
 	return o->args.v[o->args.n - 1];
 }
 
+/* The option of an op past "--size N" / "--perms M". */
+static const char *verb_of(const struct bw_op *o)
+{
+	size_t k = 0;
+	while (k + 1 < o->args.n && (!strcmp(o->args.v[k], "--size") ||
+				     !strcmp(o->args.v[k], "--perms")))
+		k += 2;
+	return o->args.v[k];
+}
+
+/* bwrap never makes a directory on the way to a destination where the view is empty (its own
+ * root, a tmpfs, a directory of the plan): bwrap makes a bind's parents 0700, which as root
+ * Landlock leaves unreadable (issue 26). Each such directory is an earlier "--perms 0755
+ * --dir". */
+static void check_parents(const struct bw_plan *p)
+{
+	struct strv made = STRV_INIT, fresh = STRV_INIT;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		const char *v = verb_of(o);
+		bool dir = !strcmp(v, "--dir");
+		if (!dir && !is_mount(v))
+			continue;
+		const char *d = dest_of(o);
+		if (dir) {
+			assert_string_equal(o->args.v[0], "--perms");
+			assert_string_equal(o->args.v[1], "0755");
+		}
+		for (const char *s = strchr(d + 1, '/'); s; s = strchr(s + 1, '/')) {
+			char *a = xstrndup(d, (size_t)(s - d));
+			const char *deepest = NULL;
+			for (size_t k = 0; k < made.n; k++)
+				if (path_is_strict_ancestor(made.v[k], a) &&
+				    (!deepest || strlen(made.v[k]) >= strlen(deepest)))
+					deepest = made.v[k];
+			if ((!deepest || strv_contains(&fresh, deepest)) && !strv_contains(&made, a))
+				fail_msg("%s: its parent %s is left to bwrap (a bind's come out 0700)", d, a);
+			free(a);
+		}
+		strv_push(&made, d);
+		if (dir || !strcmp(v, "--tmpfs"))
+			strv_push(&fresh, d);
+	}
+	strv_free(&made);
+	strv_free(&fresh);
+}
+
 static void check_plan(const struct bw_plan *p, const char *rendered)
 {
 	struct strv dests = STRV_INIT;
@@ -202,6 +249,7 @@ static void check_plan(const struct bw_plan *p, const char *rendered)
 		}
 	}
 	assert_true(seen_seccomp && seen_capdrop && seen_userns && root_ro);
+	check_parents(p);
 	/* --net allow: in the holder's namespace, DNS to the stub, the proxy variables last */
 	size_t data = 0, share = 0;
 	const char *last_env = NULL;
@@ -370,12 +418,56 @@ static void deterministic(void **state)
 	free(b);
 }
 
+/* bw_plan_shows: what the jail sees of the host, for the "not in the jail's view" line */
+static void shows(void **state)
+{
+	(void)state;
+	struct hostfacts hf;
+	char f[4200];
+	golden_load(data_dir(), "parents", &hf, f);
+	struct strv args = STRV_INIT;
+	case_args(f, &args);
+	struct parse_ctx ctx = {.cwd = hf.cwd, .home = hf.home};
+	struct run_request req;
+	struct err e = {0};
+	struct bw_plan plan = {0};
+	assert_int_equal(run_parse_args((int)args.n, strv_data(&args), &ctx, &req, &e), 0);
+	assert_int_equal(policy_validate(&req.pol, hf.home, &e), 0);
+	assert_int_equal(bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e), 0);
+	static const struct {
+		const char *path;
+		bool shown;
+	} t[] = {
+		{"/srv/tools/tool", true},      /* --ro */
+		{"/srv/work/proj/x", true},     /* the workspace */
+		{"/opt2/bin/tool", true},       /* the command's own directory */
+		{"/usr/lib/x", true},           /* a system tree */
+		{"/bin/sh", true},              /* a merged-/usr link */
+		{"/srv/other/tool", false},     /* bwrap's root: only what the plan made */
+		{"/srv", false},
+		{"/mnt/data/x", false},
+		{"/etc/shadow", false},         /* masked */
+		{"/opt/private/x", false},      /* masked (root-only) */
+		{"/tmp/x", false},              /* a private tmpfs */
+		{"/root/.cargo/bin/cargo", true},
+		{"/root/x", false},             /* the private home */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		if (bw_plan_shows(&plan, &hf, t[i].path) != t[i].shown)
+			fail_msg("bw_plan_shows(%s) should be %d", t[i].path, t[i].shown);
+	bw_plan_free(&plan);
+	run_request_free(&req);
+	strv_free(&args);
+	hostfacts_free(&hf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest extra[] = {
 		cmocka_unit_test(properties),
 		cmocka_unit_test(deterministic),
 		cmocka_unit_test(allow_resolv),
+		cmocka_unit_test(shows),
 	};
 	return golden_main("bwrap_argv", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

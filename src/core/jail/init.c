@@ -6,8 +6,10 @@
  * the kernel has it, abstract Unix sockets and signals scoped to the jail); runs the command as
  * its child in a process group of its own, made the terminal's foreground group; forwards the
  * signals it is sent and the host's requests on the control channel to that group; reports
- * stops (Ctrl-Z) so the host can give the user's terminal back; reaps every child; and exits
- * with the command's status (128+N when it died of signal N). */
+ * stops (Ctrl-Z) so the host can give the user's terminal back; notes a lock file made beside
+ * the --note-lock file (git failing to rewrite the read-only ~/.gitconfig) for the host to
+ * explain; reaps every child; and exits with the command's status (128+N when it died of
+ * signal N). */
 #include "core/jail/init.h"
 
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -28,6 +31,7 @@
 #include "core/jail/ctl.h"
 #include "core/plan/initargs.h"
 #include "core/confine/landlock.h"
+#include "util/path.h"
 #include "util/strv.h"
 
 /* This runs as the jail's PID 1, so it reports on stderr itself: there is no command layer
@@ -171,7 +175,54 @@ struct loop {
 	int status;   /* -1 while the command runs */
 	bool signalled; /* it died of a signal */
 	bool froze_all; /* every process in the jail was stopped with the command */
+	int lock_fd;    /* inotify on the --note-lock file's directory, or -1 */
+	char *lock_name; /* the lock file's name there: NAME.lock */
+	int notes;      /* CTL_NOTE bits seen */
 };
+
+/* --note-lock PATH: watch PATH's directory for PATH.lock being made (git writes a config file by
+ * making NAME.lock and renaming it over NAME; over a read-only bind the rename fails with EBUSY
+ * and git removes the lock, so its creation is the one trace). Best effort: without it, no
+ * hint. */
+static void watch_lock(struct loop *l)
+{
+	l->lock_fd = -1;
+	if (!l->a->note_lock || l->a->note_lock[0] != '/')
+		return;
+	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (fd < 0)
+		return;
+	char *dir = path_dirname(l->a->note_lock);
+	if (inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW) < 0) {
+		free(dir);
+		(void)close(fd);
+		return;
+	}
+	free(dir);
+	size_t n = strlen(path_basename(l->a->note_lock));
+	l->lock_name = malloc(n + sizeof ".lock");
+	if (!l->lock_name) {
+		(void)close(fd);
+		return;
+	}
+	memcpy(l->lock_name, path_basename(l->a->note_lock), n);
+	memcpy(l->lock_name + n, ".lock", sizeof ".lock");
+	l->lock_fd = fd;
+}
+
+static void on_lock_events(struct loop *l)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while ((n = read(l->lock_fd, buf, sizeof buf)) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			if (ev->len && !strcmp(ev->name, l->lock_name))
+				l->notes |= CTL_NOTE_LOCK;
+			p += sizeof *ev + ev->len;
+		}
+	}
+}
 
 /* The command stopped (Ctrl-Z): stop everything else in the jail too, or a process that left its
  * process group (setsid, a daemon) would go on running while the user's shell says "Stopped".
@@ -242,9 +293,10 @@ static int run_loop(struct loop *l, int sfd)
 {
 	bool ctl_open = l->a->ctl >= 0;
 	while (l->status < 0) {
-		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
-					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN}};
-		if (poll(pfd, 2, -1) < 0) {
+		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
+					{.fd = l->lock_fd, .events = POLLIN}};
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return fail("poll failed", errno);
@@ -256,7 +308,13 @@ static int run_loop(struct loop *l, int sfd)
 		}
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
 			on_control(l, &ctl_open);
+		if (pfd[2].revents & POLLIN)
+			on_lock_events(l);
 	}
+	if (l->lock_fd >= 0)
+		on_lock_events(l); /* what came just before the command's end */
+	if (l->a->ctl >= 0 && l->notes)
+		(void)ctl_send(l->a->ctl, CTL_NOTE, l->notes);
 	if (l->a->ctl >= 0)
 		(void)ctl_send(l->a->ctl, CTL_EXIT,
 			       l->status | (l->signalled ? CTL_EXIT_SIGNALLED : 0));
@@ -268,7 +326,7 @@ int init_main(int argc, char **argv)
 	struct init_args a;
 	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
-			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] -- CMD",
+			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--note-lock PATH] -- CMD",
 			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);
@@ -279,6 +337,10 @@ int init_main(int argc, char **argv)
 			    0);
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		return fail("no_new_privs is not set: refusing to run", 0);
+	/* before Landlock, which could refuse reading the directory; close-on-exec, so the
+	 * command never holds it */
+	struct loop l = {.a = &a, .status = -1};
+	watch_lock(&l);
 	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
 		return 125;
 	/* not dumpable: otherwise the command (same uid) could open /proc/1/mem and write into
@@ -336,6 +398,7 @@ int init_main(int argc, char **argv)
 		(void)tcsetpgrp(tty, child);
 	if (a.ctl >= 0)
 		(void)ctl_send(a.ctl, CTL_READY, child);
-	struct loop l = {.a = &a, .tty = tty, .child = child, .status = -1};
+	l.tty = tty;
+	l.child = child;
 	return run_loop(&l, sfd);
 }

@@ -529,6 +529,7 @@ static void collect(const struct supervise_out *so, int ws, struct launch_result
 	r->landlock = so->landlock;
 	r->cmd_signal = so->cmd_signal;
 	r->exec_errno = so->exec_errno;
+	r->notes = so->notes;
 	r->bwrap_stderr = so->bwrap_stderr;
 	if (so->have_status)
 		r->status = so->status;

@@ -156,8 +156,12 @@ static void looked_up(void *arg, int status, int timeouts, struct ares_addrinfo 
 		rcode = DNS_NXDOMAIN;
 	else if (status != ARES_SUCCESS && status != ARES_ENODATA)
 		rcode = DNS_SERVFAIL;
-	if (status != ARES_SUCCESS)
-		(void)snprintf(j->ev.error, sizeof j->ev.error, "resolve: %s", ares_strerror(status));
+	/* no record of the type asked is an answer; anything else is a failed lookup, worded
+	 * as the proxy words a connection's */
+	j->ev.failed = status != ARES_SUCCESS && status != ARES_ENODATA;
+	if (j->ev.failed)
+		(void)snprintf(j->ev.error, sizeof j->ev.error, "could not resolve: %s",
+			       ares_strerror(status));
 	finish(p, j, rcode, a, n);
 }
 
@@ -205,6 +209,7 @@ static void answer(struct proxy *p, struct px_dns_job *j)
 	if (p->n_dns_jobs >= DNS_JOBS_MAX) {
 		free(host);
 		(void)snprintf(j->ev.error, sizeof j->ev.error, "too many lookups in flight");
+		j->ev.failed = true;
 		finish(p, j, DNS_SERVFAIL, NULL, 0);
 		return;
 	}

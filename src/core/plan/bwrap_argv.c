@@ -1146,23 +1146,36 @@ static int check_devices(const struct policy *pol, struct hostfacts *hf, struct 
 	return 0;
 }
 
-/* The mount an op makes (its destination), or NULL for a non-mount option. The option may
- * be preceded by "--size N" and "--perms M". */
+/* The option an op gives, past a leading "--size N" and "--perms M". */
+static const char *op_verb(const struct bw_op *o)
+{
+	size_t k = 0;
+	while (k + 1 < o->args.n &&
+	       (!strcmp(o->args.v[k], "--size") || !strcmp(o->args.v[k], "--perms")))
+		k += 2;
+	return k < o->args.n ? o->args.v[k] : NULL;
+}
+
+/* The mount an op makes (its destination), or NULL for a non-mount option. */
 static const char *mount_dest(const struct bw_op *o)
 {
 	static const char *const m[] = {"--bind-fd", "--ro-bind-fd", "--ro-bind", "--bind",
 					"--dev-bind", "--tmpfs", "--proc", "--dev", "--symlink",
 					"--ro-bind-data", NULL};
-	size_t k = 0;
-	while (k + 1 < o->args.n &&
-	       (!strcmp(o->args.v[k], "--size") || !strcmp(o->args.v[k], "--perms")))
-		k += 2;
-	if (k >= o->args.n)
-		return NULL;
-	for (size_t i = 0; m[i]; i++)
-		if (!strcmp(o->args.v[k], m[i]))
+	const char *verb = op_verb(o);
+	for (size_t i = 0; verb && m[i]; i++)
+		if (!strcmp(verb, m[i]))
 			return o->args.v[o->args.n - 1];
 	return NULL;
+}
+
+/* What an op leaves at its destination: a mount point or a directory of the plan's own. */
+static const char *made_dest(const struct bw_op *o)
+{
+	const char *verb = op_verb(o);
+	if (verb && !strcmp(verb, "--dir"))
+		return o->args.v[o->args.n - 1];
+	return mount_dest(o);
 }
 
 static void op_free(struct bw_op *o)
@@ -1214,6 +1227,60 @@ static void dedupe_mounts(struct bw_plan *p)
 		o->args.v[k] = xasprintf("%d", o->fd);
 	}
 	p->next_fd = fd;
+}
+
+/* bwrap makes the missing parents of a destination itself, and those of a bind come out 0700
+ * (their mode follows the op's --perms, which a bind leaves 0: bubblewrap 0.8 to 0.11). As
+ * root that directory is not readable by others, so init's Landlock walk gives it no read rule
+ * (landlock.c's visit_entry, against renames over masked secrets) and everything bound below
+ * it was unreadable: `--ro /srv/tools` could list /srv/tools and run nothing in it (issue 26).
+ * So every directory on the way to a destination that lies in bwrap's empty root or in a tmpfs
+ * of the plan (where nothing is but what the plan makes) is made first, 0755, by the plan
+ * itself. Under a bind of a host directory nothing is made: it exists there, or bwrap would
+ * write into the host's tree. */
+static bool in_fresh_dir(const struct strv *dests, const struct strv *fresh, const char *a)
+{
+	const char *deepest = NULL;
+	for (size_t i = 0; i < dests->n; i++)
+		if (path_is_strict_ancestor(dests->v[i], a) &&
+		    (!deepest || strlen(dests->v[i]) >= strlen(deepest)))
+			deepest = dests->v[i];
+	return !deepest || strv_contains(fresh, deepest);
+}
+
+static void add_parent_dirs(struct bw_plan *p)
+{
+	struct bw_op *ops = p->ops;
+	size_t n = p->nops;
+	p->ops = NULL;
+	p->nops = p->capops = 0;
+	struct strv dests = STRV_INIT; /* what the ops so far made, in order */
+	struct strv fresh = STRV_INIT; /* … of which empty directories of the plan's own */
+	for (size_t i = 0; i < n; i++) {
+		const char *d = made_dest(&ops[i]);
+		if (d && d[0] == '/') {
+			for (const char *s = strchr(d + 1, '/'); s; s = strchr(s + 1, '/')) {
+				_cleanup_free_ char *a = xstrndup(d, (size_t)(s - d));
+				if (strv_contains(&dests, a) || !in_fresh_dir(&dests, &fresh, a))
+					continue;
+				op(p, "on the way to a mount point: searchable by all (bwrap "
+				      "makes a bind's parents 0700)",
+				   4, "--perms", "0755", "--dir", a);
+				strv_push(&dests, a);
+				strv_push(&fresh, a);
+			}
+		}
+		*op_new(p, NULL) = ops[i];
+		if (!d)
+			continue;
+		strv_push(&dests, d);
+		const char *verb = op_verb(&ops[i]);
+		if (!strcmp(verb, "--tmpfs") || !strcmp(verb, "--dir"))
+			strv_push(&fresh, d);
+	}
+	free(ops);
+	strv_free(&dests);
+	strv_free(&fresh);
 }
 
 /* The limits as the policy has them (defaults resolved by the caller; unset: none) and how
@@ -1302,6 +1369,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	 * read-only, so / is never writable and nothing written outside the mounts piles up */
 	op(out, "the jail's root, read-only: / is never writable", 2, "--remount-ro", "/");
 	dedupe_mounts(out);
+	add_parent_dirs(out);
 
 	const char *cwd = hf->cwd && path_is_under(hf->cwd, pol->workspace) ? hf->cwd
 									       : pol->workspace;
@@ -1322,6 +1390,11 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_copy(&ia.writable, &agent_roots);
 	strv_copy(&ia.deny_read, &out->deny_read);
 	add_rlimits(out, &ia);
+	/* ~/.gitconfig bound read-only (add_home): `git config --global` fails with EBUSY there,
+	 * and init tells the host when git tried, for a hint after the run */
+	_cleanup_free_ char *gitconfig = home_tmpfs ? path_join(hf->home, ".gitconfig") : NULL;
+	if (gitconfig && hf_type(hf, gitconfig) == HF_FILE)
+		ia.note_lock = gitconfig;
 	initargs_build(&ia, &out->cmd);
 	initargs_free(&ia);
 	for (size_t i = 0; i < cmd->n; i++)
@@ -1329,6 +1402,41 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_free(&writable);
 	strv_free(&agent_roots);
 	return 0;
+}
+
+/* The view at `path` by the deepest op over it: shown as the host has it (an identity bind,
+ * or a symlink recreated from the host's), or not. */
+static bool op_shows(const struct bw_plan *p, const char *path)
+{
+	const struct bw_op *deepest = NULL;
+	size_t dlen = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const char *d = made_dest(&p->ops[i]);
+		if (d && path_is_under(path, d) && (!deepest || strlen(d) >= dlen)) {
+			deepest = &p->ops[i];
+			dlen = strlen(d);
+		}
+	}
+	if (!deepest)
+		return false; /* bwrap's root holds only what the plan made */
+	const char *verb = op_verb(deepest);
+	const char *dest = deepest->args.v[deepest->args.n - 1];
+	if (!strcmp(verb, "--symlink"))
+		return true; /* the host's own link; where it leads is judged by the real path */
+	if (deepest->src) /* --bind-fd, --ro-bind-fd */
+		return !strcmp(deepest->src, dest);
+	if (!strcmp(verb, "--ro-bind") || !strcmp(verb, "--bind"))
+		return strcmp(deepest->args.v[deepest->args.n - 2], "/dev/null") != 0 &&
+		       !strcmp(deepest->args.v[deepest->args.n - 2], dest);
+	return false; /* a tmpfs, a directory of the plan, /proc, /dev, data */
+}
+
+bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *path)
+{
+	if (!op_shows(p, path))
+		return false;
+	_cleanup_free_ char *real = hf_realpath(hf, path, NULL);
+	return !real || !strcmp(real, path) || op_shows(p, real);
 }
 
 void bw_plan_free(struct bw_plan *p)

@@ -84,5 +84,11 @@ void bw_plan_argv_redacted(const struct bw_plan *p, const char *bwrap_path, stru
  * shown as <redacted>; then the skipped list. */
 char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);
 
+/* Whether the jail's view shows the host's `path` (absolute, normalized) as the host has it:
+ * the deepest mount over it, and over the file its symlinks lead to, binds the same host path
+ * there (or is a link the host has too). false where a tmpfs, a mask, or nothing (bwrap's empty
+ * root) is over it. For the "not in the jail's view" line (cmd/jailreport.c). */
+bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *path);
+
 /* The protected names inside every writable root (doc/design.md §3 step 7). */
 extern const char *const bw_protected_names[];

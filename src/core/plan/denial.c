@@ -88,3 +88,14 @@ char *denial_not_in_view(const char *cmd, const char *host_path, const char *dir
 	return xasprintf("%s is not in the jail's view: on the host it is %s; --ro %s brings it in",
 			 cmd, host_path, dir);
 }
+
+char *denial_gitconfig_line(const char *path)
+{
+	return xasprintf("git could not write %s (git config --global): the host's file is "
+			 "read-only in the jail (\"Device or resource busy\"); set an identity on "
+			 "the host (git config --global user.name …), for a run with --env "
+			 "GIT_AUTHOR_NAME=… --env GIT_AUTHOR_EMAIL=… (and GIT_COMMITTER_NAME, "
+			 "GIT_COMMITTER_EMAIL), or per command: git -c user.name=… -c user.email=… "
+			 "commit",
+			 path);
+}

@@ -14,6 +14,9 @@ struct net_event {
 				 * be read: net_event_malformed) */
 	uint16_t port;          /* 0 for DNS */
 	bool allowed;
+	bool failed;            /* allowed, but the upstream could not be reached: the name did not
+				 * resolve, the connect failed or timed out (the 502/504, SOCKS
+				 * 4/5 sent; a DNS answer SERVFAIL/NXDOMAIN); `error` says why */
 	char rule[320];         /* allowed: the rule's spec ("*.example.com", "map api=127.0.0.1");
 				 * denied: the one-line reason (net_deny_reason; "malformed DNS
 				 * request: WHY") */

@@ -273,7 +273,8 @@ char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_o
 		strv_push_take(&cells, sessfmt_status(s->status, s->exit_status));
 		strv_push_take(&cells, sessfmt_policy(s->policy_json));
 		if (net)
-			strv_push_take(&cells, netfmt_cell(s->n_net_allowed, s->n_net_denied));
+			strv_push_take(&cells, netfmt_cell(s->n_net_allowed, s->n_net_failed,
+							   s->n_net_denied));
 		strv_push(&cells, s->profile ? s->profile : "-");
 		if (o->workspace)
 			strv_push_take(&cells, workspace_cell(s->workspace, o->home));

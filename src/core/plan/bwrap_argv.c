@@ -1,6 +1,7 @@
 /* bwrap_argv: policy + host facts → bwrap argv (doc/design.md §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/plan/bwrap_argv.h"
+#include "core/plan/bindpath.h"
 #include "core/plan/initargs.h"
 #include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
@@ -461,8 +462,9 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 		enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
 		if (t != HF_DIR && t != HF_FILE) {
 			skip(p, a, "agent config path: missing");
-		} else if (!strcmp(real, "/") || path_is_under(hf->home, real)) {
-			skip(p, a, "agent config path resolves to / or $HOME or above: not bound");
+		} else if (bindpath_never(hf, real)) {
+			skip(p, a, "agent config path resolves to / or $HOME or above, or to "
+				   "agentjail's own directories: not bound");
 		} else {
 			for (size_t k = 0; k + 1 < l.n; k += 2)
 				op(p, "the agent's config path is a symlink on the host too", 3,
@@ -1106,12 +1108,17 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 }
 
 /* A --rw or --ro path that is not there: an error naming it (a typo would silently mean no
- * access). A missing --hide path is only worth a warning (cmd layer): nothing is there to see. */
+ * access). A missing --hide path is only worth a warning (cmd layer): nothing is there to see.
+ * Never $HOME, an ancestor of it, or agentjail's own directories (bindpath.h; resolving the
+ * paths refused them already, this holds for a policy from anywhere). */
 static int check_binds(const struct strv *paths, const char *opt, struct hostfacts *hf,
 		       struct err *e)
 {
 	for (size_t i = 0; i < paths->n; i++) {
 		enum hf_type t = hf_type(hf, paths->v[i]);
+		const char *why = bindpath_never(hf, paths->v[i]);
+		if (why)
+			return bindpath_refuse(e, opt, paths->v[i], paths->v[i], why);
 		if (t == HF_DIR || t == HF_FILE)
 			continue;
 		if (t == HF_MISSING) {

@@ -86,3 +86,11 @@ char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);
 
 /* The protected names inside every writable root (doc/design.md §3 step 7). */
 extern const char *const bw_protected_names[];
+
+/* What in a home runs code later, relative to $HOME, and who runs it: protected wherever a
+ * writable bind covers it (doc/design.md §3b). NULL-terminated. */
+struct bw_home_code {
+	const char *name;
+	const char *why;
+};
+extern const struct bw_home_code bw_home_code[];

@@ -20,6 +20,9 @@ enum ctl_type {
 			  * command's stderr. bwrap's own stderr is a pipe the host reads, so
 			  * what bwrap says while it builds the jail is told apart from what the
 			  * command says (core/plan/bwrapmsg.h); init makes this fd its 2 */
+	CTL_BINDS,       /* host → init, before CTL_GO, with a memfd attached: what each bind
+			  * must show in the jail's view (core/jail/bindcheck.h); init checks it
+			  * before the command starts */
 };
 
 #define CTL_LL_FS 0x100      /* the writable view is enforced by Landlock too */

@@ -1309,6 +1309,20 @@ static void dedupe_mounts(struct bw_plan *p)
 	p->next_fd = fd;
 }
 
+bool bw_plan_bind_final(const struct bw_plan *p, size_t i)
+{
+	const struct bw_op *o = &p->ops[i];
+	const char *d = o->src ? mount_dest(o) : NULL;
+	if (!d)
+		return false;
+	for (size_t j = i + 1; j < p->nops; j++) {
+		const char *dj = mount_dest(&p->ops[j]);
+		if (dj && path_is_under(d, dj))
+			return false;
+	}
+	return true;
+}
+
 /* The limits as the policy has them (defaults resolved by the caller; unset: none) and how
  * this host enforces them (a fact the probe found). */
 static void plan_limits(struct bw_plan *p, const struct policy *pol, const struct hostfacts *hf)

@@ -68,6 +68,10 @@ struct bw_plan {
 	} limits;
 };
 
+/* Whether op i binds a host source (o->src) that the jail's final view shows at its
+ * destination: no later mount is made there or above it (core/jail/bindcheck.h). */
+bool bw_plan_bind_final(const struct bw_plan *p, size_t i);
+
 /* Build the plan. Fails (exit 2 material) only on a policy the host facts make impossible:
  * a block device, a --dev that is not a character device. */
 int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,

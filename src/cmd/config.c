@@ -11,7 +11,9 @@
 
 #include "cmd/cmd.h"
 #include "core/host/config_load.h"
+#include "core/host/hostfacts_probe.h"
 #include "core/host/trust.h"
+#include "core/plan/bindpath.h"
 #include "core/plan/profile.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -34,33 +36,51 @@ static void config_err(const struct err *e)
 }
 
 /* rw and ro of [policy] (and [agent.NAME]) follow --rw/--ro: a path that does not exist is an
- * error, here at the FILE:LINE that gave it (doc/agentjail.toml.5.scd). 0 or EXIT_USAGE. */
+ * error, here at the FILE:LINE that gave it (doc/agentjail.toml.5.scd); so is one of rw, ro or
+ * hide that a symlink in the workspace leads out of it, and an rw or ro path that is (or leads
+ * to) a place no jail is given (core/plan/bindpath.h). 0 or EXIT_USAGE. */
 static int check_config_binds(const struct config *c, const char *agent, const char *cwd,
-			      const char *home)
+			      const char *home, const char *workspace)
 {
 	const struct cfg_pol *pols[2] = {&c->policy, NULL};
 	for (size_t i = 0; agent && i < c->n_agents; i++)
 		if (!strcmp(c->agents[i].name, agent))
 			pols[1] = &c->agents[i].pol;
-	static const enum cfg_key keys[] = {CK_RW, CK_RO};
-	for (size_t p = 0; p < 2 && pols[p]; p++)
-		for (size_t k = 0; k < 2; k++) {
+	struct hostfacts hf;
+	hostfacts_init(&hf);
+	struct err e = {0};
+	int rc = hostfacts_for_paths(&hf, &e) < 0 ? EXIT_USAGE : 0;
+	if (rc)
+		config_err(&e);
+	static const enum cfg_key keys[] = {CK_RW, CK_RO, CK_HIDE};
+	for (size_t p = 0; !rc && p < 2 && pols[p]; p++)
+		for (size_t k = 0; !rc && k < 3; k++) {
 			const struct cfg_list *l = &pols[p]->l[keys[k] - CFG_NSCALAR];
-			for (size_t i = 0; i < l->v.n; i++) {
+			for (size_t i = 0; !rc && i < l->v.n; i++) {
 				_cleanup_free_ char *x = path_expand_home(home, l->v.v[i]);
 				_cleanup_free_ char *abs = path_normalize(cwd, x);
 				struct stat sb;
-				if (stat(abs, &sb) == 0 || errno != ENOENT)
-					continue;
-				struct err e = {0};
-				err_set(&e, 0, l->origin.v[i], "%s path does not exist: %s",
-					cfg_key_name(keys[k]), abs);
-				err_hint(&e, "create it, or remove it from the file");
-				config_err(&e);
-				return EXIT_USAGE;
+				if (keys[k] != CK_HIDE && stat(abs, &sb) < 0 && errno == ENOENT) {
+					err_set(&e, 0, l->origin.v[i], "%s path does not exist: %s",
+						cfg_key_name(keys[k]), abs);
+					err_hint(&e, "create it, or remove it from the file");
+					rc = EXIT_USAGE;
+				} else {
+					_cleanup_free_ char *real = NULL;
+					if (bindpath_resolve(&hf, cfg_key_name(keys[k]),
+							     keys[k] != CK_HIDE, abs, workspace,
+							     &real, &e) < 0) {
+						snprintf(e.path, sizeof e.path, "%s",
+							 l->origin.v[i]);
+						rc = EXIT_USAGE;
+					}
+				}
+				if (rc)
+					config_err(&e);
 			}
 		}
-	return 0;
+	hostfacts_free(&hf);
+	return rc;
 }
 
 static int load(struct config *c, struct config_loaded *r, const char *workspace,
@@ -128,8 +148,6 @@ int cmd_config_ctx(struct cmd_config *cc, int argc, char **argv, const char *age
 		config_err(&e);
 		return EXIT_USAGE;
 	}
-	if (check_config_binds(&cc->cfg, agent, ctx->cwd, home))
-		return EXIT_USAGE;
 	ctx->base = &cc->base;
 	/* bwrap and state_dir: every later reader takes them from these variables */
 	if (cc->cfg.bwrap.v && !getenv("AGENTJAIL_BWRAP")) {
@@ -140,7 +158,8 @@ int cmd_config_ctx(struct cmd_config *cc, int argc, char **argv, const char *age
 	if (cc->cfg.state_dir.v && !getenv("AGENTJAIL_STATE_DIR") &&
 	    setenv("AGENTJAIL_STATE_DIR", cc->loaded.state_dir, 1) < 0)
 		return EXIT_USAGE;
-	return 0;
+	/* after the state dir is known: no rw or ro entry may lead into it */
+	return check_config_binds(&cc->cfg, agent, ctx->cwd, home, ws);
 }
 
 void cmd_config_free(struct cmd_config *cc)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/plan/bindpath.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "core/plan/policy.h"
@@ -38,7 +39,8 @@ static void case_args(const char *facts, struct strv *args)
 	free(txt);
 }
 
-/* parse + validate + build, rendered as the golden text */
+/* parse + validate + resolve the paths + build (jail_prepare's steps), rendered as the golden
+ * text */
 static char *render_case(struct hostfacts *hf, struct strv *args)
 {
 	struct parse_ctx ctx = {.cwd = hf->cwd, .home = hf->home};
@@ -49,6 +51,7 @@ static char *render_case(struct hostfacts *hf, struct strv *args)
 	char *out;
 	if (run_parse_args((int)args->n, strv_data(args), &ctx, &req, &e) < 0 ||
 	    policy_validate(&req.pol, hf->home, &e) < 0 ||
+	    bindpath_resolve_policy(hf, &req.pol, &e) < 0 ||
 	    bwrap_build(&req.pol, hf, &req.cmd, &plan, &e) < 0) {
 		err_format(&e, buf, sizeof buf);
 		out = xasprintf("error: %s\n", buf);
@@ -97,12 +100,19 @@ static unsigned rnd(unsigned *seed)
 	return (*seed >> 16) & 0x7fff;
 }
 
-static void gen_host(struct hostfacts *hf, unsigned *seed)
+/* A fresh hf with the facts of tests/data/argv/user.inc */
+static void load_user(struct hostfacts *hf)
 {
+	hostfacts_init(hf);
 	struct err e = {0};
 	char f[4200];
 	snprintf(f, sizeof f, "%s/user.inc", data_dir());
 	assert_int_equal(hostfacts_load_fixture(hf, f, &e), 0);
+}
+
+static void gen_host(struct hostfacts *hf, unsigned *seed)
+{
+	load_user(hf);
 	if (rnd(seed) % 3 == 0)
 		hf->uid = 0;
 	for (size_t i = 0; pool[i]; i++) {
@@ -284,7 +294,6 @@ static void properties(void **state)
 	unsigned seed = 20261129;
 	for (int iter = 0; iter < 400; iter++) {
 		struct hostfacts hf;
-		hostfacts_init(&hf);
 		gen_host(&hf, &seed);
 		struct strv args = STRV_INIT;
 		gen_args(&args, &seed);
@@ -295,9 +304,11 @@ static void properties(void **state)
 		    policy_validate(&req.pol, hf.home, &e) == 0) {
 			struct bw_plan plan = {0};
 			if (bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e) < 0) {
-				/* only a --rw/--ro path that is not there is refused */
+				/* only a --rw/--ro path that is not there, or one no jail is
+				 * given (agentjail's own directories: bindpath.h), is refused */
 				assert_true(strstr(e.what, "path does not exist") ||
-					    strstr(e.what, "needs a file or directory"));
+					    strstr(e.what, "needs a file or directory") ||
+					    strstr(e.what, "no jail is given it"));
 				bw_plan_free(&plan);
 				run_request_free(&req);
 				hostfacts_free(&hf);
@@ -344,11 +355,8 @@ static void allow_resolv(void **state)
 	for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
 		for (int net = 0; net < 3; net++) {
 			struct hostfacts hf;
-			hostfacts_init(&hf);
-			char f[4200];
+			load_user(&hf);
 			struct err e = {0};
-			snprintf(f, sizeof f, "%s/user.inc", data_dir());
-			assert_int_equal(hostfacts_load_fixture(&hf, f, &e), 0);
 			free(hf.resolv_target);
 			hf.resolv_target = t[k].target ? xstrdup(t[k].target) : NULL;
 			hf_add(&hf, "/etc/resolv.conf", t[k].type, 0644, 0, t[k].link);
@@ -388,6 +396,57 @@ static void allow_resolv(void **state)
 			policy_free(&pol);
 			hostfacts_free(&hf);
 		}
+	}
+}
+
+/* The one bind on `dest`, or NULL. */
+static const struct bw_op *bind_on(const struct bw_plan *p, const char *dest)
+{
+	const struct bw_op *found = NULL;
+	for (size_t i = 0; i < p->nops; i++)
+		if (p->ops[i].src && !strcmp(dest_of(&p->ops[i]), dest)) {
+			assert_null(found);
+			found = &p->ops[i];
+		}
+	return found;
+}
+
+/* claude's ~/.claude.json is a private copy wherever it is bound: in a private $HOME as in a
+ * workspace that is $HOME (where, as a home file that runs code, it would otherwise be the
+ * host's file or read-only); the other home files there are read-only. */
+static void home_code_copy(void **state)
+{
+	(void)state;
+	static const char *const copy = "/home/u/.local/state/agentjail/agent-copy/c.json";
+	for (int ws_home = 0; ws_home < 2; ws_home++) {
+		struct hostfacts hf;
+		load_user(&hf);
+		struct err e = {0};
+		hf_add(&hf, "/home/u/.claude.json", HF_FILE, 0600, 1000, NULL);
+		hf_add(&hf, "/home/u/.local/state/agentjail/agent-copy", HF_DIR, 0700, 1000, NULL);
+		hf_add(&hf, copy, HF_FILE, 0600, 1000, NULL);
+		struct policy pol;
+		policy_init(&pol);
+		pol.workspace = xstrdup(ws_home ? "/home/u" : "/home/u/proj");
+		pol.workspace_explicit = ws_home;
+		strv_push(&pol.agent_rw, "/home/u/.claude.json");
+		strv_push(&pol.agent_copy, "/home/u/.claude.json");
+		strv_push(&pol.agent_copy, copy);
+		struct strv cmd = STRV_INIT;
+		strv_push(&cmd, "claude");
+		struct bw_plan plan = {0};
+		assert_int_equal(bwrap_build(&pol, &hf, &cmd, &plan, &e), 0);
+		const struct bw_op *o = bind_on(&plan, "/home/u/.claude.json");
+		assert_non_null(o);
+		assert_string_equal(o->src, copy);
+		assert_string_equal(o->args.v[0], "--bind-fd");
+		o = bind_on(&plan, "/home/u/.gitconfig");
+		assert_non_null(o);
+		assert_string_equal(o->args.v[0], "--ro-bind-fd");
+		bw_plan_free(&plan);
+		strv_free(&cmd);
+		policy_free(&pol);
+		hostfacts_free(&hf);
 	}
 }
 
@@ -468,6 +527,7 @@ int main(void)
 		cmocka_unit_test(deterministic),
 		cmocka_unit_test(allow_resolv),
 		cmocka_unit_test(shows),
+		cmocka_unit_test(home_code_copy),
 	};
 	return golden_main("bwrap_argv", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

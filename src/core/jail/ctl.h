@@ -22,6 +22,9 @@ enum ctl_type {
 			  * command says (core/plan/bwrapmsg.h); init makes this fd its 2 */
 	CTL_NOTE,        /* init → host, before CTL_EXIT: what init saw in the jail that the
 			  * host may explain after the run; value = CTL_NOTE_* bits */
+	CTL_BINDS,       /* host → init, before CTL_GO, with a memfd attached: what each bind
+			  * must show in the jail's view (core/jail/bindcheck.h); init checks it
+			  * before the command starts */
 };
 
 /* CTL_NOTE bits */

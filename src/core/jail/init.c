@@ -23,15 +23,18 @@
 #include <sys/resource.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "core/jail/ctl.h"
+#include "core/jail/bindcheck.h"
 #include "core/plan/initargs.h"
 #include "core/confine/landlock.h"
 #include "util/path.h"
+#include "util/strbuf.h"
 #include "util/strv.h"
 
 /* This runs as the jail's PID 1, so it reports on stderr itself: there is no command layer
@@ -143,6 +146,50 @@ static int find_tty(void)
 static int take_stderr(int fd)
 {
 	return dup2(fd, 2) < 0 ? -1 : 0;
+}
+
+/* The identities of the binds (CTL_BINDS: a memfd the host filled, core/jail/bindcheck.h),
+ * read whole into t. A table past BINDS_MAX is refused: nothing honest is that large. */
+#define BINDS_MAX (4u << 20)
+static int take_binds(int fd, struct strbuf *t)
+{
+	char buf[8192];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -1 : 0;
+		if (t->len + (size_t)n > BINDS_MAX) {
+			errno = EFBIG;
+			return -1;
+		}
+		sb_addn(t, buf, (size_t)n);
+	}
+}
+
+static int stat_id(const char *path, struct bindcheck_id *out)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	out->dev = (unsigned long long)st.st_dev;
+	out->ino = (unsigned long long)st.st_ino;
+	out->type = st.st_mode & S_IFMT;
+	return 0;
+}
+
+/* Every bind shows, in the jail's final view, the inode agentjail opened (doc/design.md §3,
+ * "Mount identity"); otherwise the command does not start. */
+static int check_binds(const struct strbuf *t)
+{
+	struct err e = {0};
+	if (bindcheck_verify(t->s, t->len, stat_id, &e) == 0)
+		return 0;
+	char buf[ERR_FMT_MAX];
+	err_format(&e, buf, sizeof buf);
+	fprintf(stderr, "agentjail: jail init: refusing to run: %s\n", buf);
+	return -1;
 }
 
 static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -371,6 +418,7 @@ int init_main(int argc, char **argv)
 
 	/* the host records the session while bwrap builds the jail; the command starts only
 	 * once that is done. A signal passed on before then ends the jail without running it. */
+	struct strbuf binds = STRBUF_INIT;
 	for (bool go = a.ctl < 0; !go;) {
 		struct ctl_msg m;
 		int got;
@@ -379,6 +427,8 @@ int init_main(int argc, char **argv)
 			return fail("the host went away before the command started", r < 0 ? errno : 0);
 		if (m.type == CTL_STDERR && got >= 0 && take_stderr(got) < 0)
 			return fail("cannot take the command's stderr", errno);
+		if (m.type == CTL_BINDS && got >= 0 && take_binds(got, &binds) < 0)
+			return fail("cannot read the binds' identities", errno);
 		if (got >= 0)
 			(void)close(got);
 		if (m.type == CTL_GO)
@@ -386,6 +436,9 @@ int init_main(int argc, char **argv)
 		else if (m.type == CTL_SIGNAL)
 			return 128 + m.value;
 	}
+	if (check_binds(&binds) < 0)
+		return 125;
+	sb_free(&binds);
 	int tty = find_tty();
 	pid_t child = fork();
 	if (child < 0)

@@ -1,6 +1,7 @@
 /* bwrap_argv: policy + host facts → bwrap argv (doc/design.md §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/plan/bwrap_argv.h"
+#include "core/plan/bindpath.h"
 #include "core/plan/initargs.h"
 #include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
@@ -28,6 +29,54 @@ const char *const bw_protected_names[] = {
 	".envrc", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".mcp.json",
 	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks", ".codex",
 	".gemini/settings.json", "opencode.json", "opencode.jsonc", ".opencode", NULL};
+
+/* What in a home runs code later, relative to $HOME, each with who runs it (doc/design.md §3b):
+ * read-only wherever a writable bind of a host path covers it (the workspace is $HOME or
+ * above it, --rw ~/.config, a profile's directory), watched and moved aside when it is
+ * missing. Not every program's configuration that can start one: the ones that run without
+ * anyone looking at them first. */
+const struct bw_home_code bw_home_code[] = {
+	{".bashrc", "bash runs it in every interactive shell"},
+	{".bash_profile", "bash runs it at login"},
+	{".bash_login", "bash runs it at login"},
+	{".bash_logout", "bash runs it at logout"},
+	{".bash_aliases", "Debian's .bashrc runs it"},
+	{".profile", "a login shell runs it"},
+	{".zshenv", "zsh runs it in every shell, scripts too"},
+	{".zprofile", "zsh runs it at login"},
+	{".zshrc", "zsh runs it in every interactive shell"},
+	{".zlogin", "zsh runs it at login"},
+	{".zlogout", "zsh runs it at logout"},
+	{".config/fish", "fish runs config.fish and conf.d/ at every start"},
+	{".gitconfig", "git runs the commands it names (core.fsmonitor, aliases, hooksPath)"},
+	{".config/git/config", "git runs the commands it names (core.fsmonitor, aliases, "
+			       "hooksPath)"},
+	{".ssh/authorized_keys", "sshd lets the keys it lists log in"},
+	{".ssh/authorized_keys2", "sshd lets the keys it lists log in"},
+	{".ssh/rc", "sshd runs it at every login"},
+	{".ssh/environment", "sshd sets what it names at login (PermitUserEnvironment)"},
+	{".ssh/config", "ssh runs its ProxyCommand, LocalCommand and Match exec"},
+	{".local/bin", "it is on PATH: what is there runs in place of the system's commands"},
+	{".local/lib", "python imports the .pth files of the user's site-packages at every start"},
+	{".npmrc", "npm runs what it names (script-shell, node-options, git)"},
+	{".yarnrc", "yarn runs what it names (yarn-path)"},
+	{".yarnrc.yml", "yarn runs what it names (yarnPath, plugins)"},
+	{".cargo/config.toml", "cargo runs what it names (runners, rustc wrappers)"},
+	{".cargo/config", "cargo runs what it names (runners, rustc wrappers)"},
+	{".claude.json", "claude starts the MCP servers it lists"},
+	{".config/systemd/user", "systemd starts the user services there"},
+	{".config/environment.d", "systemd sets the variables there for the user's session"},
+	{".config/autostart", "the desktop starts the entries there at login"},
+	{".xprofile", "the display manager runs it at login"},
+	{".xsessionrc", "the X session runs it at login"},
+	{".xinitrc", "startx runs it"},
+	{".xsession", "the X session runs it at login"},
+	{".gnupg/gpg-agent.conf", "gpg-agent runs the programs it names (pinentry-program)"},
+	{".vimrc", "vim runs it at every start"},
+	{".config/nvim", "neovim runs init.lua and its plugins at every start"},
+	{".emacs", "emacs runs it at every start"},
+	{".emacs.d", "emacs runs init.el at every start"},
+	{NULL, NULL}};
 
 /* ---- plan construction helpers ---- */
 
@@ -461,8 +510,9 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 		enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
 		if (t != HF_DIR && t != HF_FILE) {
 			skip(p, a, "agent config path: missing");
-		} else if (!strcmp(real, "/") || path_is_under(hf->home, real)) {
-			skip(p, a, "agent config path resolves to / or $HOME or above: not bound");
+		} else if (bindpath_never(hf, real)) {
+			skip(p, a, "agent config path resolves to / or $HOME or above, or to "
+				   "agentjail's own directories: not bound");
 		} else {
 			for (size_t k = 0; k + 1 < l.n; k += 2)
 				op(p, "the agent's config path is a symlink on the host too", 3,
@@ -831,17 +881,55 @@ static bool in_new_repo(struct hostfacts *hf, const char *scan_root, const char 
 	return false;
 }
 
+/* The home files that run code later (bw_home_code) that a writable bind of a host path (the
+ * plan's binds so far whose source is their destination: the workspace, --rw, a profile's
+ * directory; not a private cache or copy) covers, or whose target it covers (a dotfiles
+ * checkout behind ~/.gitconfig). A file the agent gets a private copy of (claude's
+ * ~/.claude.json) is not made read-only there: the copy is bound over it, as in a private
+ * $HOME, and only its allowed keys come back. */
+static void home_code_candidates(struct bw_plan *p, struct hostfacts *hf,
+				 const struct policy *pol, struct strv *cand)
+{
+	if (!hf->home || hf->home[0] != '/' || !strcmp(hf->home, "/"))
+		return;
+	struct strv host_rw = STRV_INIT;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		if (o->src && o->args.n == 3 && !strcmp(o->args.v[0], "--bind-fd") &&
+		    !strcmp(o->src, o->args.v[2]))
+			strv_push(&host_rw, o->src);
+	}
+	for (size_t i = 0; host_rw.n && bw_home_code[i].name; i++) {
+		_cleanup_free_ char *c = path_join(hf->home, bw_home_code[i].name);
+		const char *copy = agent_copy_of(pol, c);
+		if (under_any(&host_rw, c)) {
+			if (copy)
+				op_fd_bind(p, true, copy, c,
+					   "a private copy of the agent's file over the writable "
+					   "bind: only safe keys go back (doc/agents.md)");
+			else
+				strv_push(cand, c);
+			continue;
+		}
+		_cleanup_free_ char *real = copy ? NULL : hf_realpath(hf, c, NULL);
+		if (real && strcmp(real, c) && under_any(&host_rw, real))
+			strv_push(cand, real);
+	}
+	strv_free(&host_rw);
+}
+
 static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable,
-			   const struct strv *agent_roots, const struct strv *agent_protect,
+			   const struct strv *agent_roots, const struct policy *pol,
 			   const char *scan_root)
 {
 	struct strv cand = STRV_INIT;
 	struct strv roots = STRV_INIT;
 	strv_copy(&roots, writable);
 	strv_copy(&roots, agent_roots);
-	for (size_t i = 0; i < agent_protect->n; i++)
-		if (under_any(agent_roots, agent_protect->v[i]))
-			strv_push(&cand, agent_protect->v[i]);
+	for (size_t i = 0; i < pol->protect.n; i++)
+		if (under_any(agent_roots, pol->protect.v[i]))
+			strv_push(&cand, pol->protect.v[i]);
+	home_code_candidates(p, hf, pol, &cand);
 	for (size_t r = 0; r < writable->n; r++) {
 		if (hf_type(hf, writable->v[r]) == HF_DIR)
 			protected_candidates(hf, writable->v[r], &cand);
@@ -1106,12 +1194,17 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 }
 
 /* A --rw or --ro path that is not there: an error naming it (a typo would silently mean no
- * access). A missing --hide path is only worth a warning (cmd layer): nothing is there to see. */
+ * access). A missing --hide path is only worth a warning (cmd layer): nothing is there to see.
+ * Never $HOME, an ancestor of it, or agentjail's own directories (bindpath.h; resolving the
+ * paths refused them already, this holds for a policy from anywhere). */
 static int check_binds(const struct strv *paths, const char *opt, struct hostfacts *hf,
 		       struct err *e)
 {
 	for (size_t i = 0; i < paths->n; i++) {
 		enum hf_type t = hf_type(hf, paths->v[i]);
+		const char *why = bindpath_never(hf, paths->v[i]);
+		if (why)
+			return bindpath_refuse(e, opt, paths->v[i], paths->v[i], why);
 		if (t == HF_DIR || t == HF_FILE)
 			continue;
 		if (t == HF_MISSING) {
@@ -1283,6 +1376,20 @@ static void add_parent_dirs(struct bw_plan *p)
 	strv_free(&fresh);
 }
 
+bool bw_plan_bind_final(const struct bw_plan *p, size_t i)
+{
+	const struct bw_op *o = &p->ops[i];
+	const char *d = o->src ? mount_dest(o) : NULL;
+	if (!d)
+		return false;
+	for (size_t j = i + 1; j < p->nops; j++) {
+		const char *dj = mount_dest(&p->ops[j]);
+		if (dj && path_is_under(d, dj))
+			return false;
+	}
+	return true;
+}
+
 /* The limits as the policy has them (defaults resolved by the caller; unset: none) and how
  * this host enforces them (a fact the probe found). */
 static void plan_limits(struct bw_plan *p, const struct policy *pol, const struct hostfacts *hf)
@@ -1351,7 +1458,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots, &tools);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
-	add_protection(out, hf, &writable, &agent_roots, &pol->protect,
+	add_protection(out, hf, &writable, &agent_roots, pol,
 		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
 	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;

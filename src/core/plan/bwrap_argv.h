@@ -68,6 +68,10 @@ struct bw_plan {
 	} limits;
 };
 
+/* Whether op i binds a host source (o->src) that the jail's final view shows at its
+ * destination: no later mount is made there or above it (core/jail/bindcheck.h). */
+bool bw_plan_bind_final(const struct bw_plan *p, size_t i);
+
 /* Build the plan. Fails (exit 2 material) only on a policy the host facts make impossible:
  * a block device, a --dev that is not a character device. */
 int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
@@ -92,3 +96,11 @@ bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *pa
 
 /* The protected names inside every writable root (doc/design.md §3 step 7). */
 extern const char *const bw_protected_names[];
+
+/* What in a home runs code later, relative to $HOME, and who runs it: protected wherever a
+ * writable bind covers it (doc/design.md §3b). NULL-terminated. */
+struct bw_home_code {
+	const char *name;
+	const char *why;
+};
+extern const struct bw_home_code bw_home_code[];

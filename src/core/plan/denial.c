@@ -1,5 +1,6 @@
 /* denial: the sandbox's share in a failed run, in one line (denial.h). */
 #include "core/plan/denial.h"
+#include "core/plan/bwrap_argv.h"
 
 #include <string.h>
 
@@ -7,8 +8,10 @@
 #include "util/path.h"
 #include "util/xalloc.h"
 
-/* By the protected path's last components (bw_protected_names, gitprotect's git files). The
- * first entry whose name ends the path wins; more specific names come first. */
+/* By the protected path's last components (bw_protected_names, gitprotect's git files; the
+ * home's files that run code, shell rc files included, are bw_home_code's, each with its own
+ * reason, and looked at first). The first entry whose name ends the path wins; more specific
+ * names come first. */
 static const struct {
 	const char *name;
 	const char *why;
@@ -28,11 +31,6 @@ static const struct {
 	{".agentjail.toml", "it configures the next jail: edit it outside the jail, then run "
 			    "`agentjail trust`"},
 	{".envrc", "direnv runs it in your shell when you enter the directory"},
-	{".bashrc", "a shell runs it on the host"},
-	{".bash_profile", "a shell runs it on the host"},
-	{".zshrc", "a shell runs it on the host"},
-	{".zprofile", "a shell runs it on the host"},
-	{".profile", "a shell runs it on the host"},
 	{".mcp.json", "an agent started on the host runs the MCP servers it lists"},
 	{".vscode", "the editor runs the tasks and settings it holds"},
 	{".idea", "the editor runs the tasks and settings it holds"},
@@ -51,6 +49,10 @@ static bool ends_with(const char *path, const char *name)
 
 const char *denial_protected_why(const char *path)
 {
+	/* the home's names first: they are the more specific (~/.ssh/config is no git config) */
+	for (size_t i = 0; bw_home_code[i].name; i++)
+		if (ends_with(path, bw_home_code[i].name))
+			return bw_home_code[i].why;
 	for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++)
 		if (ends_with(path, reasons[i].name))
 			return reasons[i].why;

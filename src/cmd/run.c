@@ -189,13 +189,17 @@ static void print_limits(const struct bw_plan *plan)
 		printf("unlimited");
 	else
 		printf("%llu", (unsigned long long)l->pids);
+	const char *mem = l->memory_default ? "the default memory bounds the tmpfs mounts only "
+					      "(--memory sets RLIMIT_DATA per process)"
+					    : "RLIMIT_DATA per process";
 	if (l->mech == LIMITS_CGROUP)
 		printf("; enforced by cgroup v2: a scope under %s\n", l->cgroup_parent);
+	else if (l->mech == LIMITS_CGROUP_V1)
+		printf("; enforced by cgroup v1: pids.max in a scope under %s; memory by rlimits: "
+		       "%s; no cgroup v2 scope: %s\n",
+		       l->cgroup_parent, mem, l->why ? l->why : "not probed");
 	else
-		printf("; enforced by rlimits: %s%s; no cgroup v2 scope: %s\n",
-		       l->memory_default ? "the default memory bounds the tmpfs mounts only "
-					   "(--memory sets RLIMIT_DATA per process)"
-					 : "RLIMIT_DATA per process",
+		printf("; enforced by rlimits: %s%s; no cgroup v2 scope: %s\n", mem,
 		       l->root ? ", no process limit for root (RLIMIT_NPROC does not apply to "
 				 "root)"
 			       : ", RLIMIT_NPROC in the jail's user namespace",

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Teardown (issue 24 item 1): when a Landlock-backend run ends nothing of it is left, however deep
-# or fast it forks (there is no PID namespace; agentjail is the subreaper).
-# - A chain of 100 nested processes and a setsid'd, double-forked one are gone when agentjail
-#   exits, and the deepest, which would write .git/hooks/pre-commit and a file 3 s later, never
-#   does (the old runner killed one level a round for 50 rounds: 51 were left).
+# Teardown (issue 24 items 1 and 11): when a run ends nothing of it is left, however deep or fast
+# it forks, and a fork bomb keeps it neither from ending nor from being torn down.
+# - The Landlock backend (no PID namespace; agentjail is the subreaper): a chain of 100 nested
+#   processes and a setsid'd, double-forked one are gone when agentjail exits, and the deepest,
+#   which would write .git/hooks/pre-commit and a file 3 s later, never does (the old runner
+#   killed one level a round for 50 rounds: 51 were left).
 # - A fork bomb (tests/helpers/probe forkbomb: each process forks two and exits, a refused fork is
-#   tried again), bounded by RLIMIT_NPROC set by the probe for a user (no user namespace: it
-#   counts every process of the user's) and by --pids in a cgroup scope for root: the run ends
-#   within 1 s of its command, SIGTERM to agentjail tears it down within 1 s (each against a
-#   baseline without the bomb from the same run), and nothing of the bomb is left.
+#   tried again) bounded by --pids 64 (RLIMIT_NPROC set by the probe for a user in the Landlock
+#   backend, which has no user namespace): in the bwrap jail and the Landlock backend, the run
+#   ends within 1 s of its command, SIGTERM to agentjail tears it down within 1 s (each against
+#   a baseline without the bomb from the same run), and nothing of the bomb is left.
+# - AJ_HEAVY=1 (not by default: it loads a 2-core machine for seconds): the issue's own case, `b() {
+#   b & b & }` under the default --pids 4096 in the bwrap jail, at nice 19. A bomb of 64 does not
+#   starve the jail's init enough for the old unbounded reaping loop to lose; thousands do.
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
@@ -113,6 +117,35 @@ torn_in_time() {
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
 	aj_host git -C "$WS" init -q
+	# does a process limit hold for this identity in the bwrap jail? (root on a host without a
+	# cgroup scope has none: a fork bomb would take the machine)
+	aj_run "$who" -- run --pids 64 --dry-run -- true
+	BOUNDED=1
+	[[ $OUT == *"no process limit"* ]] && BOUNDED=
+
+	# --- 11. the bwrap jail: a fork bomb under --pids 64 -----------------------------------------
+	MARK="$P forkbomb"
+	NPROC=()
+	if [ -z "$BOUNDED" ]; then
+		skip "$who: jail: a fork bomb does not keep the run from ending" \
+			"no process limit for $who on this host (--dry-run says so)"
+	else
+		ends_in_time jail "$who" "exec '$P' forkbomb 2 done" -- run --pids 64 --
+		torn_in_time jail "$who" -- run --pids 64 --
+	fi
+	# the issue's case: a shell's fork bomb under the default limits (--pids 4096)
+	if [ -z "${AJ_HEAVY:-}" ]; then
+		skip "$who: jail: the issue's fork bomb under the default --pids 4096" \
+			"AJ_HEAVY=1 runs it (it loads the machine for seconds)"
+	elif [ -z "$BOUNDED" ]; then
+		skip "$who: jail: the issue's fork bomb under the default --pids 4096" \
+			"no process limit for $who on this host"
+	else
+		MARK="bomb-$$" NICE="nice -n 19" ends_in_time "jail, default limits" \
+			"$who" "exec 2>/dev/null; sleep 2 & s=\$!; b() { b & b & }; b & wait \$s; : >done # bomb-$$" \
+			-- run --
+	fi
+
 	# --- 1. the Landlock backend: a deep chain, and a setsid'd double fork ------------------------
 	mk=chain-$$-$who
 	cat >"$WS/$mk.sh" <<'EOF'

@@ -77,6 +77,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 		_cleanup_free_ char *pj = policy_to_json(&req->pol);
 		_cleanup_free_ char *txt = ll_plan_render(&lp);
 		printf("# policy: %s\n# backend: landlock (no bwrap, no namespaces)\n%s", pj, txt);
+		print_limits(&j->plan, true);
 		print_net(&req->pol);
 		return 0;
 	}
@@ -127,14 +128,21 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	struct llrun_result r;
 	struct timespec since;
 	suidscan_mark(&since);
-	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
+	int lr = llrun_run(&lp, &j->plan.limits, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
+	lres.oom_kills = r.oom_kills;
+	lres.pids_hits = r.pids_hits;
+	lres.cgroup_left = r.cgroup_left;
+	lres.cg_err = r.cg_err;
 	netrun_stop(&net);
 	netrun_free(&net);
+	/* llrun_run returns only once nothing of the command is left: this last check sees what
+	 * stays */
 	if (guard_finish(g, &lres.viol, &lres.snap_err) < 0)
 		lres.snapshot_failed = true;
 	if (lr == 0) /* setuid bits gained, git directories planted: as after a bwrap jail */
 		launch_scan_after(&j->plan, qdir, &since, &lres);
 	report_violations(&lres, rec);
+	report_limits(&lres, &j->plan);
 	if (lr < 0) {
 		cmd_print_err(&e);
 		cmd_warn("nothing was run");

@@ -181,8 +181,7 @@ void report_violations(const struct launch_result *r, struct sess_rec *rec)
 	}
 }
 
-/* One line: the limits and how this host enforces them (dry-run). */
-static void print_limits(const struct bw_plan *plan)
+void print_limits(const struct bw_plan *plan, bool landlock)
 {
 	const struct bw_limits *l = &plan->limits;
 	char m[32];
@@ -192,21 +191,34 @@ static void print_limits(const struct bw_plan *plan)
 		printf("unlimited");
 	else
 		printf("%llu", (unsigned long long)l->pids);
+	/* the Landlock backend sets no rlimits: without a user namespace RLIMIT_NPROC would
+	 * count every process of the user's, and it has no tmpfs for the default to bound */
+	const char *mem = landlock ? "not enforced (the Landlock backend sets no rlimits)"
+			  : l->memory_default ? "by rlimits: the default memory bounds the tmpfs "
+						"mounts only (--memory sets RLIMIT_DATA per process)"
+					      : "by rlimits: RLIMIT_DATA per process";
+	const char *why = l->why ? l->why : "not probed";
 	if (l->mech == LIMITS_CGROUP)
 		printf("; enforced by cgroup v2: a scope under %s\n", l->cgroup_parent);
+	else if (l->mech == LIMITS_CGROUP_V1)
+		printf("; enforced by cgroup v1: pids.max in a scope under %s; memory %s; no cgroup "
+		       "v2 scope: %s\n",
+		       l->cgroup_parent, mem, why);
+	else if (landlock)
+		printf("; not enforced: the Landlock backend sets no rlimits (RLIMIT_NPROC would "
+		       "count every process of the user's: there is no user namespace); no cgroup "
+		       "scope: %s\n",
+		       why);
 	else
-		printf("; enforced by rlimits: %s%s; no cgroup v2 scope: %s\n",
-		       l->memory_default ? "the default memory bounds the tmpfs mounts only "
-					   "(--memory sets RLIMIT_DATA per process)"
-					 : "RLIMIT_DATA per process",
+		printf("; enforced %s%s; no cgroup v2 scope: %s\n", mem,
 		       l->root ? ", no process limit for root (RLIMIT_NPROC does not apply to "
 				 "root)"
 			       : ", RLIMIT_NPROC in the jail's user namespace",
-		       l->why ? l->why : "not probed");
+		       why);
 }
 
 /* After the run: the limits the jail ran into, and a scope that could not be removed. */
-static void report_limits(const struct launch_result *r, const struct bw_plan *plan)
+void report_limits(const struct launch_result *r, const struct bw_plan *plan)
 {
 	char m[32];
 	if (r->oom_kills)
@@ -242,7 +254,7 @@ int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 	char *txt = bw_plan_render(plan, have ? bwrap : "bwrap");
 	printf("# policy: %s\n", pj);
 	cmd_dry_run_notes(&req->pol);
-	print_limits(plan);
+	print_limits(plan, false);
 	printf("%s", txt);
 	free(pj);
 	free(txt);

@@ -8,8 +8,10 @@
  * signals it is sent and the host's requests on the control channel to that group; reports
  * stops (Ctrl-Z) so the host can give the user's terminal back; notes a lock file made beside
  * the --note-lock file (git failing to rewrite the read-only ~/.gitconfig) for the host to
- * explain; reaps every child; and exits with the command's status (128+N when it died of
- * signal N). */
+ * explain; reaps the orphans reparented to it (a bounded batch at a time, so a fork bomb
+ * cannot keep it from the rest); and, as soon as the command has ended, exits with its status
+ * (128+N when it died of signal N): the kernel then kills whatever is left in the jail's PID
+ * namespace, and no new process can be made in it meanwhile. */
 #include "core/jail/init.h"
 
 #include <errno.h>
@@ -225,6 +227,7 @@ struct loop {
 	int lock_fd;    /* inotify on the --note-lock file's directory, or -1 */
 	char *lock_name; /* the lock file's name there: NAME.lock */
 	int notes;      /* CTL_NOTE bits seen */
+	bool more;    /* orphans may wait to be reaped: poll without blocking */
 };
 
 /* --note-lock PATH: watch PATH's directory for PATH.lock being made (git writes a config file by
@@ -291,24 +294,43 @@ static void thaw_jail(struct loop *l)
 	l->froze_all = false;
 }
 
+/* How many orphans one turn of the loop reaps: a fork bomb makes them faster than a starved
+ * PID 1 reaps them, so "until none is left" never ends. */
+#define REAP_BATCH 64
+
+static void command_ended(struct loop *l, int ws)
+{
+	l->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	l->signalled = WIFSIGNALED(ws);
+}
+
+/* The command first (stopped, or ended), then at most REAP_BATCH orphans reparented to us;
+ * once the command has ended the rest is not waited for: PID 1's exit takes it along. */
+static void reap(struct loop *l)
+{
+	int ws;
+	pid_t p = waitpid(l->child, &ws, WNOHANG | WUNTRACED);
+	if (p == l->child && WIFSTOPPED(ws)) {
+		freeze_jail(l);
+		if (l->a->ctl >= 0)
+			(void)ctl_send(l->a->ctl, CTL_STOPPED, WSTOPSIG(ws));
+	} else if (p == l->child) {
+		command_ended(l, ws);
+	}
+	int n = 0;
+	while (l->status < 0 && n < REAP_BATCH && (p = waitpid(-1, &ws, WNOHANG)) > 0) {
+		if (p == l->child) /* it ended just now */
+			command_ended(l, ws);
+		n++;
+	}
+	l->more = n == REAP_BATCH;
+}
+
 static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
 	if (sig == SIGCHLD) {
-		int ws;
-		pid_t p;
-		while ((p = waitpid(-1, &ws, WNOHANG | WUNTRACED)) > 0) {
-			if (p != l->child)
-				continue; /* an orphan reparented to us: reaped, nothing more */
-			if (WIFSTOPPED(ws)) {
-				freeze_jail(l);
-				if (l->a->ctl >= 0)
-					(void)ctl_send(l->a->ctl, CTL_STOPPED, WSTOPSIG(ws));
-			} else {
-				l->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-				l->signalled = WIFSIGNALED(ws);
-			}
-		}
+		reap(l);
 		return;
 	}
 	/* signals from a terminal reached the command's group already; forward only those a
@@ -343,11 +365,14 @@ static int run_loop(struct loop *l, int sfd)
 		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
 					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
 					{.fd = l->lock_fd, .events = POLLIN}};
-		if (poll(pfd, 3, -1) < 0) {
+		int n = poll(pfd, 3, l->more ? 0 : -1);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return fail("poll failed", errno);
 		}
+		if (n == 0 && l->more) /* no signal, no message: reap on */
+			reap(l);
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)

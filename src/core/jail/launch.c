@@ -711,9 +711,9 @@ static int limits_scope(const struct bw_plan *plan, struct cg_scope *cg, struct 
 			struct err *e)
 {
 	const struct bw_limits *l = &plan->limits;
-	if (l->mech != LIMITS_CGROUP || !l->cgroup_parent)
+	if ((l->mech != LIMITS_CGROUP && l->mech != LIMITS_CGROUP_V1) || !l->cgroup_parent)
 		return 0;
-	if (cg_scope_create(l->cgroup_parent, l->memory, l->pids, cg, e) < 0)
+	if (cg_scope_create(l->cgroup_parent, l->mech, l->memory, l->pids, cg, e) < 0)
 		return -1;
 	m->cg = cg;
 	return 0;

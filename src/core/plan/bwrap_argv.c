@@ -1397,7 +1397,8 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 	p->limits.memory = pol->memory;
 	p->limits.pids = pol->pids;
 	p->limits.mech = hf->limits_mech;
-	if (hf->limits_mech == LIMITS_CGROUP && hf->cgroup_parent)
+	if ((hf->limits_mech == LIMITS_CGROUP || hf->limits_mech == LIMITS_CGROUP_V1) &&
+	    hf->cgroup_parent)
 		p->limits.cgroup_parent = xstrdup(hf->cgroup_parent);
 	if (hf->limits_why)
 		p->limits.why = xstrdup(hf->limits_why);
@@ -1406,20 +1407,21 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 	limits_tmpfs_sizes(pol->memory, &p->limits.tmpfs);
 }
 
-/* Without a cgroup scope, the jail's init sets rlimits: RLIMIT_DATA per process, and
- * RLIMIT_NPROC inside the jail's user namespace (it counts the jail's processes only there;
- * root is exempt from it, so not for root). */
+/* Without a cgroup v2 scope, the jail's init sets rlimits: RLIMIT_DATA per process, and,
+ * without a v1 pids scope either, RLIMIT_NPROC inside the jail's user namespace (it counts the
+ * jail's processes only there; root is exempt from it, so not for root). */
 static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 {
 	const struct bw_limits *l = &p->limits;
-	if (l->mech != LIMITS_RLIMIT)
+	if (l->mech != LIMITS_RLIMIT && l->mech != LIMITS_CGROUP_V1)
 		return;
 	/* only a limit the user asked for: RLIMIT_DATA counts reserved writable memory, and
 	 * sanitizer builds (ASan, TSan, go -race) reserve terabytes of shadow that way, so the
 	 * host-derived default would break a developer's own test runs in the jail */
 	if (l->memory != LIMIT_UNSET && l->memory != LIMIT_UNLIMITED && !l->memory_default)
 		ia->rlimit_data = (unsigned long long)l->memory;
-	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root)
+	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root &&
+	    l->mech == LIMITS_RLIMIT)
 		ia->rlimit_nproc = (unsigned long long)l->pids;
 }
 

@@ -60,7 +60,7 @@ struct bw_plan {
 	struct bw_limits {    /* the jail's limits (core/plan/limits.h values) and how they hold */
 		uint64_t memory, pids;
 		int mech;            /* enum limits_mech (cgroup.h) */
-		char *cgroup_parent; /* LIMITS_CGROUP: where launch makes the jail's scope */
+		char *cgroup_parent; /* LIMITS_CGROUP(_V1): where launch makes the jail's scope */
 		char *why;           /* why that mechanism (the host probe's words), or NULL */
 		bool root;           /* the jail runs as root: RLIMIT_NPROC does not apply */
 		bool memory_default; /* the memory limit is the default: no RLIMIT_DATA for it */

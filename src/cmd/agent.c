@@ -240,7 +240,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args, &req.cmd);
 	if (!req.dry_run) {
 		_cleanup_strv_ struct strv failed = STRV_INIT;
-		agentpaths_make(pr, &req.pol, &failed);
+		agentpaths_make(pr, home, &req.pol, &failed);
 		if (sandboxed)
 			agentpaths_make_dirs(pr, home, environ, &req.pol, &failed);
 		for (size_t i = 0; i < failed.n; i++)

@@ -172,8 +172,8 @@ static void new_profile(void **state)
 	assert_true(strv_contains(&pol.protect, "/home/u/.myagent/hooks"));
 	assert_true(strv_contains(&pol.protect, "/home/u/.myagent/AGENTS.md"));
 	assert_true(strv_contains(&pol.agent_hide, "/home/u/.myagent/ide"));
-	assert_true(strv_contains(&pol.ro, "/home/u/.myagentrc"));
-	assert_true(strv_contains(&pol.ro, "/etc/myagent.conf"));
+	assert_true(strv_contains(&pol.agent_ro, "/home/u/.myagentrc"));
+	assert_true(strv_contains(&pol.agent_ro, "/etc/myagent.conf"));
 	assert_true(strv_contains(&pol.env, "MYAGENT_KEY"));
 	assert_true(strv_contains(&pol.env, "OPENAI_API_KEY"));
 	assert_false(strv_contains(&pol.env, "ANTHROPIC_API_KEY"));

@@ -4,16 +4,46 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/cleanup.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 
+/* mkdir `dir` 0700, and under $HOME its missing parents too (a new user has no ~/.config,
+ * ~/.local/share or ~/.cache yet: without them the agent's state would be written in the jail's
+ * tmpfs home and lost). Existing directories are left as they are; nothing above $HOME is made.
+ * 0, or -1 with errno and *failed the directory that could not be made (the caller frees). */
+static int mkdir_in_home(const char *dir, const char *home, char **failed)
+{
+	const char *rel = home ? path_below(dir, home) : NULL;
+	char *p = xstrdup(dir);
+	char *c = rel && *rel ? p + (rel - dir) : p + strlen(p);
+	for (;; c++) {
+		if (*c != '/' && *c != '\0')
+			continue;
+		char was = *c;
+		*c = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST) {
+			*failed = p;
+			return -1;
+		}
+		*c = was;
+		if (!was)
+			break;
+	}
+	free(p);
+	return 0;
+}
+
 /* The agent's config paths exist before the jail starts, so what it writes there lasts (in
- * the jail $HOME is a tmpfs): directories as the agent would make them (0700), files only when
- * the profile knows a valid empty content. */
-void agentpaths_make(const struct profile *pr, const struct policy *pol, struct strv *failed)
+ * the jail $HOME is a tmpfs): directories as the agent would make them (0700, with their
+ * missing parents under $HOME), files only when the profile knows a valid empty content. */
+void agentpaths_make(const struct profile *pr, const char *home, const struct policy *pol,
+		     struct strv *failed)
 {
 	for (size_t i = 0; pr->rw && pr->rw[i] && i < pol->agent_rw.n; i++) {
 		size_t n = strlen(pr->rw[i]);
@@ -23,8 +53,9 @@ void agentpaths_make(const struct profile *pr, const struct policy *pol, struct 
 		if (lstat(p, &st) == 0 || (!dir && !pr->file_init))
 			continue;
 		int rc, err = 0;
+		_cleanup_free_ char *where = NULL;
 		if (dir) {
-			rc = mkdir(p, 0700);
+			rc = mkdir_in_home(p, home, &where);
 			err = errno;
 		} else {
 			int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -43,9 +74,10 @@ void agentpaths_make(const struct profile *pr, const struct policy *pol, struct 
 				(void)unlink(p); /* nothing half-written left behind */
 		}
 		if (rc < 0 && err != EEXIST)
-			strv_push_take(failed, xasprintf("cannot create %s (%s): what %s saves there "
+			strv_push_take(failed, xasprintf("cannot create %s (%s): what %s saves in %s "
 							 "will not last",
-							 p, strerror(err), pr->name));
+							 where ? where : p, strerror(err),
+							 pr->name, p));
 	}
 }
 

@@ -968,6 +968,15 @@ static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct poli
 		}
 		op_fd_bind(p, false, pol->ro.v[i], pol->ro.v[i], "--ro: read-only (narrows)");
 	}
+	/* the profile's own read-only files: missing is normal (a user without ~/.aider.conf.yml) */
+	for (size_t i = 0; i < pol->agent_ro.n; i++) {
+		const char *a = pol->agent_ro.v[i];
+		enum hf_type t = hf_type(hf, a);
+		if (t == HF_FILE || t == HF_DIR)
+			op_fd_bind(p, false, a, a, "the agent's config, read-only");
+		else if (t == HF_SYMLINK)
+			skip(p, a, "the agent's read-only config is a symlink: not followed");
+	}
 }
 
 static const char *const env_keep[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM",

@@ -51,6 +51,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->setenv);
 	strv_free(&p->agent_copy);
 	strv_free(&p->agent_hide);
+	strv_free(&p->agent_ro);
 	strv_free(&p->allow_domains);
 	strv_free(&p->deny_domains);
 	strv_free(&p->map_hosts);
@@ -634,6 +635,8 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "protect", strv_json(&p->protect));
 		json_object_set_new(o, "setenv", strv_json(&p->setenv));
 		json_object_set_new(o, "agent_hide", strv_json(&p->agent_hide));
+		if (p->agent_ro.n)
+			json_object_set_new(o, "agent_ro", strv_json(&p->agent_ro));
 		json_object_set_new(o, "agent_writable_instructions",
 				    json_boolean(p->agent_writable_instructions));
 	}
@@ -708,6 +711,7 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "protect", &out->protect, e) < 0 ||
 	    json_strv(o, "setenv", &out->setenv, e) < 0 ||
 	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0 ||
+	    json_strv(o, "agent_ro", &out->agent_ro, e) < 0 ||
 	    json_strv(o, "allow_domains", &out->allow_domains, e) < 0 ||
 	    json_strv(o, "deny_domains", &out->deny_domains, e) < 0 ||
 	    json_strv(o, "map_hosts", &out->map_hosts, e) < 0 ||

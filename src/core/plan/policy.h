@@ -44,6 +44,8 @@ struct policy {
 	struct strv protect;      /* inside those, read-only (settings that run host commands) */
 	struct strv setenv;       /* NAME=VALUE it needs set (not secret) */
 	struct strv agent_hide;   /* inside agent_rw, masked (IDE auth tokens) */
+	struct strv agent_ro;     /* its config files shown read-only (~/.aider.conf.yml); unlike
+				   * --ro, one that is missing is skipped, never an error */
 	bool agent_writable_instructions; /* --agent-writable-instructions: the agent's
 					   * instruction files (CLAUDE.md, commands/, …) writable */
 	struct strv agent_copy;   /* pairs: a path of agent_rw, then the private copy bound there

@@ -371,7 +371,7 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
 	push_moved(pr->hide, home, moved, rw0, pol->agent_rw.v[0], &pol->agent_hide);
 	for (size_t i = 0; pr->ro && pr->ro[i]; i++) {
 		_cleanup_free_ char *x = path_expand_home(home, pr->ro[i]);
-		strv_push_take(&pol->ro, path_normalize("/", x));
+		strv_push_take(&pol->agent_ro, path_normalize("/", x));
 	}
 	for (size_t i = 0; pr->setenv && pr->setenv[i]; i++)
 		strv_push(&pol->setenv, pr->setenv[i]);

@@ -11,6 +11,7 @@
 #include "core/host/toolprep.h"
 #include "core/plan/initargs.h"
 #include "core/plan/limits.h"
+#include "core/plan/toolcache.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -70,7 +71,10 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 	 * jail's tmpfs home) and the session store, in the same state dir, gives the one warning */
 	if (o->make_caches) {
 		struct err ignored = {0};
-		if (toolprep_prepare(&j->hf, &ignored) < 0)
+		_cleanup_free_ char *root = toolcache_root(j->hf.state_dir, req->pol.workspace,
+							   req->pol.cache);
+		const char *ws = req->pol.cache == CACHE_WORKSPACE ? req->pol.workspace : NULL;
+		if (toolprep_prepare(&j->hf, root, ws, &ignored) < 0)
 			err_clear(&ignored);
 	}
 	/* the defaults are resolved here, so --dry-run shows them and the session stores them */

@@ -485,6 +485,7 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 struct tools_memo {
 	bool done;
 	struct toolmgr_plan tm;
+	char *cache_root; /* the private caches' directory (toolcache_root), or NULL */
 };
 
 static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfacts *hf)
@@ -496,9 +497,10 @@ static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfact
 }
 
 static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-			    const struct toolmgr_plan *tm, const struct strv *bound,
+			    const struct tools_memo *tools, const struct strv *bound,
 			    struct strv *writable)
 {
+	const struct toolmgr_plan *tm = &tools->tm;
 	for (size_t i = 0; i + 1 < tm->masks.n; i += 2) {
 		if (!under_any(bound, tm->masks.v[i]))
 			continue;
@@ -508,7 +510,7 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 	}
 	const char *path = hf_getenv(hf, "PATH");
 	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
-	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	toolcache_plan(hf, path, tools->cache_root, &mounts, &vars, &skipped);
 	for (size_t i = 0; i < skipped.n; i++)
 		skip(p, "tool cache", skipped.v[i]);
 	for (size_t i = 0; i + 1 < mounts.n; i += 2) {
@@ -519,8 +521,10 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 			continue;
 		}
 		_cleanup_free_ char *why = xasprintf(
-			"private package cache (%s), shared by jails; never the host's",
-			path_basename(mounts.v[i]));
+			"private package cache (%s), %s; never the host's",
+			path_basename(mounts.v[i]),
+			pol->cache == CACHE_SHARED ? "shared by every workspace's jails (cache = shared)"
+						   : "this workspace's own");
 		op_fd_bind(p, true, mounts.v[i], dest, why);
 		strv_push(writable, dest);
 	}
@@ -655,7 +659,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		op_fd_bind(p, false, done.v[i], done.v[i], why);
 		mask_root_only(p, hf, pol, done.v[i]);
 	}
-	add_tool_extras(p, hf, pol, tm, &done, agent_roots);
+	add_tool_extras(p, hf, pol, tools, &done, agent_roots);
 	strv_free(&all);
 	resolved_free(&rc);
 	strv_free(&done);
@@ -1019,7 +1023,7 @@ static void add_tool_env(struct bw_plan *p, struct hostfacts *hf, struct tools_m
 		setenv_op(p, name, eq + 1, false, "package mirror or registry, kept from the host");
 	}
 	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
-	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	toolcache_plan(hf, path, tools->cache_root, &mounts, &vars, &skipped);
 	for (size_t i = 0; i + 1 < vars.n; i += 2)
 		setenv_op(p, vars.v[i], vars.v[i + 1], false,
 			  "the private package cache, where the tool looks");
@@ -1289,7 +1293,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
 	struct strv agent_roots = STRV_INIT;
-	struct tools_memo tools = {0};
+	struct tools_memo tools = {.cache_root = toolcache_root(hf->state_dir, pol->workspace,
+								 pol->cache)};
 	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots, &tools);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
@@ -1305,6 +1310,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_env(out, hf, pol, &tools);
 	if (tools.done)
 		toolmgr_plan_free(&tools.tm);
+	free(tools.cache_root);
 	add_self(out, hf, cmd);
 
 	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes

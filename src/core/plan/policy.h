@@ -16,6 +16,12 @@ enum backend { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
 /* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
 int backend_parse(const char *s, enum backend *out);
 const char *backend_name(enum backend b);
+/* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
+ * default), or one set shared by every workspace (`cache = "shared"`, the user's choice). */
+enum cache_mode { CACHE_WORKSPACE, CACHE_SHARED };
+/* "workspace", "shared": 0, or -1 for anything else. */
+int cache_mode_parse(const char *s, enum cache_mode *out);
+const char *cache_mode_name(enum cache_mode m);
 
 struct policy {
 	enum backend backend;
@@ -38,6 +44,7 @@ struct policy {
 				   * cgroup scope enforces it (as RLIMIT_DATA it would break
 				   * sanitizer builds, whose shadow is a huge writable mapping) */
 	uint64_t pids;            /* --pids tasks; the same (core/plan/limits.h) */
+	enum cache_mode cache;    /* the configuration's `cache` (user and system files only) */
 	/* from an agent profile */
 	char *profile;            /* the profile's name, NULL for `run` */
 	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */

@@ -23,11 +23,19 @@
 /* tmpfs sizes: generous for builds (4 GiB /tmp, 1 GiB /var/tmp, /dev/shm and $HOME, 64 MiB
  * /run), scaled down so together they never promise more than --memory (limits.c) */
 
+/* the agents' project files that run code or steer them (doc/agents.md): claude's skills,
+ * workflow scripts, routines, launch and scheduled tasks (the project files claude itself
+ * keeps its own sandbox from writing), pi's .pi (extensions it loads unasked, packages),
+ * gemini's extensions, commands, policies and hooks, kiro's .kiro (hooks, MCP servers),
+ * aider's .aider.conf.yml (lint-cmd and test-cmd run after each edit) */
 const char *const bw_protected_names[] = {
 	".git/hooks", ".git/config", ".gitmodules", ".pre-commit-config.yaml", ".agentjail.toml",
 	".envrc", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".mcp.json",
-	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks", ".codex",
-	".gemini/settings.json", "opencode.json", "opencode.jsonc", ".opencode", NULL};
+	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks",
+	".claude/skills", ".claude/workflows", ".claude/routines", ".claude/launch.json",
+	".claude/scheduled_tasks.json", ".codex", ".gemini/settings.json", ".gemini/extensions",
+	".gemini/commands", ".gemini/policies", ".gemini/hooks", "opencode.json",
+	"opencode.jsonc", ".opencode", ".pi", ".kiro", ".aider.conf.yml", NULL};
 
 /* ---- plan construction helpers ---- */
 

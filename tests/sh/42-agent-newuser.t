@@ -4,7 +4,9 @@
 # parents (~/.config, ~/.local/share, ~/.cache, ~/.pi: mode 0700), says nothing about state that
 # "will not last", what the agent writes there is on the host afterwards, and `resume` finds it.
 # Every built-in profile, as root and as the unprivileged user, with a stand-in agent that writes
-# into each of its writable dirs (their list comes from `agentjail profiles --json`).
+# into each of its writable dirs (their list comes from `agentjail profiles --json`; one that is
+# also private, the host's entries read-only inside it, keeps what the jail writes for the
+# workspace's next jail instead: tests/sh/43-agent-private.t).
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
@@ -12,7 +14,8 @@ PROFILES=$("$AJ_BIN/agentjail" profiles --json | python3 -c '
 import json, sys
 for p in json.load(sys.stdin):
     dirs = [d[2:] for d in p["rw"] if d.startswith("~/") and d.endswith("/")]
-    print(p["name"], p["exe"][0], " ".join(dirs))')
+    host = [d for d in dirs if "~/" + d not in p.get("private_over", [])]
+    print(p["name"], p["exe"][0], ":".join(host), " ".join(dirs))')
 [ -n "$PROFILES" ] || bail "agentjail profiles --json listed no profile"
 
 # A stand-in agent: prints what an earlier run left in each writable dir, then leaves a marker.
@@ -32,7 +35,7 @@ stand_in() { # PATH DIR...
 
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
-	while read -r name exe dirs; do
+	while read -r name exe host dirs; do
 		# a new user's home: nothing but ~/bin with the agent
 		H=$AJ_TMP/$who/fresh-$name
 		mkdir -m 0755 "$H" "$H/bin"
@@ -43,7 +46,7 @@ for who in "${AJ_WHOS[@]}"; do
 		rc_is 0 "$who: $name: runs for a user whose home is empty"
 		unlike "$ERR" 'cannot create|will not last' "$who: $name: no warning that its state will not last"
 		unlike "$OUT" 'cannot write' "$who: $name: it could write each of its dirs"
-		for d in $dirs; do
+		for d in ${host//:/ }; do
 			[ -f "$H/$d/marker" ]
 			ok $? "$who: $name: what it wrote in ~/$d is on the host"
 		done

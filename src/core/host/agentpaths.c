@@ -81,6 +81,61 @@ void agentpaths_make(const struct profile *pr, const char *home, const struct po
 	}
 }
 
+/* mkdir every missing component of `dir` below `base` (which may be reached through a symlink:
+ * a dotfiles manager's ~/.codex), never following one below it (a link planted there would
+ * send the mkdir elsewhere). 0, or -1 with errno. */
+static int mkdir_below_nofollow(const char *dir, const char *base)
+{
+	const char *rel = path_below(dir, base);
+	if (!rel) {
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	_cleanup_free_ char *copy = xstrdup(rel);
+	int rc = 0;
+	for (char *save = NULL, *c = strtok_r(copy, "/", &save); c && rc == 0;
+	     c = strtok_r(NULL, "/", &save)) {
+		if (mkdirat(fd, c, 0700) < 0 && errno != EEXIST) {
+			rc = -1;
+			break;
+		}
+		int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		(void)close(fd);
+		fd = next;
+		errno = saved;
+		if (fd < 0)
+			rc = -1;
+	}
+	int saved = errno;
+	if (fd >= 0)
+		(void)close(fd);
+	errno = saved;
+	return rc;
+}
+
+void agentpaths_make_private(const struct profile *pr, const struct policy *pol,
+			     struct strv *failed)
+{
+	_cleanup_strv_ struct strv all = STRV_INIT;
+	strv_copy(&all, &pol->agent_private);
+	strv_copy(&all, &pol->agent_private_over);
+	for (size_t i = 0; i < all.n; i++) {
+		const char *d = all.v[i];
+		const char *base = NULL;
+		for (size_t k = 0; k < pol->agent_rw.n && !base; k++)
+			if (path_is_strict_ancestor(pol->agent_rw.v[k], d))
+				base = pol->agent_rw.v[k];
+		if (base && mkdir_below_nofollow(d, base) < 0)
+			strv_push_take(failed, xasprintf("cannot create %s (%s): the jail needs it as "
+							 "the place of %s's private directory",
+							 d, strerror(errno), pr->name));
+	}
+}
+
 /* The instruction and token dirs exist before the jail starts, so they can be bound read-only
  * or masked (the agent makes them itself when missing; a missing parent is left alone). */
 void agentpaths_make_dirs(const struct profile *pr, const char *home, char **environ_,

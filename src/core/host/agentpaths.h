@@ -13,6 +13,11 @@
  * the profile's empty content (only when it has one); nothing half-written is left behind. */
 void agentpaths_make(const struct profile *pr, const char *home, const struct policy *pol,
 		     struct strv *failed);
+/* The places of the profile's private directories (pol->agent_private) that lie inside its
+ * writable dirs, 0700, so they can be mount points (codex's skills/.system inside a read-only
+ * skills/); no symlink below the writable dir is followed. */
+void agentpaths_make_private(const struct profile *pr, const struct policy *pol,
+			     struct strv *failed);
 /* The instruction and token directories of the profile under `home`, 0700 (a missing parent is
  * left alone: the agent makes them itself). */
 void agentpaths_make_dirs(const struct profile *pr, const char *home, char **environ_,

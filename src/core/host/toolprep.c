@@ -96,7 +96,7 @@ static int record_workspace(const char *root, const char *workspace, struct err 
 }
 
 int toolprep_prepare(const struct hostfacts *hf, const char *root, const char *workspace,
-		     struct err *e)
+		     const struct strv *agent_dirs, struct err *e)
 {
 	if (!hf->state_dir || !hf->home || !root)
 		return 0;
@@ -105,6 +105,9 @@ int toolprep_prepare(const struct hostfacts *hf, const char *root, const char *w
 		if (mkdirs(d, e) < 0)
 			return -1;
 	}
+	for (size_t i = 0; agent_dirs && i < agent_dirs->n; i++)
+		if (mkdirs(agent_dirs->v[i], e) < 0)
+			return -1;
 	if (workspace && record_workspace(root, workspace, e) < 0)
 		return -1;
 	_cleanup_free_ char *confdir = path_join(hf->state_dir, "toolconf");

@@ -10,12 +10,14 @@
 
 #include "core/plan/hostfacts.h"
 #include "util/err.h"
+#include "util/strv.h"
 
-/* The private caches' directories under `root` (toolcache_root) and the filtered registry
- * copies; `workspace` (a per-workspace root) is recorded in <root>/workspace, whose time says
- * when the cache was last used. */
+/* The private caches' directories under `root` (toolcache_root), the agent's private
+ * directories `agent_dirs` (toolcache_agent_dir; may be NULL) and the filtered registry copies;
+ * `workspace` (a per-workspace root) is recorded in <root>/workspace, whose time says when the
+ * cache was last used. */
 int toolprep_prepare(const struct hostfacts *hf, const char *root, const char *workspace,
-		     struct err *e) WUR;
+		     const struct strv *agent_dirs, struct err *e) WUR;
 
 #define CACHE_WORKSPACE_FILE "workspace"
 

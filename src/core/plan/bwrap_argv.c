@@ -494,6 +494,9 @@ struct tools_memo {
 	bool done;
 	struct toolmgr_plan tm;
 	char *cache_root; /* the private caches' directory (toolcache_root), or NULL */
+	struct strv private_late; /* triples (source or "", place, "over" or ""): the agent's
+				   * private dirs inside its writable binds, mounted after the
+				   * protection */
 };
 
 static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfacts *hf)
@@ -502,6 +505,121 @@ static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfact
 		toolmgr_recognise(hf, hf_getenv(hf, "PATH"), &m->tm);
 	m->done = true;
 	return &m->tm;
+}
+
+/* `path` with every symlink of its existing part followed and the missing rest appended; NULL
+ * when that cannot be told (a chain too long). */
+static char *real_or_below(struct hostfacts *hf, const char *path)
+{
+	char *r = hf_realpath(hf, path, NULL);
+	if (r || !strcmp(path, "/") || hf_type(hf, path) != HF_MISSING)
+		return r;
+	_cleanup_free_ char *up = path_dirname(path);
+	_cleanup_free_ char *ru = real_or_below(hf, up);
+	return ru ? path_join(ru, path_basename(path)) : NULL;
+}
+
+/* One of the agent's private directories at `at`: its directory in agentjail's state, or
+ * when that was not made (a dry run, an unusable state dir) a tmpfs for this run; never the
+ * host's directory. */
+static void bind_private(struct bw_plan *p, struct hostfacts *hf, const char *src, const char *at,
+			 const char *agent)
+{
+	if (src && *src && hf_type(hf, src) == HF_DIR) {
+		_cleanup_free_ char *why = xasprintf("%s's own directory, this workspace's (what the "
+						     "agent runs from it later): never the host's",
+						     agent);
+		op_fd_bind(p, true, src, at, why);
+		return;
+	}
+	char sz[24];
+	_cleanup_free_ char *why = xasprintf("%s's own directory: a tmpfs for this run (its "
+					     "directory in agentjail's state is not made); never "
+					     "the host's",
+					     agent);
+	op(p, why, 6, "--size", SZ(p->limits.tmpfs.home), "--perms", "0700", "--tmpfs", at);
+}
+
+/* The agent's private directories (profile.private_dirs, doc/agents.md). One inside a writable
+ * bind of the agent is mounted at its real place after the protection there (codex's
+ * skills/.system lies in its read-only skills/): kept in tools->private_late. One only in the
+ * home tmpfs (opencode's ~/.cache/opencode) is mounted now, and is a root for what the profile
+ * protects inside it (the host's ~/.cache/opencode/bin, read-only). */
+static void add_agent_private(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			      struct tools_memo *tools, struct strv *agent_roots)
+{
+	const char *agent = pol->profile ? pol->profile : "the agent";
+	struct strv rw_roots = STRV_INIT, all = STRV_INIT;
+	strv_copy(&rw_roots, agent_roots);
+	strv_copy(&all, &pol->agent_private);
+	strv_copy(&all, &pol->agent_private_over);
+	for (size_t i = 0; i < all.n; i++) {
+		const char *d = all.v[i];
+		bool over = i >= pol->agent_private.n;
+		_cleanup_free_ char *src = tools->cache_root && pol->profile
+						   ? toolcache_agent_dir(tools->cache_root,
+									 pol->profile, d)
+						   : xstrdup("");
+		_cleanup_free_ char *real = real_or_below(hf, d);
+		if (real && under_any(&rw_roots, real)) {
+			strv_push(&tools->private_late, src);
+			strv_push(&tools->private_late, real);
+			strv_push(&tools->private_late, over ? "over" : "");
+		} else if (over && under_any(agent_roots, d)) {
+			/* inside a private dir of the home tmpfs mounted above (opencode's
+			 * ~/.cache/opencode/bin): the host's entries are those of the host's dir */
+			strv_push(&tools->private_late, src);
+			strv_push(&tools->private_late, d);
+			strv_push(&tools->private_late, "over");
+		} else if (over) {
+			skip(p, d, "the agent's private dir showing the host's entries is in none of "
+				   "its writable or private dirs: not mounted");
+		} else if (path_is_under(d, hf->home) && !path_is_under(d, pol->workspace)) {
+			bind_private(p, hf, src, d, agent);
+			strv_push(agent_roots, d);
+		} else {
+			skip(p, d, "the agent's private directory: neither in the home's tmpfs nor in "
+				   "its writable directories: not mounted");
+		}
+	}
+	strv_free(&rw_roots);
+	strv_free(&all);
+}
+
+/* Inside a private instruction dir (profile.private_over), the host's entries read-only; not
+ * the agent's own there: hidden ones (codex's skills/.system; a .npmrc's token stays out) and
+ * a package install (opencode's plugin dependencies: node_modules, package.json, its lock
+ * files); nor a symlink (its target is not judged here: a skill reached through one is not
+ * shown). */
+static void show_host_entries(struct bw_plan *p, struct hostfacts *hf, const char *dir)
+{
+	static const char *const own[] = {"node_modules", "package.json", "package-lock.json",
+					  "bun.lock", "bun.lockb", NULL};
+	const struct strv *kids = hf_children(hf, dir);
+	for (size_t i = 0; i < kids->n; i++) {
+		bool mine = kids->v[i][0] == '.';
+		for (size_t k = 0; own[k] && !mine; k++)
+			mine = !strcmp(kids->v[i], own[k]);
+		if (mine)
+			continue;
+		_cleanup_free_ char *k = path_join(dir, kids->v[i]);
+		enum hf_type t = hf_type(hf, k);
+		if (t == HF_DIR || t == HF_FILE)
+			op_fd_bind(p, false, k, k, "the host's instruction entry, read-only");
+		else if (t == HF_SYMLINK)
+			skip(p, k, "an instruction entry that is a symlink: not shown");
+	}
+}
+
+static void add_private_late(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			     const struct tools_memo *tools)
+{
+	const struct strv *l = &tools->private_late;
+	for (size_t i = 0; i + 2 < l->n; i += 3) {
+		bind_private(p, hf, l->v[i], l->v[i + 1], pol->profile ? pol->profile : "the agent");
+		if (l->v[i + 2][0])
+			show_host_entries(p, hf, l->v[i + 1]);
+	}
 }
 
 static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
@@ -587,6 +705,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		skip(p, gitconfig, "is a symlink: not followed");
 
 	add_agent_rw(p, hf, pol, agent_roots);
+	add_agent_private(p, hf, pol, tools, agent_roots);
 
 	/* symlinks under $HOME on the way to PATH directories and the command: recreated with
 	 * --symlink (before the binds, which show the same links where they overlap); the real
@@ -1308,6 +1427,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable, &agent_roots, &pol->protect,
 		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
+	add_private_late(out, hf, pol, &tools);
 	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;
 	strv_push(&visible, pol->workspace);
@@ -1319,6 +1439,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	if (tools.done)
 		toolmgr_plan_free(&tools.tm);
 	free(tools.cache_root);
+	strv_free(&tools.private_late);
 	add_self(out, hf, cmd);
 
 	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes

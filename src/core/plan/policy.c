@@ -68,6 +68,8 @@ void policy_free(struct policy *p)
 	strv_free(&p->agent_copy);
 	strv_free(&p->agent_hide);
 	strv_free(&p->agent_ro);
+	strv_free(&p->agent_private);
+	strv_free(&p->agent_private_over);
 	strv_free(&p->allow_domains);
 	strv_free(&p->deny_domains);
 	strv_free(&p->map_hosts);
@@ -657,6 +659,11 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "agent_hide", strv_json(&p->agent_hide));
 		if (p->agent_ro.n)
 			json_object_set_new(o, "agent_ro", strv_json(&p->agent_ro));
+		if (p->agent_private.n)
+			json_object_set_new(o, "agent_private", strv_json(&p->agent_private));
+		if (p->agent_private_over.n)
+			json_object_set_new(o, "agent_private_over",
+					    strv_json(&p->agent_private_over));
 		json_object_set_new(o, "agent_writable_instructions",
 				    json_boolean(p->agent_writable_instructions));
 	}
@@ -738,6 +745,8 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "setenv", &out->setenv, e) < 0 ||
 	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0 ||
 	    json_strv(o, "agent_ro", &out->agent_ro, e) < 0 ||
+	    json_strv(o, "agent_private", &out->agent_private, e) < 0 ||
+	    json_strv(o, "agent_private_over", &out->agent_private_over, e) < 0 ||
 	    json_strv(o, "allow_domains", &out->allow_domains, e) < 0 ||
 	    json_strv(o, "deny_domains", &out->deny_domains, e) < 0 ||
 	    json_strv(o, "map_hosts", &out->map_hosts, e) < 0 ||

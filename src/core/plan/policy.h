@@ -53,6 +53,10 @@ struct policy {
 	struct strv agent_hide;   /* inside agent_rw, masked (IDE auth tokens) */
 	struct strv agent_ro;     /* its config files shown read-only (~/.aider.conf.yml); unlike
 				   * --ro, one that is missing is skipped, never an error */
+	struct strv agent_private; /* its directories that are the workspace's own in the jail
+				    * (profile.private_dirs), absolute */
+	struct strv agent_private_over; /* the same, showing the host's entries read-only inside
+					 * (profile.private_over) */
 	bool agent_writable_instructions; /* --agent-writable-instructions: the agent's
 					   * instruction files (CLAUDE.md, commands/, …) writable */
 	struct strv agent_copy;   /* pairs: a path of agent_rw, then the private copy bound there

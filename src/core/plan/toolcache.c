@@ -50,6 +50,11 @@ char *toolcache_root(const char *state_dir, const char *workspace, enum cache_mo
 	return xasprintf("%s/cache/ws/%s", state_dir, key);
 }
 
+char *toolcache_agent_dir(const char *root, const char *profile, const char *dest)
+{
+	return xasprintf("%s/agent/%s%s", root, profile, dest);
+}
+
 const struct toolconf toolconfs[] = {
 	{".npmrc", "npmrc", false},
 	{"config.toml", "cargo-config.toml", true},

@@ -26,6 +26,10 @@ char *toolcache_root(const char *state_dir, const char *workspace, enum cache_mo
 /* The key of a workspace (TOOLCACHE_KEY_HEX lowercase hex digits). */
 char *toolcache_key(const char *workspace);
 
+/* Where an agent's private directory `dest` (absolute; profile.private_dirs) lives under a
+ * cache root: <root>/agent/<profile><dest>. */
+char *toolcache_agent_dir(const char *root, const char *profile, const char *dest);
+
 struct toolcache {
 	const char *name;     /* <root>/<name> */
 	const char *tool;     /* the program whose presence on PATH asks for it */

@@ -363,6 +363,9 @@ int toolprep_cache_remove(const struct cache_entry *c, uint64_t *freed, struct e
 	if (walk(fd, c->dir, c->kind == CACHE_KIND_SHARED ? WALK_EMPTY_DIRS : WALK_REMOVE, freed,
 		 e) < 0)
 		return -1;
+	struct stat st;
+	if (c->kind != CACHE_KIND_SHARED && fstat(fd, &st) == 0)
+		*freed += (uint64_t)st.st_blocks * 512; /* as toolprep_cache_list counts it */
 	if (c->kind != CACHE_KIND_SHARED && unlinkat(pfd, name, AT_REMOVEDIR) < 0)
 		return err_set(e, errno, c->dir, "cannot remove");
 	return 0;

@@ -76,7 +76,14 @@ _agentjail() {
 			mapfile -t COMPREPLY < <(compgen -W "restore --all --help $(_agentjail_sessions)" -- "$cur")
 		fi ;;
 	resume) mapfile -t COMPREPLY < <(compgen -W "--last --dry-run --quiet --help $(_agentjail_sessions)" -- "$cur") ;;
-	cache) mapfile -t COMPREPLY < <(compgen -W "size clean --help" -- "$cur") ;;
+	cache)
+		if [[ $prev == --workspace ]]; then
+			mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		elif [[ ${COMP_WORDS[2]:-} == clean && $COMP_CWORD -gt 2 ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--workspace --all" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "size clean --help" -- "$cur")
+		fi ;;
 	config) mapfile -t COMPREPLY < <(compgen -W "--json --path --help" -- "$cur") ;;
 	trust)
 		if [[ $cur == -* ]]; then

@@ -26,7 +26,7 @@ complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjai
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a quarantine -d 'what the jail moved aside'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a resume -d 'run a session again'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a tui -d 'the session manager'
-complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a cache -d 'the private package caches'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a cache -d 'the private package caches, per workspace'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a config -d 'the effective configuration'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a trust -d 'trust a project file'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a untrust -d 'forget a trusted project file'
@@ -70,7 +70,9 @@ complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and not __fish
 complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and not __fish_seen_subcommand_from restore' -l all -d 'every workspace'
 complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and __fish_seen_subcommand_from restore' -F
 complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and __fish_seen_subcommand_from restore' -l yes -d 'without asking'
-complete -c agentjail -n '__fish_seen_subcommand_from cache' -x -a 'size clean'
+complete -c agentjail -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from size clean' -x -a 'size clean'
+complete -c agentjail -n '__fish_seen_subcommand_from cache; and __fish_seen_subcommand_from clean' -l all -d 'every cache'
+complete -c agentjail -n '__fish_seen_subcommand_from cache; and __fish_seen_subcommand_from clean' -l workspace -x -a '(__fish_complete_directories)' -d "that workspace's caches"
 complete -c agentjail -n '__fish_seen_subcommand_from config' -l path -d 'the files considered'
 complete -c agentjail -n '__fish_seen_subcommand_from trust' -l list -d 'the trusted project files'
 complete -c agentjail -n '__fish_seen_subcommand_from trust untrust' -x -a '(__fish_complete_directories)'

@@ -485,6 +485,8 @@ static int parse_head(const char *buf, size_t len, bool origin, struct http_req 
 	size_t skip = 0, end = 0;
 	while (origin && skip < len && (buf[skip] == '\r' || buf[skip] == '\n'))
 		skip++;
+	if (skip >= HTTP_HEAD_MAX)
+		return bad(out, HP_TOO_BIG, "request head larger than 16 KiB");
 	struct span path = {NULL, 0};
 	int rc = origin ? first_line(buf + skip, len - skip, out) : HP_NEED_MORE;
 	if (rc == HP_NEED_MORE)

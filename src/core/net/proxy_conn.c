@@ -2,11 +2,14 @@
  * request head (bounded by HTTP_HEAD_MAX and a deadline; the first byte picks SOCKS5 or HTTP),
  * is checked against the rules before any lookup, resolves through c-ares in the proxy's loop
  * (a mapping or an IP literal needs none), has each address checked again (netrules_addr_ok),
- * connects to exactly that address, then relays with splice() through one pipe per direction,
- * half-closing each direction as its source ends. Each connection ends as one net_event. */
+ * connects to exactly that address; a tunnel then holds the client's first bytes until they
+ * are judged (firstbytes.c: the TLS server name, the HTTP Host), then relays with splice()
+ * through one pipe per direction, half-closing each direction as its source ends. Each
+ * connection ends as one net_event. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -17,9 +20,11 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "core/net/firstbytes.h"
 #include "core/net/httpreq.h"
 #include "core/net/proxy_internal.h"
 #include "core/net/socks5.h"
+#include "core/net/tlshello.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -71,6 +76,9 @@ struct px_conn {
 	bool have_ev;
 	struct px_dir dir[2];     /* 0: client → upstream, 1: upstream → client */
 	bool hup[2];              /* 0: the client fd, 1: the upstream fd, taken out of epoll */
+	enum fb_kind fb;          /* the check of a tunnel's first bytes from the client */
+	bool held;                /* relaying, but the client's bytes are read into `in` until
+				   * fb_judge decides (the upstream's flow meanwhile) */
 };
 
 static void set_text(char *dst, size_t cap, const char *s)
@@ -188,15 +196,26 @@ static void linger_step(struct proxy *p, struct px_conn *c)
 	conn_set_mask(p, c, &c->c, EPOLLIN);
 }
 
-/* Refuse or fail the request: the reply in the client's protocol, then a lingering close. */
-static void conn_fail(struct proxy *p, struct px_conn *c, int http_code, uint8_t socks_rep,
-		      const char *reason)
+/* Close the upstream, queue what the client is to be told last, and linger. */
+static void conn_end_with(struct proxy *p, struct px_conn *c, const void *last, size_t n)
 {
 	if (c->u.fd >= 0) {
 		c->u.dead = true;
 		px_close_fd(&c->u.fd);
 		c->u.mask = 0;
 	}
+	if (n)
+		queue_out(c, last, n);
+	conn_free_bufs(c);
+	c->st = CS_LINGER;
+	c->deadline = clock_mono_ms() + p->head_ms;
+	linger_step(p, c);
+}
+
+/* Refuse or fail the request: the reply in the client's protocol, then a lingering close. */
+static void conn_fail(struct proxy *p, struct px_conn *c, int http_code, uint8_t socks_rep,
+		      const char *reason)
+{
 	if (c->socks) {
 		uint8_t r[10];
 		size_t n = socks5_reply(socks_rep, r);
@@ -208,10 +227,7 @@ static void conn_fail(struct proxy *p, struct px_conn *c, int http_code, uint8_t
 			queue_out(c, resp, n);
 		free(resp);
 	}
-	conn_free_bufs(c);
-	c->st = CS_LINGER;
-	c->deadline = clock_mono_ms() + p->head_ms;
-	linger_step(p, c);
+	conn_end_with(p, c, NULL, 0);
 }
 
 static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t socks_rep,
@@ -232,6 +248,77 @@ static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, cons
 	(void)snprintf(reason, sizeof reason, "%s:%u: %s", c->ev.host, c->ev.port, error);
 	uint8_t rep = !timeout && strstr(error, "refused") ? 5 : 4;
 	conn_fail(p, c, timeout ? 504 : 502, rep, reason);
+}
+
+/* Read into c->in (grown up to max). -1: closed or failed; 0: nothing more now. */
+static int read_in(struct px_conn *c, size_t max)
+{
+	for (;;) {
+		if (c->inlen == c->incap) {
+			if (c->incap >= max)
+				return 0;
+			c->incap = c->incap ? c->incap * 2 : 1024;
+			if (c->incap > max)
+				c->incap = max;
+			c->in = xrealloc(c->in, c->incap);
+		}
+		if (px_recv(c->c.fd, c->in, c->incap, &c->inlen) < 0)
+			return -1;
+		if (c->inlen < c->incap)
+			return 0; /* the socket is empty */
+	}
+}
+
+/* ---------------------------------------------------------------- a tunnel's first bytes */
+
+/* They were refused: the reason in the event (it names both names), a TLS alert or a 403 to
+ * the client after what it was already owed (the 200, the SOCKS reply), nothing upstream. */
+static void refuse_held(struct proxy *p, struct px_conn *c, const struct fb_result *r)
+{
+	c->ev.allowed = false;
+	set_text(c->ev.rule, sizeof c->ev.rule, r->reason);
+	p->st.allowed--; /* counted when the name was allowed */
+	p->st.denied++;
+	c->held = false;
+	c->outoff = c->dir[1].preoff; /* the upstream's bytes in the pipe are dropped */
+	size_t n = 0;
+	char *resp = r->http ? http_response(403, r->reason, &n) : NULL;
+	if (r->tls)
+		conn_end_with(p, c, fb_tls_alert, sizeof fb_tls_alert);
+	else
+		conn_end_with(p, c, resp, resp ? n : 0);
+	free(resp);
+}
+
+/* Read what the client sent and judge it (final after the wait's deadline). 1: still held;
+ * 0: passed, the bytes read go upstream first; -1: refused (c lingers). */
+static int held_step(struct proxy *p, struct px_conn *c, bool timed_out)
+{
+	int rr = timed_out ? 0 : read_in(c, TLS_HELLO_READ_MAX);
+	struct fb_result r;
+	fb_judge(p->rules, &c->d, c->ev.host, c->ev.port, c->fb, (const uint8_t *)c->in,
+		 c->inlen, timed_out || rr < 0, &r);
+	if (r.state == FB_REFUSE) {
+		refuse_held(p, c, &r);
+		return -1;
+	}
+	if (r.state == FB_WAIT) {
+		if (c->inlen && c->deadline == LLONG_MAX) /* bytes came: the wait is bounded now */
+			c->deadline = clock_mono_ms() + p->head_ms;
+		return 1;
+	}
+	c->held = false;
+	free(c->up);
+	c->up = c->in;
+	c->uplen = c->inlen;
+	c->in = NULL;
+	c->inlen = c->incap = 0;
+	c->dir[0].pre = c->up;
+	c->dir[0].prelen = c->uplen;
+	c->dir[0].preoff = 0;
+	if (rr < 0)
+		c->dir[0].eof = true;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- relay */
@@ -305,7 +392,10 @@ static int pump_dir(struct px_conn *c, int i)
 
 static void relay(struct proxy *p, struct px_conn *c)
 {
-	for (int i = 1; i >= 0; i--) /* toward the client first: an upstream's last words */
+	if (c->held && held_step(p, c, false) < 0)
+		return;
+	for (int i = 1; i >= 0; i -= c->held ? 2 : 1) /* toward the client first: an upstream's
+							 * last words; nothing from a held client */
 		if (pump_dir(c, i) < 0) {
 			if (!c->ev.error[0])
 				(void)snprintf(c->ev.error, sizeof c->ev.error, "%s: %s",
@@ -350,9 +440,11 @@ static void connected(struct proxy *p, struct px_conn *c)
 	px_addr_text(sa->ss_family, a, c->ev.addr, sizeof c->ev.addr);
 	int one = 1;
 	(void)setsockopt(c->u.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	/* what follows the request in the buffer goes on after our head */
-	size_t head = c->have_req ? c->req.head_len : c->inlen;
+	/* what follows the request in the buffer goes on after our head (SOCKS: the buffer holds
+	 * only what followed the request) */
+	size_t head = c->have_req ? c->req.head_len : 0;
 	size_t rest = c->inlen > head ? c->inlen - head : 0;
+	bool tunnel = c->socks || c->req.connect;
 	if (c->socks) {
 		uint8_t r[10];
 		size_t n = socks5_reply(0, r);
@@ -364,14 +456,30 @@ static void connected(struct proxy *p, struct px_conn *c)
 			queue_out(c, resp, n);
 		free(resp);
 	}
-	size_t pre = !c->socks && !c->req.connect ? c->req.upstream_len : 0;
-	c->up = xmalloc(pre + rest + 1);
-	if (pre)
+	if (tunnel) {
+		/* nothing the client sends goes upstream before fb_judge has passed it */
+		uint16_t port = c->ev.port;
+		c->fb = port == px_test_tls_port    ? FB_TLS
+			: port == px_test_http_port ? FB_HTTP
+						    : fb_kind_for_port(port);
+		c->held = true;
+		c->deadline = c->fb == FB_SNIFF ? LLONG_MAX : clock_mono_ms() + p->head_ms;
+		if (rest)
+			memmove(c->in, c->in + head, rest);
+		c->inlen = rest;
+		if (c->have_req) {
+			http_req_free(&c->req);
+			c->have_req = false;
+		}
+	} else {
+		size_t pre = c->req.upstream_len;
+		c->up = xmalloc(pre + rest + 1);
 		memcpy(c->up, c->req.upstream, pre);
-	if (rest)
-		memcpy(c->up + pre, c->in + head, rest);
-	c->uplen = pre + rest;
-	conn_free_bufs(c);
+		if (rest)
+			memcpy(c->up + pre, c->in + head, rest);
+		c->uplen = pre + rest;
+		conn_free_bufs(c);
+	}
 	for (int i = 0; i < 2; i++) {
 		if (pipe2(c->dir[i].pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
 			(void)snprintf(c->ev.error, sizeof c->ev.error, "pipe: %s", strerror(errno));
@@ -565,6 +673,17 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 		free(host);
 		return;
 	}
+	/* plain HTTP: a Host naming another host than the URI is refused, not rewritten */
+	enum net_name_match m = NM_SAME;
+	if (proto == NP_HTTP && c->req.host_header[0])
+		m = netrules_name_check(p->rules, &c->d, host, port, c->req.host_header, NULL);
+	if (!net_name_ok(m)) {
+		char *reason = net_name_reason(m, "HTTP Host", host, port, c->req.host_header);
+		deny(p, c, 403, 2, reason);
+		free(reason);
+		free(host);
+		return;
+	}
 	c->ev.allowed = true;
 	c->have_ev = true;
 	p->st.allowed++;
@@ -595,25 +714,6 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 	struct ares_addrinfo_hints hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	ares_getaddrinfo(p->ch, host, NULL, &hints, resolved, c);
 	free(host);
-}
-
-/* Read into c->in (grown up to HTTP_HEAD_MAX). -1: closed or failed; 0: nothing more now. */
-static int read_in(struct px_conn *c)
-{
-	for (;;) {
-		if (c->inlen == c->incap) {
-			if (c->incap >= HTTP_HEAD_MAX)
-				return 0;
-			c->incap = c->incap ? c->incap * 2 : 1024;
-			if (c->incap > HTTP_HEAD_MAX)
-				c->incap = HTTP_HEAD_MAX;
-			c->in = xrealloc(c->in, c->incap);
-		}
-		if (px_recv(c->c.fd, c->in, c->incap, &c->inlen) < 0)
-			return -1;
-		if (c->inlen < c->incap)
-			return 0; /* the socket is empty */
-	}
 }
 
 static void head_socks(struct proxy *p, struct px_conn *c)
@@ -680,7 +780,7 @@ static void client_head(struct proxy *p, struct px_conn *c)
 		return;
 	}
 	size_t before = c->inlen;
-	int rr = read_in(c);
+	int rr = read_in(c, HTTP_HEAD_MAX);
 	if (c->inlen > before) {
 		if (!c->socks && c->in[0] == 0x05)
 			c->socks = true;
@@ -765,7 +865,8 @@ void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev)
 			(void)getsockopt(side ? c->u.fd : c->c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
 			(void)snprintf(c->ev.error, sizeof c->ev.error, "%s: %s",
 				       side ? "upstream" : "client", strerror(err ? err : EIO));
-			(void)pump_dir(c, side);
+			if (!(side == 0 && c->held))
+				(void)pump_dir(c, side);
 			conn_close(p, c);
 			return;
 		}
@@ -790,7 +891,7 @@ void px_sweep(struct proxy *p, long long now)
 	struct px_conn *next;
 	for (struct px_conn *c = p->conns; c; c = next) {
 		next = c->next;
-		if (c->st == CS_RELAY || now < c->deadline)
+		if ((c->st == CS_RELAY && !c->held) || now < c->deadline)
 			continue;
 		switch (c->st) {
 		case CS_HEAD:
@@ -809,7 +910,9 @@ void px_sweep(struct proxy *p, long long now)
 			c->i_addr++;
 			connect_next(p, c, "connect: timeout");
 			break;
-		case CS_RELAY:
+		case CS_RELAY: /* held: its first bytes did not come whole in time */
+			if (held_step(p, c, true) == 0)
+				relay(p, c);
 			break;
 		}
 	}

@@ -22,6 +22,9 @@ enum {
 
 void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Ask the person at the terminal: the question (and " [y/N] ") on stderr, the answer a line of
+ * stdin. false when stdin is not a terminal (nobody to ask: the caller says how to confirm). */
+bool cmd_confirm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
 
@@ -92,6 +95,9 @@ int cmd_session_last(struct store *st, const char *verb, struct session *out);
 long cmd_utc_offset(void); /* the local offset from UTC, in seconds */
 /* agentjail log [ID | --last] [--json] [--follow] (cmd/log.c) */
 int cmd_log(int argc, char **argv);
+/* `log ID --suggest [--apply [--yes]]`: the allow_domains entries that would allow what session
+ * id (a full id) had denied; --apply adds them to the user's configuration file after asking. */
+int cmd_log_suggest(struct store *st, const char *id, bool apply, bool yes);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_resume(int argc, char **argv);

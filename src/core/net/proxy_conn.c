@@ -45,6 +45,8 @@ struct px_dir {
 	bool eof;       /* src said EOF */
 	bool shut;      /* dst shut for writing */
 	bool stalled;   /* the pipe took no more: wait for dst to drain it */
+	bool readable;  /* src may have bytes: set by EPOLLIN, cleared by its EAGAIN */
+	bool writable;  /* dst may take bytes: set by EPOLLOUT, cleared by its EAGAIN */
 	bool grown;     /* its pipe was offered PX_PIPE_BIG */
 	size_t cap;     /* bytes the pipe holds */
 	char *pre;
@@ -323,22 +325,25 @@ static int held_step(struct proxy *p, struct px_conn *c, bool timed_out)
 
 /* ---------------------------------------------------------------- relay */
 
-/* Move what can move in one direction. -1 on a socket error (the connection is reset). */
+/* Move what can move in one direction, making only the calls that can succeed: a socket is
+ * read after an edge said it has bytes and until it says EAGAIN, written until it is full.
+ * -1 on a socket error (the connection is reset). */
 static int pump_dir(struct px_conn *c, int i)
 {
 	struct px_dir *d = &c->dir[i];
 	int src = i == 0 ? c->c.fd : c->u.fd, dst = i == 0 ? c->u.fd : c->c.fd;
 	uint64_t *bytes = i == 0 ? &c->ev.bytes_up : &c->ev.bytes_down;
 	for (;;) {
-		if (d->preoff < d->prelen) {
+		if (d->preoff < d->prelen && d->writable) {
 			size_t was = d->preoff;
 			int r = px_send(dst, d->pre, d->prelen, &d->preoff);
 			if (i == 0)
 				*bytes += d->preoff - was;
-			if (r <= 0)
-				return r;
+			if (r < 0)
+				return -1;
+			d->writable = r > 0;
 		}
-		while (d->inpipe > 0) {
+		while (d->inpipe > 0 && d->writable && d->preoff == d->prelen) {
 			ssize_t n = splice(d->pipe[0], NULL, dst, NULL, d->inpipe,
 					   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 			if (n > 0) {
@@ -348,12 +353,12 @@ static int pump_dir(struct px_conn *c, int i)
 			} else if (n < 0 && errno == EINTR) {
 				continue;
 			} else if (n < 0 && errno == EAGAIN) {
-				break;
+				d->writable = false;
 			} else {
 				return -1;
 			}
 		}
-		if (d->eof || d->stalled || d->inpipe >= d->cap)
+		if (d->eof || d->stalled || !d->readable || d->inpipe >= d->cap)
 			break;
 		if (!d->grown && *bytes >= PX_PIPE_GROW) {
 			/* a bulk transfer: fewer, larger splices. Refused past the user's pipe
@@ -381,6 +386,8 @@ static int pump_dir(struct px_conn *c, int i)
 		 * second case waiting for EPOLLIN would spin, so wait for dst to drain the pipe */
 		if (d->inpipe > 0)
 			d->stalled = true;
+		else
+			d->readable = false;
 		break;
 	}
 	if (d->eof && d->inpipe == 0 && d->preoff == d->prelen && !d->shut) {
@@ -388,6 +395,22 @@ static int pump_dir(struct px_conn *c, int i)
 		d->shut = true;
 	}
 	return 0;
+}
+
+/* The events side s (0 the client, 1 the upstream) must wake the loop for: EPOLLIN when the
+ * direction it feeds wants bytes and last found none, EPOLLOUT when the direction it drains
+ * has bytes and last found it full. Edge-triggered: an edge comes with each arrival, so
+ * nothing is lost between calls; and a change of mask reports what is ready already. */
+static uint32_t want_events(const struct px_conn *c, int s)
+{
+	const struct px_dir *in = &c->dir[s], *out = &c->dir[!s];
+	uint32_t m = EPOLLET;
+	if ((s == 0 && c->held) ||
+	    (!in->eof && !in->readable && !in->stalled && in->inpipe < in->cap))
+		m |= EPOLLIN;
+	if (!out->writable && (out->inpipe > 0 || out->preoff < out->prelen))
+		m |= EPOLLOUT;
+	return m;
 }
 
 static void relay(struct proxy *p, struct px_conn *c)
@@ -407,12 +430,21 @@ static void relay(struct proxy *p, struct px_conn *c)
 		conn_close(p, c);
 		return;
 	}
-	/* edge-triggered: each pump goes on until a socket or a pipe says EAGAIN, so the next
-	 * edge on either fd resumes it; no epoll_ctl per chunk */
+	/* a bulk stream keeps its masks: no epoll_ctl per chunk, and no wake-up for a side with
+	 * nothing to do (an upstream's write space while the pipe is empty) */
 	struct px_handle *hs[2] = {&c->c, &c->u};
 	for (int s = 0; s < 2 && !c->closed; s++)
 		if (!c->hup[s])
-			conn_set_mask(p, c, hs[s], EPOLLIN | EPOLLOUT | EPOLLET);
+			conn_set_mask(p, c, hs[s], want_events(c, s));
+}
+
+/* What an event says about side s: bytes to read from it, room to write to it. */
+static void relay_ready(struct px_conn *c, int s, uint32_t ev)
+{
+	if (ev & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR))
+		c->dir[s].readable = true;
+	if (ev & (EPOLLOUT | EPOLLHUP))
+		c->dir[!s].writable = true;
 }
 
 /* The peer of side s hung up both ways: EPOLLHUP would come on every wait, so take the fd out
@@ -430,6 +462,7 @@ static void relay_hup(struct proxy *p, struct px_conn *c, int s)
 	}
 	c->hup[s] = true;
 	c->dir[s].stalled = false;
+	c->dir[s].readable = true; /* to its EOF */
 }
 
 static void connected(struct proxy *p, struct px_conn *c)
@@ -487,6 +520,8 @@ static void connected(struct proxy *p, struct px_conn *c)
 			return;
 		}
 		c->dir[i].cap = PX_PIPE_CAP;
+		c->dir[i].writable = true; /* just connected (or accepted): room to write */
+		c->dir[i].readable = true; /* unknown until the first EAGAIN */
 	}
 	c->dir[0].pre = c->up;
 	c->dir[0].prelen = c->uplen;
@@ -858,6 +893,7 @@ void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev)
 			connect_done(p, c);
 		return;
 	case CS_RELAY:
+		relay_ready(c, side, ev);
 		if (ev & EPOLLERR) {
 			/* a reset: what the peer sent before it is still read and passed on */
 			int err = 0;

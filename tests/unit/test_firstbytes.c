@@ -160,8 +160,8 @@ static void http(void **state)
 		"SSH-2.0-x\r\n",
 	};
 	const char *want[] = {
-		"HTTP Host evil.example does not match api.example.com:80, the name this "
-		"connection was allowed for",
+		("HTTP Host evil.example does not match api.example.com:80, the name this "
+		 "connection was allowed for"),
 		"HTTP request target evil.example does not match api.example.com:80",
 		"HTTP Host evil.example does not match",
 		"no HTTP Host sent for api.example.com:80",

@@ -123,6 +123,8 @@ void fb_judge(const struct netrules *r, const struct net_decision *d, const char
 {
 	memset(out, 0, sizeof *out);
 	out->state = FB_WAIT;
+	if (!len)
+		buf = (const uint8_t *)""; /* nothing read yet: no buffer either */
 	if (kind == FB_HTTP)
 		judge_http(r, d, host, port, buf, len, final, out);
 	else

@@ -354,7 +354,7 @@ static bool looks_http(struct span l)
  * it may be one (scan_lines then reads it strictly). */
 static int first_line(const char *buf, size_t len, struct http_req *out)
 {
-	const char *lf = memchr(buf, '\n', len);
+	const char *lf = len ? memchr(buf, '\n', len) : NULL;
 	if (lf) {
 		struct span l = {buf, (size_t)(lf - buf)};
 		if (l.n && l.p[l.n - 1] == '\r')

@@ -252,9 +252,23 @@ static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, cons
 	conn_fail(p, c, timeout ? 504 : 502, rep, reason);
 }
 
-/* Read into c->in (grown up to max). -1: closed or failed; 0: nothing more now. */
+/* Read into c->in (grown up to max; not allocated while nothing has come: a thousand idle
+ * tunnels hold no buffers). -1: closed or failed; 0: nothing more now. */
 static int read_in(struct px_conn *c, size_t max)
 {
+	if (!c->in) {
+		char first[1024];
+		size_t n = 0;
+		int r = px_recv(c->c.fd, first, sizeof first, &n);
+		if (n) {
+			c->incap = n < sizeof first ? sizeof first : 2 * sizeof first;
+			c->in = xmalloc(c->incap);
+			memcpy(c->in, first, n);
+			c->inlen = n;
+		}
+		if (r < 0 || n < sizeof first)
+			return r;
+	}
 	for (;;) {
 		if (c->inlen == c->incap) {
 			if (c->incap >= max)
@@ -430,6 +444,12 @@ static void relay(struct proxy *p, struct px_conn *c)
 		conn_close(p, c);
 		return;
 	}
+	if (c->up && c->dir[0].preoff == c->dir[0].prelen) { /* what went first has gone */
+		free(c->up);
+		c->up = NULL;
+		c->dir[0].pre = NULL;
+		c->dir[0].prelen = c->dir[0].preoff = 0;
+	}
 	/* a bulk stream keeps its masks: no epoll_ctl per chunk, and no wake-up for a side with
 	 * nothing to do (an upstream's write space while the pipe is empty) */
 	struct px_handle *hs[2] = {&c->c, &c->u};
@@ -497,12 +517,16 @@ static void connected(struct proxy *p, struct px_conn *c)
 						    : fb_kind_for_port(port);
 		c->held = true;
 		c->deadline = c->fb == FB_SNIFF ? LLONG_MAX : clock_mono_ms() + p->head_ms;
-		if (rest)
+		if (rest) {
 			memmove(c->in, c->in + head, rest);
-		c->inlen = rest;
-		if (c->have_req) {
-			http_req_free(&c->req);
-			c->have_req = false;
+			c->inlen = rest;
+			if (c->have_req) {
+				http_req_free(&c->req);
+				c->have_req = false;
+			}
+		} else {
+			conn_free_bufs(c); /* most clients wait for the answer: no buffer until
+					    * they send */
 		}
 	} else {
 		size_t pre = c->req.upstream_len;

@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 	/* a relative state directory would be relative to wherever agentjail runs: refused */
 	const char *sd = getenv("AGENTJAIL_STATE_DIR");
 	if (sd && sd[0] && sd[0] != '/') {
-		fprintf(stderr, "agentjail: AGENTJAIL_STATE_DIR must be an absolute path: %s\n", sd);
+		cmd_warn("AGENTJAIL_STATE_DIR must be an absolute path: %s", sd);
 		return EXIT_USAGE;
 	}
 	/* invoked through a shim (a link named like an agent): every argument is the agent's */
@@ -84,6 +84,7 @@ int main(int argc, char **argv)
 	const struct profile *pr = profile_find(cmd);
 	if (pr && !strcmp(pr->name, cmd))
 		return cmd_agent(pr, argc - 2, argv + 2, false);
-	fprintf(stderr, "agentjail: unknown command: %s\n%s", cmd, usage);
+	cmd_warn("unknown command: %s", cmd);
+	fputs(usage, stderr);
 	return EXIT_USAGE;
 }

@@ -1,16 +1,34 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/plan/dirs.h"
+#include "util/termtext.h"
+#include "util/xalloc.h"
 
 void cmd_print_err(const struct err *e)
 {
 	char buf[ERR_FMT_MAX];
 	err_format(e, buf, sizeof buf);
-	fprintf(stderr, "agentjail: %s\n", buf);
+	cmd_warn_line(buf);
+}
+
+void cmd_put_text(FILE *f, const char *text)
+{
+	for (const char *p = text ? text : ""; *p;) {
+		size_t n = strcspn(p, "\t\n");
+		char *piece = xstrndup(p, n);
+		char *c = fmt_clean(piece);
+		fputs(c, f);
+		free(c);
+		free(piece);
+		p += n;
+		if (*p)
+			fputc(*p++, f);
+	}
 }
 
 char *cmd_state_dir(void)
@@ -26,10 +44,14 @@ bool cmd_confirm(const char *fmt, ...)
 		return false;
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("agentjail: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs(" [y/N] ", stderr);
+	char *q = NULL;
+	if (vasprintf(&q, fmt, ap) < 0)
+		q = NULL;
 	va_end(ap);
+	char *shown = fmt_clean(q ? q : "?"); /* its paths and names may come from a jail */
+	fprintf(stderr, "agentjail: %s [y/N] ", shown);
+	free(shown);
+	free(q);
 	char line[16];
 	if (!fgets(line, sizeof line, stdin))
 		return false;

@@ -15,6 +15,7 @@
 #include "core/plan/profile.h"
 #include "util/cleanup.h"
 #include "util/path.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 
 /* "FILE:LINE:COL: what (hint)": the position first, as compilers print it, then the common
@@ -29,7 +30,7 @@ static void config_err(const struct err *e)
 	rest.path[0] = '\0';
 	char buf[ERR_FMT_MAX];
 	err_format(&rest, buf, sizeof buf);
-	fprintf(stderr, "agentjail: %s: %s\n", e->path, buf);
+	cmd_warn("%s: %s", e->path, buf);
 }
 
 /* rw and ro of [policy] (and [agent.NAME]) follow --rw/--ro: a path that does not exist is an
@@ -217,9 +218,10 @@ int cmd_config(int argc, char **argv)
 			c.state_dir.origin = xstrdup("default");
 		}
 		_cleanup_free_ char *out = config_render(&c, json);
-		fputs(out, stdout);
+		cmd_put_text(stdout, out); /* a project's file is the repository's: its values too */
+		_cleanup_free_ char *proj = fmt_clean(r.project);
 		if (!json && r.project)
-			printf("# project %s: %s\n", r.project,
+			printf("# project %s: %s\n", proj,
 			       r.project_trusted ? "trusted" : "not trusted (narrowing only)");
 	}
 	if (r.widening.n) {
@@ -249,6 +251,7 @@ static int trust_list_cmd(const char *state)
 	}
 	for (size_t i = 0; i < lines.n; i++) {
 		const char *path = lines.v[i] + 65;
+		_cleanup_free_ char *shown = fmt_clean(path);
 		_cleanup_free_ char *dir = path_dirname(path);
 		_cleanup_free_ char *canon = NULL;
 		char hex[65];
@@ -256,7 +259,7 @@ static int trust_list_cmd(const char *state)
 		const char *state_s = config_project_id(dir, &canon, hex, &pe) < 0 ? "unreadable"
 				      : strncmp(hex, lines.v[i], 64)		? "changed since: not trusted"
 										: "trusted";
-		printf("%s\t%.12s\t%s\n", path, lines.v[i], state_s);
+		printf("%s\t%.12s\t%s\n", shown, lines.v[i], state_s);
 	}
 	return 0;
 }
@@ -303,9 +306,12 @@ static int trust_cmd(int argc, char **argv, bool add)
 			cmd_print_err(&e);
 			rc = EXIT_USAGE;
 		} else {
-			printf("trusted %s (sha256 %.12s…)\n", r.project, r.hash);
-			for (size_t i = 0; i < r.widening.n; i++)
-				printf("  now accepted: %s\n", r.widening.v[i]);
+			_cleanup_free_ char *proj = fmt_clean(r.project);
+			printf("trusted %s (sha256 %.12s…)\n", proj, r.hash);
+			for (size_t i = 0; i < r.widening.n; i++) {
+				_cleanup_free_ char *w = fmt_clean(r.widening.v[i]);
+				printf("  now accepted: %s\n", w);
+			}
 		}
 	} else {
 		char real[PATH_MAX];

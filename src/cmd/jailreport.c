@@ -20,8 +20,9 @@ bool jailreport_bwrap(const struct launch_result *r)
 	if (!text)
 		return false;
 	size_t n = strlen(text);
-	if (fwrite(text, 1, n, stderr) != n || (n && text[n - 1] != '\n' && fputc('\n', stderr) < 0))
-		return false;
+	cmd_put_text(stderr, text); /* it may name a path in the workspace */
+	if (n && text[n - 1] != '\n')
+		fputc('\n', stderr);
 	(void)fflush(stderr);
 	if (r->started)
 		return false; /* bwrap's words after the command started are not a setup failure */

@@ -41,6 +41,7 @@ static void print_net(const struct policy *p)
 		printf("# network on: the host's network, with loopback services\n");
 	else
 		printf("# network allow: %s\n", LL_ALLOW_WARNING);
+	cmd_dry_run_notes(p);
 	printf("# Unix sockets: socket(AF_UNIX) is refused (seccomp cannot tell a pathname from "
 	       "another); socketpair and inherited descriptors still work; abstract sockets and "
 	       "signals are scoped to the command where Landlock's ABI >= 6 (this kernel: %d)\n",

@@ -58,7 +58,7 @@ static json_t *jstr(const char *s, size_t max)
 
 static void print_jline(json_t *o)
 {
-	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	if (s)
 		printf("%s\n", s);
 	free(s);
@@ -219,12 +219,14 @@ int cmd_log(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("log: unexpected argument %s\n%s", argv[i], usage);
+			cmd_warn("log: unexpected argument %s", argv[i]);
+			fputs(usage, stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (id && last) {
-		cmd_warn("log: give an ID or --last, not both\n%s", usage);
+		cmd_warn("log: give an ID or --last, not both");
+		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
 	if ((apply && !suggest) || (yes && !apply) || (suggest && (o.json || o.follow))) {

@@ -132,7 +132,7 @@ int cmd_log_suggest(struct store *st, const char *id, bool apply_them, bool yes)
 		printf("# session %s: %lld denied; %s would allow %s\n", id, total,
 		       sg.n_add ? "these lines in your configuration" : "no allow entry",
 		       sg.n_add ? "them (agentjail log ID --suggest --apply adds them)" : "them");
-		fputs(text, stdout);
+		cmd_put_text(stdout, text); /* hosts the jail named: cleaned again, to be sure */
 		free(text);
 	}
 	fflush(stdout);

@@ -29,7 +29,7 @@ struct netsink {
 	char *id;
 	int attempt;
 	bool warned, capped;
-	unsigned long long allowed, denied_conns, denied_lookups, recorded;
+	unsigned long long allowed, denied_conns, denied_lookups, malformed, recorded;
 	struct net_count *denied; /* n_denied of them, by first appearance */
 	size_t n_denied;
 };
@@ -63,6 +63,10 @@ struct netsink *netsink_new(struct store *st, const char *session_id, int attemp
 
 static void count_denied(struct netsink *ns, const struct net_event *ev)
 {
+	if (net_event_malformed(ev)) {
+		ns->malformed++; /* apart from the names: there is none to list */
+		return;
+	}
 	if (ev->port == 0)
 		ns->denied_lookups++;
 	else
@@ -125,7 +129,7 @@ void netsink_report(struct netsink *ns)
 	if (!ns)
 		return;
 	pthread_mutex_lock(&ns->mu);
-	if (ns->denied_conns + ns->denied_lookups > 0) {
+	if (ns->denied_conns + ns->denied_lookups + ns->malformed > 0) {
 		qsort(ns->denied, ns->n_denied, sizeof *ns->denied, by_count);
 		size_t width = REPORT_WIDTH;
 		struct winsize w = {0};
@@ -134,7 +138,8 @@ void netsink_report(struct netsink *ns)
 		width -= strlen("agentjail: ");
 		char *line = netfmt_denied_line(ns->denied, ns->n_denied,
 						(long long)ns->denied_conns,
-						(long long)ns->denied_lookups, width);
+						(long long)ns->denied_lookups,
+						(long long)ns->malformed, width);
 		cmd_warn("%s", line);
 		free(line);
 	}
@@ -147,7 +152,7 @@ void netsink_counts(struct netsink *ns, unsigned long long *allowed, unsigned lo
 	if (allowed)
 		*allowed = ns->allowed;
 	if (denied)
-		*denied = ns->denied_conns + ns->denied_lookups;
+		*denied = ns->denied_conns + ns->denied_lookups + ns->malformed;
 	pthread_mutex_unlock(&ns->mu);
 }
 

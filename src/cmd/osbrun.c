@@ -21,6 +21,7 @@
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/uuid.h"
 #include "util/xalloc.h"
 
@@ -49,9 +50,13 @@ static int settings_of(const struct config *cfg, struct osb_settings *s)
 static void progress(void *arg, const char *state, long ms)
 {
 	const char *id = arg;
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\ragentjail: sandbox %s: %s (%ld.%ld s)\033[K", id, state,
-			ms / 1000, ms % 1000 / 100);
+	if (!isatty(STDERR_FILENO))
+		return;
+	/* the service's words: cleaned like everything a sandbox could choose */
+	_cleanup_free_ char *sid = fmt_clean(id);
+	_cleanup_free_ char *what = fmt_clean(state);
+	fprintf(stderr, "\ragentjail: sandbox %s: %s (%ld.%ld s)\033[K", sid, what, ms / 1000,
+		ms % 1000 / 100);
 }
 
 static int on_output(void *arg, const struct osb_event *ev)
@@ -137,15 +142,20 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 		osb_settings_free(&s);
 		return EXIT_USAGE;
 	}
+	_cleanup_free_ char *note = osb_timeout_note(&s);
 	if (req->dry_run) {
 		/* the key is never shown: only the name of its variable */
 		printf("# backend opensandbox: %s (API key from $%s)\n", s.url, s.api_key_env);
+		if (note)
+			printf("# %s\n", note);
 		printf("POST %s/v1/sandboxes\n%s\n", s.url, body);
 		printf("# then: the workspace up to %s, the command there, changes back%s, delete\n",
 		       s.workdir, osb_sync_back(&req->pol) ? "" : " (not with --fs read-only)");
 		osb_settings_free(&s);
 		return 0;
 	}
+	if (note)
+		cmd_warn("%s", note);
 	const char *key = getenv(s.api_key_env);
 	struct osb_client *c = NULL;
 	if (osb_client_new(&s, key, &c, &e) < 0) {

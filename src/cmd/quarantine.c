@@ -159,7 +159,8 @@ static int restore(const char *item, bool yes)
 			 item);
 		rc = EXIT_USAGE;
 	}
-	if (!rc && !yes && !cmd_confirm("restore %s to %s? It was written inside a jail.", it->moved, it->path)) {
+	if (!rc && !yes &&
+	    !cmd_confirm("restore %s to %s? It was written inside a jail.", it->moved, it->path)) {
 		cmd_warn("quarantine restore: not confirmed; nothing restored (--yes restores "
 			 "without asking)");
 		rc = EXIT_USAGE;
@@ -188,7 +189,8 @@ static int restore(const char *item, bool yes)
 			cmd_print_err(&e);
 			rc = 1;
 		} else {
-			printf("restored %s\n", it->path);
+			_cleanup_free_ char *p = fmt_clean(it->path);
+			printf("restored %s\n", p);
 		}
 	}
 	items_free(v, n);

@@ -13,6 +13,7 @@
 #include "cmd/osbrun.h"
 #include "cmd/runlines.h"
 #include "core/plan/bwrap_argv.h"
+#include "core/plan/netrules.h"
 #include "core/confine/cgroup.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/confine/landlock.h"
@@ -23,6 +24,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 #include "util/uuid.h"
 
@@ -136,7 +138,8 @@ void live_violation(void *arg, const struct violation *v)
 	const char *eol = isatty(STDERR_FILENO) ? "\r\n" : "\n";
 	const char *pre = isatty(STDERR_FILENO) ? eol : "";
 	_cleanup_free_ char *line = violation_text(v, "moved aside at once to");
-	fprintf(stderr, "%sagentjail: %s%s", pre, line, eol);
+	_cleanup_free_ char *shown = fmt_clean(line); /* the path is the jail's choice */
+	fprintf(stderr, "%sagentjail: %s%s", pre, shown, eol);
 	(void)fflush(stderr);
 }
 
@@ -221,6 +224,15 @@ static void report_limits(const struct launch_result *r, const struct bw_plan *p
 	}
 }
 
+void cmd_dry_run_notes(const struct policy *p)
+{
+	if (p->net != NET_ALLOW)
+		return;
+	_cleanup_free_ char *note = net_wildcard_note(&p->allow_domains);
+	if (note)
+		printf("# note: %s\n", note);
+}
+
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 {
 	char *bwrap = NULL;
@@ -229,6 +241,7 @@ int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 	char *pj = policy_to_json(&req->pol);
 	char *txt = bw_plan_render(plan, have ? bwrap : "bwrap");
 	printf("# policy: %s\n", pj);
+	cmd_dry_run_notes(&req->pol);
 	print_limits(plan);
 	printf("%s", txt);
 	free(pj);

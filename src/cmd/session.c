@@ -118,7 +118,7 @@ static json_t *session_json(const struct session *s)
 
 static void print_json(json_t *j)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	printf("%s\n", s ? s : "null");
 	free(s);
 	json_decref(j);
@@ -251,8 +251,8 @@ int cmd_show(int argc, char **argv)
 		for (size_t i = 0; i < nat; i++) {
 			json_t *av = json_array();
 			for (size_t k = 0; k < at[i].argv.n; k++) {
-				json_t *x = json_string(at[i].argv.v[k]);
-				json_array_append_new(av, x ? x : json_string("?"));
+				json_t *js = json_string(at[i].argv.v[k]);
+				json_array_append_new(av, js ? js : json_string("?"));
 			}
 			json_array_append_new(
 				atts, json_pack("{s:i, s:s, s:o, s:s, s:i, s:I, s:I}", "n", at[i].n,
@@ -307,7 +307,8 @@ int cmd_show(int argc, char **argv)
 		printf("profile    %s\n", s.profile ? s.profile : "(run)");
 		printf("command    %s\n", cmdline);
 		printf("workspace  %s\n", ws);
-		printf("policy     %s  %s\n", pol, s.policy_json ? s.policy_json : "");
+		_cleanup_free_ char *pj = fmt_clean(s.policy_json ? s.policy_json : "");
+		printf("policy     %s  %s\n", pol, pj);
 		printf("started    %s (%s)\n", started, ago);
 		printf("status     %s (took %s)\n", status, took);
 		if (s.agent_session_id) {

@@ -266,6 +266,7 @@ static void opensandbox_keys(void **state)
 		{"[opensandbox]\nuri = \"http://x\"\n", "did you mean `url`"},
 		{"[opensandbox]\napi_key_env = \"sk-live-123\"\n", "never the key itself"},
 		{"[opensandbox]\ntimeout = 5\n", "at least 60"},
+		{"[opensandbox]\ntimeout = 86401\n", "at most 86400"},
 		{"[opensandbox]\nurl = \"ftp://x\"\n", "http://"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -410,6 +410,8 @@ static void net_hostports_and_bytes(void **state)
 	is(netfmt_hostport("2001:db8::1", 256, 443), "[2001:db8::1]:443", "IPv6 literal");
 	is(netfmt_hostport("evil.example", 256, 0), "evil.example (dns)", "a lookup");
 	is(netfmt_hostport("", 256, 80), "?:80", "no host");
+	is(netfmt_hostport("", 256, 0), "(malformed DNS request)", "a DNS message with no name");
+	is(netfmt_hostport(".", 256, 0), ". (dns)", "the root");
 	/* what a hostile agent sends is cleaned: escapes, bidi overrides, invalid UTF-8 */
 	is(netfmt_hostport("a\x1b[2Jb\xe2\x80\xae" "c\xff", 256, 80), "a?[2Jb?c?:80", "cleaned");
 	/* cut to 64 columns; read no further than the field's size */
@@ -438,20 +440,20 @@ static void net_denied_line(void **state)
 		{(char *)"evil.example", 443, 2},
 		{(char *)"other.example", 80, 1},
 	};
-	is(netfmt_denied_line(v, 2, 3, 0, 0), "denied 3 connections: evil.example:443 ×2, "
+	is(netfmt_denied_line(v, 2, 3, 0, 0, 0), "denied 3 connections: evil.example:443 ×2, "
 					      "other.example:80",
 	   "the issue's example");
-	is(netfmt_denied_line(v + 1, 1, 1, 0, 0), "denied 1 connection: other.example:80", "one");
-	is(netfmt_denied_line(NULL, 0, 0, 0, 0), "", "none");
+	is(netfmt_denied_line(v + 1, 1, 1, 0, 0, 0), "denied 1 connection: other.example:80", "one");
+	is(netfmt_denied_line(NULL, 0, 0, 0, 0, 0), "", "none");
 	struct net_count d[] = {
 		{(char *)"evil.example", 443, 1},
 		{(char *)"leak.example", 0, 2},
 	};
-	is(netfmt_denied_line(d, 2, 1, 2, 0),
+	is(netfmt_denied_line(d, 2, 1, 2, 0, 0),
 	   "denied 1 connection and 2 name lookups: evil.example:443, leak.example (dns) ×2",
 	   "lookups apart");
 	/* more denied than listed (the sink keeps a bounded table) */
-	is(netfmt_denied_line(v, 2, 10, 0, 0),
+	is(netfmt_denied_line(v, 2, 10, 0, 0, 0),
 	   "denied 10 connections: evil.example:443 ×2, other.example:80, … 7 more", "unlisted");
 	/* many hosts in a narrow width: whole entries, then the rest counted */
 	struct net_count many[40];
@@ -460,7 +462,7 @@ static void net_denied_line(void **state)
 		snprintf(names[i], sizeof names[i], "host%02d.example", i);
 		many[i] = (struct net_count){names[i], 443, 1};
 	}
-	char *l = netfmt_denied_line(many, 40, 40, 0, 100);
+	char *l = netfmt_denied_line(many, 40, 40, 0, 0, 100);
 	assert_true(fmt_width(l) <= 100);
 	assert_non_null(strstr(l, "denied 40 connections: host00.example:443, "));
 	assert_non_null(strstr(l, "more"));
@@ -468,7 +470,15 @@ static void net_denied_line(void **state)
 	free(l);
 	/* a hostile host name cannot break the line or the terminal */
 	struct net_count bad[] = {{(char *)"x\n\x1b]0;pwned\x07y", 80, 1}};
-	is(netfmt_denied_line(bad, 1, 1, 0, 0), "denied 1 connection: x??]0;pwned?y:80", "cleaned");
+	is(netfmt_denied_line(bad, 1, 1, 0, 0, 0), "denied 1 connection: x??]0;pwned?y:80", "cleaned");
+	/* malformed DNS requests: counted apart, never listed (they have no name) */
+	is(netfmt_denied_line(d, 2, 1, 2, 3, 0),
+	   "denied 1 connection, 2 name lookups and 3 malformed DNS requests: evil.example:443, "
+	   "leak.example (dns) ×2",
+	   "malformed apart");
+	is(netfmt_denied_line(d + 1, 1, 0, 2, 1, 0),
+	   "denied 2 name lookups and 1 malformed DNS request: leak.example (dns) ×2", "two kinds");
+	is(netfmt_denied_line(NULL, 0, 0, 0, 4, 0), "denied 4 malformed DNS requests", "alone");
 }
 
 static void net_summary_and_cell(void **state)

@@ -20,12 +20,12 @@ static char *entry_for(const char *host, int port)
 	return sb_steal(&b);
 }
 
-/* Printable, one line: what came from the jail goes into comments. */
+/* Printable ASCII, one line: what came from the jail goes into comments. */
 static char *shown(const char *host, int port)
 {
 	struct strbuf b = STRBUF_INIT;
 	for (const char *p = host; *p && b.len < NET_HOST_MAX + 3; p++)
-		sb_addc(&b, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+		sb_addc(&b, (unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f ? '?' : *p);
 	if (port)
 		sb_addf(&b, ":%d", port);
 	else

@@ -27,8 +27,10 @@ char *netfmt_hostport(const char *host, size_t hostsize, int port)
 	char *h = fmt_cut(raw, HOST_MAX_COLS);
 	free(raw);
 	char *out;
-	if (port == 0)
-		out = xasprintf("%s (dns)", h[0] ? h : "?");
+	if (port == 0 && !h[0])
+		out = xstrdup("(malformed DNS request)"); /* netevent.h: no name could be read */
+	else if (port == 0)
+		out = xasprintf("%s (dns)", h);
 	else if (strchr(h, ':'))
 		out = xasprintf("[%s]:%d", h, port);
 	else
@@ -86,25 +88,33 @@ static void add_list(struct strbuf *b, const struct net_count *v, size_t n, long
 }
 
 char *netfmt_denied_line(const struct net_count *v, size_t n, long long conns,
-			 long long lookups, size_t width)
+			 long long lookups, long long malformed, size_t width)
 {
-	if (conns < 0)
-		conns = 0;
-	if (lookups < 0)
-		lookups = 0;
-	if (conns + lookups == 0)
+	long long c[3] = {conns > 0 ? conns : 0, lookups > 0 ? lookups : 0,
+			  malformed > 0 ? malformed : 0};
+	static const char *const one[3] = {"connection", "name lookup", "malformed DNS request"};
+	static const char *const many[3] = {"connections", "name lookups",
+					     "malformed DNS requests"};
+	if (c[0] + c[1] + c[2] == 0)
 		return xstrdup("");
 	struct strbuf b = STRBUF_INIT;
 	sb_add(&b, "denied ");
-	if (conns > 0)
-		plural(&b, conns, "connection", "connections");
-	if (conns > 0 && lookups > 0)
-		sb_add(&b, " and ");
-	if (lookups > 0)
-		plural(&b, lookups, "name lookup", "name lookups");
+	for (int i = 0, said = 0, left = (c[0] > 0) + (c[1] > 0) + (c[2] > 0); i < 3; i++) {
+		if (!c[i])
+			continue;
+		if (said)
+			sb_add(&b, said + 1 == left ? " and " : ", ");
+		plural(&b, c[i], one[i], many[i]);
+		said++;
+	}
+	if (c[0] + c[1] == 0) { /* malformed requests alone: no names to list */
+		char *out = fmt_clean(sb_str(&b));
+		sb_free(&b);
+		return out;
+	}
 	sb_add(&b, ": ");
 	size_t head = fmt_width(sb_str(&b));
-	add_list(&b, v, n, conns + lookups, width ? (width > head + 20 ? width - head : 20) : 0);
+	add_list(&b, v, n, c[0] + c[1], width ? (width > head + 20 ? width - head : 20) : 0);
 	char *out = width && fmt_width(sb_str(&b)) > width ? fmt_cut(sb_str(&b), width)
 							  : fmt_clean(sb_str(&b));
 	sb_free(&b);

@@ -78,6 +78,8 @@ OURS = [
      "that is written ([policy], or [agent.NAME] of a built-in or the user's profile)"),
     ("osbrun.c", r"s\.(url|api_key_env|workdir)|body",
      "--dry-run of the remote backend: the user's configuration and the request built from it"),
+    ("osbrun.c", r"note", "osb_timeout_note: agentjail's own sentence about the configured "
+                          "timeout (a number from the user's configuration)"),
     ("osbrun.c", r"j", "JSON text (jansson escapes controls)"),
     ("osbrun.c", r"t", "the remote command's own output, passed through as a local jail's "
                        "reaches the terminal (an agent's interface needs its escapes); never "

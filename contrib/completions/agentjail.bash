@@ -63,7 +63,7 @@ _agentjail() {
 		fi ;;
 	sessions) mapfile -t COMPREPLY < <(compgen -W "--all --json --help" -- "$cur") ;;
 	show) mapfile -t COMPREPLY < <(compgen -W "--json --help $(_agentjail_sessions)" -- "$cur") ;;
-	log) mapfile -t COMPREPLY < <(compgen -W "--last --json --follow --help $(_agentjail_sessions)" -- "$cur") ;;
+	log) mapfile -t COMPREPLY < <(compgen -W "--last --json --follow --suggest --apply --yes --help $(_agentjail_sessions)" -- "$cur") ;;
 	rm) mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -- "$cur") ;;
 	quarantine)
 		if [ "${COMP_WORDS[i + 1]}" = restore ] && [ "$COMP_CWORD" -gt $((i + 1)) ]; then

@@ -1,11 +1,13 @@
 /* netfmt: the egress proxy's decisions as text. Pure (see netfmt.h). */
 #include "core/session/netfmt.h"
+#include "core/session/evdetail.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/session/sessfmt.h"
+#include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -336,9 +338,9 @@ char *netfmt_log_violation(const struct event *ev, long utc_offset_s, size_t wid
 	cell(&b, "-", W_PROTO, false);
 	cell(&b, "VIOL", W_ACTION, false);
 	json_t *d = ev->detail_json ? json_loads(ev->detail_json, 0, NULL) : NULL;
-	const char *path = json_string_value(json_object_get(d, "path"));
-	const char *what = json_string_value(json_object_get(d, "what"));
-	const char *moved = json_string_value(json_object_get(d, "moved_to"));
+	_cleanup_free_ char *path = evdetail_get(d, "path");
+	_cleanup_free_ char *what = evdetail_get(d, "what");
+	_cleanup_free_ char *moved = evdetail_get(d, "moved_to");
 	struct strbuf txt = STRBUF_INIT;
 	sb_add(&txt, ev->kind ? ev->kind : "violation");
 	if (path)

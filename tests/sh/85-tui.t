@@ -34,6 +34,11 @@ wait_for() {
 # workspace; the pane records `stty -a` before and after, and the exit status
 start_tui() {
 	tm kill-server 2>/dev/null
+	# a server of its own each time: a killed server removes its socket when it is done
+	# exiting, which on a loaded machine came after the next one had made it (the new server
+	# then vanished mid-test: "no server running")
+	TUI_N=$((${TUI_N:-0} + 1))
+	export AJ_TMUX_SOCK=$AJ_TMP/$AJ_WHO/tmux-$TUI_N.sock
 	local d=$AJ_TMP/$AJ_WHO q
 	rm -f "$d/stty.before" "$d/stty.after" "$d/tui.rc"
 	q=$(printf '%q ' env -i -C "$WS" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME" \

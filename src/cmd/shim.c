@@ -253,8 +253,9 @@ int cmd_shim(int argc, char **argv)
 		if (rc == 0 && !dir_on_path(dir))
 			path_advice(dir);
 	} else if (!strcmp(verb, "remove")) {
-		for (size_t i = 0; !names.n && all[i]; i++)
-			strv_push(&names, all[i]->exe[0]);
+		if (!names.n) /* no name: every agent's (issue 26: the loop stopped after one) */
+			for (size_t i = 0; all[i]; i++)
+				strv_push(&names, all[i]->exe[0]);
 		size_t removed = 0;
 		for (size_t i = 0; i < names.n; i++) {
 			struct err e = {0};

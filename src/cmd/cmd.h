@@ -43,6 +43,9 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req);
 struct resolved;
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		   struct resolved *res, struct err *e);
+/* cmd_find_agent failed with e: how to install the agent, in one line when it is simply not
+ * there (e's own line first otherwise: found but not executable, …). */
+void cmd_agent_missing(const struct profile *pr, const struct err *e);
 int cmd_shim(int argc, char **argv);
 /* A shim invoked inside a jail: run the real agent directly (never returns on success). */
 int cmd_shim_in_jail(const char *exe, char **argv);

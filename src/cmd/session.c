@@ -444,7 +444,7 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 	struct err e = {0};
 	const char *home = getenv("HOME");
 	if (cmd_find_agent(pr, home ? home : "/", req->pol.workspace, &res, &e) < 0) {
-		cmd_print_err(&e);
+		cmd_agent_missing(pr, &e);
 		return EXIT_NOTFOUND;
 	}
 	bool sandboxed = req->pol.fs != FS_DANGER_FULL;

@@ -15,6 +15,25 @@ for who in "${AJ_WHOS[@]}"; do
 	left=$(ls -A "$sd" 2>/dev/null)
 	is "$left" "" "$who: … removes all four shims (claude's was not among them)"
 	is "$(grep -c '^removed: ' <<<"$OUT")" 4 "$who: … and says so for each"
+	# --- item 18: an agent that is not installed: one line, the one saying how to install it --
+	mkdir -p "$AJ_TMP/empty-$who"
+	aj_run "$who" -e PATH="$AJ_TMP/empty-$who" -- gemini
+	rc_is 127 "$who: a missing agent exits 127"
+	is "$(wc -l <<<"$ERR")" 1 "$who: … with one line"
+	like "$ERR" '^agentjail: gemini is not installed where agentjail can see it; install it: npm install -g @google/gemini-cli$' \
+		"$who: … saying how to install it"
+	agbin=$EXTRA/agents
+	mkdir -p "$agbin"
+	printf '#!/bin/sh\necho "fake gemini $*"\n' >"$agbin/gemini"
+	chmod 0755 "$agbin/gemini"
+	aj_chown "$agbin"
+	aj_run "$who" -e PATH="$agbin:$AJ_SYS_PATH" -- gemini --quiet -- -p hi
+	like "$OUT" 'fake gemini' "$who: a fake gemini runs (a session to resume)"
+	aj_run "$who" -e PATH="$AJ_TMP/empty-$who" -- resume --last
+	rc_is 127 "$who: resume of an agent that is gone exits 127"
+	like "$ERR" '^agentjail: gemini is not installed where agentjail can see it; install it: npm' \
+		"$who: … and says how to install it, in one line"
+	is "$(wc -l <<<"$ERR")" 1 "$who: … one line"
 done
 aj_skip_missing_whos "the first hour's stumbles"
 done_testing

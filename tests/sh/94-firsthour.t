@@ -35,5 +35,16 @@ for who in "${AJ_WHOS[@]}"; do
 		"$who: … and says how to install it, in one line"
 	is "$(wc -l <<<"$ERR")" 1 "$who: … one line"
 done
+
+# --- item 17: README's Agents section says what agents get: --net allow, not the network on -----
+agents_sec=$(sed -n '/^## Agents/,/^## /p' "$AJ_SRC/README.md")
+unlike "$agents_sec" 'the network on|until per-domain filtering' "README's Agents section no longer says agents run with the network on"
+like "$agents_sec" '--net allow' "… it says they get --net allow"
+aj_use "${AJ_WHOS[0]}"
+mkdir -p "$AJ_TMP/agent-bin"
+printf '#!/bin/sh\nexit 0\n' >"$AJ_TMP/agent-bin/claude"
+chmod 0755 "$AJ_TMP/agent-bin" "$AJ_TMP/agent-bin/claude"
+aj_run "${AJ_WHOS[0]}" -e PATH="$AJ_TMP/agent-bin:$AJ_SYS_PATH" -- claude --dry-run
+like "$OUT" '"net":"allow"' "… which is true: an agent's policy is --net allow"
 aj_skip_missing_whos "the first hour's stumbles"
 done_testing

@@ -93,6 +93,8 @@ out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$AJ_SYS_PATH "$AJ_SRC/quickstart" install 
 ok $? "./quickstart install succeeds" || diag "$out"
 like "$out" "installed $qs/bin/agentjail" "it says where agentjail went"
 like "$out" "$qs/bin is not on PATH" "it says that the bin directory is not on PATH"
+is "$(head -n1 <<<"$out")" "agentjail: building agentjail (about a minute the first time)" \
+	"its first line says it is building (issue 26: 40-90 s of silence)"
 out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$qs/bin:$AJ_SYS_PATH "$AJ_SRC/quickstart" install 2>&1)
 like "$out" "$qs/bin is on PATH" "and when it is"
 "$qs/bin/agentjail" --version >/dev/null 2>&1

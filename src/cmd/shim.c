@@ -132,6 +132,26 @@ static void path_advice(const char *dir)
 	free(line);
 }
 
+/* The shims of names that something earlier on PATH shadows, each said (issue 26: `claude`
+ * still ran unjailed after `shim install`, without a word). */
+static bool shadowed(const struct strv *names, const char *dir, const char *home, const char *self)
+{
+	bool any = false;
+	for (size_t i = 0; i < names->n; i++) {
+		_cleanup_free_ char *shim = path_join(dir, names->v[i]);
+		char *first, *real;
+		where(names->v[i], home, self, &first, &real);
+		if (first && strcmp(first, shim)) {
+			cmd_warn("warning: %s comes before the shim on PATH: `%s` still runs unjailed",
+				 first, names->v[i]);
+			any = true;
+		}
+		free(first);
+		free(real);
+	}
+	return any;
+}
+
 static int status(const char *dir, const char *home, const char *self)
 {
 	const struct profile *const *all = profile_all();
@@ -251,6 +271,8 @@ int cmd_shim(int argc, char **argv)
 			       names.v[i], target);
 		}
 		if (rc == 0 && !dir_on_path(dir))
+			path_advice(dir);
+		else if (rc == 0 && shadowed(&names, dir, home, self))
 			path_advice(dir);
 	} else if (!strcmp(verb, "remove")) {
 		if (!names.n) /* no name: every agent's (issue 26: the loop stopped after one) */

@@ -15,6 +15,18 @@ for who in "${AJ_WHOS[@]}"; do
 	left=$(ls -A "$sd" 2>/dev/null)
 	is "$left" "" "$who: … removes all four shims (claude's was not among them)"
 	is "$(grep -c '^removed: ' <<<"$OUT")" 4 "$who: … and says so for each"
+
+	# --- item 20: a shim that something earlier on PATH shadows: said, with the export line --
+	mkdir -p "$EXTRA/early"
+	printf '#!/bin/sh\necho unjailed\n' >"$EXTRA/early/codex"
+	chmod 0755 "$EXTRA/early/codex"
+	aj_chown "$EXTRA/early"
+	aj_run "$who" -e PATH="$EXTRA/early:$sd:$AJ_SYS_PATH" -e SHELL=/bin/bash -- shim install --dir "$sd" codex
+	rc_is 0 "$who: shim install behind a shadowing codex"
+	like "$ERR" "warning: $EXTRA/early/codex comes before the shim on PATH: \`codex\` still runs unjailed" \
+		"$who: … says the shim is shadowed"
+	like "$OUT" $'\n  export PATH="'"$sd"':\$PATH"$' "$who: … with an export PATH= line to copy"
+	aj_run "$who" -- shim remove --dir "$sd"
 	# --- item 18: an agent that is not installed: one line, the one saying how to install it --
 	mkdir -p "$AJ_TMP/empty-$who"
 	aj_run "$who" -e PATH="$AJ_TMP/empty-$who" -- gemini

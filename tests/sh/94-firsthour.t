@@ -46,6 +46,24 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$ERR" '^agentjail: gemini is not installed where agentjail can see it; install it: npm' \
 		"$who: … and says how to install it, in one line"
 	is "$(wc -l <<<"$ERR")" 1 "$who: … one line"
+	# --- item 15: configuration errors: how to quote a bare value, where the keys are listed --
+	cfg=$HOMEDIR/.config/agentjail/config.toml
+	mkdir -p "${cfg%/*}"
+	printf '[policy]\nmemory = 4G\n' >"$cfg"
+	aj_chown "$HOMEDIR/.config"
+	aj_run "$who" -- run -- true
+	rc_is 2 "$who: memory = 4G unquoted is an error"
+	is "$ERR" "agentjail: $cfg:2:10: expected an integer, found \`4G\` (quote it: \"4G\")" \
+		"$who: … saying how to quote it"
+	printf '[policy]\nmemroy = "4G"\nnetwork = "off"\n' >"$cfg"
+	aj_run "$who" -- run -- true
+	like "$ERR" "$cfg:2:1: unknown key \`memroy\` in \\[policy\\] \\(did you mean \`memory\`\\?\\)" \
+		"$who: a mistyped key gets a suggestion"
+	printf '[policy]\nsomething = "off"\n' >"$cfg"
+	aj_run "$who" -- run -- true
+	is "$ERR" "agentjail: $cfg:2:1: unknown key \`something\` in [policy] (\`man 5 agentjail.toml\` lists the keys)" \
+		"$who: an unknown key points at the manual page, not a source path"
+	rm -f "$cfg"
 done
 
 # --- item 17: README's Agents section says what agents get: --net allow, not the network on -----

@@ -136,9 +136,11 @@ static int split_args(const struct profile *pr, int argc, char **argv, int *nopt
 			break;
 		int ar = policy_opt_arity(a);
 		if (ar < 0) {
+			const char *near = policy_opt_closest(a, NULL);
 			err_set(e, 0, a, "not an agentjail option");
-			err_hint(e, "%s's own arguments go after --: agentjail %s -- %s", pr->name,
-				 pr->name, a);
+			err_hint(e, "%s%s%s%s's own arguments go after --: agentjail %s -- %s",
+				 near ? "did you mean " : "", near ? near : "", near ? "? " : "",
+				 pr->name, pr->name, a);
 			return -1;
 		}
 		i += 1 + ar;

@@ -26,9 +26,8 @@ int cmd_cache(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 1 || (strcmp(what, "size") != 0 && strcmp(what, "clean") != 0)) {
-		cmd_warn("cache: unknown argument: %s", argc > 1 ? argv[1] : what);
-		fputs(usage, stderr);
-		return EXIT_USAGE;
+		static const char *const known[] = {"size", "clean", "--help", NULL};
+		return cmd_unknown("cache", "argument", argc > 1 ? argv[1] : what, known);
 	}
 	const char *home = getenv("HOME");
 	if (!home || home[0] != '/') {

@@ -22,6 +22,10 @@ enum {
 
 void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error in one line, with the nearest of known (NULL-terminated) when it is a likely
+ * typo: "agentjail: CMD: unknown WHAT: ARG (did you mean X? see `agentjail CMD --help`)";
+ * cmd NULL: agentjail's own command. Returns EXIT_USAGE. */
+int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
 

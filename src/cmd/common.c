@@ -3,12 +3,22 @@
 
 #include "cmd/cmd.h"
 #include "core/plan/dirs.h"
+#include "core/plan/suggest.h"
 
 void cmd_print_err(const struct err *e)
 {
 	char buf[ERR_FMT_MAX];
 	err_format(e, buf, sizeof buf);
 	fprintf(stderr, "agentjail: %s\n", buf);
+}
+
+int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known)
+{
+	const char *near = closest_word(arg, known);
+	fprintf(stderr, "agentjail: %s%s%s: %s (%s%s%ssee `agentjail %s%s--help`)\n", cmd ? cmd : "",
+		cmd ? ": unknown " : "unknown ", what, arg, near ? "did you mean " : "",
+		near ? near : "", near ? "? " : "", cmd ? cmd : "", cmd ? " " : "");
+	return EXIT_USAGE;
 }
 
 char *cmd_state_dir(void)

@@ -27,9 +27,8 @@ int cmd_doctor(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		} else {
-			cmd_warn("doctor: unknown argument: %s", argv[i]);
-			fputs(usage, stderr);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--json", "--help", NULL};
+			return cmd_unknown("doctor", "argument", argv[i], known);
 		}
 	}
 	/* the checks start programs: nothing of ours may be pending in stdio buffers then */

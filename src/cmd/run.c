@@ -403,12 +403,14 @@ int cmd_run(int argc, char **argv)
 		cmd_warn("cannot read the current directory: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
+	static const char *const more[] = {"--backend", NULL};
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = getenv("HOME"),
 				.env_fs = getenv("AGENTJAIL_FS"),
 				.env_net = getenv("AGENTJAIL_NET"),
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
-				.env_pids = getenv("AGENTJAIL_PIDS")};
+				.env_pids = getenv("AGENTJAIL_PIDS"),
+				.more_opts = more};
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;

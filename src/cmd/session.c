@@ -141,10 +141,8 @@ int cmd_sessions(int argc, char **argv)
 			       "example: agentjail sessions --all\n");
 			return 0;
 		} else {
-			cmd_warn("sessions: unexpected argument %s (usage: agentjail sessions [--all] "
-				 "[--json])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--all", "--json", "--help", NULL};
+			return cmd_unknown("sessions", "argument", argv[i], known);
 		}
 	}
 	_cleanup_store_ struct store *st = NULL;
@@ -548,10 +546,9 @@ int cmd_resume(int argc, char **argv)
 		else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("resume: unexpected argument %s (usage: agentjail resume [ID | --last] "
-				 "[--dry-run] [--quiet])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--last", "--dry-run", "--quiet", "--help",
+							    NULL};
+			return cmd_unknown("resume", "argument", argv[i], known);
 		}
 	}
 	if ((id && last) || (!id && !last))

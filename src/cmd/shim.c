@@ -215,10 +215,9 @@ int cmd_shim(int argc, char **argv)
 			free(dir);
 			dir = path_normalize(cwd ? cwd : "/", argv[i] + 6);
 		} else if (argv[i][0] == '-') {
-			cmd_warn("shim: unknown option %s", argv[i]);
-			fputs(usage, stderr);
+			static const char *const known[] = {"--dir", "--help", NULL};
 			strv_free(&names);
-			return EXIT_USAGE;
+			return cmd_unknown("shim", "option", argv[i], known);
 		} else {
 			const struct profile *pr = profile_find(argv[i]);
 			if (!pr) {
@@ -297,9 +296,8 @@ int cmd_shim(int argc, char **argv)
 		if (!strcmp(def, dir) && rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY)
 			cmd_warn("shim: cannot remove %s: %s", dir, strerror(errno));
 	} else {
-		cmd_warn("shim: unknown action %s", verb);
-		fputs(usage, stderr);
-		rc = EXIT_USAGE;
+		static const char *const known[] = {"install", "remove", "status", "--help", NULL};
+		rc = cmd_unknown("shim", "action", verb, known);
 	}
 	strv_free(&names);
 	return rc;

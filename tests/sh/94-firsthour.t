@@ -46,6 +46,33 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$ERR" '^agentjail: gemini is not installed where agentjail can see it; install it: npm' \
 		"$who: … and says how to install it, in one line"
 	is "$(wc -l <<<"$ERR")" 1 "$who: … one line"
+	# --- item 14: typos on the command line get a suggestion, in one line, no usage dump ------
+	while IFS='|' read -r args want; do
+		read -ra a <<<"$args"
+		aj_run "$who" -- "${a[@]}"
+		rc_is 2 "$who: $args exits 2"
+		is "$ERR" "agentjail: $want" "$who: $args: one line with the suggestion"
+	done <<'LIST'
+sesions|unknown command: sesions (did you mean sessions? see `agentjail --help`)
+claud -p hi|unknown command: claud (did you mean claude? see `agentjail --help`)
+--verison|unknown option: --verison (did you mean --version? see `agentjail --help`)
+make all|unknown command: make (to run it in a jail: agentjail run -- make; see `agentjail --help`)
+run --nett off -- true|unknown option: --nett (did you mean --net? see `agentjail run --help`)
+run --allow-domian=pypi.org -- true|unknown option: --allow-domian=pypi.org (did you mean --allow-domain? see `agentjail run --help`)
+run --backnd landlock -- true|unknown option: --backnd (did you mean --backend? see `agentjail run --help`)
+run --bogus-option -- true|unknown option: --bogus-option (see `agentjail run --help`)
+claude --nett off|not an agentjail option: --nett (did you mean --net? claude's own arguments go after --: agentjail claude -- --nett)
+verify --jsn|unknown option: --jsn (did you mean --json? see `agentjail run --help`)
+sessions --jsn|sessions: unknown argument: --jsn (did you mean --json? see `agentjail sessions --help`)
+resume --dryrun|resume: unknown argument: --dryrun (did you mean --dry-run? see `agentjail resume --help`)
+doctor --jsn|doctor: unknown argument: --jsn (did you mean --json? see `agentjail doctor --help`)
+config --pth|config: unknown argument: --pth (did you mean --path? see `agentjail config --help`)
+profiles --jsn|profiles: unknown argument: --jsn (did you mean --json? see `agentjail profiles --help`)
+shim instal claude|shim: unknown action: instal (did you mean install? see `agentjail shim --help`)
+shim install --dri x|shim: unknown option: --dri (did you mean --dir? see `agentjail shim --help`)
+cache clen|cache: unknown argument: clen (did you mean clean? see `agentjail cache --help`)
+LIST
+
 	# --- item 15: configuration errors: how to quote a bare value, where the keys are listed --
 	cfg=$HOMEDIR/.config/agentjail/config.toml
 	mkdir -p "${cfg%/*}"

@@ -26,6 +26,9 @@ void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * typo: "agentjail: CMD: unknown WHAT: ARG (did you mean X? see `agentjail CMD --help`)";
  * cmd NULL: agentjail's own command. Returns EXIT_USAGE. */
 int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known);
+/* Whether to colour what goes to fd: a terminal, NO_COLOR unset or empty (no-color.org), TERM
+ * not "dumb". */
+bool cmd_colour(int fd);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
 

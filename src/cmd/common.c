@@ -1,5 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/plan/dirs.h"
@@ -19,6 +21,12 @@ int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *
 		cmd ? ": unknown " : "unknown ", what, arg, near ? "did you mean " : "",
 		near ? near : "", near ? "? " : "", cmd ? cmd : "", cmd ? " " : "");
 	return EXIT_USAGE;
+}
+
+bool cmd_colour(int fd)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+	return isatty(fd) && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
 }
 
 char *cmd_state_dir(void)

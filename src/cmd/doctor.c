@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/diag/doctor.h"
@@ -35,7 +36,7 @@ int cmd_doctor(int argc, char **argv)
 	(void)fflush(NULL);
 	struct doctor_report r = {0};
 	doctor_run(&r);
-	char *out = json ? doctor_render_json(&r) : doctor_render_text(&r);
+	char *out = json ? doctor_render_json(&r) : doctor_render_text(&r, cmd_colour(STDOUT_FILENO));
 	fputs(out, stdout);
 	free(out);
 	int rc = doctor_report_ok(&r) ? 0 : 1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/netrun.h"
+#include "cmd/runlines.h"
 #include "core/jail/guard.h"
 #include "core/jail/launch.h"
 #include "core/jail/llrun.h"
@@ -126,6 +127,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	struct llrun_result r;
 	struct timespec since;
 	suidscan_mark(&since);
+	runlines_start(req);
 	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
 	netrun_stop(&net);
 	netrun_free(&net);
@@ -150,6 +152,10 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	if (r.tmp_left)
 		cmd_warn("could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;
+	size_t moved = 0;
+	for (size_t i = 0; i < lres.viol.n; i++)
+		moved += lres.viol.v[i].moved_to != NULL;
+	runlines_end(req, r.status, r.cmd_signal, req->interrupted, moved);
 	return r.status;
 }
 

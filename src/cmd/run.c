@@ -49,7 +49,8 @@ static const char usage[] =
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
-	"  --quiet                      no start and end lines (printed on a terminal only)\n"
+	"  --quiet                      no start and end lines (printed on a terminal only),\n"
+	"                               no --net allow banner\n"
 	"  --backend local|landlock|opensandbox\n"
 	"                               where it runs: local, the bwrap jail (default);\n"
 	"                               landlock: no namespaces, Landlock + seccomp only (weaker);\n"
@@ -288,7 +289,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					       "scoping)",
 			 req->pol.profile ? "; the default, --net allow, lets it reach its API only"
 					  : "");
-	else if (req->pol.net == NET_ALLOW)
+	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol);
 	runlines_start(req);
 	struct netrun net = {.pol = &req->pol, .rec = rec};

@@ -16,12 +16,14 @@ void runlines_start(const struct run_request *req)
 	if (!runlines_wanted(req))
 		return;
 	const struct policy *p = &req->pol;
+	bool ll = p->backend == BACKEND_LANDLOCK; /* no namespaces: no private ~ (§4c) */
 	fprintf(stderr,
-		"agentjail: jail %s%sfs %s, net %s, workspace %s, session %s; ~ and /tmp are private "
-		"and discarded\n",
-		p->profile ? p->profile : "", p->profile ? " " : "", fs_mode_name(p->fs),
-		net_mode_name(p->net), p->workspace ? p->workspace : "(none)",
-		req->session_id ? req->session_id : "(none)");
+		"agentjail: %s %s%sfs %s, net %s, workspace %s, session %s; %s\n",
+		ll ? "landlock sandbox" : "jail", p->profile ? p->profile : "", p->profile ? " " : "",
+		fs_mode_name(p->fs), net_mode_name(p->net), p->workspace ? p->workspace : "(none)",
+		req->session_id ? req->session_id : "(none)",
+		ll ? "/tmp is private and discarded, ~ out of reach"
+		   : "~ and /tmp are private and discarded");
 	(void)fflush(stderr);
 }
 

@@ -63,6 +63,9 @@ int cmd_shim_in_jail(const char *exe, char **argv);
 int cmd_jail_prepare(struct run_request *req, struct jail *j);
 /* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
+/* --dry-run's first line: "would run: CMD ARG…" (shell-quoted), before the plan that
+ * otherwise buries the command at the end of init's long line (issue 26). */
+void cmd_print_would_run(const struct run_request *req);
 /* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
  * user must know and returns the exit status. */
 struct sess_rec;

@@ -74,6 +74,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 		return EXIT_JAIL;
 	}
 	if (req->dry_run) {
+		cmd_print_would_run(req);
 		_cleanup_free_ char *pj = policy_to_json(&req->pol);
 		_cleanup_free_ char *txt = ll_plan_render(&lp);
 		printf("# policy: %s\n# backend: landlock (no bwrap, no namespaces)\n%s", pj, txt);

@@ -139,6 +139,7 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 	}
 	_cleanup_free_ char *note = osb_timeout_note(&s);
 	if (req->dry_run) {
+		cmd_print_would_run(req);
 		/* the key is never shown: only the name of its variable */
 		printf("# backend opensandbox: %s (API key from $%s)\n", s.url, s.api_key_env);
 		if (note)

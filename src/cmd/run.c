@@ -222,8 +222,21 @@ static void report_limits(const struct launch_result *r, const struct bw_plan *p
 	}
 }
 
+void cmd_print_would_run(const struct run_request *req)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < req->cmd.n; i++) {
+		if (i)
+			sb_add(&b, " ");
+		sb_add_shquoted(&b, req->cmd.v[i]);
+	}
+	printf("would run: %s\n", sb_str(&b));
+	sb_free(&b);
+}
+
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 {
+	cmd_print_would_run(req);
 	char *bwrap = NULL;
 	struct err e = {0};
 	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;

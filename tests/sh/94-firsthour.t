@@ -46,6 +46,16 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$ERR" '^agentjail: gemini is not installed where agentjail can see it; install it: npm' \
 		"$who: … and says how to install it, in one line"
 	is "$(wc -l <<<"$ERR")" 1 "$who: … one line"
+
+	# --- item 19: --dry-run says first what would run ------------------------------------------
+	aj_run "$who" -e PATH="$agbin:$AJ_SYS_PATH" -- resume --last --dry-run
+	rc_is 0 "$who: resume --dry-run of an agent's session"
+	like "$(head -n1 <<<"$OUT")" "^would run: $agbin/gemini( |\$)" "$who: … its first line is the command it would run"
+	aj_run "$who" -- run --quiet -- "$P" exit 0
+	aj_run "$who" -- resume --last --dry-run
+	is "$(head -n1 <<<"$OUT")" "would run: $P exit 0" "$who: resume --dry-run of a command's session: the same"
+	aj_run "$who" -- run --dry-run -- sh -c 'echo "a b"'
+	is "$(head -n1 <<<"$OUT")" "would run: sh -c 'echo \"a b\"'" "$who: run --dry-run: the command, shell-quoted"
 	# --- item 14: typos on the command line get a suggestion, in one line, no usage dump ------
 	while IFS='|' read -r args want; do
 		read -ra a <<<"$args"

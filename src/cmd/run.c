@@ -446,7 +446,10 @@ int cmd_run(int argc, char **argv)
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else if (cmd_backend_remote(backend, &cc.cfg)) {
-		rc = cmd_osb_run(&req, &cc.cfg);
+		_cleanup_free_ char *by = backend ? xasprintf("--backend %s", backend)
+						  : xasprintf("backend = \"%s\" at %s", cc.cfg.backend.v,
+							      cc.cfg.backend.origin);
+		rc = cmd_osb_run(&req, &cc.cfg, by);
 	} else if (cmd_osb_linked) {
 		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
 		rc = EXIT_USAGE;

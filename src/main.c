@@ -64,8 +64,9 @@ static int unknown_command(const char *cmd)
 	if (cmd[0] == '-' || closest_word(cmd, k))
 		rc = cmd_unknown(NULL, cmd[0] == '-' ? "option" : "command", cmd, k);
 	else {
-		fprintf(stderr, "agentjail: unknown command: %s (to run it in a jail: agentjail run -- "
-				"%s; see `agentjail --help`)\n", cmd, cmd);
+		cmd_warn("unknown command: %s (to run it in a jail: agentjail run -- %s; see "
+			 "`agentjail --help`)",
+			 cmd, cmd);
 		rc = EXIT_USAGE;
 	}
 	strv_free(&known);
@@ -78,7 +79,7 @@ int main(int argc, char **argv)
 	/* a relative state directory would be relative to wherever agentjail runs: refused */
 	const char *sd = getenv("AGENTJAIL_STATE_DIR");
 	if (sd && sd[0] && sd[0] != '/') {
-		fprintf(stderr, "agentjail: AGENTJAIL_STATE_DIR must be an absolute path: %s\n", sd);
+		cmd_warn("AGENTJAIL_STATE_DIR must be an absolute path: %s", sd);
 		return EXIT_USAGE;
 	}
 	/* invoked through a shim (a link named like an agent): every argument is the agent's */

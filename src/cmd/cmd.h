@@ -1,6 +1,7 @@
 /* The command layer: the only code that prints to the user or decides exit codes. */
 #pragma once
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "core/host/config_load.h"
 #include "core/jail/pipeline.h"
@@ -20,8 +21,17 @@ enum {
 	EXIT_NOTFOUND = 127,
 };
 
+/* One line on stderr, "agentjail: " first. What they print is one line whatever it holds: the
+ * whole text goes through fmt_clean (util/termtext.h), so a name a jail chose (a path, a host,
+ * a key) reaches the terminal with its control characters and bidirectional marks as '?'. A
+ * second line is a second call. */
 void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cmd_warn_line(const char *text);
+/* Text of several lines (a table with tabs, bwrap's messages) on f, each piece between tabs
+ * and newlines through fmt_clean: the layout stays, nothing in a piece reaches the terminal
+ * raw. */
+void cmd_put_text(FILE *f, const char *text);
 /* A usage error in one line, with the nearest of known (NULL-terminated) when it is a likely
  * typo: "agentjail: CMD: unknown WHAT: ARG (did you mean X? see `agentjail CMD --help`)";
  * cmd NULL: agentjail's own command. Returns EXIT_USAGE. */
@@ -61,6 +71,9 @@ int cmd_shim_in_jail(const char *exe, char **argv);
  * the same path): jail_prepare with its errors printed. 0, or the exit code to return.
  * jail_free is needed either way. */
 int cmd_jail_prepare(struct run_request *req, struct jail *j);
+/* --dry-run's notes on a policy: "# note: …" for each thing it allows that the user may not
+ * expect (a wildcard allow entry: names under it are looked up by the host's resolver). */
+void cmd_dry_run_notes(const struct policy *p);
 /* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
 /* --dry-run's first line: "would run: CMD ARG…" (shell-quoted), before the plan that

@@ -6,20 +6,37 @@
 #include "cmd/cmd.h"
 #include "core/plan/dirs.h"
 #include "core/plan/suggest.h"
+#include "util/termtext.h"
+#include "util/xalloc.h"
 
 void cmd_print_err(const struct err *e)
 {
 	char buf[ERR_FMT_MAX];
 	err_format(e, buf, sizeof buf);
-	fprintf(stderr, "agentjail: %s\n", buf);
+	cmd_warn_line(buf);
+}
+
+void cmd_put_text(FILE *f, const char *text)
+{
+	for (const char *p = text ? text : ""; *p;) {
+		size_t n = strcspn(p, "\t\n");
+		char *piece = xstrndup(p, n);
+		char *c = fmt_clean(piece);
+		fputs(c, f);
+		free(c);
+		free(piece);
+		p += n;
+		if (*p)
+			fputc(*p++, f);
+	}
 }
 
 int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known)
 {
 	const char *near = closest_word(arg, known);
-	fprintf(stderr, "agentjail: %s%s%s: %s (%s%s%ssee `agentjail %s%s--help`)\n", cmd ? cmd : "",
-		cmd ? ": unknown " : "unknown ", what, arg, near ? "did you mean " : "",
-		near ? near : "", near ? "? " : "", cmd ? cmd : "", cmd ? " " : "");
+	cmd_warn("%s%s%s: %s (%s%s%ssee `agentjail %s%s--help`)", cmd ? cmd : "",
+		 cmd ? ": unknown " : "unknown ", what, arg, near ? "did you mean " : "",
+		 near ? near : "", near ? "? " : "", cmd ? cmd : "", cmd ? " " : "");
 	return EXIT_USAGE;
 }
 

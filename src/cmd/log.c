@@ -54,7 +54,7 @@ static json_t *jstr(const char *s, size_t max)
 
 static void print_jline(json_t *o)
 {
-	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	if (s)
 		printf("%s\n", s);
 	free(s);
@@ -83,6 +83,7 @@ static void print_net(struct log_opts *o, const struct net_row *r)
 		json_object_set_new(j, "host", JFIELD(ev->host));
 		json_object_set_new(j, "port", json_integer(ev->port));
 		json_object_set_new(j, "action", json_string(ev->allowed ? "allow" : "deny"));
+		json_object_set_new(j, "failed", json_boolean(ev->allowed && ev->failed));
 		json_object_set_new(j, "rule", JFIELD(ev->rule));
 		json_object_set_new(j, "addr", JFIELD(ev->addr));
 		json_object_set_new(j, "bytes_up", json_integer((json_int_t)ev->bytes_up));
@@ -209,12 +210,14 @@ int cmd_log(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("log: unexpected argument %s\n%s", argv[i], usage);
+			cmd_warn("log: unexpected argument %s", argv[i]);
+			fputs(usage, stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (id && last) {
-		cmd_warn("log: give an ID or --last, not both\n%s", usage);
+		cmd_warn("log: give an ID or --last, not both");
+		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
 	_cleanup_store_ struct store *st = NULL;

@@ -21,6 +21,7 @@
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/uuid.h"
 #include "util/xalloc.h"
 
@@ -49,9 +50,13 @@ static int settings_of(const struct config *cfg, struct osb_settings *s)
 static void progress(void *arg, const char *state, long ms)
 {
 	const char *id = arg;
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\ragentjail: sandbox %s: %s (%ld.%ld s)\033[K", id, state,
-			ms / 1000, ms % 1000 / 100);
+	if (!isatty(STDERR_FILENO))
+		return;
+	/* the service's words: cleaned like everything a sandbox could choose */
+	_cleanup_free_ char *sid = fmt_clean(id);
+	_cleanup_free_ char *what = fmt_clean(state);
+	fprintf(stderr, "\ragentjail: sandbox %s: %s (%ld.%ld s)\033[K", sid, what, ms / 1000,
+		ms % 1000 / 100);
 }
 
 static int on_output(void *arg, const struct osb_event *ev)

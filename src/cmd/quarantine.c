@@ -135,8 +135,9 @@ static bool confirm(const char *moved, const char *path)
 {
 	if (!isatty(STDIN_FILENO))
 		return false;
-	fprintf(stderr, "agentjail: restore %s to %s? It was written inside a jail. [y/N] ",
-		moved, path);
+	_cleanup_free_ char *m = fmt_clean(moved);
+	_cleanup_free_ char *p = fmt_clean(path);
+	fprintf(stderr, "agentjail: restore %s to %s? It was written inside a jail. [y/N] ", m, p);
 	char line[16];
 	if (!fgets(line, sizeof line, stdin))
 		return false;
@@ -200,7 +201,8 @@ static int restore(const char *item, bool yes)
 			cmd_print_err(&e);
 			rc = 1;
 		} else {
-			printf("restored %s\n", it->path);
+			_cleanup_free_ char *p = fmt_clean(it->path);
+			printf("restored %s\n", p);
 		}
 	}
 	items_free(v, n);

@@ -136,13 +136,27 @@ static char *detail_of(struct tui_ctx *c, const char *id)
 	sb_addf(&b, "session  %s  %s\n", s.id, s.bwrap_json ? "" : "UNSANDBOXED");
 	sb_addf(&b, "started  %s, %d attempt%s, %s\n", started, s.attempts,
 		s.attempts == 1 ? "" : "s", status);
-	sb_addf(&b, "command  %s\nworkdir  %s\npolicy   %s\nbwrap    %s\n", cmdline, ws, pol, bw);
-	if (s.n_net_allowed + s.n_net_denied > 0) {
+	sb_addf(&b, "command  %s\nworkdir  %s\n", cmdline, ws);
+	bool net = s.n_net_allowed + s.n_net_denied > 0;
+	if (net) {
+		/* before the long policy and argv, so it is on screen: allowed, failed upstream
+		 * (with why), denied */
+		struct net_count *fail = NULL;
+		size_t nfail = 0;
+		if (s.n_net_failed > 0 &&
+		    store_net_counts(c->st, s.id, NET_FAILED, DETAIL_NET, &fail, &nfail, &e) < 0)
+			nfail = 0;
+		_cleanup_free_ char *sum = netfmt_summary(s.n_net_allowed, s.n_net_failed,
+							  s.n_net_denied, fail, nfail, NULL, 0, 0);
+		net_counts_free(fail, nfail);
+		sb_addf(&b, "network  %s\n", sum);
+	}
+	sb_addf(&b, "policy   %s\nbwrap    %s\n", pol, bw);
+	if (net) {
 		struct net_row *nr = NULL;
 		size_t nn = 0;
 		if (store_net_events(c->st, s.id, 0, 0, &nr, &nn, &e) == 0) {
-			sb_addf(&b, "network  %lld allowed, %lld denied; the last:\n", s.n_net_allowed,
-				s.n_net_denied);
+			sb_add(&b, "network decisions, the last:\n");
 			for (size_t i = nn > DETAIL_NET ? nn - DETAIL_NET : 0; i < nn; i++) {
 				_cleanup_free_ char *l = netfmt_log_line(&nr[i].ev, c->utc_off, 0);
 				sb_addf(&b, "  %s\n", l);

@@ -182,6 +182,32 @@ for n in (\"one.test\", \"evil.test\"):
 	ms=$(grep -oE 'rc=[0-9]+ ms=[0-9]+' <<<"$OUT" | tail -n1)
 	like "$ms" '^rc=2 ms=([0-9]|[0-9][0-9]|[0-9][0-9][0-9])$' "$who: a random name is NXDOMAIN at once (< 1 s: $ms)"
 
+	# --- malformed DNS requests: logged as what they are, counted apart (issue 24 item 7) ----
+	if [ "$UNDER" != on ]; then
+		jail "$who" "python3 -c 'import socket, struct
+def q(name, qd=1, op=0):
+    wire = b\"\".join(bytes([len(l)]) + l.encode() for l in name.split(\".\") if l) + b\"\\0\"
+    return struct.pack(\">HBBHHHH\", 7, 1 | op << 3, 0, qd, 0, 0, 0) + wire + b\"\\0\\1\\0\\1\"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+for m in (q(\"a.evil.test\"), q(\"one.test\", qd=2), q(\"one.test\", op=2), b\"\\1\\2\\3\", q(\"\")):
+    s.sendto(m, (\"127.0.0.1\", 53))
+    try: print(\"rcode\", s.recv(512)[3] & 15)
+    except socket.timeout: print(\"no answer\")'"
+		is "$(grep -E '^(rcode|no answer)' <<<"$OUT" | tr '\n' ' ')" "rcode 3 rcode 1 rcode 4 no answer rcode 3 " \
+			"$who: DNS: NXDOMAIN, FORMERR for two questions, NOTIMP for another opcode, nothing for a runt, NXDOMAIN for the root"
+		like "$ERR" 'agentjail: denied 2 name lookups and 3 malformed DNS requests: ' \
+			"$who: … the end-of-run line counts the malformed requests apart"
+		unlike "$ERR" '\? \(dns\)' "$who: … and lists no nameless '? (dns)'"
+		aj_run "$who" -- log --last
+		like "$OUT" 'dns +DENY +\(malformed DNS request\) .*malformed DNS request: not exactly one question' \
+			"$who: log: a malformed request is shown as one, with what is wrong"
+		like "$OUT" 'malformed DNS request: not a standard query' "$who: … another opcode"
+		like "$OUT" 'malformed DNS request: shorter than a DNS header' "$who: … a runt"
+		like "$OUT" 'dns +DENY +\. \(dns\) ' "$who: … the root is \".\""
+		unlike "$OUT" '\? \(dns\)' "$who: … and nothing is a nameless '? (dns)'"
+	fi
+
 	# --- raw TCP fails at once --------------------------------------------------------------
 	jail "$who" "$MS; ms ./probe connect-tcp 1.1.1.1 443; ms ./probe connect-tcp 127.0.0.1 $PORT_echo; ms ./probe connect-tcp 10.0.0.1 80"
 	n_ok=$(grep -c '^ok$' <<<"$OUT")

@@ -12,18 +12,8 @@ if ! command -v tmux >/dev/null 2>&1; then
 fi
 aj_setup
 
-py() { printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>&1; }
-
 # tm ARGS… — tmux on WHO's own server, as WHO
-tm() {
-	local sock=$AJ_TMP/$AJ_WHO/tmux.sock
-	if [ "$AJ_WHO" = user ] && aj_is_root; then
-		setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups \
-			env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
-	else
-		env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
-	fi
-}
+tm() { aj_tmux "$@"; }
 
 screen() { tm capture-pane -p -t tui 2>/dev/null; }
 

@@ -45,8 +45,10 @@ static void add_normalizes(void **state)
 	assert_true(strlen(r.v[1].fix) > 0);
 	doctor_add(&r, "fail-empty-fix", DOCTOR_FAIL, "", "x");
 	assert_true(strlen(r.v[2].fix) > 0);
-	doctor_add(&r, "ctl", DOCTOR_FAIL, "line1\nline2", "a\nb\tc\033[1md");
-	assert_string_equal(r.v[3].detail, "a b c [1md");
+	/* line breaks and tabs read as spaces; ESC, C1 (CSI as U+009B) and a bidirectional
+	 * override are fmt_clean's '?' */
+	doctor_add(&r, "ctl", DOCTOR_FAIL, "line1\nline2", "a\nb\tc\033[1md\xc2\x9b" "2J\xe2\x80\xae" "R");
+	assert_string_equal(r.v[3].detail, "a b c?[1md?2J?R");
 	assert_string_equal(r.v[3].fix, "line1 line2");
 	/* invalid UTF-8 is replaced, valid multibyte text kept */
 	doctor_add(&r, "utf8", DOCTOR_OK, NULL, "caf\xc3\xa9 \xff\xfe \xc3 \xed\xa0\x80.");

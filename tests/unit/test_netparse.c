@@ -511,43 +511,52 @@ static void dns_query_parse(void **state)
 	n = mkquery(b, NAME_EX, sizeof NAME_EX - 1, DNS_T_A);
 	b[2] |= 0x80; /* a response */
 	assert_int_equal(dns_parse_query(b, n, &q), -1);
+	assert_string_equal(q.why, "a DNS response, not a query"); /* what the log says */
 	b[2] = 0x01 | (2 << 3); /* opcode STATUS */
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
+	assert_string_equal(q.why, "not a standard query (opcode is not 0)");
 	assert_int_equal(q.opcode, 2);
 	assert_int_equal(q.id, 0xbeef);
 	assert_int_equal(q.question_end, 0);
 	b[2] = 0x01;
 	b[5] = 2; /* two questions */
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
+	assert_string_equal(q.why, "not exactly one question");
 	b[5] = 0;
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
 	b[5] = 1;
 	b[7] = 1; /* an answer in a query */
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
+	assert_string_equal(q.why, "answer or authority records in a query");
 	b[7] = 0;
 	b[9] = 1; /* an authority record */
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
 	b[9] = 0;
 	assert_int_equal(dns_parse_query(b, n, &q), 0);
+	assert_null(q.why);
 
+	static const char pointer[] = "a compression pointer in the question";
+	static const char byte[] = "a name with a byte other than a letter, digit, '-' or '_'";
 	struct {
 		const char *wire;
 		size_t n;
+		const char *why;
 	} badnames[] = {
-		{"\xc0\x0c", 2},                     /* compression pointer */
-		{"\x03" "api" "\xc0\x0c", 6},        /* pointer after a label */
-		{"\x40" "x", 2},                     /* reserved label type */
-		{"\x03" "a.b" "\x00", 5},            /* a dot inside a label */
-		{"\x03" "a\0b" "\x00", 5},           /* a NUL */
-		{"\x03" "a b" "\x00", 5},            /* a space */
-		{"\x03" "a\xc3\xa9" "\x00", 5},      /* a byte over 0x7f */
-		{"\x03" "abc", 4},                   /* no end */
+		{"\xc0\x0c", 2, pointer},                     /* compression pointer */
+		{"\x03" "api" "\xc0\x0c", 6, pointer},        /* pointer after a label */
+		{"\x40" "x", 2, "a label longer than 63 bytes"}, /* reserved label type */
+		{"\x03" "a.b" "\x00", 5, byte},                /* a dot inside a label */
+		{"\x03" "a\0b" "\x00", 5, byte},               /* a NUL */
+		{"\x03" "a b" "\x00", 5, byte},                /* a space */
+		{"\x03" "a\xc3\xa9" "\x00", 5, byte},          /* a byte over 0x7f */
+		{"\x03" "abc", 4, "the question is cut short"}, /* no end */
 	};
 	for (size_t i = 0; i < sizeof badnames / sizeof *badnames; i++) {
 		n = mkquery(b, badnames[i].wire, badnames[i].n, DNS_T_A);
 		if (dns_parse_query(b, n, &q) != 1)
 			fail_msg("bad name %zu parsed", i);
 		assert_int_equal(q.question_end, 0);
+		assert_string_equal(q.why, badnames[i].why);
 	}
 	/* labels of 63 are fine, 64 is not; a name of 255 wire bytes is fine, 256 is not */
 	uint8_t name[300];
@@ -578,6 +587,7 @@ static void dns_query_parse(void **state)
 			assert_int_equal(strlen(q.name), 253);
 	}
 	assert_int_equal(dns_parse_query(b, 11, &q), -1);
+	assert_string_equal(q.why, "shorter than a DNS header");
 }
 
 static void dns_responses(void **state)

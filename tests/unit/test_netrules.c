@@ -475,12 +475,39 @@ static void proxy_env(void **state)
 	assert_string_equal(net_proto_name(NP_DNS), "dns");
 }
 
+/* The DNS note of a wildcard rule (doctor, --dry-run; issue 24 item 7). */
+static void wildcard_note(void **state)
+{
+	(void)state;
+	struct strv v = STRV_INIT;
+	strv_push(&v, "api.example.com");
+	strv_push(&v, "1.2.3.4");
+	assert_null(net_wildcard_note(&v)); /* exact names: no note */
+	assert_null(net_wildcard_note(NULL));
+	strv_push(&v, "*.Example.ORG:8443");
+	char *n = net_wildcard_note(&v);
+	assert_string_equal(n, "*.example.org: any name under example.org is looked up by the "
+			       "host's resolver, which asks example.org's name servers: a jail can "
+			       "send them data in the names it looks up (exact names, such as "
+			       "api.example.org, close that)");
+	free(n);
+	strv_push(&v, "*.githubusercontent.com");
+	strv_push(&v, "*.com"); /* refused by the rules: not a wildcard one can allow */
+	n = net_wildcard_note(&v);
+	assert_non_null(strstr(n, "*.example.org, *.githubusercontent.com: any name under these "
+				  "domains is looked up"));
+	assert_null(strstr(n, "*.com:"));
+	free(n);
+	strv_free(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(normalize), cmocka_unit_test(parse),   cmocka_unit_test(maps),
 		cmocka_unit_test(matching),  cmocka_unit_test(mappings), cmocka_unit_test(classes),
 		cmocka_unit_test(addr_ok),   cmocka_unit_test(reasons), cmocka_unit_test(proxy_env),
+		cmocka_unit_test(wildcard_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

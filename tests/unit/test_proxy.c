@@ -865,6 +865,66 @@ static void dns_tcp(void **state)
 	close(fd);
 }
 
+/* A message sent as is to the UDP stub; its answer in resp (0 when none came within 1 s). */
+static ssize_t udp_raw(struct fx *f, const uint8_t *q, size_t n, uint8_t *resp, size_t cap)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->udp_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)n);
+	struct timeval tv = {.tv_sec = 1};
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	ssize_t k = recv(fd, resp, cap, 0);
+	close(fd);
+	return k < 0 ? 0 : k;
+}
+
+static const struct net_event *find_rule(const char *rule)
+{
+	for (size_t i = 0; i < n_evs; i++)
+		if (!strcmp(evs[i].rule, rule))
+			return &evs[i];
+	return NULL;
+}
+
+/* Malformed requests are recorded as what they are (no host, the reason in the rule, denied),
+ * the root as ".", and a non-standard opcode answered NOTIMP (issue 24 item 7). */
+static void dns_malformed(void **state)
+{
+	struct fx *f = *state;
+	uint8_t q[300], r[512];
+	size_t n = dns_query_msg(q, 0x1234, "ok.test", DNS_T_A);
+	q[5] = 2; /* two questions */
+	assert_true(udp_raw(f, q, n, r, sizeof r) >= 12);
+	int two = dns_rcode(r);
+	q[5] = 1;
+	q[2] = 0x01 | (2 << 3); /* opcode STATUS */
+	assert_true(udp_raw(f, q, n, r, sizeof r) >= 12);
+	int status = dns_rcode(r);
+	assert_int_equal(udp_raw(f, q, 5, r, sizeof r), 0); /* a runt: no answer */
+	(void)udp_ask(f, "", DNS_T_A, r, sizeof r);      /* the root */
+	int root = dns_rcode(r);
+	stop_proxy(f);
+	const struct net_event *ev = find_rule("malformed DNS request: not exactly one question");
+	assert_non_null(ev);
+	assert_int_equal(ev->proto, NP_DNS);
+	assert_string_equal(ev->host, "");
+	assert_int_equal(ev->port, 0);
+	assert_false(ev->allowed);
+	assert_true(net_event_malformed(ev));
+	ev = find_rule("malformed DNS request: not a standard query (opcode is not 0)");
+	assert_non_null(ev);
+	assert_true(net_event_malformed(ev));
+	assert_non_null(find_rule("malformed DNS request: shorter than a DNS header"));
+	ev = find_event(".");
+	assert_non_null(ev);
+	assert_false(ev->allowed);
+	assert_false(net_event_malformed(ev));
+	assert_int_equal(two, DNS_FORMERR);
+	assert_int_equal(status, DNS_NOTIMP);
+	assert_int_equal(root, DNS_NXDOMAIN);
+}
+
 /* ---- many tunnels at once */
 
 static void thousand_tunnels(void **state)
@@ -1036,6 +1096,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(oversized_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(dns_udp, setup, teardown),
 		cmocka_unit_test_setup_teardown(dns_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(dns_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(thousand_tunnels, setup, teardown),
 		cmocka_unit_test_setup_teardown(out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(threads_block_signals, setup, teardown),

@@ -601,6 +601,12 @@ static void check_limits(struct doctor_report *r)
 	cg_probe_host(&cp);
 	if (cp.mech == LIMITS_CGROUP)
 		doctor_add(r, "limits", DOCTOR_OK, NULL, "%s", cp.why);
+	else if (cp.mech == LIMITS_CGROUP_V1)
+		doctor_add(r, "limits", DOCTOR_WARN, cp.fix,
+		           "pids: a cgroup v1 scope per jail under %s (pids.max); memory: rlimits "
+		           "only, --memory sets RLIMIT_DATA per process (not the jail's total; the "
+		           "default memory bounds only the tmpfs mounts); no cgroup v2 scope: %s",
+		           cp.parent, cp.why);
 	else
 		doctor_add(r, "limits", DOCTOR_WARN, cp.fix,
 		           "rlimits only: --memory sets RLIMIT_DATA per process (not the jail's "

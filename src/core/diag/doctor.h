@@ -27,8 +27,9 @@ struct doctor_report {
 
 void doctor_report_free(struct doctor_report *r);
 
-/* Append a check. Newlines and other control characters in detail and fix become spaces. A
- * non-OK check without a fix gets a generic one; an OK check's fix is dropped. */
+/* Append a check. Newlines and tabs in detail and fix become spaces, every other control
+ * character, bidirectional mark and invalid byte '?' (fmt_clean). A non-OK check without a fix
+ * gets a generic one; an OK check's fix is dropped. */
 void doctor_add(struct doctor_report *r, const char *id, enum doctor_status st, const char *fix,
                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -9,6 +9,7 @@
 #include "core/confine/seccomp.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/host/toolprep.h"
+#include "core/plan/bindpath.h"
 #include "core/plan/initargs.h"
 #include "core/plan/limits.h"
 #include "util/cleanup.h"
@@ -59,6 +60,11 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 		return JAIL_BAD_POLICY;
 	if (hostfacts_gather(&j->hf, &req->pol, &req->cmd, environ, e) < 0)
 		return JAIL_NO_FACTS;
+	/* --rw, --ro and --hide followed through the host's links, with the rules of §3b; the
+	 * contradictions are checked again on what they resolved to */
+	if (bindpath_resolve_policy(&j->hf, &req->pol, e) < 0 ||
+	    policy_validate(&req->pol, getenv("HOME"), e) < 0)
+		return JAIL_BAD_POLICY;
 	struct stat st;
 	if (o->no_new_state_dir && j->hf.state_dir && lstat(j->hf.state_dir, &st) < 0 &&
 	    errno == ENOENT) {

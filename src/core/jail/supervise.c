@@ -153,6 +153,8 @@ static void on_control(struct state *s)
 		s->out->cmd_signal = (m.value & 0xffff) - 128;
 	else if (m.type == CTL_EXEC_FAILED)
 		s->out->exec_errno = m.value;
+	else if (m.type == CTL_NOTE)
+		s->out->notes |= m.value;
 }
 
 /* bwrap's stderr: kept (bounded) for the caller; what is over the bound is read and dropped,

@@ -228,6 +228,7 @@ static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t sock
 static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, const char *error)
 {
 	set_text(c->ev.error, sizeof c->ev.error, error);
+	c->ev.failed = true;
 	char reason[512];
 	(void)snprintf(reason, sizeof reason, "%s:%u: %s", c->ev.host, c->ev.port, error);
 	uint8_t rep = !timeout && strstr(error, "refused") ? 5 : 4;

@@ -657,3 +657,47 @@ const char *const *net_proxy_env_clear(void)
 {
 	return proxy_clear;
 }
+
+bool net_spec_is_wildcard(const char *spec)
+{
+	struct netrule r = {0};
+	struct err e = {0};
+	bool w = netrule_parse(spec, &r, &e) == 0 && r.kind == NR_WILDCARD;
+	netrule_free(&r);
+	return w;
+}
+
+char *net_wildcard_note(const struct strv *allow)
+{
+	struct strbuf specs = STRBUF_INIT;
+	char *first = NULL; /* the first wildcard's domain, for the example */
+	size_t n = 0;
+	for (size_t i = 0; allow && i < allow->n; i++) {
+		struct netrule r = {0};
+		struct err e = {0};
+		if (netrule_parse(allow->v[i], &r, &e) == 0 && r.kind == NR_WILDCARD) {
+			sb_addf(&specs, "%s*.%s", n ? ", " : "", r.host);
+			if (!n)
+				first = xstrdup(r.host);
+			n++;
+		}
+		netrule_free(&r);
+	}
+	if (!n) {
+		sb_free(&specs);
+		return NULL;
+	}
+	char *note = n == 1 ? xasprintf("%s: any name under %s is looked up by the host's resolver, "
+					"which asks %s's name servers: a jail can send them data in "
+					"the names it looks up (exact names, such as api.%s, close "
+					"that)",
+					sb_str(&specs), first, first, first)
+			    : xasprintf("%s: any name under these domains is looked up by the host's "
+					"resolver, which asks their name servers: a jail can send "
+					"them data in the names it looks up (exact names, such as "
+					"api.%s, close that)",
+					sb_str(&specs), first);
+	free(first);
+	sb_free(&specs);
+	return note;
+}

@@ -51,6 +51,14 @@ void netrule_free(struct netrule *r);
 int netmap_parse(const char *spec, struct netmap *out, struct err *e) WUR;
 void netmap_free(struct netmap *m);
 
+/* A wildcard allow entry lets the jail look up any name under its domain, and the host's
+ * resolver asks that domain's name servers: a jail can send them data in the names it asks
+ * (doc/design.md §4). The note doctor and --dry-run give, naming the wildcards among `allow`
+ * ("*.example.com: any name under example.com is looked up …"); NULL when there is none. */
+char *net_wildcard_note(const struct strv *allow);
+/* Whether an allow entry as written is a valid wildcard ("*.example.com", "*.example.com:80"). */
+bool net_spec_is_wildcard(const char *spec);
+
 /* Build from the policy's lists (strings as given on the command line). A mapped name is
  * allowed (at its mapped address) even when no --allow-domain names it. */
 int netrules_build(const struct strv *allow, const struct strv *deny, const struct strv *map,

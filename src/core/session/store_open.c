@@ -88,6 +88,16 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	"ALTER TABLE sessions ADD COLUMN backend TEXT;"
 	"ALTER TABLE sessions ADD COLUMN backend_url TEXT;"
 	"ALTER TABLE sessions ADD COLUMN sandbox_id TEXT;",
+	/* 5: allowed requests whose upstream failed (issue 26), counted apart. Older rows: an
+	 * allowed request with an error and no address connected to failed before its tunnel
+	 * (the name, the connect); a DNS answer "no data" is an answer, not a failure. */
+	"ALTER TABLE net_events ADD COLUMN failed INTEGER NOT NULL DEFAULT 0"
+	" CHECK (failed IN (0, 1));"
+	"UPDATE net_events SET failed = 1 WHERE allowed = 1 AND addr = '' AND error != ''"
+	" AND error NOT LIKE '%no data%';"
+	"ALTER TABLE sessions ADD COLUMN n_net_failed INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE sessions SET n_net_failed = (SELECT count(*) FROM net_events n"
+	" WHERE n.session_id = sessions.id AND n.failed = 1) WHERE n_net_allowed > 0;",
 };
 /* ---- opening ---- */
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Violations said in order (issue 26, item 21). On a terminal, a violation the live watch moves
 # aside is said after everything the command wrote before it (the line goes out only once the
-# pty's pending output has), not in the middle of it.
+# pty's pending output has), not in the middle of it. `log` shows a violation in its own
+# columns: the text under RULE / REASON, never under HOST.
 . "$(dirname "$0")/lib.sh"
 aj_setup
 . "$(dirname "$0")/ptylib.sh"
@@ -31,6 +32,11 @@ for who in "${AJ_WHOS[@]}"; do
 	done
 	is "$bad" 0 "$who: in 5 runs the violation line always came after the output before it and before the output after it"
 
+	aj_run "$who" -- log --last
+	vl=$(grep 'VIOL' <<<"$OUT")
+	like "$vl" "VIOL +- +- +- +- +- +violation\.protected_path $WS/\.envrc: appeared" \
+		"$who: log: the violation's text under RULE / REASON, dashes under HOST, ADDR, UP, DOWN, TOOK"
+	unlike "$vl" 'VIOL +violation' "$who: … not under HOST"
 done
 
 done_testing

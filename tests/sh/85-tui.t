@@ -44,6 +44,19 @@ start_tui() {
 	AJ_PIDS+=("$(tm display-message -p '#{pid}')") # the server, killed at the end
 }
 
+# to_command — the dialog's agent field moved to "command…" (Left from the agent it starts on,
+# which is the first installed one: whatever the host has)
+to_command() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		screen | grep -Eq '< command(…|\.\.\.) >' && return 0
+		tm send-keys -t tui Left
+		sleep 0.1
+	done
+	diag "the dialog's agent field never showed command…"
+	return 1
+}
+
 # the terminal as it was: same stty, the alternate screen left
 restored() { # DESC
 	local d=$AJ_TMP/$AJ_WHO
@@ -82,7 +95,8 @@ for who in "${AJ_WHOS[@]}"; do
 	ok $? "$who: n opens the New Session dialog, sandboxed by default"
 	like "$SCREEN" 'Allow-list +[a-z.*]+anthropic' \
 		"$who: ... the first agent's allow-list pre-filled from its profile"
-	tm send-keys -t tui Left Down
+	to_command
+	tm send-keys -t tui Down
 	tm send-keys -t tui -l "sh -c 'echo jailed >tui-file; exit 7'"
 	tm send-keys -t tui Down Down Down Space Down
 	wait_for '\(\*\) Read-only' && wait_for '\(\*\) Off'
@@ -106,7 +120,10 @@ for who in "${AJ_WHOS[@]}"; do
 
 	# a session whose agentjail is killed (its terminal left raw): the TUI comes back; the
 	# terminal's modes are checked at the end (q)
-	tm send-keys -t tui n Left Down
+	tm send-keys -t tui n
+	wait_for 'New session'
+	to_command
+	tm send-keys -t tui Down
 	tm send-keys -t tui -l "sleep 30"
 	tm send-keys -t tui Enter
 	for i in $(seq 1 200); do
@@ -188,6 +205,31 @@ for who in "${AJ_WHOS[@]}"; do
 	unlike "$(screen)" 'Run WITHOUT a sandbox' "$who: ... it cannot be turned off"
 	tm send-keys -t tui Escape q
 	restored "$who: q after the dialog"
+
+	# --- issue 26 item 7: a session that succeeds keeps its output on screen until Enter, and
+	# is the one selected afterwards (l showed the previous row's log) -------------------------
+	start_tui
+	wait_for 'agentjail sessions \(3\)'
+	tm send-keys -t tui n
+	wait_for 'New session'
+	to_command
+	tm send-keys -t tui Down
+	tm send-keys -t tui -l "sh -c 'echo tui-said-this'"
+	tm send-keys -t tui Enter
+	wait_for 'tui-said-this' 20 && wait_for 'exit status 0; press Enter'
+	ok $? "$who: a session that exits 0 stays on screen until Enter"
+	tm send-keys -t tui Enter
+	wait_for 'agentjail sessions \(4\)'
+	aj_run "$who" -- sessions --json
+	new=$(py "d[0]['id']")
+	wait_for "session +$new"
+	ok $? "$who: … then the list selects the session just started"
+	tm send-keys -t tui l
+	wait_for "network log of ${new:0:8}"
+	ok $? "$who: … so l shows its log, not the previous row's"
+	tm send-keys -t tui q q
+	restored "$who: q after a session"
+
 	tm kill-server 2>/dev/null
 done
 done_testing

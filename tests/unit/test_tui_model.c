@@ -316,6 +316,35 @@ static void dialog_agent_list(void **state)
 	tui_free(&m);
 }
 
+/* After a session started from the dialog, the new row is selected (issue 26: the selection
+ * stayed on the row it was on, so `l` showed that row's log). */
+static void select_new(void **state)
+{
+	(void)state;
+	struct tui_model m;
+	setup(&m);
+	keys(&m, "j");
+	assert_string_equal(sel_id(&m), "22222222-bbbb");
+	struct strv before = STRV_INIT;
+	tui_row_ids(&m, &before);
+	assert_int_equal(before.n, 3);
+	assert_false(tui_select_new(&m, &before)); /* nothing new: the selection stays */
+	assert_string_equal(sel_id(&m), "22222222-bbbb");
+	struct tui_row *r = xcalloc(4, sizeof *r);
+	r[0] = row("44444444-dddd", "-", "exited 0", false);
+	r[1] = row("11111111-aaaa", "claude", "exited 0", false);
+	r[2] = row("22222222-bbbb", "codex", "running", true);
+	r[3] = row("33333333-cccc", "-", "exited 3", false);
+	tui_set_rows(&m, r, 4);
+	assert_string_equal(sel_id(&m), "22222222-bbbb"); /* kept on its id, as before */
+	assert_true(tui_select_new(&m, &before));
+	assert_string_equal(sel_id(&m), "44444444-dddd");
+	assert_int_equal(m.top, 0);
+	assert_int_equal(tui_key(&m, 'l'), TA_LOG); /* for the session just started */
+	strv_free(&before);
+	tui_free(&m);
+}
+
 /* The configuration's defaults: the dialog opens with them, and the domains it adds stay the
  * agent's own (not repeated as flags: `agentjail NAME` reads the same files). */
 static void config_defaults(void **state)
@@ -470,6 +499,7 @@ int main(void)
 		cmocka_unit_test(dialog_agent_list), cmocka_unit_test(unsandboxed_needs_yes),
 		cmocka_unit_test(sandbox_unavailable), cmocka_unit_test(completion),
 		cmocka_unit_test(split_words),	     cmocka_unit_test(config_defaults),
+		cmocka_unit_test(select_new),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

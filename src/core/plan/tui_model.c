@@ -198,6 +198,26 @@ static void refilter(struct tui_model *m, const char *id)
 	keep_visible(m);
 }
 
+void tui_row_ids(const struct tui_model *m, struct strv *out)
+{
+	for (size_t i = 0; i < m->nrows; i++)
+		strv_push(out, m->rows[i].id);
+}
+
+bool tui_select_new(struct tui_model *m, const struct strv *before)
+{
+	for (size_t k = 0; k < m->nvis; k++) { /* newest first */
+		if (strv_contains(before, m->rows[m->vis[k]].id))
+			continue;
+		m->sel = k;
+		if (m->top > m->sel)
+			m->top = m->sel;
+		keep_visible(m);
+		return true;
+	}
+	return false;
+}
+
 static bool same_id(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));

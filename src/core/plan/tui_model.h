@@ -105,6 +105,12 @@ void tui_row_free(struct tui_row *r);
  * there. Returns true when the selected id changed (its detail must be set again). */
 bool tui_set_rows(struct tui_model *m, struct tui_row *rows, size_t n);
 const struct tui_row *tui_selected(const struct tui_model *m);
+/* The ids of the rows, to give tui_select_new after a session was started. */
+void tui_row_ids(const struct tui_model *m, struct strv *out);
+/* Select the newest visible row whose id is not in before (the session the dialog just started:
+ * the selection stayed on the row it was on, so `l` showed that row's log, issue 26). True when
+ * one was found. */
+bool tui_select_new(struct tui_model *m, const struct strv *before);
 void tui_set_detail(struct tui_model *m, const char *id, const char *text);
 /* Show text (split at newlines) as a page with a title; Esc or q returns. */
 void tui_set_text(struct tui_model *m, const char *title, const char *text);
@@ -140,3 +146,4 @@ void tui_split_lines(const char *s, struct strv *out);
 
 /* The help page. */
 const char *tui_help_text(void);
+

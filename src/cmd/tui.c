@@ -20,6 +20,7 @@
 #include "cmd/tui_view.h"
 #include "core/diag/avail.h"
 #include "core/plan/profile.h"
+#include "core/plan/resolve.h"
 #include "core/plan/tui_model.h"
 #include "core/session/netfmt.h"
 #include "core/session/sessfmt.h"
@@ -516,6 +517,18 @@ static void model_init(struct tui_model *m)
 	tui_init(m, names, doms, n, cwd ? cwd : "/");
 	for (size_t i = 0; i <= n; i++)
 		config_defaults(m, i, i < n ? names[i] : NULL, cwd ? cwd : "/");
+	/* the dialog starts on an agent that is installed, and marks the others */
+	bool *installed = xcalloc(n + 1, sizeof *installed);
+	const char *home = getenv("HOME");
+	for (size_t i = 0; i < n; i++) {
+		struct resolved res = {0};
+		struct err e = {0};
+		installed[i] = cmd_find_agent(all[i], home ? home : "/", cwd ? cwd : "/", &res, &e) == 0;
+		if (installed[i])
+			resolved_free(&res);
+	}
+	tui_set_installed(m, installed);
+	free(installed);
 	for (size_t i = 0; i < n; i++)
 		strv_free(&doms[i]);
 	free(doms);

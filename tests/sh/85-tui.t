@@ -57,6 +57,15 @@ to_command() {
 	return 1
 }
 
+# new_command CMD — a New Session dialog for the command CMD (not yet started: Enter does)
+new_command() {
+	tm send-keys -t tui n
+	wait_for 'New session'
+	to_command
+	tm send-keys -t tui Down
+	tm send-keys -t tui -l "$1"
+}
+
 # the terminal as it was: same stty, the alternate screen left
 restored() { # DESC
 	local d=$AJ_TMP/$AJ_WHO
@@ -120,11 +129,7 @@ for who in "${AJ_WHOS[@]}"; do
 
 	# a session whose agentjail is killed (its terminal left raw): the TUI comes back; the
 	# terminal's modes are checked at the end (q)
-	tm send-keys -t tui n
-	wait_for 'New session'
-	to_command
-	tm send-keys -t tui Down
-	tm send-keys -t tui -l "sleep 30"
+	new_command "sleep 30"
 	tm send-keys -t tui Enter
 	for i in $(seq 1 200); do
 		pid=$(pgrep -U "$RUN_UID" -f -x "agentjail run --workspace $WS .*-- sleep 30" | head -1)
@@ -210,11 +215,7 @@ for who in "${AJ_WHOS[@]}"; do
 	# is the one selected afterwards (l showed the previous row's log) -------------------------
 	start_tui
 	wait_for 'agentjail sessions \(3\)'
-	tm send-keys -t tui n
-	wait_for 'New session'
-	to_command
-	tm send-keys -t tui Down
-	tm send-keys -t tui -l "sh -c 'echo tui-said-this'"
+	new_command "sh -c 'echo tui-said-this'"
 	tm send-keys -t tui Enter
 	wait_for 'tui-said-this' 20 && wait_for 'exit status 0; press Enter'
 	ok $? "$who: a session that exits 0 stays on screen until Enter"
@@ -230,6 +231,27 @@ for who in "${AJ_WHOS[@]}"; do
 	tm send-keys -t tui q q
 	restored "$who: q after a session"
 
+	# --- issue 26 item 22: a POSIX locale gets ASCII, not "~@" for … and ·; the dialog starts on
+	# an installed agent and marks the others -----------------------------------------------------
+	fb=$AJ_TMP/$who-tuibin
+	mkdir -p "$fb"
+	for c in sh stty cat sleep; do ln -sf "$(command -v "$c")" "$fb/$c"; done
+	printf '#!/bin/sh\necho codex-cli 0.0.1\n' >"$fb/codex"
+	chmod 0755 "$fb" "$fb/codex"
+	start_tui LANG=C PATH="$fb"
+	wait_for 'agentjail sessions \(4\)'
+	ok $? "$who: LANG=C: the TUI starts"
+	like "$SCREEN" 'rw\.off' "$who: … the policy column in ASCII (rw.off)"
+	like "$SCREEN" ' \.\.\.[^ ]*/ws ' "$who: … a long workspace cut with ... at its start"
+	unlike "$SCREEN" '~@|M-' "$who: … and no multibyte character shown as ~@"
+	tm send-keys -t tui n
+	wait_for '< codex >'
+	ok $? "$who: the dialog starts on codex, the one agent installed"
+	tm send-keys -t tui Left
+	wait_for '< claude \(not installed\) >'
+	ok $? "$who: … and marks an agent that is not installed"
+	tm send-keys -t tui Escape q
+	restored "$who: q in a POSIX locale"
 	tm kill-server 2>/dev/null
 done
 done_testing

@@ -26,7 +26,7 @@ static const char usage[] =
 	"  quarantine [ID] | restore ITEM   what the jail moved aside; put one back\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
-	"  cache [size | clean]             the private package caches jails share\n"
+	"  cache [size | clean]             the jails' private caches, per workspace\n"
 	"  config [--json] [--path]         the effective configuration, each value's origin\n"
 	"  trust [DIR] | --list; untrust [DIR]  let a project's .agentjail.toml widen the jail\n"
 	"  --version                        print the version\n";

@@ -72,6 +72,13 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req)
 	struct stat st;
 	/* missing (its directory too: agentpaths_make made it otherwise): nothing is bound there
 	 * and what the agent writes stays in the jail's private $HOME */
+	if (!req->dry_run && req->pol.fs != FS_DANGER_FULL) {
+		/* after the instruction dirs (agent.c) that may hold them; on resume too */
+		_cleanup_strv_ struct strv failed = STRV_INIT;
+		agentpaths_make_private(pr, &req->pol, &failed);
+		for (size_t i = 0; i < failed.n; i++)
+			cmd_warn("%s", failed.v[i]);
+	}
 	if (!file || req->pol.fs == FS_DANGER_FULL || !strv_contains(&req->pol.agent_rw, file) ||
 	    (stat(file, &st) < 0 && errno == ENOENT))
 		return cmd_run_request(req);
@@ -249,7 +256,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 	profile_argv(pr, res.path, sandboxed, req.session_id, &agent_args, &req.cmd);
 	if (!req.dry_run) {
 		_cleanup_strv_ struct strv failed = STRV_INIT;
-		agentpaths_make(pr, &req.pol, &failed);
+		agentpaths_make(pr, home, &req.pol, &failed);
 		if (sandboxed)
 			agentpaths_make_dirs(pr, home, environ, &req.pol, &failed);
 		for (size_t i = 0; i < failed.n; i++)

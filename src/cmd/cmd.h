@@ -32,6 +32,10 @@ void cmd_warn_line(const char *text);
  * and newlines through fmt_clean: the layout stays, nothing in a piece reaches the terminal
  * raw. */
 void cmd_put_text(FILE *f, const char *text);
+/* Ask the person at the terminal: the question (through fmt_clean, then " [y/N] ") on stderr,
+ * the answer a line of stdin. false when stdin is not a terminal (nobody to ask: the caller
+ * says how to confirm). */
+bool cmd_confirm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error in one line, with the nearest of known (NULL-terminated) when it is a likely
  * typo: "agentjail: CMD: unknown WHAT: ARG (did you mean X? see `agentjail CMD --help`)";
  * cmd NULL: agentjail's own command. Returns EXIT_USAGE. */
@@ -118,6 +122,9 @@ int cmd_session_last(struct store *st, const char *verb, struct session *out);
 long cmd_utc_offset(void); /* the local offset from UTC, in seconds */
 /* agentjail log [ID | --last] [--json] [--follow] (cmd/log.c) */
 int cmd_log(int argc, char **argv);
+/* `log ID --suggest [--apply [--yes]]`: the allow_domains entries that would allow what session
+ * id (a full id) had denied; --apply adds them to the user's configuration file after asking. */
+int cmd_log_suggest(struct store *st, const char *id, bool apply, bool yes);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_resume(int argc, char **argv);

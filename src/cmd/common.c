@@ -1,3 +1,4 @@
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,4 +52,24 @@ char *cmd_state_dir(void)
 	const char *home = getenv("HOME");
 	return dirs_state_dir(getenv("AGENTJAIL_STATE_DIR"), getenv("XDG_STATE_HOME"),
 			      home && home[0] == '/' ? home : "/");
+}
+
+bool cmd_confirm(const char *fmt, ...)
+{
+	if (!isatty(STDIN_FILENO))
+		return false;
+	va_list ap;
+	va_start(ap, fmt);
+	char *q = NULL;
+	if (vasprintf(&q, fmt, ap) < 0)
+		q = NULL;
+	va_end(ap);
+	char *shown = fmt_clean(q ? q : "?"); /* its paths and names may come from a jail */
+	fprintf(stderr, "agentjail: %s [y/N] ", shown);
+	free(shown);
+	free(q);
+	char line[16];
+	if (!fgets(line, sizeof line, stdin))
+		return false;
+	return line[0] == 'y' || line[0] == 'Y';
 }

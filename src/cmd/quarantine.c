@@ -131,19 +131,6 @@ static int list(const char *id, bool all)
 	return 0;
 }
 
-static bool confirm(const char *moved, const char *path)
-{
-	if (!isatty(STDIN_FILENO))
-		return false;
-	_cleanup_free_ char *m = fmt_clean(moved);
-	_cleanup_free_ char *p = fmt_clean(path);
-	fprintf(stderr, "agentjail: restore %s to %s? It was written inside a jail. [y/N] ", m, p);
-	char line[16];
-	if (!fgets(line, sizeof line, stdin))
-		return false;
-	return line[0] == 'y' || line[0] == 'Y';
-}
-
 static int restore(const char *item, bool yes)
 {
 	_cleanup_free_ char *state = cmd_state_dir();
@@ -172,7 +159,8 @@ static int restore(const char *item, bool yes)
 			 item);
 		rc = EXIT_USAGE;
 	}
-	if (!rc && !yes && !confirm(it->moved, it->path)) {
+	if (!rc && !yes &&
+	    !cmd_confirm("restore %s to %s? It was written inside a jail.", it->moved, it->path)) {
 		cmd_warn("quarantine restore: not confirmed; nothing restored (--yes restores "
 			 "without asking)");
 		rc = EXIT_USAGE;

@@ -460,6 +460,15 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 	struct resolved res = {0};
 	struct err e = {0};
 	const char *home = getenv("HOME");
+	if (home && home[0] == '/') {
+		/* the profile's paths as this agentjail knows them: a session stored before it
+		 * learned another place where the agent runs code from resumes with that place
+		 * protected */
+		struct strv env = STRV_INIT;
+		strv_push_all(&env, environ);
+		profile_apply_paths(pr, home, &env, &req->pol);
+		strv_free(&env);
+	}
 	if (cmd_find_agent(pr, home ? home : "/", req->pol.workspace, &res, &e) < 0) {
 		cmd_agent_missing(pr, &e);
 		return EXIT_NOTFOUND;

@@ -67,12 +67,18 @@ OURS = [
      "the paths of the configuration files the user asked about"),
     ("config.c", r"lines\.v\[i\]|r\.hash", "a sha256 agentjail computed (%.12s of it)"),
     ("profiles.c", r"label|l\[i\]|s|buf|f\.res\.(path|real|interp)|f\.res\.binds\.v\[i\]|"
-                   r"pol\.(agent_rw|protect|env)\.v\[i\]",
+                   r"pol\.(agent_rw|agent_private|agent_private_over|protect|env)\.v\[i\]",
      "an agent profile and where its executable is on the user's PATH (the user's files)"),
     ("shim.c", r"on_path|self|dir|exe|shim|real|first|target|names\.v\[i\]|line|rc",
      "shims: paths in the user's home and on the user's PATH, profile names, the user's "
      "shell's rc file"),
-    ("cache.c", r"dir", "the cache directory under the user's state directory"),
+    ("cache.c", r"cdir", "the cache directory under the user's state directory"),
+    ("cache.c", r"when", "a date strftime made"),
+    ("cache.c", r"what", "agentjail's own words, or shown_workspace: the recorded workspace "
+                         "cleaned (fmt_clean)"),
+    ("log_suggest.c", r"id|path|header",
+     "log --suggest: the session's UUID, the user's configuration file and the table of it "
+     "that is written ([policy], or [agent.NAME] of a built-in or the user's profile)"),
     ("osbrun.c", r"s\.(url|api_key_env|workdir)|body",
      "--dry-run of the remote backend: the user's configuration and the request built from it"),
     ("osbrun.c", r"note", "osb_timeout_note: agentjail's own sentence about the configured "

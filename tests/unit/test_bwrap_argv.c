@@ -450,6 +450,89 @@ static void home_code_copy(void **state)
 	}
 }
 
+/* The index of the op mounting at dest (the last one), or -1. */
+static long op_at(const struct bw_plan *p, const char *dest)
+{
+	long at = -1;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct strv *a = &p->ops[i].args;
+		if (a->n && !strcmp(a->v[a->n - 1], dest))
+			at = (long)i;
+	}
+	return at;
+}
+
+/* An agent's private dirs (doc/agents.md): from the workspace's cache root, mounted after the
+ * protection of the dir they lie in, at the real place of a symlinked one, the host's entries
+ * read-only inside a private_over dir (not its hidden ones), a tmpfs when the state dir has
+ * none; never the host's directory. */
+static void agent_private(void **state)
+{
+	(void)state;
+	struct hostfacts hf;
+	struct err e = {0};
+	load_user(&hf);
+	const char *st = "/home/u/.local/state/agentjail/cache/ws/9c09f8055a26c27736ddcc04b4e693af";
+	static const char *const dirs[] = {
+		"/home/u/.codex", "/home/u/.codex/skills", "/home/u/.codex/skills/mine",
+		"/home/u/.codex/skills/.system", "/home/u/.codex/real-tmp", "/home/u/.cache",
+		"/home/u/.cache/opencode", "/home/u/.cache/opencode/bin", NULL};
+	for (size_t i = 0; dirs[i]; i++)
+		hf_add(&hf, dirs[i], HF_DIR, 0700, 1000, NULL);
+	hf_add(&hf, "/home/u/.codex/tmp", HF_SYMLINK, 0777, 1000, "real-tmp");
+	hf_add(&hf, "/home/u/.cache/opencode/bin/rg", HF_FILE, 0755, 1000, NULL);
+	char src[3][512];
+	snprintf(src[0], sizeof src[0], "%s/agent/x/home/u/.codex/skills", st);
+	snprintf(src[1], sizeof src[1], "%s/agent/x/home/u/.cache/opencode", st);
+	snprintf(src[2], sizeof src[2], "%s/agent/x/home/u/.codex/tmp", st);
+	for (size_t i = 0; i < 3; i++)
+		hf_add(&hf, src[i], HF_DIR, 0700, 1000, NULL);
+	struct policy pol;
+	policy_init(&pol);
+	pol.workspace = xstrdup("/home/u/proj");
+	pol.profile = xstrdup("x");
+	strv_push(&pol.agent_rw, "/home/u/.codex");
+	strv_push(&pol.protect, "/home/u/.codex/skills/mine/x");
+	strv_push(&pol.agent_private, "/home/u/.cache/opencode");
+	strv_push(&pol.agent_private, "/home/u/.codex/tmp");
+	strv_push(&pol.agent_private, "/home/u/.codex/shell_snapshots");
+	strv_push(&pol.agent_private_over, "/home/u/.codex/skills");
+	strv_push(&pol.agent_private_over, "/home/u/.cache/opencode/bin");
+	struct strv cmd = STRV_INIT;
+	strv_push(&cmd, "true");
+	struct bw_plan plan = {0};
+	assert_int_equal(bwrap_build(&pol, &hf, &cmd, &plan, &e), 0);
+	/* codex's skills/: its private dir, after the rw bind of ~/.codex; the user's skill
+	 * read-only inside, after it; .system not shown */
+	long rw = op_at(&plan, "/home/u/.codex"), sk = op_at(&plan, "/home/u/.codex/skills");
+	long mine = op_at(&plan, "/home/u/.codex/skills/mine");
+	assert_true(rw >= 0 && sk > rw && mine > sk);
+	assert_string_equal(plan.ops[sk].src, src[0]);
+	assert_string_equal(plan.ops[sk].args.v[0], "--bind-fd");
+	assert_string_equal(plan.ops[mine].args.v[0], "--ro-bind-fd");
+	assert_int_equal(op_at(&plan, "/home/u/.codex/skills/.system"), -1);
+	/* a symlinked place: mounted at its real place */
+	long tmp = op_at(&plan, "/home/u/.codex/real-tmp");
+	assert_true(tmp > rw);
+	assert_string_equal(plan.ops[tmp].src, src[2]);
+	assert_int_equal(op_at(&plan, "/home/u/.codex/tmp"), -1);
+	/* no directory for it in the state dir: a tmpfs, never the host's */
+	long snap = op_at(&plan, "/home/u/.codex/shell_snapshots");
+	assert_true(snap > rw);
+	assert_string_equal(plan.ops[snap].args.v[plan.ops[snap].args.n - 2], "--tmpfs");
+	/* in the home tmpfs: the private cache, then the host's rg read-only in its bin/ */
+	long oc = op_at(&plan, "/home/u/.cache/opencode");
+	long bin = op_at(&plan, "/home/u/.cache/opencode/bin");
+	long rg = op_at(&plan, "/home/u/.cache/opencode/bin/rg");
+	assert_true(oc >= 0 && bin > oc && rg > bin);
+	assert_string_equal(plan.ops[oc].src, src[1]);
+	assert_string_equal(plan.ops[rg].args.v[0], "--ro-bind-fd");
+	bw_plan_free(&plan);
+	strv_free(&cmd);
+	policy_free(&pol);
+	hostfacts_free(&hf);
+}
+
 /* the plan is a pure function: the same inputs give byte-identical output */
 static void deterministic(void **state)
 {
@@ -528,6 +611,7 @@ int main(void)
 		cmocka_unit_test(allow_resolv),
 		cmocka_unit_test(shows),
 		cmocka_unit_test(home_code_copy),
+		cmocka_unit_test(agent_private),
 	};
 	return golden_main("bwrap_argv", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

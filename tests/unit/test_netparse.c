@@ -125,6 +125,7 @@ static void http_plain_upstream(void **state)
 	assert_false(r.connect);
 	assert_string_equal(r.method, "POST");
 	assert_string_equal(r.host, "Example.COM");
+	assert_string_equal(r.host_header, "wrong.example"); /* the proxy refuses it (design §4) */
 	assert_int_equal(r.port, 8080);
 	assert_int_equal(r.head_len, strlen(s) - 4);
 	assert_int_equal(r.upstream_len, strlen(want));
@@ -332,6 +333,86 @@ static void http_responses(void **state)
 	assert_true(n < 2300);
 	free(s);
 	free(lng);
+}
+
+/* The first request inside a tunnel: which host it asks for (Host, and an absolute target a
+ * server would route by), and whether it is HTTP at all; another protocol is told apart at
+ * its first line, before any byte goes on. */
+static int origin(const char *s, struct http_req *r) { return http_parse_origin(s, strlen(s), r); }
+
+static void http_origin(void **state)
+{
+	(void)state;
+	struct http_req r;
+	static const char get[] = "GET /x?y HTTP/1.1\r\nHost: API.example.com:8080\r\n"
+				  "Accept: */*\r\n\r\nbody";
+	assert_int_equal(origin(get, &r), HP_OK);
+	assert_string_equal(r.host_header, "API.example.com");
+	assert_string_equal(r.host, "");
+	assert_string_equal(r.method, "GET");
+	assert_int_equal(r.head_len, strlen(get) - 4);
+	assert_null(r.upstream);
+	for (size_t i = 0; i < r.head_len; i++) {
+		char *p = malloc(i ? i : 1);
+		memcpy(p, get, i);
+		struct http_req q;
+		if (http_parse_origin(p, i, &q) != HP_NEED_MORE)
+			fail_msg("prefix %zu: %s", i, q.error ? q.error : "");
+		free(p);
+	}
+	/* leading empty lines are skipped, as servers skip them */
+	assert_int_equal(origin("\r\n\r\nGET / HTTP/1.1\r\nHost: evil.example\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host_header, "evil.example");
+	assert_int_equal(r.head_len, 4 + 38);
+	/* targets a server routes by */
+	assert_int_equal(origin("GET http://evil.example/ HTTP/1.1\r\nHost: ok.example\r\n\r\n", &r),
+			 HP_OK);
+	assert_string_equal(r.host, "evil.example");
+	assert_string_equal(r.host_header, "ok.example");
+	assert_int_equal(origin("GET https://[::1]:8443/ HTTP/1.1\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host, "::1");
+	assert_string_equal(r.host_header, "");
+	assert_int_equal(origin("GET ftp://Evil.example HTTP/1.1\r\nHost: x\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host, "Evil.example");
+	assert_int_equal(origin("CONNECT evil.example:443 HTTP/1.1\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host, "evil.example");
+	assert_int_equal(origin("OPTIONS * HTTP/1.1\r\nHost: [2001:db8::1]:80\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host_header, "2001:db8::1");
+	assert_int_equal(origin("GET / HTTP/1.0\r\n\r\n", &r), HP_OK); /* no Host at all */
+	assert_string_equal(r.host_header, "");
+
+	/* other protocols: told at their first line, or their first byte */
+	static const char *const other[] = {
+		"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", "\x16\x03\x01\x02\x00\x01",
+		"*1\r\n$4\r\nPING\r\n", "SET key value\n", "GET /\r\n", "\x01\x02",
+		"A\x01", "EHLO x", "PING",
+	};
+	for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+		int rc = origin(other[i], &r);
+		if (i < sizeof other / sizeof *other - 2 ? rc != HP_NOT_HTTP : rc == HP_OK)
+			fail_msg("%s: %d", other[i], rc);
+	}
+	assert_int_equal(origin("EHLO x", &r), HP_NEED_MORE); /* may still become a request */
+	/* HTTP, but not what we can check or a lenient server would read otherwise: refused */
+	static const char *const refused[] = {
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		"GET  / HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1.1\nHost: x\n\n",
+		"GET\t/ HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / http/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: user@evil.example\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a b\r\n\r\n",
+		"GET / HTTP/1.1\r\n Host: x\r\n\r\n",
+		"GET evil.example HTTP/1.1\r\nHost: x\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		int rc = origin(refused[i], &r);
+		if (rc != HP_BAD)
+			fail_msg("%s: %d, want HP_BAD", refused[i], rc);
+		assert_non_null(r.error);
+		assert_string_equal(r.host_header, "");
+	}
 }
 
 /* ---- SOCKS5 ---- */
@@ -686,6 +767,7 @@ int main(void)
 		cmocka_unit_test(http_connect),    cmocka_unit_test(http_plain_upstream),
 		cmocka_unit_test(http_refused),    cmocka_unit_test(http_caps),
 		cmocka_unit_test(http_responses),  cmocka_unit_test(socks_greeting),
+		cmocka_unit_test(http_origin),
 		cmocka_unit_test(socks_request),   cmocka_unit_test(socks_reply),
 		cmocka_unit_test(dns_query_parse), cmocka_unit_test(dns_responses),
 	};

@@ -24,11 +24,19 @@
 /* tmpfs sizes: generous for builds (4 GiB /tmp, 1 GiB /var/tmp, /dev/shm and $HOME, 64 MiB
  * /run), scaled down so together they never promise more than --memory (limits.c) */
 
+/* the agents' project files that run code or steer them (doc/agents.md): claude's skills,
+ * workflow scripts, routines, launch and scheduled tasks (the project files claude itself
+ * keeps its own sandbox from writing), pi's .pi (extensions it loads unasked, packages),
+ * gemini's extensions, commands, policies and hooks, kiro's .kiro (hooks, MCP servers),
+ * aider's .aider.conf.yml (lint-cmd and test-cmd run after each edit) */
 const char *const bw_protected_names[] = {
 	".git/hooks", ".git/config", ".gitmodules", ".pre-commit-config.yaml", ".agentjail.toml",
 	".envrc", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".mcp.json",
-	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks", ".codex",
-	".gemini/settings.json", "opencode.json", "opencode.jsonc", ".opencode", NULL};
+	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks",
+	".claude/skills", ".claude/workflows", ".claude/routines", ".claude/launch.json",
+	".claude/scheduled_tasks.json", ".codex", ".gemini/settings.json", ".gemini/extensions",
+	".gemini/commands", ".gemini/policies", ".gemini/hooks", "opencode.json",
+	"opencode.jsonc", ".opencode", ".pi", ".kiro", ".aider.conf.yml", NULL};
 
 /* What in a home runs code later, relative to $HOME, each with who runs it (doc/design.md §3b):
  * read-only wherever a writable bind of a host path covers it (the workspace is $HOME or
@@ -535,6 +543,10 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 struct tools_memo {
 	bool done;
 	struct toolmgr_plan tm;
+	char *cache_root; /* the private caches' directory (toolcache_root), or NULL */
+	struct strv private_late; /* triples (source or "", place, "over" or ""): the agent's
+				   * private dirs inside its writable binds, mounted after the
+				   * protection */
 };
 
 static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfacts *hf)
@@ -545,10 +557,126 @@ static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfact
 	return &m->tm;
 }
 
+/* `path` with every symlink of its existing part followed and the missing rest appended; NULL
+ * when that cannot be told (a chain too long). */
+static char *real_or_below(struct hostfacts *hf, const char *path)
+{
+	char *r = hf_realpath(hf, path, NULL);
+	if (r || !strcmp(path, "/") || hf_type(hf, path) != HF_MISSING)
+		return r;
+	_cleanup_free_ char *up = path_dirname(path);
+	_cleanup_free_ char *ru = real_or_below(hf, up);
+	return ru ? path_join(ru, path_basename(path)) : NULL;
+}
+
+/* One of the agent's private directories at `at`: its directory in agentjail's state, or
+ * when that was not made (a dry run, an unusable state dir) a tmpfs for this run; never the
+ * host's directory. */
+static void bind_private(struct bw_plan *p, struct hostfacts *hf, const char *src, const char *at,
+			 const char *agent)
+{
+	if (src && *src && hf_type(hf, src) == HF_DIR) {
+		_cleanup_free_ char *why = xasprintf("%s's own directory, this workspace's (what the "
+						     "agent runs from it later): never the host's",
+						     agent);
+		op_fd_bind(p, true, src, at, why);
+		return;
+	}
+	char sz[24];
+	_cleanup_free_ char *why = xasprintf("%s's own directory: a tmpfs for this run (its "
+					     "directory in agentjail's state is not made); never "
+					     "the host's",
+					     agent);
+	op(p, why, 6, "--size", SZ(p->limits.tmpfs.home), "--perms", "0700", "--tmpfs", at);
+}
+
+/* The agent's private directories (profile.private_dirs, doc/agents.md). One inside a writable
+ * bind of the agent is mounted at its real place after the protection there (codex's
+ * skills/.system lies in its read-only skills/): kept in tools->private_late. One only in the
+ * home tmpfs (opencode's ~/.cache/opencode) is mounted now, and is a root for what the profile
+ * protects inside it (the host's ~/.cache/opencode/bin, read-only). */
+static void add_agent_private(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			      struct tools_memo *tools, struct strv *agent_roots)
+{
+	const char *agent = pol->profile ? pol->profile : "the agent";
+	struct strv rw_roots = STRV_INIT, all = STRV_INIT;
+	strv_copy(&rw_roots, agent_roots);
+	strv_copy(&all, &pol->agent_private);
+	strv_copy(&all, &pol->agent_private_over);
+	for (size_t i = 0; i < all.n; i++) {
+		const char *d = all.v[i];
+		bool over = i >= pol->agent_private.n;
+		_cleanup_free_ char *src = tools->cache_root && pol->profile
+						   ? toolcache_agent_dir(tools->cache_root,
+									 pol->profile, d)
+						   : xstrdup("");
+		_cleanup_free_ char *real = real_or_below(hf, d);
+		if (real && under_any(&rw_roots, real)) {
+			strv_push(&tools->private_late, src);
+			strv_push(&tools->private_late, real);
+			strv_push(&tools->private_late, over ? "over" : "");
+		} else if (over && under_any(agent_roots, d)) {
+			/* inside a private dir of the home tmpfs mounted above (opencode's
+			 * ~/.cache/opencode/bin): the host's entries are those of the host's dir */
+			strv_push(&tools->private_late, src);
+			strv_push(&tools->private_late, d);
+			strv_push(&tools->private_late, "over");
+		} else if (over) {
+			skip(p, d, "the agent's private dir showing the host's entries is in none of "
+				   "its writable or private dirs: not mounted");
+		} else if (path_is_under(d, hf->home) && !path_is_under(d, pol->workspace)) {
+			bind_private(p, hf, src, d, agent);
+			strv_push(agent_roots, d);
+		} else {
+			skip(p, d, "the agent's private directory: neither in the home's tmpfs nor in "
+				   "its writable directories: not mounted");
+		}
+	}
+	strv_free(&rw_roots);
+	strv_free(&all);
+}
+
+/* Inside a private instruction dir (profile.private_over), the host's entries read-only; not
+ * the agent's own there: hidden ones (codex's skills/.system; a .npmrc's token stays out) and
+ * a package install (opencode's plugin dependencies: node_modules, package.json, its lock
+ * files); nor a symlink (its target is not judged here: a skill reached through one is not
+ * shown). */
+static void show_host_entries(struct bw_plan *p, struct hostfacts *hf, const char *dir)
+{
+	static const char *const own[] = {"node_modules", "package.json", "package-lock.json",
+					  "bun.lock", "bun.lockb", NULL};
+	const struct strv *kids = hf_children(hf, dir);
+	for (size_t i = 0; i < kids->n; i++) {
+		bool mine = kids->v[i][0] == '.';
+		for (size_t k = 0; own[k] && !mine; k++)
+			mine = !strcmp(kids->v[i], own[k]);
+		if (mine)
+			continue;
+		_cleanup_free_ char *k = path_join(dir, kids->v[i]);
+		enum hf_type t = hf_type(hf, k);
+		if (t == HF_DIR || t == HF_FILE)
+			op_fd_bind(p, false, k, k, "the host's instruction entry, read-only");
+		else if (t == HF_SYMLINK)
+			skip(p, k, "an instruction entry that is a symlink: not shown");
+	}
+}
+
+static void add_private_late(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			     const struct tools_memo *tools)
+{
+	const struct strv *l = &tools->private_late;
+	for (size_t i = 0; i + 2 < l->n; i += 3) {
+		bind_private(p, hf, l->v[i], l->v[i + 1], pol->profile ? pol->profile : "the agent");
+		if (l->v[i + 2][0])
+			show_host_entries(p, hf, l->v[i + 1]);
+	}
+}
+
 static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-			    const struct toolmgr_plan *tm, const struct strv *bound,
+			    const struct tools_memo *tools, const struct strv *bound,
 			    struct strv *writable)
 {
+	const struct toolmgr_plan *tm = &tools->tm;
 	for (size_t i = 0; i + 1 < tm->masks.n; i += 2) {
 		if (!under_any(bound, tm->masks.v[i]))
 			continue;
@@ -558,7 +686,7 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 	}
 	const char *path = hf_getenv(hf, "PATH");
 	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
-	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	toolcache_plan(hf, path, tools->cache_root, &mounts, &vars, &skipped);
 	for (size_t i = 0; i < skipped.n; i++)
 		skip(p, "tool cache", skipped.v[i]);
 	for (size_t i = 0; i + 1 < mounts.n; i += 2) {
@@ -569,8 +697,10 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 			continue;
 		}
 		_cleanup_free_ char *why = xasprintf(
-			"private package cache (%s), shared by jails; never the host's",
-			path_basename(mounts.v[i]));
+			"private package cache (%s), %s; never the host's",
+			path_basename(mounts.v[i]),
+			pol->cache == CACHE_SHARED ? "shared by every workspace's jails (cache = shared)"
+						   : "this workspace's own");
 		op_fd_bind(p, true, mounts.v[i], dest, why);
 		strv_push(writable, dest);
 	}
@@ -625,6 +755,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		skip(p, gitconfig, "is a symlink: not followed");
 
 	add_agent_rw(p, hf, pol, agent_roots);
+	add_agent_private(p, hf, pol, tools, agent_roots);
 
 	/* symlinks under $HOME on the way to PATH directories and the command: recreated with
 	 * --symlink (before the binds, which show the same links where they overlap); the real
@@ -705,7 +836,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		op_fd_bind(p, false, done.v[i], done.v[i], why);
 		mask_root_only(p, hf, pol, done.v[i]);
 	}
-	add_tool_extras(p, hf, pol, tm, &done, agent_roots);
+	add_tool_extras(p, hf, pol, tools, &done, agent_roots);
 	strv_free(&all);
 	resolved_free(&rc);
 	strv_free(&done);
@@ -1056,6 +1187,15 @@ static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct poli
 		}
 		op_fd_bind(p, false, pol->ro.v[i], pol->ro.v[i], "--ro: read-only (narrows)");
 	}
+	/* the profile's own read-only files: missing is normal (a user without ~/.aider.conf.yml) */
+	for (size_t i = 0; i < pol->agent_ro.n; i++) {
+		const char *a = pol->agent_ro.v[i];
+		enum hf_type t = hf_type(hf, a);
+		if (t == HF_FILE || t == HF_DIR)
+			op_fd_bind(p, false, a, a, "the agent's config, read-only");
+		else if (t == HF_SYMLINK)
+			skip(p, a, "the agent's read-only config is a symlink: not followed");
+	}
 }
 
 static const char *const env_keep[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM",
@@ -1098,7 +1238,7 @@ static void add_tool_env(struct bw_plan *p, struct hostfacts *hf, struct tools_m
 		setenv_op(p, name, eq + 1, false, "package mirror or registry, kept from the host");
 	}
 	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
-	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	toolcache_plan(hf, path, tools->cache_root, &mounts, &vars, &skipped);
 	for (size_t i = 0; i + 1 < vars.n; i += 2)
 		setenv_op(p, vars.v[i], vars.v[i + 1], false,
 			  "the private package cache, where the tool looks");
@@ -1456,12 +1596,14 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
 	struct strv agent_roots = STRV_INIT;
-	struct tools_memo tools = {0};
+	struct tools_memo tools = {.cache_root = toolcache_root(hf->state_dir, pol->workspace,
+								 pol->cache)};
 	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots, &tools);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable, &agent_roots, pol,
 		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
+	add_private_late(out, hf, pol, &tools);
 	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;
 	strv_push(&visible, pol->workspace);
@@ -1472,6 +1614,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_env(out, hf, pol, &tools);
 	if (tools.done)
 		toolmgr_plan_free(&tools.tm);
+	free(tools.cache_root);
+	strv_free(&tools.private_late);
 	add_self(out, hf, cmd);
 
 	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes

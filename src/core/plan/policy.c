@@ -29,6 +29,22 @@ const char *backend_name(enum backend b)
 {
 	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
 }
+
+int cache_mode_parse(const char *s, enum cache_mode *out)
+{
+	if (!strcmp(s, "workspace"))
+		*out = CACHE_WORKSPACE;
+	else if (!strcmp(s, "shared"))
+		*out = CACHE_SHARED;
+	else
+		return -1;
+	return 0;
+}
+
+const char *cache_mode_name(enum cache_mode m)
+{
+	return m == CACHE_SHARED ? "shared" : "workspace";
+}
 #include "util/xalloc.h"
 
 void policy_init(struct policy *p)
@@ -52,6 +68,9 @@ void policy_free(struct policy *p)
 	strv_free(&p->setenv);
 	strv_free(&p->agent_copy);
 	strv_free(&p->agent_hide);
+	strv_free(&p->agent_ro);
+	strv_free(&p->agent_private);
+	strv_free(&p->agent_private_over);
 	strv_free(&p->allow_domains);
 	strv_free(&p->deny_domains);
 	strv_free(&p->map_hosts);
@@ -337,6 +356,7 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 		p->net = b->net;
 	p->memory = b->memory;
 	p->pids = b->pids;
+	p->cache = b->cache;
 	strv_copy(&p->rw, &b->rw);
 	strv_copy(&p->ro, &b->ro);
 	strv_copy(&p->hide, &b->hide);
@@ -645,6 +665,9 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "memory_default", json_true());
 	if (p->pids != LIMIT_UNSET)
 		json_object_set_new(o, "pids", limit_json(p->pids));
+	/* absent: each workspace's own caches (sessions stored before `cache` existed too) */
+	if (p->cache == CACHE_SHARED)
+		json_object_set_new(o, "cache", jstr("shared"));
 	/* --net allow's lists (sessfmt counts allow_domains) */
 	if (p->net == NET_ALLOW || p->allow_domains.n)
 		json_object_set_new(o, "allow_domains", strv_json(&p->allow_domains));
@@ -658,6 +681,13 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "protect", strv_json(&p->protect));
 		json_object_set_new(o, "setenv", strv_json(&p->setenv));
 		json_object_set_new(o, "agent_hide", strv_json(&p->agent_hide));
+		if (p->agent_ro.n)
+			json_object_set_new(o, "agent_ro", strv_json(&p->agent_ro));
+		if (p->agent_private.n)
+			json_object_set_new(o, "agent_private", strv_json(&p->agent_private));
+		if (p->agent_private_over.n)
+			json_object_set_new(o, "agent_private_over",
+					    strv_json(&p->agent_private_over));
 		json_object_set_new(o, "agent_writable_instructions",
 				    json_boolean(p->agent_writable_instructions));
 	}
@@ -723,6 +753,12 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    !strcmp(json_string_value(json_object_get(o, "backend")), "landlock"))
 		out->backend = BACKEND_LANDLOCK;
 	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
+	if (json_string_value(json_object_get(o, "cache")) &&
+	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
+		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",
+			json_string_value(json_object_get(o, "cache")));
+		goto out;
+	}
 	out->agent_writable_instructions =
 		json_is_true(json_object_get(o, "agent_writable_instructions"));
 	out->profile = prof ? xstrdup(prof) : NULL;
@@ -732,6 +768,9 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "protect", &out->protect, e) < 0 ||
 	    json_strv(o, "setenv", &out->setenv, e) < 0 ||
 	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0 ||
+	    json_strv(o, "agent_ro", &out->agent_ro, e) < 0 ||
+	    json_strv(o, "agent_private", &out->agent_private, e) < 0 ||
+	    json_strv(o, "agent_private_over", &out->agent_private_over, e) < 0 ||
 	    json_strv(o, "allow_domains", &out->allow_domains, e) < 0 ||
 	    json_strv(o, "deny_domains", &out->deny_domains, e) < 0 ||
 	    json_strv(o, "map_hosts", &out->map_hosts, e) < 0 ||

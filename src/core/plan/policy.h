@@ -16,6 +16,12 @@ enum backend { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
 /* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
 int backend_parse(const char *s, enum backend *out);
 const char *backend_name(enum backend b);
+/* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
+ * default), or one set shared by every workspace (`cache = "shared"`, the user's choice). */
+enum cache_mode { CACHE_WORKSPACE, CACHE_SHARED };
+/* "workspace", "shared": 0, or -1 for anything else. */
+int cache_mode_parse(const char *s, enum cache_mode *out);
+const char *cache_mode_name(enum cache_mode m);
 
 struct policy {
 	enum backend backend;
@@ -38,12 +44,19 @@ struct policy {
 				   * cgroup scope enforces it (as RLIMIT_DATA it would break
 				   * sanitizer builds, whose shadow is a huge writable mapping) */
 	uint64_t pids;            /* --pids tasks; the same (core/plan/limits.h) */
+	enum cache_mode cache;    /* the configuration's `cache` (user and system files only) */
 	/* from an agent profile */
 	char *profile;            /* the profile's name, NULL for `run` */
 	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */
 	struct strv protect;      /* inside those, read-only (settings that run host commands) */
 	struct strv setenv;       /* NAME=VALUE it needs set (not secret) */
 	struct strv agent_hide;   /* inside agent_rw, masked (IDE auth tokens) */
+	struct strv agent_ro;     /* its config files shown read-only (~/.aider.conf.yml); unlike
+				   * --ro, one that is missing is skipped, never an error */
+	struct strv agent_private; /* its directories that are the workspace's own in the jail
+				    * (profile.private_dirs), absolute */
+	struct strv agent_private_over; /* the same, showing the host's entries read-only inside
+					 * (profile.private_over) */
 	bool agent_writable_instructions; /* --agent-writable-instructions: the agent's
 					   * instruction files (CLAUDE.md, commands/, …) writable */
 	struct strv agent_copy;   /* pairs: a path of agent_rw, then the private copy bound there

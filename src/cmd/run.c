@@ -245,7 +245,8 @@ void cmd_print_would_run(const struct run_request *req)
 			sb_add(&b, " ");
 		sb_add_shquoted(&b, req->cmd.v[i]);
 	}
-	printf("would run: %s\n", sb_str(&b));
+	_cleanup_free_ char *shown = fmt_clean(sb_str(&b)); /* a stored argv, for resume */
+	printf("would run: %s\n", shown);
 	sb_free(&b);
 }
 

@@ -741,6 +741,18 @@ static void test_stamps(void **state)
 	assert_false(info.from_cache);
 }
 
+/* Move a STAMPS cache's scan time `seconds` into the past (negative: the future). */
+static void age_stamps_cache(const struct fx *f, long long seconds)
+{
+	_cleanup_free_ char *text = slurp(f->cache);
+	char *at = strstr(text, "\ncheck 3 ");
+	assert_non_null(at);
+	long long t = strtoll(at + 9, NULL, 10);
+	_cleanup_free_ char *from = xasprintf("\ncheck 3 %lld\n", t);
+	_cleanup_free_ char *to = xasprintf("\ncheck 3 %lld\n", t - seconds);
+	edit_cache(f, from, to);
+}
+
 /* A STAMPS cache older than max_age (or from the future) is not trusted. */
 static void test_stamps_age(void **state)
 {
@@ -750,19 +762,38 @@ static void test_stamps_age(void **state)
 	static const char *const ages[] = {"700", "-5"}; /* seconds before now; after now */
 	for (size_t i = 0; i < 2; i++) {
 		mark(f, &o);
-		_cleanup_free_ char *text = slurp(f->cache);
-		char *at = strstr(text, "\ncheck 3 ");
-		assert_non_null(at);
-		long long t = strtoll(at + 9, NULL, 10);
-		_cleanup_free_ char *from = xasprintf("\ncheck 3 %lld\n", t);
-		_cleanup_free_ char *to = xasprintf("\ncheck 3 %lld\n", t - atoll(ages[i]));
-		edit_cache(f, from, to);
+		age_stamps_cache(f, atoll(ages[i]));
 		struct scan_info info;
 		get_opts(f, false, &o, base_list, &info);
 		assert_false(info.from_cache);
 	}
 	/* within the age: a hit */
 	mark(f, &o);
+}
+
+/* A STAMPS cache past half its age is still trusted, and says it is aging (the caller renews
+ * it in the background); a younger one does not; other checks never age. */
+static void test_stamps_aging(void **state)
+{
+	struct fx *f = *state;
+	const struct scan_opts o = {
+		.allow_stamps = true, .entry_budget = 2, .dir_budget = 2, .max_age = 600};
+	static const long long back[] = {100, 350, 599};
+	static const bool aging[] = {false, true, true};
+	for (size_t i = 0; i < 3; i++) {
+		mark(f, &o);
+		age_stamps_cache(f, back[i]);
+		struct scan_info info;
+		get_opts(f, false, &o, marked_list, &info);
+		assert_true(info.from_cache);
+		assert_int_equal(info.aging, aging[i]);
+	}
+	/* an ENTRIES cache (the defaults on a small tree) never ages */
+	struct scan_info info;
+	get_opts(f, true, NULL, base_list, &info);
+	get_opts(f, false, NULL, base_list, &info);
+	assert_true(info.from_cache);
+	assert_false(info.aging);
 }
 
 /* The real system trees, as root's jails scan them: figures reported, not asserted. */
@@ -839,6 +870,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_skip_subtree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_age, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_aging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_trees, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -573,7 +577,8 @@ static bool parse_records(char *line, const char *root, enum scan_check check,
 
 /* The "check <n> <time>" line: *check set, and *p past it, when it is well-formed and (for
  * STAMPS, which the options must allow) the cache is younger than the age limit. */
-static bool parse_check(char **p, const struct scan_opts *o, enum scan_check *check)
+static bool parse_check(char **p, const struct scan_opts *o, enum scan_check *check,
+			long *age)
 {
 	if (strncmp(*p, "check ", 6) != 0)
 		return false;
@@ -595,12 +600,13 @@ static bool parse_check(char **p, const struct scan_opts *o, enum scan_check *ch
 	long max_age = o->max_age > 0 ? o->max_age : SCAN_MAX_AGE;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
+	*age = (long)((intmax_t)now.tv_sec - t);
 	return t <= (intmax_t)now.tv_sec && (intmax_t)now.tv_sec - t < max_age;
 }
 
 /* 0 with the cached list appended to out when the cache is trustworthy and current. */
 static int cache_load(const char *file, const char *root, const struct scan_opts *o,
-		      struct strv *out, enum scan_check *check)
+		      struct strv *out, enum scan_check *check, long *age)
 {
 	_cleanup_free_ char *text = read_trusted(file);
 	if (!text)
@@ -613,7 +619,7 @@ static int cache_load(const char *file, const char *root, const struct scan_opts
 	char *rest = text + head.len;
 	sb_free(&head);
 	struct strv masked = STRV_INIT;
-	if (!same || !parse_check(&rest, o, check) ||
+	if (!same || !parse_check(&rest, o, check, age) ||
 	    !parse_records(rest, root, *check, &masked)) {
 		strv_free(&masked);
 		return -1;
@@ -666,8 +672,11 @@ int treescan_get(const char *root_in, const char *cache_file, bool refresh,
 		return 0;
 	}
 	_cleanup_free_ char *cache = cache_file ? absolute(cache_file) : NULL;
-	if (cache && !refresh && cache_load(cache, root, o, out, &info->check) == 0) {
+	long age = 0;
+	if (cache && !refresh && cache_load(cache, root, o, out, &info->check, &age) == 0) {
 		info->from_cache = true;
+		long max_age = o && o->max_age > 0 ? o->max_age : SCAN_MAX_AGE;
+		info->aging = info->check == SCAN_CHECK_STAMPS && age >= max_age / 2;
 		return 0;
 	}
 
@@ -734,24 +743,25 @@ static const char *const pkg_stamps[] = {
 	"/var/lib/pacman/local", "/lib/apk/db", NULL,
 };
 
-static int scan_part(const char *state_dir, const char *root, const char *const *skip,
+static int scan_part(const char *cache_dir, const char *root, const char *const *skip,
 		     bool refresh, struct strv *out, struct scan_info *info, struct err *e)
 {
 	struct scan_opts o = {.skip = skip, .allow_stamps = true, .stamps = pkg_stamps};
-	_cleanup_free_ char *cache = treescan_cache_path(state_dir, root);
+	_cleanup_free_ char *cache = treescan_cache_path(cache_dir, root);
 	struct scan_info part;
 	if (treescan_get(root, cache, refresh, &o, out, &part, e) < 0)
 		return -1;
 	if (part.check > info->check)
 		info->check = part.check;
 	info->from_cache = info->from_cache && part.from_cache;
+	info->aging = info->aging || part.aging;
 	info->stored = info->stored || part.stored;
 	info->nentries += part.nentries;
 	info->ndirs += part.ndirs;
 	return 0;
 }
 
-int treescan_bound(const char *state_dir, const char *root, bool refresh, struct strv *out,
+int treescan_bound(const char *cache_dir, const char *root, bool refresh, struct strv *out,
 		   struct scan_info *info, struct err *e)
 {
 	struct scan_info dummy;
@@ -762,13 +772,13 @@ int treescan_bound(const char *state_dir, const char *root, bool refresh, struct
 	static const char *const usr_skip[] = {"/usr/local", NULL};
 	bool usr = strcmp(root, "/usr") == 0;
 	struct strv list = STRV_INIT;
-	if (scan_part(state_dir, root, usr ? usr_skip : NULL, refresh, &list, info, e) < 0) {
+	if (scan_part(cache_dir, root, usr ? usr_skip : NULL, refresh, &list, info, e) < 0) {
 		strv_free(&list);
 		return -1;
 	}
 	struct stat st;
 	if (usr && lstat("/usr/local", &st) == 0 && S_ISDIR(st.st_mode) &&
-	    scan_part(state_dir, "/usr/local", NULL, refresh, &list, info, e) < 0) {
+	    scan_part(cache_dir, "/usr/local", NULL, refresh, &list, info, e) < 0) {
 		strv_free(&list);
 		return -1;
 	}
@@ -777,4 +787,54 @@ int treescan_bound(const char *state_dir, const char *root, bool refresh, struct
 		strv_push_take(out, steal_pointer(&list.v[i]));
 	free(list.v);
 	return 0;
+}
+
+char *treescan_cache_dir(const char *state_dir)
+{
+	if (geteuid() == 0) {
+		struct stat st;
+		if (mkdir(TREESCAN_MACHINE_DIR, 0700) < 0 && errno != EEXIST)
+			goto fallback;
+		if (lstat(TREESCAN_MACHINE_DIR, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+		    !(st.st_mode & (S_IWGRP | S_IWOTH)))
+			return xstrdup(TREESCAN_MACHINE_DIR);
+	}
+fallback:
+	return state_dir ? xstrdup(state_dir) : NULL;
+}
+
+void treescan_refresh_detached(const char *cache_dir, const char *root)
+{
+	_cleanup_free_ char *cache = treescan_cache_path(cache_dir, root);
+	if (!cache)
+		return;
+	_cleanup_free_ char *lock = xasprintf("%s.refresh", cache);
+	pid_t pid = fork();
+	if (pid < 0)
+		return;
+	if (pid > 0) {
+		/* the child forks the scanner and exits at once: reaped here, never a zombie */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	if (fork() != 0)
+		_exit(0);
+	/* the scanner: its own session, nothing of the caller's open, the lowest priority */
+	(void)setsid();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; null >= 0 && fd < 3; fd++)
+		(void)dup2(null, fd);
+	(void)close_range(3, ~0U, 0);
+	(void)setpriority(PRIO_PROCESS, 0, 19);
+	struct sched_param sp = {0};
+	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+	int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
+		_exit(0); /* another run's refresh is under way */
+	struct strv out = STRV_INIT;
+	struct err e = {0};
+	if (treescan_bound(cache_dir, root, true, &out, NULL, &e) < 0)
+		err_clear(&e);
+	_exit(0);
 }

@@ -23,7 +23,8 @@ static void entry_free(struct hf_entry *en)
 void hostfacts_free(struct hostfacts *hf)
 {
 	char **strs[] = {&hf->home,	     &hf->user,		 &hf->cwd,
-			 &hf->state_dir,     &hf->config_dir,	 &hf->self_exe,
+			 &hf->state_dir,     &hf->scan_dir,	 &hf->config_dir,
+			 &hf->self_exe,
 			 &hf->resolv_target,
 			 &hf->gitdir,	     &hf->commondir,	 &hf->hooks_path,
 			 &hf->session_id,    &hf->cgroup_parent,	 &hf->limits_why};

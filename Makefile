@@ -260,7 +260,7 @@ bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench
 		$(BUILD)/bench/initexec
 	@bench/startup.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
-	@$(BUILD)/bench/proxy 9 256
+	@$(BUILD)/bench/proxy 9 1024
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.

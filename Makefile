@@ -237,17 +237,37 @@ fuzz: $(SC_PREBUILT).c
 check: deps
 	@$(MAKE) --no-print-directory test
 
+# The test files run CHECK_JOBS at a time (prove -j): each has its own temporary directory,
+# user, state directories, sockets and markers (tests/sh/lib.sh), and those that assert on
+# what the whole host does at a moment (CHECK_SEQ) run when no other file does. Shared
+# fixtures (the real agents from npm, lib.sh's aj_npm_shared) are made once per run in
+# AJ_SUITE_DIR. The last line is the suite's wall time.
+# The slowest files start first (so none of them is left alone at the end); CHECK_SEQ run
+# after all the others, one at a time, alone.
+CHECK_JOBS ?= 4
+CHECK_SEQ := tests/sh/65-limits.t
+CHECK_FIRST := $(addprefix tests/sh/,41-real-agents.t 61-agent-persist.t 83-net-claude.t \
+	98-landlock-backend.t 97-opensandbox-standin.t 85-tui.t 20-doctor.t 70-toolchains.t \
+	31-verify-weak.t 30-verify.t 24-teardown.t 03-fs.t 11-signals.t 10-tty.t)
+SH_TESTS := $(sort $(wildcard tests/sh/*.t))
+CHECK_PAR := $(filter $(SH_TESTS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST) $(CHECK_SEQ),$(SH_TESTS))
+SUITE_DIR := $(abspath $(BUILD))/suite
+TEST_ENV = AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
+	AJ_SUITE_DIR=$(SUITE_DIR) CMOCKA_MESSAGE_OUTPUT=TAP
 test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
-	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
-	  CMOCKA_MESSAGE_OUTPUT=TAP \
-	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
+	@rm -rf $(SUITE_DIR)
+	@t0=$$(date +%s); $(TEST_ENV) prove -f -j$(CHECK_JOBS) \
+	  $(foreach t,$(CHECK_PAR) $(UNIT_BIN) $(FUZZ_BIN),--rules=par=$(t)) \
+	  $(CHECK_PAR) $(UNIT_BIN) $(FUZZ_BIN) $(CHECK_SEQ); rc=$$?; \
+	  t=$$(( $$(date +%s) - t0 )); \
+	  echo "test suite: $$((t / 60)) min $$((t % 60)) s wall time, $(CHECK_JOBS) files at a time"; \
+	  exit $$rc
 
 # A few tests while working: `make t T="tests/sh/65-limits.t build/rel/tests/unit/test_limits"`
 # builds the binaries and helpers (and the unit tests named), then runs prove on T only.
 T ?=
 t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
-	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
-	  CMOCKA_MESSAGE_OUTPUT=TAP prove -f $(T)
+	@$(TEST_ENV) prove -f $(T)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)

@@ -26,8 +26,13 @@ command -v node >/dev/null 2>&1 || skip_all "node is not installed"
 NPM=$AJ_TMP/npm
 mkdir -m 0755 "$NPM"
 declare -A HAVE=()
+AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
 if [ -n "${AJ_NPM_PREFIX:-}" ] && [ -d "$AJ_NPM_PREFIX/lib/node_modules" ]; then
 	cp -a "$AJ_NPM_PREFIX/." "$NPM/"
+	for a in "${AGENTS[@]}"; do
+		[ -x "$NPM/bin/$a" ] ||
+			diag "npm install ${PKG[$a]} failed: $(grep -v '^npm warn' "$AJ_NPM_PREFIX.log" 2>/dev/null | tail -n3)"
+	done
 else
 	if ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \
 		>/dev/null 2>"$AJ_TMP/npm-view.err"; then

@@ -161,6 +161,7 @@ real_skip() {
 	done
 }
 have_real=
+AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	real_skip "npm or node is not installed"
 elif [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then

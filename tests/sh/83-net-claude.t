@@ -23,6 +23,7 @@ skip_all() {
 command -v npm >/dev/null 2>&1 || skip_all "npm is not installed"
 command -v node >/dev/null 2>&1 || skip_all "node is not installed"
 NPM=$AJ_TMP/npm
+AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
 if [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then
 	mkdir -m 0755 "$NPM" && cp -a "$AJ_NPM_PREFIX/." "$NPM/"
 elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \

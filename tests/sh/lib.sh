@@ -503,3 +503,65 @@ ns_run() {
 	ERR=$(cat "$AJ_TMP/err")
 	AJ_LAST="[$AJ_WHO] (max_user_namespaces=0) ${AJ_CMD[*]}"
 }
+
+# --- the real agents from npm, installed once per suite run -----------------------------------
+# aj_npm_shared: the path of an npm prefix (bin/, lib/node_modules/) holding the real agents of
+# AJ_NPM_AGENTS, or nothing (the test then installs or skips as it did alone). AJ_NPM_PREFIX,
+# when set, is that prefix. Otherwise `make check` and `make t` set AJ_SUITE_DIR (in the build
+# directory; `make check` empties it first) and the first test file to ask installs them there
+# under a lock, while the others that ask wait for it: one download per suite run, not one per
+# test file (41, 61, 83). A package that failed to install is missing from the prefix (its log
+# is $AJ_SUITE_DIR/npm.log); the test says so as before.
+AJ_NPM_AGENTS=(@anthropic-ai/claude-code @openai/codex @google/gemini-cli
+	@earendil-works/pi-coding-agent opencode-ai)
+aj_npm_shared() {
+	if [ -n "${AJ_NPM_PREFIX:-}" ]; then
+		printf '%s' "$AJ_NPM_PREFIX"
+		return 0
+	fi
+	[ -n "${AJ_SUITE_DIR:-}" ] && command -v npm >/dev/null 2>&1 || return 0
+	local d=$AJ_SUITE_DIR/npm p
+	mkdir -p "$AJ_SUITE_DIR" || return 0
+	(
+		flock 9 || exit 1
+		[ -e "$d.done" ] && exit 0
+		rm -rf -- "$d" && mkdir -m 0755 "$d" || exit 1
+		if ! timeout 30 npm view --cache "$AJ_SUITE_DIR/npm-cache" @anthropic-ai/claude-code \
+			version >"$d.log" 2>&1; then
+			: # the registry is not reachable: an empty prefix; each test says why it skips
+		else
+			for p in "${AJ_NPM_AGENTS[@]}"; do
+				timeout 600 npm install -g --prefix "$d" --cache "$AJ_SUITE_DIR/npm-cache" \
+					--no-audit --no-fund --loglevel=error "$p" >>"$d.log" 2>&1 ||
+					echo "npm install $p failed" >>"$d.log"
+			done
+			chmod -R a+rX "$d"
+		fi
+		touch "$d.done"
+	) 9>"$AJ_SUITE_DIR/npm.lock"
+	[ -d "$d/lib/node_modules" ] && printf '%s' "$d"
+	return 0
+}
+
+# --- durations on a loaded machine ------------------------------------------------------------
+# aj_base_ms WHO: how long a plain `agentjail run -- true` takes as WHO now, in ms (the median of
+# 3). A check of a duration scales its limit by it (aj_limit_ms), measured in the same test
+# just before: the suite runs several files at once on a machine other work shares, so a fixed
+# limit fails when the machine is busy, while a hang (a timeout of seconds) still fails.
+aj_base_ms() {
+	local i t0 t1 v=()
+	for i in 1 2 3; do
+		t0=$EPOCHREALTIME
+		aj_run "$1" -- run -- true
+		t1=$EPOCHREALTIME
+		v+=($(((${t1/./} - ${t0/./}) / 1000)))
+	done
+	printf '%s\n' "${v[@]}" | sort -n | sed -n 2p
+}
+# aj_limit_ms MIN BASE FACTOR [MAX]: FACTOR x BASE, at least MIN and at most MAX (when given)
+aj_limit_ms() {
+	local l=$(($2 * $3))
+	[ "$l" -lt "$1" ] && l=$1
+	[ -n "${4:-}" ] && [ "$l" -gt "$4" ] && l=$4
+	echo "$l"
+}

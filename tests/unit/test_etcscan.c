@@ -796,6 +796,62 @@ static void test_stamps_aging(void **state)
 	assert_false(info.aging);
 }
 
+/* A tree bound read-only (stamps allowed) is scanned on several threads past its first
+ * level: the same list, entry count and directory count as the one-thread scan of /etc's
+ * options, on a tree with hidden entries at every depth, a directory masked whole below the
+ * first level, one not listable, one too private to enter, and on the real /usr. */
+static void test_parallel_equals_serial(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *path; /* a directory when it ends in "/" */
+		mode_t mode;
+	} tree[] = {
+		{"pub/a/", 0755},	     {"pub/a/b/", 0755},	 {"pub/a/b/c/", 0755},
+		{"pub/d/", 0755},	     {"pub/e/", 0755},		 {"pub/e/priv/", 0755},
+		{"pub/a/b/c/deep600", 0600}, {"pub/a/b/c/ok644", 0644}, {"pub/a/top600", 0600},
+		{"pub/d/ok644", 0644},	     {"pub/e/priv/in644", 0644},
+	};
+	for (size_t i = 0; i < sizeof tree / sizeof *tree; i++) {
+		size_t n = strlen(tree[i].path);
+		if (tree[i].path[n - 1] == '/') {
+			_cleanup_free_ char *d = xstrndup(tree[i].path, n - 1);
+			mkdirm(f, d, tree[i].mode);
+		} else {
+			mkfile(f, tree[i].path, tree[i].mode);
+		}
+	}
+	_cleanup_free_ char *priv = path_join(f->root, "pub/e/priv");
+	assert_int_equal(chmod(priv, 0700), 0);
+	backdate(f);
+	const struct scan_opts par = {.allow_stamps = true};
+	const char *roots[] = {f->root, "/usr"};
+	for (size_t r = 0; r < 2; r++) {
+		struct stat st;
+		if (lstat(roots[r], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		struct strv a = STRV_INIT, b = STRV_INIT;
+		struct err e = {0};
+		struct scan_info ia, ib;
+		assert_int_equal(treescan_get(roots[r], NULL, true, &par, &a, &ia, &e), 0);
+		assert_int_equal(treescan_get(roots[r], NULL, true, NULL, &b, &ib, &e), 0);
+		assert_int_equal(a.n, b.n);
+		for (size_t i = 0; i < a.n; i++)
+			assert_string_equal(a.v[i], b.v[i]);
+		if (r == 0) { /* the real tree may change between the two scans */
+			assert_int_equal(ia.nentries, ib.nentries);
+			assert_int_equal(ia.ndirs, ib.ndirs);
+			static const char *const want[] = {
+				"back\\slash", "dir\nnl/f600", "group640", "new\nline", "noexec",
+				"private", "pub/a/b/c/deep600", "pub/a/top600", "pub/deep600",
+				"pub/e/priv", "secret600", "with space", NULL};
+			expect_list(f, &a, want);
+		}
+		strv_free(&a);
+		strv_free(&b);
+	}
+}
+
 /* The real system trees, as root's jails scan them: figures reported, not asserted. */
 static void test_real_trees(void **state)
 {
@@ -871,6 +927,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_age, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_aging, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parallel_equals_serial, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_trees, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

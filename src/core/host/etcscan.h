@@ -38,6 +38,12 @@
  *   places an administrator puts things by hand (/usr/local, /opt, /etc) are trees of their own
  *   and get the stronger checks while they are small.
  *
+ * A tree whose options allow stamps (one bound read-only: /usr, /opt, a toolchain) is scanned
+ * on every CPU (4 at most) past its first level: the first pass reads the root and its
+ * directories and queues the directories below them, which threads then scan whole by the
+ * same rules, each opened relative to its parent's fd; the results are merged. /etc (≈ 3 ms)
+ * is scanned on one thread.
+ *
  * Timestamps have a granularity (a kernel tick, a second on some filesystems): an entry changed
  * in the same tick as the scan could change again without moving its timestamps. So a scan that
  * recorded an entry whose mtime and ctime are both within the window of the scan (or in the

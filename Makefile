@@ -239,16 +239,16 @@ check: deps
 
 # The test files run CHECK_JOBS at a time (prove -j): each has its own temporary directory,
 # user, state directories, sockets and markers (tests/sh/lib.sh), and those that assert on
-# what the whole host does at a moment (CHECK_SEQ) run when no other file does. Shared
-# fixtures (the real agents from npm, lib.sh's aj_npm_shared) are made once per run in
-# AJ_SUITE_DIR. The last line is the suite's wall time.
-# The slowest files start first (so none of them is left alone at the end); CHECK_SEQ run
-# after all the others, one at a time, alone.
+# what the whole host does at a moment (CHECK_SEQ, none now) run after all the others, one at
+# a time. The slowest start first (so none is left alone at the end); the three that use the
+# real agents from npm come after the first few, while those are installed once for the run
+# (lib.sh's aj_npm_shared, in AJ_SUITE_DIR) by a process started beside prove. The last line
+# is the suite's wall time.
 CHECK_JOBS ?= 4
-CHECK_SEQ := tests/sh/65-limits.t
-CHECK_FIRST := $(addprefix tests/sh/,41-real-agents.t 61-agent-persist.t 83-net-claude.t \
-	98-landlock-backend.t 97-opensandbox-standin.t 85-tui.t 20-doctor.t 70-toolchains.t \
-	31-verify-weak.t 30-verify.t 24-teardown.t 03-fs.t 11-signals.t 10-tty.t)
+CHECK_SEQ :=
+CHECK_FIRST := $(addprefix tests/sh/,20-doctor.t 70-toolchains.t 71-compat.t 24-teardown.t \
+	61-agent-persist.t 41-real-agents.t 83-net-claude.t 82-net-allow.t 50-sessions.t \
+	81-netlog.t 30-verify.t 03-fs.t 63-watch.t 60-git-persist.t 11-signals.t 10-tty.t)
 SH_TESTS := $(sort $(wildcard tests/sh/*.t))
 CHECK_PAR := $(filter $(SH_TESTS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST) $(CHECK_SEQ),$(SH_TESTS))
 SUITE_DIR := $(abspath $(BUILD))/suite
@@ -256,10 +256,12 @@ TEST_ENV = AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	AJ_SUITE_DIR=$(SUITE_DIR) CMOCKA_MESSAGE_OUTPUT=TAP
 test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
 	@rm -rf $(SUITE_DIR)
-	@t0=$$(date +%s); $(TEST_ENV) prove -f -j$(CHECK_JOBS) \
+	@t0=$$(date +%s); \
+	  $(TEST_ENV) bash -c '. tests/sh/lib.sh && aj_npm_shared >/dev/null' & npm=$$!; \
+	  $(TEST_ENV) prove -f -j$(CHECK_JOBS) \
 	  $(foreach t,$(CHECK_PAR) $(UNIT_BIN) $(FUZZ_BIN),--rules=par=$(t)) \
 	  $(CHECK_PAR) $(UNIT_BIN) $(FUZZ_BIN) $(CHECK_SEQ); rc=$$?; \
-	  t=$$(( $$(date +%s) - t0 )); \
+	  wait $$npm; t=$$(( $$(date +%s) - t0 )); \
 	  echo "test suite: $$((t / 60)) min $$((t % 60)) s wall time, $(CHECK_JOBS) files at a time"; \
 	  exit $$rc
 

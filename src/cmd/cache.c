@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/host/etcscan.h"
 #include "core/host/toolprep.h"
 #include "core/plan/dirs.h"
 #include "core/plan/toolcache.h"
@@ -193,4 +194,13 @@ int cmd_cache(int argc, char **argv)
 	}
 	toolprep_cache_list_free(v, n);
 	return rc;
+}
+
+int cmd_rescan(int argc, char **argv)
+{
+	if (argc != 2 || argv[0][0] != '/' || argv[1][0] != '/') {
+		cmd_warn("__rescan needs a cache directory and a tree, both absolute (a run starts it)");
+		return EXIT_USAGE;
+	}
+	return treescan_rescan(argv[0], argv[1]) < 0 ? 1 : 0;
 }

@@ -959,12 +959,10 @@ fallback:
 	return state_dir ? xstrdup(state_dir) : NULL;
 }
 
-void treescan_refresh_detached(const char *cache_dir, const char *root)
+void treescan_refresh_detached(const char *self_exe, const char *cache_dir, const char *root)
 {
-	_cleanup_free_ char *cache = treescan_cache_path(cache_dir, root);
-	if (!cache)
+	if (!self_exe || !cache_dir)
 		return;
-	_cleanup_free_ char *lock = xasprintf("%s.refresh", cache);
 	pid_t pid = fork();
 	if (pid < 0)
 		return;
@@ -976,7 +974,9 @@ void treescan_refresh_detached(const char *cache_dir, const char *root)
 	}
 	if (fork() != 0)
 		_exit(0);
-	/* the scanner: its own session, nothing of the caller's open, the lowest priority */
+	/* the scanner: its own session, nothing of the caller's open, the lowest priority, and a
+	 * command line of its own (a fork would keep the run's, which a pattern looking for the
+	 * run's processes would match) */
 	(void)setsid();
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; null >= 0 && fd < 3; fd++)
@@ -985,12 +985,25 @@ void treescan_refresh_detached(const char *cache_dir, const char *root)
 	(void)setpriority(PRIO_PROCESS, 0, 19);
 	struct sched_param sp = {0};
 	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
-	int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	char *argv[] = {"agentjail", "__rescan", (char *)cache_dir, (char *)root, NULL};
+	char *envp[] = {NULL};
+	execve(self_exe, argv, envp);
+	_exit(127);
+}
+
+int treescan_rescan(const char *cache_dir, const char *root)
+{
+	_cleanup_free_ char *cache = treescan_cache_path(cache_dir, root);
+	if (!cache)
+		return -1;
+	_cleanup_free_ char *lock = xasprintf("%s.refresh", cache);
+	_cleanup_close_ int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
-		_exit(0); /* another run's refresh is under way */
+		return 0; /* another run's refresh is under way */
 	struct strv out = STRV_INIT;
 	struct err e = {0};
-	if (treescan_bound(cache_dir, root, true, &out, NULL, &e) < 0)
-		err_clear(&e);
-	_exit(0);
+	int rc = treescan_bound(cache_dir, root, true, &out, NULL, &e);
+	err_clear(&e);
+	strv_free(&out);
+	return rc;
 }

@@ -134,11 +134,14 @@ char *treescan_cache_path(const char *state_dir, const char *root);
 #define TREESCAN_MACHINE_DIR "/var/cache/agentjail"
 char *treescan_cache_dir(const char *state_dir);
 
-/* Rescan root (treescan_bound, refresh) in a detached process of the lowest priority, its
- * standard fds on /dev/null and no other fd inherited, so that the caller neither waits for it
- * nor keeps a pipe open through it; one at a time per tree (a lock file beside the cache). The
- * caller has used a cache that is still valid: this only renews it before it expires. */
-void treescan_refresh_detached(const char *cache_dir, const char *root);
+/* Rescan root in a detached process of the lowest priority (`self_exe __rescan CACHE_DIR ROOT`,
+ * treescan_rescan), its standard fds on /dev/null and no other fd inherited, so that the
+ * caller neither waits for it nor keeps a pipe open through it. The caller has used a cache
+ * that is still valid: this only renews it before it expires. */
+void treescan_refresh_detached(const char *self_exe, const char *cache_dir, const char *root);
+/* treescan_bound(refresh) of root into cache_dir, one at a time per tree (a lock file beside
+ * the cache; 0 at once when another holds it). */
+int treescan_rescan(const char *cache_dir, const char *root) WUR;
 
 /* A tree bound read-only into root's jails, scanned with agentjail's settings: stamps allowed
  * (the package databases), and /usr without /usr/local, which is scanned as a tree of its own

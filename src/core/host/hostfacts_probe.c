@@ -180,7 +180,7 @@ static int probe_scan(struct hostfacts *hf, const char *root, struct strv *out)
 	if (treescan_bound(hf->scan_dir, root, false, out, &info, &e) < 0)
 		return -1;
 	if (info.aging)
-		treescan_refresh_detached(hf->scan_dir, root);
+		treescan_refresh_detached(hf->self_exe, hf->scan_dir, root);
 	return 0;
 }
 

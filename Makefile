@@ -238,14 +238,15 @@ check: deps
 	@$(MAKE) --no-print-directory test
 
 # The test files run CHECK_JOBS at a time (prove -j): each has its own temporary directory,
-# user, state directories, sockets and markers (tests/sh/lib.sh), and those that assert on
-# what the whole host does at a moment (CHECK_SEQ, none now) run after all the others, one at
-# a time. The slowest start first (so none is left alone at the end); the three that use the
+# user, state directories, sockets and markers (tests/sh/lib.sh), and those that change what
+# every root jail masks (CHECK_SEQ: a root-only file made, replaced by rename and removed in
+# /etc, /opt or /usr/local) run after all the others, one at a time: another file's jail
+# planned to mask such a file fails to start when it vanishes before bwrap mounts over it. The slowest start first (so none is left alone at the end); the three that use the
 # real agents from npm come after the first few, while those are installed once for the run
 # (lib.sh's aj_npm_shared, in AJ_SUITE_DIR) by a process started beside prove. The last line
 # is the suite's wall time.
 CHECK_JOBS ?= 4
-CHECK_SEQ :=
+CHECK_SEQ := tests/sh/08-etc-race.t tests/sh/64-rootonly.t
 CHECK_FIRST := $(addprefix tests/sh/,20-doctor.t 70-toolchains.t 71-compat.t 24-teardown.t \
 	61-agent-persist.t 41-real-agents.t 97-opensandbox-run.t 82-net-allow.t \
 	97-opensandbox-remote.t 50-sessions.t 81-netlog.t 30-verify.t 96-escapes.t 03-fs.t \
@@ -260,7 +261,7 @@ test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) 
 	@rm -rf $(SUITE_DIR)
 	@t0=$$(date +%s); \
 	  $(TEST_ENV) bash -c '. tests/sh/lib.sh && aj_npm_shared >/dev/null' & npm=$$!; \
-	  $(TEST_ENV) prove -f -j$(CHECK_JOBS) \
+	  $(TEST_ENV) prove -f --timer -j$(CHECK_JOBS) \
 	  $(foreach t,$(CHECK_PAR) $(UNIT_BIN) $(FUZZ_BIN),--rules=par=$(t)) \
 	  $(CHECK_PAR) $(UNIT_BIN) $(FUZZ_BIN) $(CHECK_SEQ); rc=$$?; \
 	  wait $$npm; t=$$(( $$(date +%s) - t0 )); \

@@ -115,7 +115,13 @@ for who in "${AJ_WHOS[@]}"; do
 	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/follow.out" 2>"$AJ_TMP/follow.err" &
 	FOLLOW_PID=$!
 	AJ_PIDS+=("$FOLLOW_PID")
-	sleep 1
+	# what was recorded so far comes within the session's 3 s, however busy the machine (a
+	# fixed second was too short beside other test files)
+	for _ in $(seq 1 25); do
+		sleep 0.1
+		OUT=$(cat "$AJ_TMP/follow.out")
+		[ "$(pyl 'len(d)')" = 5 ] && break
+	done
 	check "$who: log --follow is still waiting while the session runs" kill -0 "$FOLLOW_PID"
 	OUT=$(cat "$AJ_TMP/follow.out")
 	is "$(pyl 'len(d)')" 5 "$who: ... having printed what was recorded so far"

@@ -370,10 +370,24 @@ aj_cmd() {
 	fi
 }
 
+# A root jail is planned to mask each root-only file of /etc, /opt, /usr/local; when the host
+# removes or replaces one (useradd or userdel of another test file rewriting /etc/gshadow, a
+# test making and removing its own) between that plan and bwrap's mount over it, bwrap fails
+# and nothing runs (exit 125; doc/design.md §7, "The test suite"). aj_run runs such a run once
+# more, saying so: the second run is whole and is what the test judges.
+_aj_host_race() {
+	[ "$RC" = 125 ] && grep -qE "Can't bind mount /oldroot/dev/null on /newroot/(etc|opt|usr/local)/.*(No such file or directory|Unable to remount destination)" "$AJ_TMP/err"
+}
+
 aj_run() {
 	aj_cmd "$@"
 	"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
 	RC=$?
+	if _aj_host_race; then
+		note "aj_run: run again, a masked root-only file changed on the host while the jail was built: $(grep -o "on /newroot/[^:]*" "$AJ_TMP/err" | head -n1)"
+		"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
+		RC=$?
+	fi
 	if [ "${AJ_CMD[0]}" = script ]; then
 		# Through a terminal: drop CRs and the terminal's echo of control characters (e.g. "^@"
 		# or "^D" when script(1) forwards the end of its stdin), so the probe's line stands alone.

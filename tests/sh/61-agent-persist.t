@@ -178,8 +178,9 @@ else
 	real_skip "npm install @anthropic-ai/claude-code failed: $(tail -n1 "$AJ_TMP/npm.log")"
 fi
 
-# Run a host command in the background until every marker file exists (or it times out, 60 s),
-# then stop it: opencode waits for its model until its timeout, long after it loaded its config.
+# Run a host command in the background until every marker file exists (or it times out, 120 s:
+# opencode took over 60 s to load its tools beside other test files on a busy machine), then
+# stop it: opencode waits for its model until its timeout, long after it loaded its config.
 # host_until MARKER... -- CMD...: 0 when every marker appeared.
 host_until() {
 	local -a marks=()
@@ -187,7 +188,7 @@ host_until() {
 	shift
 	"$@" >/dev/null 2>&1 &
 	local pid=$! i m all
-	for i in $(seq 1 600); do
+	for i in $(seq 1 1200); do
 		all=0
 		for m in "${marks[@]}"; do [ -e "$m" ] || all=1; done
 		[ "$all" = 0 ] && break
@@ -202,9 +203,9 @@ host_until() {
 # the host's opencode in DIR (with HOME=H when given), as the current identity
 oc_host() {
 	if [ -n "${2:-}" ]; then
-		(cd "$1" && aj_host env HOME="$2" PATH="$RPATH" timeout 60 opencode run hello)
+		(cd "$1" && aj_host env HOME="$2" PATH="$RPATH" timeout 120 opencode run hello)
 	else
-		(cd "$1" && aj_host env PATH="$RPATH" timeout 60 opencode run hello)
+		(cd "$1" && aj_host env PATH="$RPATH" timeout 120 opencode run hello)
 	fi
 }
 

@@ -247,10 +247,10 @@ check: deps
 # is the suite's wall time.
 CHECK_JOBS ?= 4
 CHECK_SEQ := tests/sh/08-etc-race.t tests/sh/64-rootonly.t
-CHECK_FIRST := $(addprefix tests/sh/,20-doctor.t 70-toolchains.t 71-compat.t 24-teardown.t \
-	61-agent-persist.t 41-real-agents.t 97-opensandbox-run.t 82-net-allow.t \
-	97-opensandbox-remote.t 50-sessions.t 81-netlog.t 30-verify.t 96-escapes.t 03-fs.t \
-	63-watch.t 98-landlock-backend.t 97-opensandbox-standin.t 60-git-persist.t 83-net-claude.t \
+CHECK_FIRST := $(addprefix tests/sh/,61-agent-persist.t 20-doctor.t 70-toolchains.t \
+	71-compat.t 41-real-agents.t 83-net-claude.t 96-escapes.t 97-opensandbox-run.t \
+	82-net-allow.t 81-netlog.t 98-landlock-backend.t 50-sessions.t 24-teardown.t 30-verify.t \
+	97-opensandbox-remote.t 03-fs.t 63-watch.t 97-opensandbox-standin.t 60-git-persist.t \
 	11-signals.t 96-viol-order.t 10-tty.t)
 SH_TESTS := $(sort $(wildcard tests/sh/*.t))
 CHECK_PAR := $(filter $(SH_TESTS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST) $(CHECK_SEQ),$(SH_TESTS))

@@ -241,10 +241,11 @@ check: deps
 # user, state directories, sockets and markers (tests/sh/lib.sh), and those that change what
 # every root jail masks (CHECK_SEQ: a root-only file made, replaced by rename and removed in
 # /etc, /opt or /usr/local) run after all the others, one at a time: another file's jail
-# planned to mask such a file fails to start when it vanishes before bwrap mounts over it. The slowest start first (so none is left alone at the end); the three that use the
-# real agents from npm come after the first few, while those are installed once for the run
-# (lib.sh's aj_npm_shared, in AJ_SUITE_DIR) by a process started beside prove. The last line
-# is the suite's wall time.
+# planned to mask such a file fails to start when it vanishes before bwrap mounts over it.
+# The slowest start first (CHECK_FIRST, by a run's --timer figures: none is left alone at the
+# end). The real agents from npm (41, 61, 83) are installed once for the run (lib.sh's
+# aj_npm_shared, in AJ_SUITE_DIR) by a process started beside prove; 61, the longest, runs
+# its other checks meanwhile. The last line is the suite's wall time.
 CHECK_JOBS ?= 4
 CHECK_SEQ := tests/sh/08-etc-race.t tests/sh/64-rootonly.t
 CHECK_FIRST := $(addprefix tests/sh/,61-agent-persist.t 20-doctor.t 70-toolchains.t \

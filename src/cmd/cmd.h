@@ -3,9 +3,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "core/host/config_load.h"
+#include "core/config/config_load.h"
 #include "core/jail/pipeline.h"
-#include "core/plan/config.h"
+#include "core/config/config.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "core/plan/policy.h"

@@ -8,9 +8,9 @@
 
 #include "cmd/cmd.h"
 #include "core/jail/ctl.h"
-#include "core/plan/bwrapmsg.h"
-#include "core/plan/cmdwords.h"
-#include "core/plan/denial.h"
+#include "core/backend/bwrap/bwrapmsg.h"
+#include "core/backend/bwrap/cmdwords.h"
+#include "core/backend/bwrap/denial.h"
 #include "core/plan/resolve.h"
 #include "util/cleanup.h"
 #include "util/path.h"

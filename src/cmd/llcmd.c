@@ -9,7 +9,7 @@
 #include "cmd/netrun.h"
 #include "core/jail/guard.h"
 #include "core/jail/launch.h"
-#include "core/jail/llrun.h"
+#include "core/backend/landlock/llrun.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/pipeline.h"
 #include "util/cleanup.h"

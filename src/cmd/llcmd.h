@@ -2,7 +2,7 @@
 #pragma once
 #include "cmd/cmd.h"
 #include "core/jail/pipeline.h"
-#include "core/plan/config.h"
+#include "core/config/config.h"
 
 /* --backend is parsed in cmd/backend.c (cmd_take_backend, cmd_backend_of). */
 /* Run (or --dry-run) the request with the Landlock backend. */

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/host/config_write.h"
-#include "core/plan/config_edit.h"
-#include "core/plan/netsuggest.h"
-#include "core/plan/toml.h"
+#include "core/config/config_write.h"
+#include "core/config/config_edit.h"
+#include "core/net/netsuggest.h"
+#include "core/config/toml.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"

@@ -5,7 +5,7 @@
 #pragma once
 #include <stdbool.h>
 
-#include "core/plan/config.h"
+#include "core/config/config.h"
 #include "core/plan/policy.h"
 
 /* Take --backend VALUE / --backend=VALUE out of the options before the command (argv and

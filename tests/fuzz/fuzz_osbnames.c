@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_names.h"
+#include "core/backend/remote/osb_names.h"
 #include "util/strv.h"
 
 #include "fuzzutil.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_stream.h"
+#include "core/backend/remote/osb_stream.h"
 #include "util/strbuf.h"
 
 #include "fuzzutil.h"

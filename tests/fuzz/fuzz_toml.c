@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "fuzzutil.h"
 #include "util/strbuf.h"
 

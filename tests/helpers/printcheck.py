@@ -340,8 +340,8 @@ class Checker:
 
 def main():
     root = sys.argv[1]
-    files = sorted(os.path.join(root, "src/cmd", f) for f in os.listdir(os.path.join(root, "src/cmd"))
-                   if f.endswith(".c"))
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(root, "src/cmd"))
+                   for f in fs if f.endswith(".c"))  # src/cmd/tui/ too
     files += sorted(os.path.join(root, "src", f) for f in os.listdir(os.path.join(root, "src"))
                     if f.endswith(".c"))
     findings = []

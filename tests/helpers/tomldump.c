@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "../unit/tomljson.h"
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 
 int main(int argc, char **argv)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/cmdwords.h"
+#include "core/backend/bwrap/cmdwords.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 

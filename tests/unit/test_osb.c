@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/plan/osb_plan.h"
-#include "core/plan/osb_stream.h"
+#include "core/backend/remote/osb_stream.h"
 #include "util/strbuf.h"
 
 struct seen {

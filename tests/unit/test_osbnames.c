@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_names.h"
+#include "core/backend/remote/osb_names.h"
 #include "util/strv.h"
 
 /* The fault of s (as a C string) and where it pointed ("-" for none). */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "tomljson.h"
 
 /* The example of doc/design.md's configuration section. */

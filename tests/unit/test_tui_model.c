@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/tui_model.h"
+#include "cmd/tui/tui_model.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

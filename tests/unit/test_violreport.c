@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/bwrapmsg.h"
-#include "core/plan/denial.h"
+#include "core/backend/bwrap/bwrapmsg.h"
+#include "core/backend/bwrap/denial.h"
 
 static const struct {
 	const char *line;

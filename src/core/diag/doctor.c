@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/diag/avail.h"
+#include "core/backend/bwrap/avail.h"
 #include "core/confine/cgroup.h"
 #include "core/host/etcscan.h"
 #include "core/confine/landlock.h"

@@ -1,5 +1,5 @@
 /* bwrapmsg: bwrap's setup errors → cause and fix (bwrapmsg.h). */
-#include "core/plan/bwrapmsg.h"
+#include "core/backend/bwrap/bwrapmsg.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* netsuggest: allow_domains entries from a session's denials. Pure. doc/design.md §4, §8. */
-#include "core/plan/netsuggest.h"
+#include "core/net/netsuggest.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #pragma once
 #include <stdbool.h>
 
-#include "core/plan/config.h"
+#include "core/config/config.h"
 #include "core/plan/policy.h"
 #include "util/err.h"
 #include "util/strv.h"

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/remote/osb_client.h"
+#include "core/backend/remote/osb_client.h"
 #include "util/err.h"
 #include "util/strv.h"
 

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/tui_view.h"
-#include "core/diag/avail.h"
+#include "cmd/tui/tui_view.h"
+#include "core/backend/bwrap/avail.h"
 #include "core/plan/profile.h"
-#include "core/plan/tui_model.h"
+#include "cmd/tui/tui_model.h"
 #include "core/session/netfmt.h"
 #include "core/session/sessfmt.h"
 #include "core/session/store.h"

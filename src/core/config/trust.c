@@ -1,4 +1,4 @@
-#include "core/host/trust.h"
+#include "core/config/trust.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* osb_names: the sandbox's names, judged before anything comes back (osb_names.h). */
-#include "core/plan/osb_names.h"
+#include "core/backend/remote/osb_names.h"
 
 #include <ctype.h>
 #include <stdlib.h>

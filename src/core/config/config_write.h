@@ -3,7 +3,7 @@
 #pragma once
 #include <stddef.h>
 
-#include "core/host/config_load.h"
+#include "core/config/config_load.h"
 #include "util/err.h"
 
 /* $XDG_CONFIG_HOME/agentjail/config.toml, else ~/.config/agentjail/config.toml. Allocated. */

@@ -1,5 +1,5 @@
 /* tui_view: the TUI drawn with ncursesw (see tui_view.h). Draws tui_model as it is; reads keys. */
-#include "cmd/tui_view.h"
+#include "cmd/tui/tui_view.h"
 
 #include <curses.h>
 #include <locale.h>
@@ -9,7 +9,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "core/plan/tui_model.h"
+#include "cmd/tui/tui_model.h"
 #include "core/session/sessfmt.h"
 #include "util/xalloc.h"
 

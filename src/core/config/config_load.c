@@ -1,4 +1,4 @@
-#include "core/host/config_load.h"
+#include "core/config/config_load.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/host/trust.h"
+#include "core/config/trust.h"
 #include "core/plan/dirs.h"
 #include "core/plan/profile.h"
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"

@@ -14,7 +14,7 @@
 
 #include "core/plan/netrules.h"
 #include "core/plan/suggest.h"
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 

@@ -1,5 +1,5 @@
 /* netevent: the names of the proxy's protocols (see netevent.h). */
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* avail: run the jail `run` would build, on /bin/true, and say whether it works here. */
-#include "core/diag/avail.h"
+#include "core/backend/bwrap/avail.h"
 
 #include <errno.h>
 #include <fcntl.h>

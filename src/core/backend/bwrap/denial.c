@@ -1,5 +1,5 @@
 /* denial: the sandbox's share in a failed run, in one line (denial.h). */
-#include "core/plan/denial.h"
+#include "core/backend/bwrap/denial.h"
 #include "core/plan/bwrap_argv.h"
 
 #include <string.h>

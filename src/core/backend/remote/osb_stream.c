@@ -1,5 +1,5 @@
 /* osb_stream: the OpenSandbox command stream, parsed as it arrives (osb_stream.h). */
-#include "core/plan/osb_stream.h"
+#include "core/backend/remote/osb_stream.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -1,5 +1,5 @@
 /* llrun: see llrun.h. */
-#include "core/jail/llrun.h"
+#include "core/backend/landlock/llrun.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
  *   INLINE    { … }: closed.
  * We are stricter than TOML in one corner: a dotted key may not reach into a table created by
  * a [header] (TOML forbids it for defined tables, leaves implicit ones unclear). */
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "core/plan/osb_plan.h"
-#include "core/plan/osb_stream.h"
+#include "core/backend/remote/osb_stream.h"
 #include "util/err.h"
 
 struct osb_client;

@@ -1,5 +1,5 @@
 /* cmdwords: the programs a command line names (cmdwords.h). Pure. */
-#include "core/plan/cmdwords.h"
+#include "core/backend/bwrap/cmdwords.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* osb_client: an OpenSandbox service over HTTP (osb_client.h). */
-#include "core/remote/osb_client.h"
+#include "core/backend/remote/osb_client.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* config_write: the user's configuration file, and replacing its content in one step (for
  * `agentjail log --suggest --apply`, doc/design.md §8). Never a project's file. */
-#include "core/host/config_write.h"
+#include "core/config/config_write.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* tui_model: the behaviour of `agentjail tui` as plain values (see tui_model.h). */
-#include "core/plan/tui_model.h"
+#include "cmd/tui/tui_model.h"
 
 #include <ctype.h>
 #include <stdlib.h>

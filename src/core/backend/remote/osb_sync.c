@@ -1,5 +1,5 @@
 /* osb_sync: the workspace to a sandbox and its changes back (osb_sync.h). */
-#include "core/remote/osb_sync.h"
+#include "core/backend/remote/osb_sync.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/plan/osb_names.h"
+#include "core/backend/remote/osb_names.h"
 #include "core/plan/osb_plan.h"
 #include "util/cleanup.h"
 #include "util/fs.h"

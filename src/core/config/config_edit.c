@@ -1,12 +1,12 @@
 /* config_edit: strings added to a list in a TOML configuration text, the rest kept byte for
  * byte, the result checked by parsing it again. Pure. doc/design.md §8. */
-#include "core/plan/config_edit.h"
+#include "core/config/config_edit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

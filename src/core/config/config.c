@@ -1,4 +1,4 @@
-#include "core/plan/config.h"
+#include "core/config/config.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include "core/plan/netrules.h"
 #include "core/plan/profile.h"
 #include "core/plan/suggest.h"
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"

@@ -780,6 +780,26 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	return rc;
 }
 
+static int seccomp_test_errno(void)
+{
+#ifdef AJ_TEST_BUILD
+	const char *v = getenv("AGENTJAIL_TEST_SECCOMP_ERRNO");
+	return v ? atoi(v) : 0;
+#else
+	return 0;
+#endif
+}
+
+int jail_launch(const struct run_request *req, const struct jail *j, const char *bwrap,
+		const char *quarantine, const struct launch_hooks *hooks, struct launch_result *r,
+		struct err *e)
+{
+	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
+				  .test_errno = seccomp_test_errno()};
+	_cleanup_free_ char *own = quarantine ? NULL : path_join(j->hf.state_dir, "quarantine");
+	return launch_run(&j->plan, bwrap, &sc, quarantine ? quarantine : own, hooks, r, e);
+}
+
 void launch_scan_after(const struct bw_plan *plan, const char *quarantine_dir,
 		       const struct timespec *since, struct launch_result *r)
 {

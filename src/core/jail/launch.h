@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "core/jail/pipeline.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/confine/seccomp.h"
 #include "core/jail/snapshot.h"
@@ -79,3 +80,11 @@ void launch_scan_after(const struct bw_plan *plan, const char *quarantine_dir,
  * 126/127 when it cannot be executed; *cmd_signal the signal it died of (or 0), *term_signal a
  * SIGTERM/SIGHUP agentjail received and passed on (or 0). */
 int launch_unjailed(char **argv, int *cmd_signal, int *term_signal, struct err *e);
+
+/* Start the prepared jail with `bwrap` and supervise it to the end: seccomp from the policy,
+ * what appears under a protected path moved into `quarantine` (NULL: <state dir>/quarantine).
+ * 0 with r filled (r->started says whether the command ran), or -1 with e (r still holds what
+ * the live watch moved before the failure; launch_result_free it either way). */
+int jail_launch(const struct run_request *req, const struct jail *j, const char *bwrap,
+		const char *quarantine, const struct launch_hooks *hooks, struct launch_result *r,
+		struct err *e) WUR;

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/confine/seccomp.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/host/toolprep.h"
 #include "core/plan/bindpath.h"
@@ -39,16 +38,6 @@ static void test_drop_deny_read(struct bw_plan *plan)
 	c->v[w] = NULL;
 }
 #endif
-
-static int seccomp_test_errno(void)
-{
-#ifdef AJ_TEST_BUILD
-	const char *v = getenv("AGENTJAIL_TEST_SECCOMP_ERRNO");
-	return v ? atoi(v) : 0;
-#else
-	return 0;
-#endif
-}
 
 enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o, struct jail *j,
 			     struct err *e)
@@ -105,14 +94,4 @@ void jail_free(struct jail *j)
 {
 	bw_plan_free(&j->plan);
 	hostfacts_free(&j->hf);
-}
-
-int jail_launch(const struct run_request *req, const struct jail *j, const char *bwrap,
-		const char *quarantine, const struct launch_hooks *hooks, struct launch_result *r,
-		struct err *e)
-{
-	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
-				  .test_errno = seccomp_test_errno()};
-	_cleanup_free_ char *own = quarantine ? NULL : path_join(j->hf.state_dir, "quarantine");
-	return launch_run(&j->plan, bwrap, &sc, quarantine ? quarantine : own, hooks, r, e);
 }

@@ -83,8 +83,9 @@ int landlock_apply(const struct landlock_opts *o, struct landlock_report *r, str
 
 /* ---- the Landlock backend (`run --backend landlock`, doc/design.md §4c) ----
  * Here Landlock is the whole filesystem boundary, not a second layer under mounts: reading and
- * executing are handled too, and granted only by the rules given (core/plan/llplan.h). */
-#include "core/plan/llplan.h"
+ * executing are handled too, and granted only by the rules given (core/plan/llrule.h; the
+ * ruleset is built by core/plan/llplan.h). */
+#include "core/plan/llrule.h"
 
 struct landlock_list {
 	const struct llp_rule *rules;

@@ -15,20 +15,9 @@
 
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
+#include "core/plan/llrule.h"
 #include "util/err.h"
 #include "util/strv.h"
-
-enum llp_right {
-	LLP_LIST,   /* list a directory (READ_DIR): on the way to an exception */
-	LLP_READ,   /* read and execute beneath */
-	LLP_WRITE,  /* read, execute and every write right beneath */
-	LLP_DEVICE, /* a device (or /dev/pts): read and write it, create nothing */
-};
-
-struct llp_rule {
-	char *path;
-	enum llp_right right;
-};
 
 struct ll_plan {
 	struct llp_rule *rules;

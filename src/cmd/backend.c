@@ -6,7 +6,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/osbrun.h"
-#include "core/plan/osb_plan.h"
+#include "core/backend/remote/osb_plan.h"
 
 int cmd_take_backend(int *argc, char **argv, const char **backend)
 {

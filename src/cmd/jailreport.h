@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "core/jail/launch.h"
+#include "core/backend/bwrap/launch.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "util/strv.h"

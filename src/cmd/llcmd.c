@@ -8,7 +8,7 @@
 
 #include "cmd/netrun.h"
 #include "core/jail/guard.h"
-#include "core/jail/launch.h"
+#include "core/backend/bwrap/launch.h"
 #include "core/backend/landlock/llrun.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/pipeline.h"

@@ -6,7 +6,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/netsink.h"
-#include "core/jail/netns.h"
+#include "core/backend/bwrap/netns.h"
 
 static void close_fds(int tcp4, int tcp6, int dns_udp, int dns_tcp)
 {

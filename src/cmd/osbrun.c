@@ -14,7 +14,7 @@
 #include "cmd/runlines.h"
 #include "core/diag/doctor.h"
 #include "core/config/config.h"
-#include "core/plan/osb_plan.h"
+#include "core/backend/remote/osb_plan.h"
 #include "core/backend/remote/osb_client.h"
 #include "core/backend/remote/osb_sync.h"
 #include "core/session/store.h"

@@ -17,7 +17,7 @@
 #include "core/confine/cgroup.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/confine/landlock.h"
-#include "core/jail/launch.h"
+#include "core/backend/bwrap/launch.h"
 #include "core/jail/pipeline.h"
 #include "core/plan/policy.h"
 #include "core/host/userns_diag.h"

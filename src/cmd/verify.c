@@ -22,7 +22,7 @@
 #include "core/plan/bwrap_argv.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/confine/landlock.h"
-#include "core/jail/launch.h"
+#include "core/backend/bwrap/launch.h"
 #include "core/diag/probes.h"
 #include "util/cleanup.h"
 #include "util/path.h"

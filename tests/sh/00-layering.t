@@ -22,7 +22,7 @@ my $src = $ENV{AJ_LAYER_SRC} // "$root/src";
 my %allowed = (
 	util => [],
 	plan => [qw(util)],
-	config => [qw(plan util)],
+	config => [qw(backend/remote plan util)],
 	confine => [qw(plan util)],
 	net => [qw(plan util)],
 	session => [qw(net plan util)],
@@ -47,7 +47,8 @@ my %pure_files = map { $_ => 1 } qw(
 	net/firstbytes.c
 	cmd/tui/tui_model.c
 	backend/bwrap/bwrapmsg.c backend/bwrap/denial.c backend/bwrap/cmdwords.c
-	backend/remote/osb_stream.c backend/remote/osb_names.c
+	backend/landlock/llplan.c
+	backend/remote/osb_plan.c backend/remote/osb_stream.c backend/remote/osb_names.c
 );
 # a header is pure when its folder is plan/ or util/, or when its .c is listed (or it is listed)
 sub is_pure {

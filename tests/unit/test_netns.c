@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/jail/netns.h"
+#include "core/backend/bwrap/netns.h"
 
 /* Run the holder in a child with h->fail_step = fail ("" for none); receive. */
 static int run_holder(const char *fail, struct netns_listeners *l, struct err *e, int *status)

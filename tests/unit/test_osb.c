@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_plan.h"
+#include "core/backend/remote/osb_plan.h"
 #include "core/backend/remote/osb_stream.h"
 #include "util/strbuf.h"
 

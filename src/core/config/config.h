@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/plan/osb_plan.h"
+#include "core/backend/remote/osb_plan.h"
 #include "core/plan/policy.h"
 #include "util/err.h"
 #include "util/strv.h"

@@ -20,7 +20,7 @@
 
 #include "core/plan/bwrap_argv.h"
 #include "core/host/toolprep.h"
-#include "core/jail/launch.h"
+#include "core/backend/bwrap/launch.h"
 #include "core/jail/pipeline.h"
 #include "core/plan/policy.h"
 #include "core/plan/toolcache.h"

@@ -9,7 +9,7 @@
 
 #include "core/confine/landlock.h"
 #include "core/confine/seccomp.h"
-#include "core/plan/llplan.h"
+#include "core/backend/landlock/llplan.h"
 #include "util/err.h"
 
 /* The oldest Landlock ABI the backend accepts: 3, the first to handle truncate (below it a

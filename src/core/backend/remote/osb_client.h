@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/plan/osb_plan.h"
+#include "core/backend/remote/osb_plan.h"
 #include "core/backend/remote/osb_stream.h"
 #include "util/err.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/backend/remote/osb_names.h"
-#include "core/plan/osb_plan.h"
+#include "core/backend/remote/osb_plan.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/path.h"

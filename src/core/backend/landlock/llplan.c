@@ -1,5 +1,5 @@
 /* llplan: see llplan.h. */
-#include "core/plan/llplan.h"
+#include "core/backend/landlock/llplan.h"
 
 #include <errno.h>
 #include <stdlib.h>

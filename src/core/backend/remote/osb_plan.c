@@ -1,5 +1,5 @@
 /* osb_plan: a policy and the [opensandbox] settings as the service's requests (osb_plan.h). */
-#include "core/plan/osb_plan.h"
+#include "core/backend/remote/osb_plan.h"
 
 #include <ctype.h>
 #include <errno.h>

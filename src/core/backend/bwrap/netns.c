@@ -1,5 +1,5 @@
 /* netns: the namespace holder of `--net allow` (doc/design.md §2, §4). */
-#include "core/jail/netns.h"
+#include "core/backend/bwrap/netns.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

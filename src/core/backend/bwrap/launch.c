@@ -1,5 +1,5 @@
 /* launch: host self-hardening, trusted bwrap lookup, fd plumbing, and waiting for the jail. */
-#include "core/jail/launch.h"
+#include "core/backend/bwrap/launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include "core/jail/ctl.h"
 #include "core/jail/gitscan_check.h"
 #include "core/jail/initbin.h"
-#include "core/jail/netns.h"
+#include "core/backend/bwrap/netns.h"
 #include "core/jail/pty.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/supervise.h"

@@ -22,7 +22,7 @@ my $src = $ENV{AJ_LAYER_SRC} // "$root/src";
 my %allowed = (
 	util => [],
 	plan => [qw(util)],
-	config => [qw(backend/remote plan util)],
+	config => [qw(plan util)],
 	confine => [qw(plan util)],
 	net => [qw(plan util)],
 	session => [qw(net plan util)],
@@ -30,7 +30,7 @@ my %allowed = (
 	jail => [qw(host confine plan util)],
 	'backend/bwrap' => [qw(jail host confine plan util)],
 	'backend/landlock' => [qw(confine plan util)],
-	'backend/remote' => [qw(plan util)],
+	'backend/remote' => [qw(config plan util)],
 	diag => [qw(backend/bwrap backend/remote jail host confine session config plan util)],
 	cmd => [qw(diag backend/bwrap backend/landlock backend/remote jail host confine session config
 		net plan util)],
@@ -42,7 +42,7 @@ my %allowed = (
 # includes, of ours, only util/ and pure headers (plan/'s, a listed file's header), and of the
 # system only the headers below; it calls none of the functions that reach the host.
 my %pure_files = map { $_ => 1 } qw(
-	config/toml.c config/config.c config/config_edit.c config/profile_user.c
+	config/toml.c config/config.c config/config_edit.c config/profile_user.c config/osb_settings.c
 	net/netevent.c net/netsuggest.c net/httpreq.c net/socks5.c net/dnsmsg.c net/tlshello.c
 	net/firstbytes.c
 	cmd/tui/tui_model.c

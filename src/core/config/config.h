@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/backend/remote/osb_plan.h"
+#include "core/config/osb_settings.h"
 #include "core/plan/policy.h"
 #include "util/err.h"
 #include "util/strv.h"
@@ -51,7 +51,7 @@ struct config {
 	struct cfg_val backend;         /* "local" (default), "landlock" (doc/design.md §4c) or
 					 * "opensandbox" (§4b) */
 	struct cfg_val cache;           /* "workspace" (default) or "shared" (§3 step 5) */
-	struct cfg_val osb[OK__N];      /* [opensandbox] (core/plan/osb_plan.h) */
+	struct cfg_val osb[OK__N];      /* [opensandbox] (core/config/osb_settings.h) */
 	struct cfg_pol policy;
 	struct cfg_agent *agents;
 	size_t n_agents;

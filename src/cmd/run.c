@@ -19,6 +19,7 @@
 #include "core/confine/landlock.h"
 #include "core/backend/bwrap/launch.h"
 #include "core/jail/pipeline.h"
+#include "core/jail/self.h"
 #include "core/plan/policy.h"
 #include "core/host/userns_diag.h"
 #include "util/cleanup.h"

@@ -23,6 +23,7 @@
 #include "core/host/hostfacts_probe.h"
 #include "core/confine/landlock.h"
 #include "core/backend/bwrap/launch.h"
+#include "core/jail/self.h"
 #include "core/diag/probes.h"
 #include "util/cleanup.h"
 #include "util/path.h"

@@ -22,6 +22,7 @@
 #include "core/host/toolprep.h"
 #include "core/backend/bwrap/launch.h"
 #include "core/jail/pipeline.h"
+#include "core/jail/self.h"
 #include "core/plan/policy.h"
 #include "core/plan/toolcache.h"
 #include "util/cleanup.h"

@@ -75,8 +75,9 @@ LDFLAGS += $(SANFLAGS)
 LDLIBS += $(PKG_LIBS)
 
 # The remote backend (doc/design.md §4b): agentjail-remote, linked dynamically with libcurl from
-# these sources and the library; agentjail links src/cmd/remote_exec.c (which execs it) instead.
-REMOTE_SRC := src/remote_main.c src/cmd/osbrun.c src/core/diag/doctor_remote.c \
+# these sources and the library; agentjail links src/core/backend/remote/remote_exec.c and
+# src/core/diag/doctor_remote_exec.c (which exec it) instead.
+REMOTE_SRC := src/remote_main.c src/core/backend/remote/osbrun.c src/core/diag/doctor_remote.c \
 	src/core/backend/remote/osb_client.c src/core/backend/remote/osb_sync.c
 LIB_SRC := $(sort $(filter-out $(REMOTE_SRC),$(shell find src -name '*.c' ! -name main.c \
 	! -name init_main.c)))

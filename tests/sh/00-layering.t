@@ -28,14 +28,17 @@ my %allowed = (
 	session => [qw(net plan util)],
 	host => [qw(confine plan util)],
 	jail => [qw(host confine plan util)],
-	'backend/bwrap' => [qw(jail host confine plan util)],
-	'backend/landlock' => [qw(confine plan util)],
-	'backend/remote' => [qw(config plan util)],
-	diag => [qw(backend/bwrap backend/remote jail host confine session config plan util)],
-	cmd => [qw(diag backend/bwrap backend/landlock backend/remote jail host confine session config
-		net plan util)],
-	main => [qw(cmd diag backend/bwrap backend/landlock backend/remote jail host confine session
+	backend => [qw(jail host confine config plan util)], # the interface (backend.h) and what
+							      # the backends share
+	# one backend each: the interface and what is below it, never another backend
+	'backend/bwrap' => [qw(backend jail host confine config net plan util)],
+	'backend/landlock' => [qw(backend jail host confine config net plan util)],
+	'backend/remote' => [qw(backend jail host confine config net plan util)],
+	diag => [qw(backend/bwrap backend/landlock backend/remote backend jail host confine session
 		config net plan util)],
+	# the commands: of the backends, the interface only (checked below, file by file)
+	cmd => [qw(backend diag jail host confine session config net plan util)],
+	main => [qw(cmd backend diag jail host confine session config net plan util)],
 );
 
 # Purity is a property of a file (doc/design.md §6): every file of plan/, and these. A pure file
@@ -79,6 +82,7 @@ sub folder_of {
 	return $1 if $rel =~ m{^(cmd|util)/[^/]+$};
 	return 'cmd' if $rel =~ m{^cmd/tui/[^/]+$}; # the TUI is a command
 	return "backend/$1" if $rel =~ m{^core/backend/([a-z_]+)/[^/]+$};
+	return 'backend' if $rel =~ m{^core/backend/[^/]+$}; # the interface
 	return $1 if $rel =~ m{^core/([a-z_]+)/[^/]+$};
 	return undef;
 }
@@ -87,7 +91,7 @@ my @files;
 find({wanted => sub { push @files, $File::Find::name if /\.[ch]$/ }, no_chdir => 1}, $src);
 @files = sort @files;
 
-my (@loose, @bad, @plan_sys_bad, @plan_call_bad, %edges);
+my (@loose, @bad, @plan_sys_bad, @plan_call_bad, %edges, @cross, @insides);
 for my $f (@files) {
 	(my $rel = $f) =~ s{^\Q$src\E/}{};
 	my $from = folder_of($rel);
@@ -110,6 +114,12 @@ for my $f (@files) {
 				push @bad, "$rel:$n: $from/ includes \"$inc\" ($to/)";
 			}
 			$edges{"$from $to"} = 1 if $to ne $from;
+			# backends do not include each other; the commands include the interface only
+			push @cross, "$rel:$n: $from/ includes \"$inc\" ($to/)"
+				if $from =~ m{^backend/} && $to =~ m{^backend/} && $to ne $from;
+			push @insides, "$rel:$n: $from/ includes \"$inc\""
+				if ($from eq 'cmd' || $from eq 'main') && $inc =~ m{^core/backend/}
+				&& $inc ne 'core/backend/backend.h';
 			my $increl = $inc =~ m{/} ? $inc : dirname($rel) . "/$inc";
 			push @plan_sys_bad, "$rel:$n: \"$inc\" (not a pure header)"
 				if $pure && $increl !~ m{^util/} && !is_pure($increl);
@@ -141,8 +151,22 @@ sub ok_list {
 	print "#   $_\n" for @problems;
 }
 
-print "1..6\n";
-ok_list("every source file is in a known folder (src/main.c, src/init_main.c, cmd/, util/, core/FOLDER/)", @loose);
+my @plants = (
+	# [file to plant in, the line, the check that must fail, what it shows]
+	['core/backend/landlock/landlock.c', '#include "core/backend/bwrap/launch.h"', 6,
+	 "one backend's header planted in another is rejected"],
+	['core/backend/remote/osbrun.c', '#include "core/backend/landlock/llplan.h"', 6,
+	 "… from the remote backend too"],
+	['cmd/run.c', '#include "core/backend/bwrap/launch.h"', 7,
+	 "a backend's header planted in cmd/ is rejected"],
+	['cmd/verify.c', '#include "core/backend/report.h"', 7,
+	 "… and so is the interface folder's private report.h"],
+	['core/config/toml.c', '#include <unistd.h>', 3,
+	 "a system header with system calls planted in a pure file is rejected"],
+);
+print "1..", 8 + (defined $ENV{AJ_LAYER_SRC} ? 0 : scalar @plants), "\n";
+ok_list("every source file is in a known folder (src/main.c, src/init_main.c, cmd/, util/, core/FOLDER/, "
+	. "core/backend/NAME/)", @loose);
 ok_list("every #include \"…\" goes to the same folder or one the rule allows", @bad);
 ok_list("a pure file (plan/ and the list) includes only pure headers and the system headers "
 	. "without system calls of consequence", @plan_sys_bad);
@@ -157,6 +181,9 @@ my @cycle;
 	push @cycle, split /\n/, $out if $? != 0 || $out =~ /loop/;
 }
 ok_list("no include cycle between folders", @cycle);
+ok_list("no backend includes another backend's files (core/backend/NAME/)", @cross);
+ok_list("cmd/ and the mains include of the backends the interface only (core/backend/backend.h)",
+	@insides);
 
 # Nothing outside src/main.c and src/cmd/ includes cmd/ (tests, benchmarks, fuzz targets too), but
 # a pure header there (the TUI's model, for its unit test).
@@ -173,3 +200,23 @@ for my $dir (grep { -d } ("$root/tests", "$root/bench")) {
 	}, no_chdir => 1}, $dir);
 }
 ok_list("nothing outside src/main.c and src/cmd/ includes cmd/ (but a pure header)", @cmd_users);
+
+# The check is seen failing: each violation above planted in a copy of the tree, this file run on
+# it (AJ_LAYER_SRC), the named check must say "not ok" and name the planted line.
+exit 0 if defined $ENV{AJ_LAYER_SRC};
+use File::Temp qw(tempdir);
+for my $p (@plants) {
+	my ($file, $line, $check, $name) = @$p;
+	my $tmp = tempdir(CLEANUP => 1);
+	system('cp', '-r', $src, "$tmp/src") == 0 or die "cp: $?";
+	my $f = "$tmp/src/$file";
+	open(my $in, '<', $f) or die "$f: $!";
+	my $text = do { local $/; <$in> };
+	close $in;
+	open(my $out, '>', $f) or die "$f: $!";
+	print $out "$line\n$text";
+	close $out;
+	my $res = `AJ_LAYER_SRC='$tmp/src' AJ_SRC='$root' perl '$0' 2>&1`;
+	my $failed = $res =~ /^not ok $check - .*\n(?:#.*\n)*#   \Q$file\E:1: /m;
+	ok_list("$name ($file: $line)", $failed ? () : ("check $check did not fail:", split /\n/, $res));
+}

@@ -298,7 +298,7 @@ static void keys(void **state)
 	assert_false(osb_id_ok(long_id));
 	long_id[128] = '\0';
 	assert_true(osb_id_ok(long_id));
-	enum backend b;
+	enum backend_id b;
 	assert_int_equal(backend_parse("opensandbox", &b), 0);
 	assert_int_equal(b, BACKEND_OPENSANDBOX);
 	assert_int_equal(backend_parse("docker", &b), -1);

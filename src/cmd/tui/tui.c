@@ -18,7 +18,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/tui/tui_view.h"
-#include "core/backend/bwrap/avail.h"
+#include "core/backend/backend.h"
 #include "core/plan/profile.h"
 #include "cmd/tui/tui_model.h"
 #include "core/session/netfmt.h"
@@ -344,10 +344,12 @@ static void do_avail(struct tui_model *m)
 {
 	if (m->avail_known)
 		return;
+	/* the backend the TUI starts sessions in: agents run in the bwrap jail */
+	const struct backend *b = backend_for_agents(backend_choose(NULL, NULL));
 	struct avail_result a;
 	struct err e = {0};
 	char buf[ERR_FMT_MAX];
-	if (avail_probe(&a, &e) < 0) {
+	if (b->available(&a, &e) < 0) {
 		err_format(&e, buf, sizeof buf);
 		tui_set_avail(m, false, buf);
 	} else if (a.ok) {

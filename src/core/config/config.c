@@ -412,7 +412,7 @@ static int read_osb(struct config *f, const struct toml_value *t, const char *fi
 
 static bool backend_ok(const char *s)
 {
-	enum backend b;
+	enum backend_id b;
 	return backend_parse(s, &b) == 0;
 }
 

@@ -427,7 +427,8 @@ static void check_jail(struct doctor_report *r)
 	struct avail_result a;
 	struct err e = {0};
 	char line[2200];
-	if (avail_probe(&a, &e) < 0) {
+	/* the jail `run` builds by default: the bwrap backend's test run */
+	if (backend_by_id(BACKEND_LOCAL)->available(&a, &e) < 0) {
 		err_line(&e, line, sizeof line);
 		doctor_add(r, "jail", DOCTOR_FAIL,
 		           e.hint[0] ? e.hint

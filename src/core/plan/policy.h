@@ -12,10 +12,10 @@ enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
 enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
 /* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
  * and seccomp without namespaces (doc/design.md §4c). */
-enum backend { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
+enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
 /* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
-int backend_parse(const char *s, enum backend *out);
-const char *backend_name(enum backend b);
+int backend_parse(const char *s, enum backend_id *out);
+const char *backend_name(enum backend_id b);
 /* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
  * default), or one set shared by every workspace (`cache = "shared"`, the user's choice). */
 enum cache_mode { CACHE_WORKSPACE, CACHE_SHARED };
@@ -24,7 +24,7 @@ int cache_mode_parse(const char *s, enum cache_mode *out);
 const char *cache_mode_name(enum cache_mode m);
 
 struct policy {
-	enum backend backend;
+	enum backend_id backend;
 	enum fs_mode fs;
 	enum net_mode net;
 	char *workspace;          /* absolute, normalized (canonical once resolved) */

@@ -1,20 +1,22 @@
-/* llcmd: `run --backend landlock` (doc/design.md §4c): the bwrap plan is built as for a jail,
- * mirrored into a Landlock ruleset (core/plan/llplan.h) and run by core/jail/llrun.h. */
-#include "cmd/llcmd.h"
-
+/* landlock: `run --backend landlock` as a backend (doc/design.md §2a, §4c): the bwrap plan is
+ * built as for a jail, mirrored into a Landlock ruleset (llplan.h) and run by llrun.h; the
+ * protected paths are kept by the guard (core/jail/guard.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/netrun.h"
-#include "core/jail/guard.h"
-#include "core/backend/bwrap/launch.h"
+#include "core/backend/backend.h"
+#include "core/backend/landlock/llplan.h"
 #include "core/backend/landlock/llrun.h"
+#include "core/backend/report.h"
+#include "core/jail/guard.h"
+#include "core/jail/result.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/pipeline.h"
 #include "util/cleanup.h"
 #include "util/path.h"
-
+#include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define LL_ALLOW_WARNING                                                                           \
 	"the proxy listens on the host's 127.0.0.1 on a random port; seccomp allows only TCP "   \
@@ -22,36 +24,28 @@
 	"Landlock matches ports, not addresses: a direct connection to another host on that "    \
 	"same port is not stopped"
 
-void cmd_ll_suggest(void)
-{
-	cmd_warn("where namespaces cannot be had, `agentjail run --backend landlock` is a weaker "
-		 "sandbox without them (Landlock and seccomp): reads and writes confined to the "
-		 "jail's allowlist, no ptrace, no new namespaces, network off or by port; but no "
-		 "private /proc, PIDs, hostname or mounts: the command sees the host's other "
-		 "processes and can reach those of the same user that Landlock's scoping does not "
-		 "cover (doc/design.md §4c)");
-}
-
-static void print_net(const struct policy *p)
+static void print_net(const struct policy *p, struct strbuf *b)
 {
 	if (p->net == NET_OFF)
-		printf("# network off: seccomp refuses socket(AF_INET, AF_INET6); Landlock handles "
-		       "TCP connect and bind with no port allowed\n");
+		sb_add(b, "# network off: seccomp refuses socket(AF_INET, AF_INET6); Landlock handles "
+			  "TCP connect and bind with no port allowed\n");
 	else if (p->net == NET_ON)
-		printf("# network on: the host's network, with loopback services\n");
+		sb_add(b, "# network on: the host's network, with loopback services\n");
 	else
-		printf("# network allow: %s\n", LL_ALLOW_WARNING);
-	cmd_dry_run_notes(p);
-	printf("# Unix sockets: socket(AF_UNIX) is refused (seccomp cannot tell a pathname from "
-	       "another); socketpair and inherited descriptors still work; abstract sockets and "
-	       "signals are scoped to the command where Landlock's ABI >= 6 (this kernel: %d)\n",
-	       landlock_abi());
+		sb_addf(b, "# network allow: %s\n", LL_ALLOW_WARNING);
+	_cleanup_free_ char *notes = report_dry_run_notes(p);
+	sb_add(b, notes);
+	sb_addf(b, "# Unix sockets: socket(AF_UNIX) is refused (seccomp cannot tell a pathname from "
+		   "another); socketpair and inherited descriptors still work; abstract sockets and "
+		   "signals are scoped to the command where Landlock's ABI >= 6 (this kernel: %d)\n",
+		landlock_abi());
 }
 
 /* The guard saw something (llrun serves it while the command runs): say it at once. */
 struct guard_ctx {
 	struct guard *g;
 	struct launch_result *r;
+	const struct backend_io *io;
 };
 
 static void on_guard(void *arg)
@@ -60,25 +54,30 @@ static void on_guard(void *arg)
 	size_t first = c->r->viol.n;
 	size_t n = guard_handle(c->g, &c->r->viol);
 	for (size_t i = first; i < first + n; i++) {
-		live_violation(NULL, &c->r->viol.v[i]);
+		c->io->violation(c->io->arg, &c->r->viol.v[i]);
 		c->r->viol.v[i].reported = true;
 	}
 }
 
-static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, struct sess_rec *rec)
+static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
+		 const struct backend_io *io)
 {
 	struct err e = {0};
 	_cleanup_(ll_plan_free) struct ll_plan lp = {0};
 	if (llplan_build(&j->plan, &j->hf, tmpdir, &lp, &e) < 0) {
-		cmd_print_err(&e);
+		io->error(io->arg, &e);
 		return EXIT_JAIL;
 	}
 	if (req->dry_run) {
 		_cleanup_free_ char *pj = policy_to_json(&req->pol);
 		_cleanup_free_ char *txt = ll_plan_render(&lp);
-		printf("# policy: %s\n# backend: landlock (no bwrap, no namespaces)\n%s", pj, txt);
-		print_limits(&j->plan, true);
-		print_net(&req->pol);
+		_cleanup_free_ char *lim = report_limits_text(&j->plan, false);
+		struct strbuf b = STRBUF_INIT;
+		sb_addf(&b, "# policy: %s\n# backend: landlock (no bwrap, no namespaces)\n%s%s", pj,
+			txt, lim);
+		print_net(&req->pol, &b);
+		io->text(io->arg, sb_str(&b));
+		sb_free(&b);
 		return 0;
 	}
 	/* the protected paths: snapshotted and kept before the command starts, watched while it
@@ -87,12 +86,12 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	_cleanup_(launch_result_free) struct launch_result lres = {.landlock = -1};
 	struct guard *g = NULL;
 	if (guard_start(&j->plan.watch, qdir, &g, &lres.watch_err, &e) < 0) {
-		cmd_print_err(&e);
-		cmd_warn("nothing was run");
+		io->error(io->arg, &e);
+		io->warn(io->arg, "nothing was run");
 		return EXIT_JAIL;
 	}
 	lres.watch_failed = lres.watch_err.what[0] != '\0';
-	struct guard_ctx gc = {g, &lres};
+	struct guard_ctx gc = {g, &lres, io};
 	struct llrun_watch watch = {guard_fd(g), on_guard, &gc};
 	bool allow = req->pol.net == NET_ALLOW;
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
@@ -100,31 +99,25 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 				  .deny_unix = true,
 				  .inet_stream_only = allow};
 	unsigned short port = 0;
-	struct netrun net = {.pol = &req->pol, .rec = rec};
 	if (allow) {
 		int lfd = -1;
 		if (llrun_listen_loopback(&lfd, &port, &e) < 0 ||
-		    netrun_ready(&net, lfd, -1, -1, -1, &e) < 0) {
-			cmd_print_err(&e);
-			netrun_free(&net);
+		    io->net_ready(io->arg, lfd, -1, -1, -1, &e) < 0) {
+			io->error(io->arg, &e);
+			io->net_stop(io->arg);
 			guard_free(g);
 			return EXIT_JAIL;
 		}
 		llplan_proxy_port(&lp, port);
-		cmd_warn("network: allow-list through the proxy on 127.0.0.1:%u; %s", port,
-			 "Landlock matches ports, not addresses: a direct connection to another host "
-			 "on that same port is not stopped");
+		report_warn(io, "network: allow-list through the proxy on 127.0.0.1:%u; %s", port,
+			    "Landlock matches ports, not addresses: a direct connection to another "
+			    "host on that same port is not stopped");
 	}
 	struct landlock_list ll = {.rules = lp.rules, .n = lp.n, .min_abi = LLRUN_MIN_ABI,
 				   .handle_net = req->pol.net != NET_ON, .ports = &port,
 				   .nports = allow ? 1 : 0};
-	if (rec) { /* the session row; its policy says backend "landlock", which resume reads */
-		if (req->resume)
-			(void)cmd_rec_attempt(rec, req->session_id, req->attempt_kind, &req->cmd,
-					      req->agent_session_id);
-		else
-			cmd_rec_begin(rec, req, NULL, NULL);
-	}
+	/* the session row; its policy says backend "landlock", which resume reads */
+	io->started(io->arg, NULL, NULL);
 	struct llrun_result r;
 	struct timespec since;
 	suidscan_mark(&since);
@@ -133,57 +126,54 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	lres.pids_hits = r.pids_hits;
 	lres.cgroup_left = r.cgroup_left;
 	lres.cg_err = r.cg_err;
-	netrun_stop(&net);
-	netrun_free(&net);
+	io->net_stop(io->arg);
 	/* llrun_run returns only once nothing of the command is left: this last check sees what
 	 * stays */
 	if (guard_finish(g, &lres.viol, &lres.snap_err) < 0)
 		lres.snapshot_failed = true;
 	if (lr == 0) /* setuid bits gained, git directories planted: as after a bwrap jail */
 		launch_scan_after(&j->plan, qdir, &since, &lres);
-	report_violations(&lres, rec);
-	report_limits(&lres, &j->plan);
+	report_violations(&lres, io);
+	report_limits(&lres, &j->plan, io);
 	if (lr < 0) {
-		cmd_print_err(&e);
-		cmd_warn("nothing was run");
-		if (rec)
-			cmd_rec_end(rec, EXIT_JAIL, 0, 0);
+		io->error(io->arg, &e);
+		io->warn(io->arg, "nothing was run");
+		io->ended(io->arg, EXIT_JAIL, 0, 0);
 		guard_free(g);
 		return EXIT_JAIL;
 	}
-	if (rec)
-		cmd_rec_end(rec, r.status, r.cmd_signal, r.term_signal);
+	io->ended(io->arg, r.status, r.cmd_signal, r.term_signal);
 	guard_free(g); /* last: its close waits for the kernel (guard.h) */
-	if (report_unmoved(&lres))
+	if (report_unmoved(&lres, io))
 		r.status = EXIT_JAIL;
 	if (r.tmp_left)
-		cmd_warn("could not remove the private temporary directory %s", tmpdir);
+		report_warn(io, "could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;
 	return r.status;
 }
 
-int cmd_ll_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
+/* A prepared jail, printed (--dry-run) or run: the backend's dry_run and launch. */
+static int ll_jail(struct run_request *req, struct jail *j, const struct backend_io *io)
 {
 	struct err e = {0};
 	_cleanup_free_ char *tmpdir = req->dry_run ? strdup("/tmp/agentjail-ll-XXXXXX")
 						   : llrun_mktemp(&e);
 	if (!tmpdir) {
-		cmd_print_err(&e);
+		io->error(io->arg, &e);
 		return EXIT_JAIL;
 	}
 	if (req->cmd.n && !strcmp(req->cmd.v[0], BW_SELF_PATH) && j->hf.self_exe) {
 		free(req->cmd.v[0]); /* verify's __probe: agentjail itself, where it lies */
 		req->cmd.v[0] = strdup(j->hf.self_exe);
 	}
-	return ll_go(req, j, tmpdir, rec);
+	return ll_go(req, j, tmpdir, io);
 }
 
-int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
-{
-	struct jail j;
-	int rc = cmd_jail_prepare(req, &j);
-	if (rc == 0)
-		rc = cmd_ll_launch(req, &j, rec);
-	jail_free(&j);
-	return rc;
-}
+const struct backend backend_landlock = {
+	.id = BACKEND_LANDLOCK,
+	.name = "landlock",
+	.caps = &backend_caps_landlock,
+	.run = backend_local_run,
+	.dry_run = ll_jail,
+	.launch = ll_jail,
+};

@@ -1,12 +1,12 @@
 /* jailreport: the sandbox's share in a failed jailed run, in one line (jailreport.h). */
-#include "cmd/jailreport.h"
+#include "core/backend/bwrap/jailreport.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
+#include "core/backend/report.h"
 #include "core/jail/ctl.h"
 #include "core/backend/bwrap/bwrapmsg.h"
 #include "core/backend/bwrap/cmdwords.h"
@@ -16,16 +16,12 @@
 #include "util/path.h"
 #include "util/xalloc.h"
 
-bool jailreport_bwrap(const struct launch_result *r)
+bool jailreport_bwrap(const struct launch_result *r, const struct backend_io *io)
 {
 	const char *text = r->bwrap_stderr;
 	if (!text)
 		return false;
-	size_t n = strlen(text);
-	cmd_put_text(stderr, text); /* it may name a path in the workspace */
-	if (n && text[n - 1] != '\n')
-		fputc('\n', stderr);
-	(void)fflush(stderr);
+	io->put_text(io->arg, text); /* it may name a path in the workspace */
 	if (r->started)
 		return false; /* bwrap's words after the command started are not a setup failure */
 	size_t len;
@@ -36,7 +32,7 @@ bool jailreport_bwrap(const struct launch_result *r)
 	bwrapmsg_translate(line, len, &m);
 	if (m.kind == BWM_NONE || m.kind == BWM_USERNS)
 		return false; /* userns: the host's own cause and fix come from userns_diag */
-	cmd_warn("the jail could not be built: %s; fix: %s; nothing was run", m.cause, m.fix);
+	report_warn(io, "the jail could not be built: %s; fix: %s; nothing was run", m.cause, m.fix);
 	return true;
 }
 
@@ -44,7 +40,8 @@ bool jailreport_bwrap(const struct launch_result *r)
  * finds commands) and, with plan given, the jail's view does not show it or its interpreter,
  * the line naming the --ro that brings it in. Without plan, init's ENOENT is the evidence that
  * the jail lacks it. Returns whether the line was printed. */
-static bool not_in_view(struct hostfacts *hf, const struct bw_plan *plan, const char *name)
+static bool not_in_view(struct hostfacts *hf, const struct bw_plan *plan, const char *name,
+			const struct backend_io *io)
 {
 	struct resolved res = {0};
 	struct err e = {0};
@@ -61,7 +58,7 @@ static bool not_in_view(struct hostfacts *hf, const struct bw_plan *plan, const 
 		if (!plan || !bw_plan_shows(plan, hf, res.path) || interp) {
 			_cleanup_free_ char *line =
 				denial_not_in_view(name, res.path, dir, interp, idir);
-			cmd_warn("%s", line);
+			io->warn(io->arg, line);
 			said = true;
 		}
 	}
@@ -70,20 +67,21 @@ static bool not_in_view(struct hostfacts *hf, const struct bw_plan *plan, const 
 }
 
 void jailreport_failure(const struct launch_result *r, int status, struct hostfacts *hf,
-			const struct bw_plan *plan, const struct strv *cmd)
+			const struct bw_plan *plan, const struct strv *cmd,
+			const struct backend_io *io)
 {
 	if (!r->started || status == 0 || r->term_signal)
 		return; /* ended by agentjail's own SIGTERM/SIGINT/SIGHUP: not the sandbox's doing */
 	if (status == EXIT_NOTFOUND && (r->exec_errno == ENOENT || r->exec_errno == ENOTDIR) &&
 	    cmd->n) {
-		(void)not_in_view(hf, NULL, cmd->v[0]);
+		(void)not_in_view(hf, NULL, cmd->v[0], io);
 	} else if (status == EXIT_NOTFOUND && !r->exec_errno && cmd->n) {
 		/* the command ran and said "not found" (a shell's 127, env's): of the programs its
 		 * command line names, the first the host has and the jail does not show */
 		struct strv words = STRV_INIT;
 		cmdwords_collect(cmd->v, cmd->n, &words);
 		for (size_t i = 0; i < words.n; i++)
-			if (not_in_view(hf, plan, words.v[i]))
+			if (not_in_view(hf, plan, words.v[i], io))
 				break;
 		strv_free(&words);
 	}
@@ -95,15 +93,16 @@ void jailreport_failure(const struct launch_result *r, int status, struct hostfa
 			moved[n++] = r->viol.v[i].path;
 	_cleanup_free_ char *line = denial_moved_line(moved, n);
 	if (line)
-		cmd_warn("%s", line);
+		io->warn(io->arg, line);
 	free(moved);
 }
 
-void jailreport_notes(const struct launch_result *r, struct hostfacts *hf)
+void jailreport_notes(const struct launch_result *r, struct hostfacts *hf,
+		      const struct backend_io *io)
 {
 	if (!(r->notes & CTL_NOTE_LOCK) || !hf->home)
 		return;
 	_cleanup_free_ char *gitconfig = path_join(hf->home, ".gitconfig");
 	_cleanup_free_ char *line = denial_gitconfig_line(gitconfig);
-	cmd_warn("%s", line);
+	io->warn(io->arg, line);
 }

@@ -1,28 +1,25 @@
-/* The remote backend from agentjail (doc/design.md §4b, §7). agentjail is a static PIE and
+/* The remote backend from agentjail (doc/design.md §2a, §4b, §7). agentjail is a static PIE and
  * libcurl cannot be linked statically here, so the opensandbox backend is its own dynamically
- * linked program, agentjail-remote (src/remote_main.c, src/cmd/osbrun.c, src/core/remote/),
+ * linked program, agentjail-remote (src/remote_main.c, osbrun.c, osb_client.c, osb_sync.c),
  * found like the jail's init (beside agentjail, else PREFIX/libexec/agentjail/remote) with the
  * same ownership and permission checks. agentjail execs it with its own argv and environment
  * (the API key stays in the variable [opensandbox] api_key_env names, never in argv); it runs
- * the same command (`run …`, `resume …`) and takes the remote branch. This file is linked into
- * agentjail; agentjail-remote links cmd/osbrun.c, which defines the same functions. */
+ * the same command (`run …`, `resume …`) and takes the same backend. This file is linked into
+ * agentjail; agentjail-remote links osbrun.c, which defines backend_opensandbox itself. */
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
 
-#include "cmd/cmd.h"
-#include "cmd/osbrun.h"
+#include "core/backend/backend.h"
 #include "core/jail/initbin.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 
 extern char **environ;
 
-const bool cmd_osb_linked = false;
-
 static struct strv main_argv = STRV_INIT;
 
-void cmd_remote_save_argv(int argc, char **argv)
+void backend_keep_argv(int argc, char **argv)
 {
 	strv_free(&main_argv);
 	for (int i = 0; i < argc; i++)
@@ -31,8 +28,11 @@ void cmd_remote_save_argv(int argc, char **argv)
 
 /* Replace this process by agentjail-remote with main's argv: returns only on an error (said):
  * EXIT_JAIL. */
-static int remote_exec(void)
+static int remote_exec(const struct backend *b, struct run_request *req,
+		       const struct backend_io *io)
 {
+	(void)b;
+	(void)req;
 	struct err e = {0};
 	_cleanup_free_ char *path = NULL;
 	int fd = helperbin_open(&HELPER_REMOTE, &path, &e);
@@ -47,19 +47,14 @@ static int remote_exec(void)
 	}
 	if (fd >= 0)
 		(void)close(fd);
-	cmd_print_err(&e);
+	io->error(io->arg, &e);
 	return EXIT_JAIL;
 }
 
-int cmd_osb_run(struct run_request *req, const struct config *cfg)
-{
-	(void)req;
-	(void)cfg;
-	return remote_exec();
-}
-
-int cmd_osb_resume(struct run_request *req)
-{
-	(void)req;
-	return remote_exec();
-}
+const struct backend backend_opensandbox = {
+	.id = BACKEND_OPENSANDBOX,
+	.name = "opensandbox",
+	.caps = &backend_caps_opensandbox,
+	.elsewhere = true,
+	.run = remote_exec,
+};

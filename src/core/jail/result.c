@@ -5,7 +5,7 @@
 
 #include "core/jail/gitscan_check.h"
 #include "core/jail/suidscan.h"
-#include "core/jail/watch.h"
+#include "core/jail/guard.h"
 
 void launch_scan_after(const struct bw_plan *plan, const char *quarantine_dir,
 		       const struct timespec *since, struct launch_result *r)
@@ -27,6 +27,6 @@ void launch_result_free(struct launch_result *r)
 	violations_free(&r->viol);
 	free(r->bwrap_stderr);
 	r->bwrap_stderr = NULL;
-	watch_stop(r->retired);
+	guard_free(r->retired);
 	r->retired = NULL;
 }

@@ -10,7 +10,7 @@
 #include "core/plan/bwrap_argv.h"
 #include "util/err.h"
 
-struct watch; /* core/jail/watch.h */
+struct guard; /* core/jail/guard.h */
 
 struct launch_result {
 	bool started;          /* bwrap reported the command running */
@@ -22,7 +22,7 @@ struct launch_result {
 	int landlock;          /* what init reported (ctl.h CTL_LANDLOCK value), -1 if nothing */
 	int cmd_signal;        /* the command died of this signal (status is 128+it), or 0 */
 	struct err snap_err;
-	bool watch_failed;     /* the live watch of missing protected paths could not start */
+	bool watch_failed;     /* the live watch of protected paths could not start */
 	struct err watch_err;
 	unsigned long long oom_kills;  /* cgroup scope: processes the kernel OOM-killed */
 	unsigned long long pids_hits;  /* cgroup scope: forks refused at pids.max */
@@ -34,10 +34,11 @@ struct launch_result {
 	char *bwrap_stderr;
 	int exec_errno;                /* init could not execute the command: why, else 0 */
 	int notes;                     /* what init saw for the host to explain (ctl.h CTL_NOTE_*) */
-	/* the live watch, disarmed when the jail ended and closed by launch_result_free: closing
-	 * it waits for the kernel to release its watches (watch.h), time overlapped this way with
-	 * the checks after the run and the caller's end of the session */
-	struct watch *retired;
+	/* the guard of the protected paths, disarmed when the jail ended and freed by
+	 * launch_result_free: closing its inotify fd waits for the kernel to release its watches
+	 * (guard.h), time overlapped this way with the checks after the run and the caller's end
+	 * of the session */
+	struct guard *retired;
 };
 
 void launch_result_free(struct launch_result *r);

@@ -27,7 +27,7 @@
 #include "core/jail/pty.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/supervise.h"
-#include "core/jail/watch.h"
+#include "core/jail/guard.h"
 #include "core/jail/bindcheck.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -365,7 +365,7 @@ struct run_ctx {
 	int tty_fd;
 	struct strv argv;
 	const struct launch_hooks *hooks;
-	struct watch *watch;       /* live watch of missing protected paths, or NULL */
+	struct guard *guard;       /* the protected paths' snapshot and live watch, or NULL */
 	struct launch_result *r;   /* where its violations go */
 	struct netns_holder ns;    /* --net allow: the child's end of the hand-over */
 	int ns_sock;               /* … and ours, or -1 */
@@ -373,7 +373,6 @@ struct run_ctx {
 	int binds_fd;              /* the binds' identities for init (bindcheck.h), or -1 */
 	/* taken while bwrap builds the jail, before CTL_GO lets the command start */
 	const struct strv *protect; /* the plan's protected paths */
-	struct snapshot *before;    /* their snapshot */
 	const char *qdir;           /* the quarantine, for the live watch */
 };
 
@@ -400,16 +399,16 @@ static void run_ctx_free(struct run_ctx *c)
 	if (c->ns.sock >= 0)
 		(void)close(c->ns.sock);
 	c->ns_sock = c->ns.sock = -1;
-	watch_stop(c->watch);
-	c->watch = NULL;
+	guard_free(c->guard);
+	c->guard = NULL;
 }
 
-/* The live watch saw something: move it aside (watch_handle) and say so at once. */
+/* The live watch saw something: move it aside (guard_handle) and say so at once. */
 static void on_watch(void *arg)
 {
 	struct run_ctx *c = arg;
 	size_t first = c->r->viol.n;
-	size_t n = watch_handle(c->watch, &c->r->viol);
+	size_t n = guard_handle(c->guard, &c->r->viol);
 	for (size_t i = first; i < first + n; i++) {
 		if (!c->hooks || !c->hooks->violation)
 			continue;
@@ -418,23 +417,22 @@ static void on_watch(void *arg)
 	}
 }
 
-/* Watch the protected paths that are missing now (those cannot be bound read-only). */
-static void start_watch(struct run_ctx *c, const struct snapshot *before, const char *qdir)
+/* Snapshot the protected paths and watch those missing now (the others are bound read-only):
+ * the guard (core/jail/guard.h). -1 with e: no snapshot, no run. */
+static int start_guard(struct run_ctx *c, struct err *e)
 {
+	struct guard_opts o = {.live = true};
 #ifdef AJ_TEST_BUILD
 	/* test builds only: no live watch, so a test reaches the check after the run */
 	if (getenv("AGENTJAIL_TEST_NO_WATCH"))
-		return;
+		o.live = false;
 #endif
-	struct strv missing = STRV_INIT;
-	for (size_t i = 0; i < before->n; i++)
-		if (!before->e[i].exists)
-			strv_push(&missing, before->e[i].path);
-	if (missing.n && qdir && watch_start(&missing, qdir, &c->watch, &c->r->watch_err) < 0)
-		c->r->watch_failed = true;
-	strv_free(&missing);
-	if (c->watch)
+	if (guard_start(c->protect, c->qdir, &o, &c->guard, &c->r->watch_err, e) < 0)
+		return -1;
+	c->r->watch_failed = c->r->watch_err.what[0] != '\0';
+	if (guard_fd(c->guard) >= 0)
 		on_watch(c); /* arms the watches */
+	return 0;
 }
 
 static int setup(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
@@ -588,9 +586,7 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	}
 	/* the snapshot of the protected paths and the live watch overlap bwrap's setup (as the
 	 * session's row does): the command cannot start, or write anything, before CTL_GO */
-	bool snapped = snapshot_take(c->protect, c->before, e) == 0;
-	if (snapped)
-		start_watch(c, c->before, c->qdir);
+	bool snapped = start_guard(c, e) == 0;
 	if (snapped && c->hooks && c->hooks->started)
 		c->hooks->started(c->hooks->arg);
 	if (!snapped || (c->ns_sock >= 0 && net_handover(c, e) < 0)) {
@@ -618,9 +614,9 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 						    : ((c->which & PTY_STDOUT) ? 1 : 2),
 				  .tty_fd = c->tty_fd,
 				  .grace_ms = 10000,
-				  .watch_fd = watch_fd(c->watch),
+				  .watch_fd = guard_fd(c->guard),
 				  .err_fd = c->err_read,
-				  .on_watch = c->watch ? on_watch : NULL,
+				  .on_watch = guard_fd(c->guard) >= 0 ? on_watch : NULL,
 				  .watch_arg = c};
 	if (c->which & PTY_STDIN) {
 		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
@@ -634,7 +630,7 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
-	watch_disarm(c->watch); /* the jail is gone: start releasing the watches (watch.h) */
+	guard_disarm(c->guard); /* the jail is gone: start releasing the watches (guard.h) */
 	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
 	 * stop or kill us now, after the jail is gone and before we report */
 	struct signalfd_siginfo late;
@@ -697,11 +693,9 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .ns.sock = -1,
 			    .err_read = -1,
 			    .binds_fd = -1};
-	struct snapshot before = {0};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);
 	c.protect = &plan->watch;
-	c.before = &before;
 	c.qdir = quarantine_dir;
 	struct timespec since;
 	suidscan_mark(&since);
@@ -709,18 +703,18 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 		rc = limits_scope(plan, &cg, &c.m, e);
 	if (rc == 0)
 		rc = run_jail(bwrap, &c, r, e);
-	watch_disarm(c.watch);
-	r->retired = c.watch; /* closed last (launch_result_free) */
-	c.watch = NULL;
+	guard_disarm(c.guard);
+	struct guard *g = c.guard;
+	r->retired = g; /* closed last (launch_result_free) */
+	c.guard = NULL;
 	run_ctx_free(&c);
 	limits_collect(&cg, r);
 	struct violations after = {0};
-	if (rc == 0 && snapshot_check(&before, quarantine_dir, &after, &r->snap_err) < 0)
+	if (rc == 0 && guard_finish(g, &after, &r->snap_err) < 0)
 		r->snapshot_failed = true;
 	violations_append(&r->viol, &after);
 	if (rc == 0)
 		launch_scan_after(plan, quarantine_dir, &since, r);
-	snapshot_free(&before);
 	return rc;
 }
 

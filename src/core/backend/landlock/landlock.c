@@ -85,7 +85,8 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	_cleanup_free_ char *qdir = path_join(j->hf.state_dir, "quarantine");
 	_cleanup_(launch_result_free) struct launch_result lres = {.landlock = -1};
 	struct guard *g = NULL;
-	if (guard_start(&j->plan.watch, qdir, &g, &lres.watch_err, &e) < 0) {
+	struct guard_opts go = {.keep = true, .live = true};
+	if (guard_start(&j->plan.watch, qdir, &go, &g, &lres.watch_err, &e) < 0) {
 		io->error(io->arg, &e);
 		io->warn(io->arg, "nothing was run");
 		return EXIT_JAIL;

@@ -18,6 +18,7 @@
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/termtext.h"
+#include "util/xalloc.h"
 
 int cmd_take_backend(int *argc, char **argv, const char **backend)
 {
@@ -55,6 +56,15 @@ int cmd_take_backend(int *argc, char **argv, const char **backend)
 	return 0;
 }
 
+char *cmd_backend_chosen_by(const char *flag, const struct config *cfg)
+{
+	if (flag)
+		return xasprintf("--backend %s", flag);
+	if (cfg && cfg->backend.v)
+		return xasprintf("backend = \"%s\" at %s", cfg->backend.v, cfg->backend.origin);
+	return xstrdup("the default");
+}
+
 /* ---- the io ---- */
 
 struct cmd_io {
@@ -82,6 +92,12 @@ static void io_text(void *arg, const char *text)
 {
 	(void)arg;
 	fputs(text, stdout);
+}
+
+static void io_would_run(void *arg)
+{
+	struct cmd_io *c = arg;
+	cmd_print_would_run(c->req);
 }
 
 static void io_put_text(void *arg, const char *text)
@@ -202,15 +218,17 @@ static const struct config *io_config(void *arg)
 }
 
 static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request *req,
-		    struct sess_rec *rec, const struct config *cfg)
+		    struct sess_rec *rec, const struct config *cfg, const char *chosen_by)
 {
 	*c = (struct cmd_io){.req = req, .rec = rec, .cfg = cfg};
 	c->net = (struct netrun){.pol = &req->pol, .rec = rec};
 	*io = (struct backend_io){.arg = c,
 				  .tty = isatty(STDERR_FILENO),
+				  .chosen_by = chosen_by,
 				  .warn = io_warn,
 				  .error = io_error,
 				  .text = io_text,
+				  .would_run = io_would_run,
 				  .put_text = io_put_text,
 				  .output = io_output,
 				  .progress = io_progress,
@@ -235,13 +253,14 @@ static void io_free(struct cmd_io *c)
 
 /* ---- through the interface ---- */
 
-int cmd_backend_run(const struct backend *b, struct run_request *req, const struct config *cfg)
+int cmd_backend_run(const struct backend *b, struct run_request *req, const struct config *cfg,
+		    const char *chosen_by)
 {
 	req->pol.backend = b->id; /* the session's policy says where it ran; resume reads it */
 	struct sess_rec rec = {0};
 	struct cmd_io c;
 	struct backend_io io;
-	io_init(&c, &io, req, &rec, cfg);
+	io_init(&c, &io, req, &rec, cfg, chosen_by);
 	int rc = b->run(b, req, &io);
 	io_free(&c);
 	cmd_rec_close(&rec);
@@ -250,14 +269,14 @@ int cmd_backend_run(const struct backend *b, struct run_request *req, const stru
 
 int cmd_run_request(struct run_request *req)
 {
-	return cmd_backend_run(backend_by_id(req->pol.backend), req, NULL);
+	return cmd_backend_run(backend_by_id(req->pol.backend), req, NULL, NULL);
 }
 
 int cmd_backend_prepare(struct run_request *req, struct jail *j)
 {
 	struct cmd_io c;
 	struct backend_io io;
-	io_init(&c, &io, req, NULL, NULL);
+	io_init(&c, &io, req, NULL, NULL, NULL);
 	int rc = backend_prepare(req, j, &io);
 	io_free(&c);
 	return rc;
@@ -267,7 +286,7 @@ int cmd_backend_jail(const struct backend *b, struct run_request *req, struct ja
 {
 	struct cmd_io c;
 	struct backend_io io;
-	io_init(&c, &io, req, NULL, NULL);
+	io_init(&c, &io, req, NULL, NULL, NULL);
 	int rc = req->dry_run ? b->dry_run(req, j, &io) : b->launch(req, j, &io);
 	io_free(&c);
 	return rc;

@@ -30,6 +30,13 @@ void cmd_put_text(FILE *f, const char *text);
  * the answer a line of stdin. false when stdin is not a terminal (nobody to ask: the caller
  * says how to confirm). */
 bool cmd_confirm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error in one line, with the nearest of known (NULL-terminated) when it is a likely
+ * typo: "agentjail: CMD: unknown WHAT: ARG (did you mean X? see `agentjail CMD --help`)";
+ * cmd NULL: agentjail's own command. Returns EXIT_USAGE. */
+int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known);
+/* Whether to colour what goes to fd: a terminal, NO_COLOR unset or empty (no-color.org), TERM
+ * not "dumb". */
+bool cmd_colour(int fd);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
 
@@ -51,6 +58,9 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req);
 struct resolved;
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		   struct resolved *res, struct err *e);
+/* cmd_find_agent failed with e: how to install the agent, in one line when it is simply not
+ * there (e's own line first otherwise: found but not executable, …). */
+void cmd_agent_missing(const struct profile *pr, const struct err *e);
 int cmd_shim(int argc, char **argv);
 /* A shim invoked inside a jail: run the real agent directly (never returns on success). */
 int cmd_shim_in_jail(const char *exe, char **argv);
@@ -59,17 +69,25 @@ int cmd_shim_in_jail(const char *exe, char **argv);
 /* Take --backend VALUE / --backend=VALUE out of the options before the command (argv and
  * *argc shrink). -1 (said) on a missing or unknown value. */
 int cmd_take_backend(int *argc, char **argv, const char **backend);
+/* What chose the backend, said when it fails: "--backend NAME", `backend = "NAME" at
+ * FILE:LINE`, or "the default". malloc'd. */
+char *cmd_backend_chosen_by(const char *flag, const struct config *cfg);
 /* Run a parsed, validated request with backend b, through the command layer's io (its lines,
  * the session record, the proxy); cfg: the run's configuration, or NULL (read from the
- * workspace when the backend asks for it). Returns the exit status. */
+ * workspace when the backend asks for it); chosen_by: what chose b, or NULL. Returns the exit
+ * status. */
 struct backend;
 struct jail;
-int cmd_backend_run(const struct backend *b, struct run_request *req, const struct config *cfg);
+int cmd_backend_run(const struct backend *b, struct run_request *req, const struct config *cfg,
+		    const char *chosen_by);
 /* verify: the jail of a request, built exactly as `run` builds it, its errors said (0, or the
  * exit code; jail_free either way); then printed (req->dry_run) or launched with b, nothing
  * recorded. */
 int cmd_backend_prepare(struct run_request *req, struct jail *j);
 int cmd_backend_jail(const struct backend *b, struct run_request *req, struct jail *j);
+/* --dry-run's first line: "would run: CMD ARG…" (shell-quoted), before the plan that
+ * otherwise buries the command at the end of init's long line (issue 26). */
+void cmd_print_would_run(const struct run_request *req);
 
 /* The session record of one run (cmd/record.c). A store that cannot be opened or written
  * costs one warning; the run goes on. */

@@ -7,6 +7,9 @@
 
 #include "cmd/cmd.h"
 #include "core/backend/backend.h"
+#include "util/cleanup.h"
+#include "util/strbuf.h"
+#include "util/termtext.h"
 
 static const char usage[] =
 	"usage: agentjail run [POLICY] [--] CMD [ARG...]\n"
@@ -30,7 +33,8 @@ static const char usage[] =
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
-	"  --quiet                      no start and end lines (printed on a terminal only)\n"
+	"  --quiet                      no start and end lines (printed on a terminal only),\n"
+	"                               no --net allow banner\n"
 	"  --backend local|landlock|opensandbox\n"
 	"                               where it runs: local, the bwrap jail (default);\n"
 	"                               landlock: no namespaces, Landlock + seccomp only (weaker);\n"
@@ -39,6 +43,19 @@ static const char usage[] =
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
 	"      126/127 command not executable / not found\n"
 	"example: agentjail run --net allow --allow-domain pypi.org -- pip install requests\n";
+
+void cmd_print_would_run(const struct run_request *req)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < req->cmd.n; i++) {
+		if (i)
+			sb_add(&b, " ");
+		sb_add_shquoted(&b, req->cmd.v[i]);
+	}
+	_cleanup_free_ char *shown = fmt_clean(sb_str(&b)); /* a stored argv, for resume */
+	printf("would run: %s\n", shown);
+	sb_free(&b);
+}
 
 /* The values of --env NAME=VALUE are already copied into the policy: overwrite them in our own
  * argv so /proc/PID/cmdline (what `ps` shows) no longer carries them while the jail runs. */
@@ -67,12 +84,14 @@ int cmd_run(int argc, char **argv)
 		cmd_warn("cannot read the current directory: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
+	static const char *const more[] = {"--backend", NULL};
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = getenv("HOME"),
 				.env_fs = getenv("AGENTJAIL_FS"),
 				.env_net = getenv("AGENTJAIL_NET"),
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
-				.env_pids = getenv("AGENTJAIL_PIDS")};
+				.env_pids = getenv("AGENTJAIL_PIDS"),
+				.more_opts = more};
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
@@ -98,7 +117,8 @@ int cmd_run(int argc, char **argv)
 		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
 		rc = EXIT_USAGE;
 	} else {
-		rc = cmd_backend_run(b, &req, &cc.cfg);
+		_cleanup_free_ char *by = cmd_backend_chosen_by(backend, &cc.cfg);
+		rc = cmd_backend_run(b, &req, &cc.cfg, by);
 	}
 	run_request_free(&req);
 	cmd_config_free(&cc);

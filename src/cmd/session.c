@@ -165,10 +165,8 @@ int cmd_sessions(int argc, char **argv)
 			       "example: agentjail sessions --all\n");
 			return 0;
 		} else {
-			cmd_warn("sessions: unexpected argument %s (usage: agentjail sessions [--all] "
-				 "[--json])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--all", "--json", "--help", NULL};
+			return cmd_unknown("sessions", "argument", argv[i], known);
 		}
 	}
 	_cleanup_store_ struct store *st = NULL;
@@ -472,7 +470,7 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 		strv_free(&env);
 	}
 	if (cmd_find_agent(pr, home ? home : "/", req->pol.workspace, &res, &e) < 0) {
-		cmd_print_err(&e);
+		cmd_agent_missing(pr, &e);
 		return EXIT_NOTFOUND;
 	}
 	bool sandboxed = req->pol.fs != FS_DANGER_FULL;
@@ -576,10 +574,9 @@ int cmd_resume(int argc, char **argv)
 		else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("resume: unexpected argument %s (usage: agentjail resume [ID | --last] "
-				 "[--dry-run] [--quiet])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--last", "--dry-run", "--quiet", "--help",
+							    NULL};
+			return cmd_unknown("resume", "argument", argv[i], known);
 		}
 	}
 	if ((id && last) || (!id && !last))
@@ -633,7 +630,7 @@ int cmd_resume(int argc, char **argv)
 		/* a generic command resumes by running again (a remote one in a new sandbox): said
 		 * once (not with --quiet), by the program that runs it */
 		if (b->elsewhere) {
-			rc = cmd_backend_run(b, &req, NULL); /* agentjail-remote resumes it */
+			rc = cmd_backend_run(b, &req, NULL, NULL); /* agentjail-remote resumes it */
 			goto out;
 		}
 		strv_copy(&req.cmd, &s.argv);
@@ -643,7 +640,7 @@ int cmd_resume(int argc, char **argv)
 				 c);
 		}
 		req.attempt_kind = ATTEMPT_FRESH;
-		rc = cmd_backend_run(b, &req, NULL);
+		rc = cmd_backend_run(b, &req, NULL, "the session, which ran on it");
 		goto out;
 	}
 	rc = resume_agent(pr, &s, &req);

@@ -86,6 +86,8 @@ OURS = [
     ("session.c", r"s\.profile", "a profile name (built in or the user's)"),
     ("session.c", r"text", "help(): its callers pass usage texts"),
     ("runlines.c", r"p->profile", "a profile name (built in or the user's)"),
+    ("runlines.c", r"caps->(noun|private_note)", "a backend's capabilities: agentjail's "
+     "built-in words (core/backend/caps.c)"),
     ("runlines.c", r"st", "agentjail's words for an exit status"),
     ("quarantine.c", r"t|v\[i\]\.id", "a time and a session id agentjail made"),
     ("connect.c", r".*", "__connect runs inside the jail, on the jail's own stderr"),

@@ -39,6 +39,8 @@ enum backend_row {
 
 struct backend_caps {
 	const char *column;        /* the table's head for it: "bwrap (default)", "landlock" */
+	/* the start line of a session (cmd/runlines.h): what it runs in, what it keeps private */
+	const char *noun, *private_note;
 	const char *rows[BR__N];   /* its answer to each row, in words (NULL: not in the table) */
 	/* what the commands act on */
 	bool namespaces;  /* private /proc, PIDs, mounts, /dev: the probes that need them hold */
@@ -71,12 +73,17 @@ struct backend_place {
 struct backend_io {
 	void *arg;
 	bool tty; /* stderr is a terminal */
+	/* What chose the backend ("--backend NAME", `backend = "NAME" at FILE:LINE`, "the session,
+	 * which ran on it"), for the line after a failure; NULL: not known. */
+	const char *chosen_by;
 	/* One line on stderr ("agentjail: " first; the whole line through fmt_clean). */
 	void (*warn)(void *arg, const char *line);
 	void (*error)(void *arg, const struct err *e);
 	/* --dry-run: agentjail's text on stdout as it is (the user's policy and plan, agentjail's
 	 * comments): made before anything runs, never a jail's words (tests/helpers/printcheck.py). */
 	void (*text)(void *arg, const char *text);
+	/* --dry-run's first line on stdout: "would run: CMD ARG…" (shell-quoted, cleaned). */
+	void (*would_run)(void *arg);
 	/* Text of several lines on stderr, each piece through fmt_clean (bwrap's own words). */
 	void (*put_text)(void *arg, const char *text);
 	/* The command's own output (the remote stream): on fd 1 or 2 as it came. */

@@ -28,6 +28,8 @@ const char *backend_row_name(enum backend_row r)
 
 const struct backend_caps backend_caps_bwrap = {
 	.column = "bwrap (default)",
+	.noun = "jail",
+	.private_note = "~ and /tmp are private and discarded",
 	.rows = {
 		[BR_READS] = "yes (mounts)",
 		[BR_WRITES] = "yes",
@@ -51,6 +53,8 @@ const struct backend_caps backend_caps_bwrap = {
 
 const struct backend_caps backend_caps_landlock = {
 	.column = "landlock",
+	.noun = "landlock sandbox",
+	.private_note = "/tmp is private and discarded, ~ out of reach", /* no namespaces (§4c) */
 	.rows = {
 		[BR_READS] = "yes (Landlock)",
 		[BR_WRITES] = "yes",
@@ -81,6 +85,8 @@ const struct backend_caps backend_caps_landlock = {
 /* The service's isolation is the service's (doc/design.md §4b): not in the table. */
 const struct backend_caps backend_caps_opensandbox = {
 	.column = "opensandbox",
+	.noun = "jail",
+	.private_note = "~ and /tmp are private and discarded", /* the sandbox's, deleted */
 	.agents_instead = "a local jail",
 	.agents_why = "its credentials are never sent to a service",
 	.verify_why = "the service's isolation is its own",

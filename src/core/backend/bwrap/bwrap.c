@@ -17,6 +17,7 @@
 
 static int bwrap_dry_run(struct run_request *req, struct jail *j, const struct backend_io *io)
 {
+	io->would_run(io->arg);
 	char *bwrap = NULL;
 	struct err e = {0};
 	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;
@@ -109,7 +110,7 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 						  "Landlock scoping)",
 			    req->pol.profile ? "; the default, --net allow, lets it reach its API only"
 					     : "");
-	else if (req->pol.net == NET_ALLOW)
+	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol, io);
 	io->begin(io->arg);
 	struct hooks_ctx hc = {io, plan, bwrap};

@@ -69,6 +69,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 		return EXIT_JAIL;
 	}
 	if (req->dry_run) {
+		io->would_run(io->arg);
 		_cleanup_free_ char *pj = policy_to_json(&req->pol);
 		_cleanup_free_ char *txt = ll_plan_render(&lp);
 		_cleanup_free_ char *lim = report_limits_text(&j->plan, false);
@@ -122,6 +123,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	struct llrun_result r;
 	struct timespec since;
 	suidscan_mark(&since);
+	io->begin(io->arg);
 	int lr = llrun_run(&lp, &j->plan.limits, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
 	lres.oom_kills = r.oom_kills;
 	lres.pids_hits = r.pids_hits;
@@ -150,6 +152,10 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	if (r.tmp_left)
 		report_warn(io, "could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;
+	size_t moved = 0;
+	for (size_t i = 0; i < lres.viol.n; i++)
+		moved += lres.viol.v[i].moved_to != NULL;
+	io->end(io->arg, r.status, r.cmd_signal, req->interrupted, moved);
 	return r.status;
 }
 

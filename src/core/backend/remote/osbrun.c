@@ -102,6 +102,23 @@ static long env_seconds(const char *name, long dflt)
 	return s > 0 ? s : dflt;
 }
 
+/* After a failure: which backend it was, what chose it, and the key's variable when it is not
+ * set (issue 26: "POST: the service answered 401 MISSING_API_KEY" from a configuration the
+ * user had forgotten). */
+static void say_backend(const struct osb_settings *s, const struct backend_io *io)
+{
+	const char *key = getenv(s->api_key_env);
+	report_warn(io,
+		    "that was the opensandbox backend at %s, chosen by %s; `--backend local` runs "
+		    "a local jail instead",
+		    s->url, io->chosen_by ? io->chosen_by : "the configuration");
+	if (!key || !*key)
+		report_warn(io,
+			    "$%s is not set: the service's API key goes there (api_key_env in "
+			    "[opensandbox] names the variable)",
+			    s->api_key_env);
+}
+
 static int osb_run(const struct backend *self, struct run_request *req,
 		   const struct backend_io *io)
 {
@@ -150,6 +167,7 @@ static int osb_run(const struct backend *self, struct run_request *req,
 	}
 	_cleanup_free_ char *note = osb_timeout_note(&s);
 	if (req->dry_run) {
+		io->would_run(io->arg);
 		/* the key is never shown: only the name of its variable */
 		struct strbuf d = STRBUF_INIT;
 		sb_addf(&d, "# backend opensandbox: %s (API key from $%s)\n", s.url, s.api_key_env);
@@ -240,6 +258,7 @@ static int osb_run(const struct backend *self, struct run_request *req,
 		status = 128 + sig;
 	} else if (rc < 0) {
 		io->error(io->arg, &e);
+		say_backend(&s, io);
 		if (cmd_id) {
 			struct err ie = {0};
 			if (osb_interrupt(c, cmd_id, &ie) < 0)

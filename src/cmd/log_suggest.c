@@ -1,5 +1,5 @@
 /* `agentjail log [ID] --suggest [--apply [--yes]]`: the allow_domains entries that would allow
- * what a session's proxy denied (core/plan/netsuggest.c), printed as configuration lines; with
+ * what a session's proxy denied (core/net/netsuggest.c), printed as configuration lines; with
  * --apply, added to the user's configuration file after asking — never to a project's file
  * (doc/design.md §8). */
 #include <stdio.h>

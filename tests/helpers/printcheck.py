@@ -81,7 +81,7 @@ OURS = [
      "never a line of agentjail's"),
     ("doctor.c", r"j", "__doctor-opensandbox: JSON text (jansson escapes controls)"),
     ("tui.c", r"dir", "the TUI's directory, which the user gave"),
-    ("tui_view.c", r".*", "curses: every string drawn comes from the model (plan/tui_model.h: "
+    ("tui_view.c", r".*", "curses: every string drawn comes from the model (cmd/tui/tui_model.h: "
                           "\"every string already cleaned\"), filled by tui.c through fmt_clean"),
     ("session.c", r"s\.profile", "a profile name (built in or the user's)"),
     ("session.c", r"text", "help(): its callers pass usage texts"),

@@ -1,4 +1,4 @@
-/* cmdwords: the programs a command line names (core/plan/cmdwords.h), for the "not in the
+/* cmdwords: the programs a command line names (core/backend/bwrap/cmdwords.h), for the "not in the
  * jail's view" line after a shell's or env's 127 (issue 26, item 5). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* The namespace holder's hand-over (core/jail/netns): the listeners arrive, a failed step
+/* The namespace holder's hand-over (core/backend/bwrap/netns): the listeners arrive, a failed step
  * arrives named, and a holder that says nothing or vanishes is an error, never a hang. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* `agentjail tui`: the session manager. The loop: the store read into tui_model's rows, keys
- * fed to the model (core/plan/tui_model.c), its actions carried out, the view drawn
- * (cmd/tui_view.c). Sessions are started, resumed, deleted and their logs read by running this
+ * fed to the model (cmd/tui/tui_model.c), its actions carried out, the view drawn
+ * (cmd/tui/tui_view.c). Sessions are started, resumed, deleted and their logs read by running this
  * very binary (`agentjail NAME …`, `run …`, `resume ID`, `rm ID`, `log ID`): the same code path
  * as the command line, recorded the same way, the session owning the real terminal while it
  * runs. */

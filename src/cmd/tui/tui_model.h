@@ -1,6 +1,7 @@
 /* tui_model: everything `agentjail tui` does, without a terminal (doc/design.md §7). Pure: the
- * command layer (cmd/tui.c) fills the rows from the session store, feeds keys in and carries out
- * the returned actions (run, resume, delete, log, complete); cmd/tui_view.c only draws the model.
+ * command layer (cmd/tui/tui.c) fills the rows from the session store, feeds keys in and carries
+ * out the returned actions (run, resume, delete, log, complete); cmd/tui/tui_view.c only draws the
+ * model.
  *
  * Screens: the session list (filterable, a detail pane for the selected row), the help and log
  * pages (text with a scroll offset), the New Session dialog and two confirmations (delete a

@@ -1,5 +1,5 @@
-/* tui_view: draws the TUI's model with ncursesw and reads keys (cmd/tui_view.c). Nothing here
- * decides anything: the behaviour is core/plan/tui_model.c. */
+/* tui_view: draws the TUI's model with ncursesw and reads keys (cmd/tui/tui_view.c). Nothing here
+ * decides anything: the behaviour is cmd/tui/tui_model.c. */
 #pragma once
 #include <stdbool.h>
 

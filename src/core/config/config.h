@@ -1,6 +1,6 @@
 /* config: the configuration's schema, its layers and the project-trust rules (doc/design.md §8).
- * Pure: it takes parsed TOML trees (core/plan/toml.h) and plain values; reading the files, their
- * ownership and the trust store are core/host/config_load.
+ * Pure: it takes parsed TOML trees (core/config/toml.h) and plain values; reading the files, their
+ * ownership and the trust store are core/config/config_load.
  *
  * Layers, lowest first: built-in defaults, /etc/agentjail/config.toml (CFG_SYSTEM), the user's
  * config.toml (CFG_USER), the workspace's .agentjail.toml (CFG_PROJECT), AGENTJAIL_* variables

@@ -1,8 +1,8 @@
-/* config_load: the configuration files read from the host, layered (core/plan/config.h,
+/* config_load: the configuration files read from the host, layered (core/config/config.h,
  * doc/design.md §8). A file is read only when it is a regular file owned by the user or root and
  * writable by no one else, in a directory of the same kind; otherwise it is an error naming the
  * file and the fix, never skipped. The project's file is trusted when its canonical path and
- * the SHA-256 of the bytes read are in the trust store (core/host/trust.h). */
+ * the SHA-256 of the bytes read are in the trust store (core/config/trust.h). */
 #pragma once
 #include <stdbool.h>
 

@@ -479,7 +479,7 @@ static void check_jail(struct doctor_report *r)
 }
 
 /* --net allow: a child builds the namespace the holder builds (user + net, maps, lo up, the
- * listeners) and hands the listeners over, exactly as a run does (core/jail/netns.c). */
+ * listeners) and hands the listeners over, exactly as a run does (core/backend/bwrap/netns.c). */
 static void check_netns(struct doctor_report *r)
 {
 	struct err e = {0};

@@ -1,8 +1,8 @@
 /* pipeline: one jail from policy to exit status (doc/design.md §2, §3, §3b). prepare (the policy
  * made canonical and checked, the host facts gathered, the private caches made, the plan built)
- * → launch (core/jail/launch.h's jail_launch: bwrap found by the caller, __init, the supervised
- * run) → the snapshot compared and what appeared moved into the quarantine (inside launch_run).
- * `run`, the agent commands, `resume`, `verify` and the availability check
+ * → launch (core/backend/bwrap/launch.h's jail_launch: bwrap found by the caller, __init, the
+ * supervised run) → the snapshot compared and what appeared moved into the quarantine (inside
+ * launch_run). `run`, the agent commands, `resume`, `verify` and the availability check
  * (core/backend/bwrap/avail.c) all build and start their jail here; the command layer adds only
  * what it prints, the exit codes and the session record. */
 #pragma once

@@ -29,8 +29,8 @@ struct launch_result {
 	bool cgroup_left;              /* the scope could not be removed (cg_err says why) */
 	struct err cg_err;
 	/* What bwrap wrote on its stderr (a pipe of ours until the command got the user's own
-	 * stderr back): its setup errors (core/plan/bwrapmsg.h), never the command's words.
-	 * NULL when it wrote nothing; the caller shows it as it is. */
+	 * stderr back): its setup errors (core/backend/bwrap/bwrapmsg.h), never the command's
+	 * words. NULL when it wrote nothing; the caller shows it as it is. */
 	char *bwrap_stderr;
 	int exec_errno;                /* init could not execute the command: why, else 0 */
 	int notes;                     /* what init saw for the host to explain (ctl.h CTL_NOTE_*) */

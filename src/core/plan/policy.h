@@ -89,7 +89,7 @@ struct parse_ctx {
 	const char *env_pids;     /* AGENTJAIL_PIDS or NULL */
 	enum net_mode net_default; /* without --net or AGENTJAIL_NET: NET_OFF for `run`,
 				    * NET_ALLOW for agents (their profile's domains) */
-	/* the configuration's values (core/plan/config.h: config_base_policy), below
+	/* the configuration's values (core/config/config.h: config_base_policy), below
 	 * AGENTJAIL_* and the flags; NULL: none */
 	const struct policy *base;
 	bool base_fs, base_net;   /* whether the configuration sets fs / net */

@@ -1,9 +1,9 @@
 /* bwrapmsg: bwrap's own error lines ("bwrap: …", written while it builds the jail and before
  * the command starts) translated into a cause and a fix (doc/design.md §6). Pure: it reads the
  * text bwrap wrote on the pipe agentjail gave it for stderr, never the command's output (the
- * command's stderr is the user's own again before it starts, core/jail/launch.c). The strings
- * matched are bubblewrap's (0.8.0 to 0.11), prefixes only, so a wording that changes after the
- * colon still matches. */
+ * command's stderr is the user's own again before it starts, core/backend/bwrap/launch.c). The
+ * strings matched are bubblewrap's (0.8.0 to 0.11), prefixes only, so a wording that changes after
+ * the colon still matches. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

@@ -27,9 +27,9 @@ struct launch_hooks {
 	 * say so now. It is in the result's violations too. */
 	void (*violation)(void *arg, const struct violation *v);
 	/* --net allow: the namespace holder opened these listeners inside the jail's network
-	 * namespace (fds owned by the callee from here on; see core/jail/netns.h); start serving
-	 * them. Called after `started` and before the command may start. -1 with e filled stops
-	 * the launch: bwrap is killed (exit 125). */
+	 * namespace (fds owned by the callee from here on; see core/backend/bwrap/netns.h); start
+	 * serving them. Called after `started` and before the command may start. -1 with e filled
+	 * stops the launch: bwrap is killed (exit 125). */
 	int (*net_ready)(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e);
 	void *arg;
 };

@@ -1,8 +1,8 @@
 /* llrun: `run --backend landlock` (doc/design.md §4c): no bwrap, no namespaces. The command is
  * forked with no capabilities (root's dropped for good), no_new_privs, the Landlock ruleset of
- * core/plan/llplan.h and the jail's seccomp filter, in a private temporary directory that is
- * removed afterwards. agentjail is the subreaper of what the command leaves; when it ends, the
- * cgroup scope (if any) is killed and every descendant of agentjail's is killed and reaped,
+ * core/backend/landlock/llplan.h and the jail's seccomp filter, in a private temporary directory
+ * that is removed afterwards. agentjail is the subreaper of what the command leaves; when it ends,
+ * the cgroup scope (if any) is killed and every descendant of agentjail's is killed and reaped,
  * round after round until none is left. */
 #pragma once
 #include <stdbool.h>

@@ -7,11 +7,11 @@
  *
  * Back: the sandbox lists its files with their SHA-256; only those new or changed there come
  * back. The listing is the sandbox's to forge: it is read by osb_listing_parse (every name
- * checked whole, core/plan/osb_names.h). Never written back: protected paths (osb_protected, or
- * in a directory with a HEAD here or there), symlinks, refused names, a file also changed here
- * during the run (a conflict, reported). Everything is downloaded into a staging directory first
- * and checked; only then are the files moved into place, each through directories opened
- * without following a symlink, so a failure applies nothing and nothing lands outside the
+ * checked whole, core/backend/remote/osb_names.h). Never written back: protected paths
+ * (osb_protected, or in a directory with a HEAD here or there), symlinks, refused names, a file
+ * also changed here during the run (a conflict, reported). Everything is downloaded into a staging
+ * directory first and checked; only then are the files moved into place, each through directories
+ * opened without following a symlink, so a failure applies nothing and nothing lands outside the
  * workspace. */
 #pragma once
 #include <stdbool.h>

@@ -20,6 +20,10 @@ enum ctl_type {
 			  * command's stderr. bwrap's own stderr is a pipe the host reads, so
 			  * what bwrap says while it builds the jail is told apart from what the
 			  * command says (core/plan/bwrapmsg.h); init makes this fd its 2 */
+	CTL_CAPTURE,     /* init's child → host, with an fd attached, before the command's exec
+			  * (--net allow): the listener of the seccomp filter that captures the
+			  * command's connects (core/confine/capfilter.h); the host's proxy answers
+			  * them (core/net/capture.c) */
 };
 
 #define CTL_LL_FS 0x100      /* the writable view is enforced by Landlock too */

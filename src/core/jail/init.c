@@ -27,6 +27,7 @@
 
 #include "core/jail/ctl.h"
 #include "core/plan/initargs.h"
+#include "core/confine/capfilter.h"
 #include "core/confine/landlock.h"
 #include "util/strv.h"
 
@@ -144,8 +145,30 @@ static int take_stderr(int fd)
 static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 #define NFWD (sizeof fwd_sigs / sizeof *fwd_sigs)
 
+/* --capture (--net allow): the command's connects go to agentjail's proxy, which decides them
+ * (doc/design.md §4). Installed in the child, so init itself is never held on one; the listener
+ * reaches the host before the command runs, and is not kept here. */
+static int capture_connects(const struct init_args *a)
+{
+	int lfd = -1;
+	struct err e = {0};
+	if (a->ctl < 0)
+		err_set(&e, 0, "", "connection capture: no control channel to hand its listener to");
+	else if (capfilter_install(&lfd, &e) == 0 && ctl_send_fd(a->ctl, CTL_CAPTURE, 0, lfd) < 0)
+		err_set(&e, errno, "", "connection capture: cannot hand its listener to the host");
+	if (lfd >= 0)
+		(void)close(lfd);
+	if (!e.what[0])
+		return 0;
+	char buf[ERR_FMT_MAX];
+	err_format(&e, buf, sizeof buf);
+	fprintf(stderr, "agentjail: jail init: %s; the command was not run\n", buf);
+	return -1;
+}
+
 /* In the child: its own process group, the terminal's foreground, the parent's signal mask
- * back, then the command. Reports an exec failure on the control channel. */
+ * back, the capture of its connects (--capture), then the command. Reports an exec failure
+ * on the control channel. */
 static void exec_command(const struct init_args *a, int tty, const sigset_t *orig)
 {
 	(void)setpgid(0, 0);
@@ -156,6 +179,8 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 	for (int s = 1; s < NSIG; s++)
 		(void)sigaction(s, &dfl, NULL);
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
+	if (a->capture && capture_connects(a) < 0)
+		_exit(125);
 	execvp(a->cmd[0], a->cmd);
 	int err = errno;
 	fprintf(stderr, "agentjail: cannot run %s: %s\n", a->cmd[0], strerror(err));
@@ -268,7 +293,7 @@ int init_main(int argc, char **argv)
 	struct init_args a;
 	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
-			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] -- CMD",
+			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--capture] -- CMD",
 			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);

@@ -29,6 +29,8 @@ void initargs_build(const struct init_args *a, struct strv *out)
 		strv_push(out, INIT_OPT_RLIMIT_NPROC);
 		strv_pushf(out, "%llu", a->rlimit_nproc);
 	}
+	if (a->capture)
+		strv_push(out, INIT_OPT_CAPTURE);
 	strv_push(out, "--");
 }
 
@@ -55,6 +57,8 @@ int initargs_parse(int argc, char **argv, struct init_args *a)
 			a->rlimit_data = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], INIT_OPT_RLIMIT_NPROC) && i + 1 < argc)
 			a->rlimit_nproc = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], INIT_OPT_CAPTURE))
+			a->capture = true;
 		else
 			return -1;
 	}

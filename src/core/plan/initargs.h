@@ -14,6 +14,8 @@
 #define INIT_OPT_SCOPE "--scope"         /* Landlock scopes abstract sockets and signals */
 #define INIT_OPT_RLIMIT_DATA "--rlimit-data"   /* BYTES: RLIMIT_DATA */
 #define INIT_OPT_RLIMIT_NPROC "--rlimit-nproc" /* N: RLIMIT_NPROC in the jail's namespace */
+#define INIT_OPT_CAPTURE "--capture"     /* --net allow: the command's connects are captured
+					  * (core/confine/capfilter.h; listener sent as CTL_CAPTURE) */
 
 struct init_args {
 	int ctl;                         /* control channel, -1 without */
@@ -22,6 +24,7 @@ struct init_args {
 	bool scope;                      /* Landlock: scope abstract sockets and signals */
 	unsigned long long rlimit_data;  /* without a cgroup scope: RLIMIT_DATA, 0 none */
 	unsigned long long rlimit_nproc; /* RLIMIT_NPROC (in the jail's user namespace), 0 none */
+	bool capture;                    /* install the capture filter on the command */
 	char **cmd;                      /* parsed: the command, pointing into argv */
 };
 

@@ -88,6 +88,28 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	"ALTER TABLE sessions ADD COLUMN backend TEXT;"
 	"ALTER TABLE sessions ADD COLUMN backend_url TEXT;"
 	"ALTER TABLE sessions ADD COLUMN sandbox_id TEXT;",
+	/* 5: the captured direct connections (doc/design.md §4, capture) are decisions of their
+	 * own, proto 'tcp': SQLite changes a CHECK only by rebuilding the table */
+	"CREATE TABLE net_events_v5 ("
+	" seq INTEGER PRIMARY KEY,"
+	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+	" attempt INTEGER NOT NULL,"
+	" at_ms INTEGER NOT NULL,"
+	" proto TEXT NOT NULL CHECK (proto IN ('connect', 'http', 'socks', 'dns', 'tcp')),"
+	" host TEXT NOT NULL,"
+	" port INTEGER NOT NULL CHECK (port BETWEEN 0 AND 65535),"
+	" allowed INTEGER NOT NULL CHECK (allowed IN (0, 1)),"
+	" rule TEXT NOT NULL,"
+	" addr TEXT NOT NULL,"
+	" bytes_up INTEGER NOT NULL,"
+	" bytes_down INTEGER NOT NULL,"
+	" dur_ms INTEGER NOT NULL,"
+	" error TEXT NOT NULL"
+	") STRICT;"
+	"INSERT INTO net_events_v5 SELECT * FROM net_events;"
+	"DROP TABLE net_events;"
+	"ALTER TABLE net_events_v5 RENAME TO net_events;"
+	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);",
 };
 /* ---- opening ---- */
 

@@ -102,7 +102,8 @@ REMOTE := $(BUILD)/agentjail-remote
 # links it against glibc instead, also statically) and from these sources only: no SQLite,
 # jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
 # build links it dynamically with the sanitizers, from the sanitized objects.
-INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/confine/landlock.c \
+INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/jail/capinit.c \
+	src/core/confine/landlock.c \
 	src/core/confine/capfilter.c src/core/plan/initargs.c src/cmd/connect.c src/cmd/warn.c \
 	src/core/net/connreply.c \
 	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
@@ -194,6 +195,12 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libagentjail.a
 $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -o $@ $<
+
+# capclient stands for a Go or Rust binary without proxy support (tests/sh/86-capture.t): linked
+# statically against musl, so nothing but the kernel is between it and its connects.
+$(BUILD)/tests/helpers/capclient: tests/helpers/capclient.c
+	@mkdir -p $(@D)
+	$(INIT_CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -static -pthread -o $@ $<
 
 # tomldump, the differential test's view of the TOML parser, links the library it tests.
 $(BUILD)/tests/helpers/tomldump: tests/helpers/tomldump.c $(BUILD)/libagentjail.a

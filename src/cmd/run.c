@@ -91,10 +91,10 @@ static int rec_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp
 	return netrun_ready(h->net, tcp4, tcp6, dns_udp, dns_tcp, e);
 }
 
-static void rec_net_capture(void *arg, int listener)
+static void rec_net_capture(void *arg, int listener, int chan)
 {
 	struct rec_hook *h = arg;
-	netrun_capture(h->net, listener);
+	netrun_capture(h->net, listener, chan);
 }
 
 static int run_full_access(struct run_request *req, struct sess_rec *rec)

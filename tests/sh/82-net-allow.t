@@ -28,26 +28,9 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 	-keyout "$SRV/key.pem" -out "$SRV/crt.pem" -subj /CN=secure.test \
 	-addext "subjectAltName=DNS:secure.test" >/dev/null 2>&1 || bail "openssl could not make a test certificate"
 chmod 0644 "$SRV/crt.pem"
-git -c init.defaultBranch=main init -q --bare "$SRV/repo.git"
-git -c init.defaultBranch=main init -q "$SRV/src"
-echo "cloned through the proxy" >"$SRV/src/README"
-git -C "$SRV/src" add README
-git -C "$SRV/src" -c user.name=t -c user.email=t@t.invalid commit -qm one
-git -C "$SRV/src" push -q "$SRV/repo.git" main 2>/dev/null || bail "could not make the test repository"
+aj_git_repo "$SRV" "cloned through the proxy"
 
-srv() { # NAME netsrv-args… — sets the port variable PORT_NAME
-	local name=$1 i; shift
-	python3 "$H/netsrv.py" "$@" >"$SRV/$name.out" 2>&1 &
-	AJ_PIDS+=($!)
-	for i in $(seq 1 250); do
-		grep -q '^ready' "$SRV/$name.out" 2>/dev/null && break
-		sleep 0.02
-	done
-	local p
-	p=$(awk '/^ready/ {print $2}' "$SRV/$name.out")
-	[ -n "$p" ] || bail "test server $name did not start: $(cat "$SRV/$name.out")"
-	printf -v "PORT_$name" '%s' "$p"
-}
+srv() { aj_netsrv "$SRV" "$@"; } # NAME netsrv-args… — sets PORT_NAME
 srv one http --name one
 srv two http --name two
 srv secure http --name secure --cert "$SRV/crt.pem" --key "$SRV/key.pem" --git-root "$SRV"

@@ -217,6 +217,34 @@ aj_setup() {
 	done
 }
 
+# Start a local test server of tests/helpers/netsrv.py in the background (killed at the end):
+# aj_netsrv DIR NAME MODE [ARG]… — its output in DIR/NAME.out; sets PORT_NAME once it says
+# "ready PORT", bails out if it does not within 5 s.
+aj_netsrv() {
+	local dir=$1 name=$2 i p
+	shift 2
+	python3 "$AJ_SRC/tests/helpers/netsrv.py" "$@" >"$dir/$name.out" 2>&1 &
+	AJ_PIDS+=($!)
+	for i in $(seq 1 250); do
+		grep -q '^ready' "$dir/$name.out" 2>/dev/null && break
+		sleep 0.02
+	done
+	p=$(awk '/^ready/ {print $2}' "$dir/$name.out")
+	[ -n "$p" ] || bail "test server $name did not start: $(cat "$dir/$name.out")"
+	printf -v "PORT_$name" '%s' "$p"
+}
+
+# A bare git repository DIR/repo.git whose main branch has one commit: a README saying TEXT
+# (its work tree is DIR/src). aj_git_repo DIR TEXT
+aj_git_repo() {
+	git -c init.defaultBranch=main init -q --bare "$1/repo.git"
+	git -c init.defaultBranch=main init -q "$1/src"
+	echo "$2" >"$1/src/README"
+	git -C "$1/src" add README
+	git -C "$1/src" -c user.name=t -c user.email=t@t.invalid commit -qm one
+	git -C "$1/src" push -q "$1/repo.git" main 2>/dev/null || bail "could not make the test repository"
+}
+
 # Render a manual page for the man tests: aj_man_render PAGE (e.g. agentjail.1) renders
 # doc/PAGE.scd with scdoc into $tmp/PAGE (tmp: a fresh directory removed at exit), checks that
 # it renders and that its .TH names it, and sets src and page (the roff text). Without scdoc the

@@ -88,6 +88,7 @@ size_t capfilter_program(struct sock_filter *out)
 	jump(&a, BPF_JEQ, CF_ARCH, NEXT, L_ALLOW);
 	ld(&a, offsetof(struct seccomp_data, nr));
 	jump(&a, BPF_JEQ, __NR_connect, L_NOTIFY, NEXT);
+	jump(&a, BPF_JEQ, __NR_listen, L_NOTIFY, NEXT);
 	jump(&a, BPF_JEQ, __NR_sendto, L_FLAGS3, NEXT);   /* (fd, buf, len, flags, addr, alen) */
 	jump(&a, BPF_JEQ, __NR_sendmmsg, L_FLAGS3, NEXT); /* (fd, vec, n, flags) */
 	jump(&a, BPF_JEQ, __NR_sendmsg, L_FLAGS2, NEXT);  /* (fd, msg, flags) */

@@ -2,8 +2,9 @@
  * connections (doc/design.md §4, capture). Installed by the jail's init in the command's
  * process before its exec, over bwrap's filter (§3); its listener fd goes to agentjail, whose
  * proxy thread decides each connect() (core/net/capture.c). The program:
- *   - connect(2) goes to the listener (SECCOMP_RET_USER_NOTIF), whatever the socket: BPF
- *     cannot read the address, which is in the caller's memory;
+ *   - connect(2) and listen(2) go to the listener (SECCOMP_RET_USER_NOTIF), whatever the
+ *     socket: BPF can read neither the address, which is in the caller's memory, nor what the
+ *     descriptor is; agentjail carries each one out itself, on the socket it inspected;
  *   - TCP Fast Open is refused (data in a SYN would leave before any decision, and a socket
  *     of ours handed to the jail must never carry data to a peer it was not approved for):
  *     sendto/sendmsg/sendmmsg with MSG_FASTOPEN answer EOPNOTSUPP (what a kernel without

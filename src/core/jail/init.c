@@ -20,11 +20,13 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "core/jail/capinit.h"
 #include "core/jail/ctl.h"
 #include "core/plan/initargs.h"
 #include "core/confine/capfilter.h"
@@ -147,14 +149,16 @@ static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR
 
 /* --capture (--net allow): the command's connects go to agentjail's proxy, which decides them
  * (doc/design.md §4). Installed in the child, so init itself is never held on one; the listener
- * reaches the host before the command runs, and is not kept here. */
-static int capture_connects(const struct init_args *a)
+ * and the proxy's end of init's channel (chan: Unix-socket connects are carried out by init,
+ * core/jail/capinit.h) reach the host before the command runs, and are not kept here. */
+static int capture_connects(const struct init_args *a, int chan)
 {
 	int lfd = -1;
 	struct err e = {0};
-	if (a->ctl < 0)
-		err_set(&e, 0, "", "connection capture: no control channel to hand its listener to");
-	else if (capfilter_install(&lfd, &e) == 0 && ctl_send_fd(a->ctl, CTL_CAPTURE, 0, lfd) < 0)
+	if (a->ctl < 0 || chan < 0)
+		err_set(&e, 0, "", "connection capture: no channel to hand its listener to");
+	else if (capfilter_install(&lfd, &e) == 0 &&
+		 ctl_send_fds(a->ctl, CTL_CAPTURE, 0, (int[]){lfd, chan}, 2) < 0)
 		err_set(&e, errno, "", "connection capture: cannot hand its listener to the host");
 	if (lfd >= 0)
 		(void)close(lfd);
@@ -169,7 +173,7 @@ static int capture_connects(const struct init_args *a)
 /* In the child: its own process group, the terminal's foreground, the parent's signal mask
  * back, the capture of its connects (--capture), then the command. Reports an exec failure
  * on the control channel. */
-static void exec_command(const struct init_args *a, int tty, const sigset_t *orig)
+static void exec_command(const struct init_args *a, int tty, const sigset_t *orig, int chan)
 {
 	(void)setpgid(0, 0);
 	if (tty >= 0)
@@ -179,7 +183,7 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 	for (int s = 1; s < NSIG; s++)
 		(void)sigaction(s, &dfl, NULL);
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
-	if (a->capture && capture_connects(a) < 0)
+	if (a->capture && capture_connects(a, chan) < 0)
 		_exit(125);
 	execvp(a->cmd[0], a->cmd);
 	int err = errno;
@@ -192,6 +196,7 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 struct loop {
 	const struct init_args *a;
 	int tty;
+	int capchan;  /* --capture: init's end of the capture channel, -1 without */
 	pid_t child;
 	int status;   /* -1 while the command runs */
 	bool signalled; /* it died of a signal */
@@ -267,9 +272,10 @@ static int run_loop(struct loop *l, int sfd)
 {
 	bool ctl_open = l->a->ctl >= 0;
 	while (l->status < 0) {
-		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
-					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN}};
-		if (poll(pfd, 2, -1) < 0) {
+		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
+					{.fd = l->capchan, .events = POLLIN}};
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return fail("poll failed", errno);
@@ -281,6 +287,10 @@ static int run_loop(struct loop *l, int sfd)
 		}
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
 			on_control(l, &ctl_open);
+		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) && !capinit_serve(l->capchan)) {
+			(void)close(l->capchan); /* the host is gone */
+			l->capchan = -1;
+		}
 	}
 	if (l->a->ctl >= 0)
 		(void)ctl_send(l->a->ctl, CTL_EXIT,
@@ -350,17 +360,22 @@ int init_main(int argc, char **argv)
 			return 128 + m.value;
 	}
 	int tty = find_tty();
+	int chan[2] = {-1, -1};
+	if (a.capture && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
+		return fail("connection capture: cannot create its channel", errno);
 	pid_t child = fork();
 	if (child < 0)
 		return fail("cannot fork", errno);
 	if (child == 0)
-		exec_command(&a, tty, &orig);
+		exec_command(&a, tty, &orig, chan[1]);
+	if (chan[1] >= 0)
+		(void)close(chan[1]);
 	/* both sides set the group, whichever runs first */
 	(void)setpgid(child, child);
 	if (tty >= 0)
 		(void)tcsetpgrp(tty, child);
 	if (a.ctl >= 0)
 		(void)ctl_send(a.ctl, CTL_READY, child);
-	struct loop l = {.a = &a, .tty = tty, .child = child, .status = -1};
+	struct loop l = {.a = &a, .tty = tty, .capchan = chan[0], .child = child, .status = -1};
 	return run_loop(&l, sfd);
 }

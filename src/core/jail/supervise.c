@@ -141,19 +141,21 @@ static void on_signal(struct state *s)
 static void on_control(struct state *s)
 {
 	struct ctl_msg m;
-	int fd = -1;
-	int r = ctl_recv_fd(s->in->ctl, &m, &fd);
+	int fd[2] = {-1, -1};
+	int r = ctl_recv_fds(s->in->ctl, &m, fd, 2);
 	if (r <= 0) {
 		s->ctl_open = false;
 		return;
 	}
-	if (fd >= 0 && m.type == CTL_CAPTURE && s->in->on_capture && !s->captured) {
+	if (fd[0] >= 0 && fd[1] >= 0 && m.type == CTL_CAPTURE && s->in->on_capture &&
+	    !s->captured) {
 		s->captured = true;
-		s->in->on_capture(s->in->capture_arg, fd);
-		fd = -1;
+		s->in->on_capture(s->in->capture_arg, fd[0], fd[1]);
+		fd[0] = fd[1] = -1;
 	}
-	if (fd >= 0)
-		(void)close(fd); /* only CTL_CAPTURE carries one, once */
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			(void)close(fd[i]); /* only CTL_CAPTURE carries them, once */
 	if (m.type == CTL_STOPPED)
 		stop_and_resume(s);
 	else if (m.type == CTL_LANDLOCK)

@@ -6,11 +6,16 @@
  *     a socket bound to an explicit port keeps it when its connection fails or is undone, so
  *     the jail can never bind it to another port of the host — a squat on a port a host
  *     service needs — nor have it rebound by a connect);
- *   - it carries a classic BPF socket filter, locked (SO_LOCK_FILTER: no one can detach or
- *     replace it), that takes packets only from the approved peer's address and port: a
- *     connect elsewhere never completes (the SYN-ACK is dropped), a listen never accepts, so
- *     no data is exchanged with anyone else. (TCP Fast Open, data in a SYN, is refused to the
- *     jail by its seccomp filter: core/confine/capfilter.h.)
+ *   - the jail cannot make it connect or listen again: every connect() and listen() of the
+ *     jail is carried out by capture.c, which never does either on a socket of ours, and
+ *     TCP Fast Open (a connect inside a send) is refused by the jail's seccomp filter
+ *     (core/confine/capfilter.h);
+ *   - where the kernel lets us (root: Linux 6.17 and later refuse SO_ATTACH_FILTER on a TCP
+ *     socket without CAP_NET_ADMIN), it also carries a classic BPF socket filter, locked
+ *     (SO_LOCK_FILTER: no one can detach or replace it), that takes packets only from the
+ *     approved peer's address and port: a connect elsewhere would never complete (the
+ *     SYN-ACK is dropped), a listen never accept. A second wall, should the first have a
+ *     gap.
  * It also takes the options the client had set on its own socket that matter once connected
  * (keepalive and its timings, TCP_NODELAY, timeouts, linger, …). */
 #include <errno.h>
@@ -207,10 +212,10 @@ int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct p
 	struct sock_filter f[PX_PEER_FILTER_MAX];
 	struct sock_fprog prog = {.len = (unsigned short)px_peer_filter(pfam, pa, port, f),
 				  .filter = f};
+	int attached = setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog);
 	if ((fam == AF_INET6 && setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0) ||
-	    bind_own_port(s, fam, pp) < 0 ||
-	    setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) < 0 ||
-	    setsockopt(s, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof one) < 0) {
+	    bind_own_port(s, fam, pp) < 0 || (attached < 0 && errno != EPERM) ||
+	    (attached == 0 && setsockopt(s, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof one) < 0)) {
 		int err = errno;
 		(void)close(s);
 		errno = err;

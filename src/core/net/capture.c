@@ -1,26 +1,33 @@
 /* capture.c: the jail's direct connections, captured (doc/design.md §4, capture). Every
- * connect() in a `--net allow` jail stops in the kernel (core/confine/capfilter.h) until this
- * code, in the proxy's thread and loop, answers it:
+ * connect() and listen() in a `--net allow` jail stops in the kernel (core/confine/capfilter.h)
+ * until this code, in the proxy's thread and loop, has carried it out and answers it. The
+ * kernel is never told to go on with the call itself (SECCOMP_USER_NOTIF_FLAG_CONTINUE): it
+ * would read the address and the descriptor again, and another thread of the jail can change
+ * both between our look and its; a socket of ours (below) swapped in would then be connected,
+ * on the host's network, wherever the jail liked. So each call is done here, on the very file
+ * we got from the jail (pidfd_getfd) with the address we read once (process_vm_readv):
  *
- *   - a destination inside the jail (an AF_UNIX path, loopback, the unspecified address, or a
- *     socket that is not TCP — UDP has no route but loopback in the jail's namespace) goes on
- *     as the jail asked (SECCOMP_USER_NOTIF_FLAG_CONTINUE). The address and the descriptor
- *     were read from the jail and may be changed by another of its threads before the kernel
- *     goes on; what it then reaches is still only what a socket of the jail's namespace
- *     reaches (its loopback), or, for a socket of ours swapped in, a peer that socket's locked
- *     filter does not take packets from (capsock.c). So CONTINUE never opens anything.
- *   - any other address is decided by the proxy's rules: an address the DNS stub gave out
- *     (netsynth.h) stands for its name; any other address is itself (an allowed literal). The
- *     name and port go through deny → allow → port (netrules_check), the addresses through
- *     netrules_addr_ok, exactly as a proxy request. A refusal answers ECONNREFUSED at once
- *     and is a net_event naming the name the address came from.
- *   - an allowed one: agentjail connects a socket of its own (capsock.c) to an address it
- *     chose — never one read again from the jail — and installs it in the jail's process at
- *     the descriptor number the jail used (SECCOMP_IOCTL_NOTIF_ADDFD, SETFD), then answers:
- *     0 for a blocking socket once the connection is up (the loop never waits for it),
- *     EINPROGRESS at once for a non-blocking one (its poll and SO_ERROR then see our socket),
- *     or the upstream's error. From then on the data flows between the jail's process and the
- *     server through the kernel, with nothing of ours in between. */
+ *   - a socket of the jail's own namespace bound for the jail itself — loopback, the
+ *     unspecified address, a UDP or other non-TCP socket (its namespace routes nothing but
+ *     loopback, so UDP elsewhere, QUIC included, fails with ENETUNREACH), AF_UNSPEC, netlink —
+ *     is connected on our copy of it, in its own namespace. A Unix socket's path means
+ *     something only in the jail's mount namespace: init connects those (core/jail/capinit.h,
+ *     over the channel of core/plan/capwire.h);
+ *   - a TCP connect of the jail to any other address is decided by the proxy's rules: an
+ *     address the DNS stub gave out (netsynth.h) stands for its name; any other address is
+ *     itself (an allowed literal). The name and port go through deny → allow → port
+ *     (netrules_check), the addresses through netrules_addr_ok, exactly as a proxy request. A
+ *     refusal answers ECONNREFUSED at once and is a net_event naming the name the address came
+ *     from. An allowed one: agentjail connects a socket of its own (capsock.c) to an address
+ *     it chose, and installs it in the jail's process at the descriptor number the jail used
+ *     (SECCOMP_IOCTL_NOTIF_ADDFD, SETFD), then answers: 0 for a blocking socket once the
+ *     connection is up (the loop never waits for it), EINPROGRESS at once for a non-blocking
+ *     one (its poll and SO_ERROR then see our socket), or the upstream's error. From then on
+ *     the data flows between the jail's process and the server through the kernel, with
+ *     nothing of ours in between;
+ *   - a socket of ours that the jail asks to connect again or to listen is never connected or
+ *     made to listen: it gets the answer its state calls for (EALREADY, EISCONN, its pending
+ *     error, EINVAL), or, failed and asked for another allowed address, a new socket of ours. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +46,7 @@
 #include <linux/seccomp.h>
 
 #include "core/net/proxy_internal.h"
+#include "core/plan/capwire.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -56,17 +64,25 @@
 
 struct px_capture {
 	struct px_handle h;          /* the listener (PK_NOTIFY) */
-	struct px_cap *waiting;      /* connects waiting for their upstream */
+	struct px_handle chan;       /* init's channel (PK_CAPCHAN): its Unix-socket connects */
+	struct px_cap *waiting;      /* connects that are not answered yet */
 	size_t n_waiting;
+	uint64_t next_req;           /* the id of the next request to init */
 	struct px_ports ports;
 	bool said_unreadable;        /* a jail's memory could not be read: in one event */
 };
 
-/* One allowed connect that waits for its upstream: a lookup, or a blocking client's connect. */
+/* One connect that waits: an allowed one for its lookup or its upstream (CK_UPSTREAM), one on
+ * the jail's own socket by a blocking caller (CK_OWN), one of a Unix socket for init (CK_UNIX). */
+enum cap_kind { CK_UPSTREAM, CK_OWN, CK_UNIX };
+
 struct px_cap {
-	struct px_handle u;          /* the upstream socket being connected (PK_CAPTURE); first */
+	struct px_handle u;          /* CK_UPSTREAM: the upstream being connected, CK_OWN: our
+				      * copy of the jail's socket (PK_CAPTURE); first */
 	struct px_cap *prev, *next;
 	struct proxy *p;
+	enum cap_kind kind;
+	uint64_t req;                /* CK_UNIX: the request's id */
 	uint64_t id;                 /* the notification */
 	pid_t tid;
 	int tfd;                     /* the descriptor number in the jail's process */
@@ -86,12 +102,11 @@ static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
 
 /* ---------------------------------------------------------------- the jail's side */
 
-/* Answer a notification: error (-errno) or 0, or go on as asked. ENOENT (the caller was
- * interrupted meanwhile: it will ask again) is not a failure. */
-static void respond(struct proxy *p, uint64_t id, int error, bool go_on)
+/* Answer a notification: error (-errno) or 0. ENOENT (the caller was interrupted meanwhile: it
+ * will ask again) is not a failure. */
+static void respond(struct proxy *p, uint64_t id, int error)
 {
-	struct seccomp_notif_resp r = {.id = id, .error = go_on ? 0 : error,
-				       .flags = go_on ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0};
+	struct seccomp_notif_resp r = {.id = id, .error = error};
 	(void)ioctl(p->cap->h.fd, SECCOMP_IOCTL_NOTIF_SEND, &r);
 }
 
@@ -216,7 +231,7 @@ static void refuse(struct proxy *p, uint64_t id, struct net_event *ev, const cha
 	px_set_text(ev->rule, sizeof ev->rule, reason);
 	p->st.denied++;
 	px_events_push(&p->evq, ev);
-	respond(p, id, -ECONNREFUSED, false);
+	respond(p, id, -ECONNREFUSED);
 }
 
 static void cap_free(struct proxy *p, struct px_cap *c)
@@ -236,14 +251,38 @@ static void cap_free(struct proxy *p, struct px_cap *c)
 		px_bury(p, &c->u); /* closes the upstream, frees c at the round's end */
 }
 
+/* A connect that waits, in the list of those to answer. */
+static struct px_cap *cap_new(struct proxy *p, enum cap_kind kind,
+			      const struct seccomp_notif *req)
+{
+	struct px_cap *c = xcalloc(1, sizeof *c);
+	c->u = (struct px_handle){.kind = PK_CAPTURE, .fd = -1};
+	c->p = p;
+	c->kind = kind;
+	c->id = req->id;
+	c->tid = (pid_t)req->pid;
+	c->tfd = (int)req->data.args[0];
+	c->t0 = clock_mono_ms();
+	c->deadline = c->t0 + p->connect_ms;
+	c->next = p->cap->waiting;
+	if (c->next)
+		c->next->prev = c;
+	p->cap->waiting = c;
+	p->cap->n_waiting++;
+	return c;
+}
+
 /* The connect ends: its event, its answer (0, EINPROGRESS or the upstream's error). */
 static void cap_answer(struct proxy *p, struct px_cap *c, int error)
 {
-	if (error && error != -EINPROGRESS && !c->ev.error[0])
-		(void)snprintf(c->ev.error, sizeof c->ev.error, "connect: %s", strerror(-error));
-	c->ev.dur_ms = clock_mono_ms() - c->t0;
-	px_events_push(&p->evq, &c->ev);
-	respond(p, c->id, error, false);
+	if (c->kind == CK_UPSTREAM) { /* the jail's own connects are no decision: no event */
+		if (error && error != -EINPROGRESS && !c->ev.error[0])
+			(void)snprintf(c->ev.error, sizeof c->ev.error, "connect: %s",
+				       strerror(-error));
+		c->ev.dur_ms = clock_mono_ms() - c->t0;
+		px_events_push(&p->evq, &c->ev);
+	}
+	respond(p, c->id, error);
 	cap_free(p, c);
 }
 
@@ -504,12 +543,7 @@ static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, i
 		refuse(p, req->id, &ev, "too many connections waiting for their server");
 		return;
 	}
-	struct px_cap *c = xcalloc(1, sizeof *c);
-	c->u = (struct px_handle){.kind = PK_CAPTURE, .fd = -1};
-	c->p = p;
-	c->id = req->id;
-	c->tid = (pid_t)req->pid;
-	c->tfd = (int)req->data.args[0];
+	struct px_cap *c = cap_new(p, CK_UPSTREAM, req);
 	c->cfam = fam;
 	c->pref = fam;
 	int domain = sockopt_int(sfd, SOL_SOCKET, SO_DOMAIN);
@@ -525,42 +559,192 @@ static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, i
 	c->ev.allowed = true;
 	(void)snprintf(c->ev.rule, sizeof c->ev.rule, "%s",
 		       d.mapped ? d.mapped->spec : d.rule ? d.rule->spec : "");
-	c->t0 = clock_mono_ms();
-	c->deadline = c->t0 + p->connect_ms;
 	p->st.allowed++;
-	c->next = p->cap->waiting;
-	if (c->next)
-		c->next->prev = c;
-	p->cap->waiting = c;
-	p->cap->n_waiting++;
 	struct netsynth_entry *e = name ? netsynth_get(&p->synth, netsynth_index_of(fam, a)) : NULL;
 	cap_start(p, c, a, fam, e);
 }
 
 /* A socket of ours (handed over earlier) asked to connect again: answer as the kernel would
- * for its state, without ever letting it go on; a failed one may be captured anew (a new
- * socket of ours replaces it). Returns true when answered. */
-static bool ours_again(struct proxy *p, uint64_t id, int sfd, bool local)
+ * for its state, without ever connecting it anywhere; a failed one asked for another address
+ * outside the jail is captured anew (a new socket of ours replaces it). True when answered. */
+static bool ours_again(struct proxy *p, uint64_t id, int sfd, bool outside)
 {
 	int st = tcp_state(sfd), err = 0;
 	socklen_t elen = sizeof err;
 	if (st == TCP_SYN_SENT) {
-		respond(p, id, -EALREADY, false);
+		respond(p, id, -EALREADY);
 		return true;
 	}
 	if (st != TCP_CLOSE && st >= 0) {
-		respond(p, id, -EISCONN, false);
+		respond(p, id, -EISCONN);
 		return true;
 	}
 	if (getsockopt(sfd, SOL_SOCKET, SO_ERROR, &err, &elen) == 0 && err) {
-		respond(p, id, -err, false);
+		respond(p, id, -err);
 		return true;
 	}
-	if (local) { /* the host's loopback is not the jail's */
-		respond(p, id, -ECONNREFUSED, false);
+	if (!outside) { /* the jail's loopback, AF_UNSPEC, another family: not on our socket */
+		respond(p, id, -ECONNREFUSED);
 		return true;
 	}
 	return false;
+}
+
+/* connect(2) on our copy sfd of a socket of the jail's namespace (a destination inside the
+ * jail): what the jail asked, with the address we read. A blocking caller waits here, in the
+ * loop, for a connect in progress; sfd is ours to close. */
+static void own_connect(struct proxy *p, const struct seccomp_notif *req, int sfd,
+			const struct sockaddr_storage *sa, socklen_t len)
+{
+	int fl = fcntl(sfd, F_GETFL);
+	bool nonblock = fl < 0 || (fl & O_NONBLOCK);
+	if (!nonblock) /* the file's flags are the caller's too: only for this call */
+		(void)fcntl(sfd, F_SETFL, fl | O_NONBLOCK);
+	int err = connect(sfd, (const struct sockaddr *)sa, len) == 0 ? 0 : errno;
+	if (!nonblock)
+		(void)fcntl(sfd, F_SETFL, fl);
+	if (err == EINPROGRESS && !nonblock) {
+		struct pollfd pf = {.fd = sfd, .events = POLLOUT};
+		socklen_t elen = sizeof err;
+		if (poll(&pf, 1, 0) == 1) { /* loopback: most often over already */
+			if (getsockopt(sfd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+				err = errno;
+		} else if (p->cap->n_waiting < CAP_WAITING_MAX) {
+			struct px_cap *c = cap_new(p, CK_OWN, req);
+			c->u.fd = sfd;
+			if (px_ep_set(p, &c->u, EPOLLOUT) < 0)
+				cap_answer(p, c, -errno);
+			return;
+		} else {
+			err = EAGAIN;
+		}
+	}
+	(void)close(sfd);
+	respond(p, req->id, -err);
+}
+
+/* The caller's thread id in the jail's pid namespace (NSpid's last field), 0 if unknown. */
+static int32_t jail_tid(pid_t tid)
+{
+	char path[48], buf[2048];
+	(void)snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *ns = strstr(buf, "\nNSpid:");
+	if (!ns)
+		return 0;
+	const char *end = strchr(ns + 1, '\n'), *last = NULL;
+	for (const char *q = ns + 7; *q && q != end; q++)
+		if ((*q == ' ' || *q == '\t') && q[1] >= '0' && q[1] <= '9')
+			last = q + 1;
+	return last ? (int32_t)atoi(last) : 0;
+}
+
+/* A Unix socket of the jail: init connects it, in the jail's namespaces (capwire.h). sfd is
+ * ours to close. */
+static void to_init(struct proxy *p, const struct seccomp_notif *req, int sfd,
+		    const struct sockaddr_storage *sa, socklen_t len)
+{
+	struct capwire_req rq = {.id = ++p->cap->next_req, .len = len};
+	memcpy(rq.addr, sa, len);
+	const char *path = (const char *)rq.addr + sizeof(sa_family_t);
+	if (sa->ss_family == AF_UNIX && len > sizeof(sa_family_t) && path[0] && path[0] != '/')
+		rq.tid = jail_tid((pid_t)req->pid); /* a relative path: from its directory */
+	struct iovec iov = {.iov_base = &rq, .iov_len = sizeof rq};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof u.buf};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &sfd, sizeof sfd);
+	int err = 0;
+	if (p->cap->chan.fd < 0)
+		err = ECONNREFUSED; /* init is gone: so is the jail */
+	else if (p->cap->n_waiting >= CAP_WAITING_MAX)
+		err = EAGAIN;
+	else if (sendmsg(p->cap->chan.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof rq)
+		err = errno == EAGAIN ? EAGAIN : ECONNREFUSED;
+	(void)close(sfd);
+	if (err) {
+		respond(p, req->id, -err);
+		return;
+	}
+	cap_new(p, CK_UNIX, req)->req = rq.id;
+}
+
+/* init's answers. */
+static void on_chan(struct proxy *p, uint32_t ev)
+{
+	for (;;) {
+		struct capwire_res rs;
+		ssize_t n = recv(p->cap->chan.fd, &rs, sizeof rs, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && !(ev & (EPOLLHUP | EPOLLERR)))
+			return;
+		if (n <= 0) { /* init is gone: what waits for it is answered */
+			(void)px_ep_set(p, &p->cap->chan, 0);
+			px_close_fd(&p->cap->chan.fd);
+			struct px_cap *next;
+			for (struct px_cap *c = p->cap->waiting; c; c = next) {
+				next = c->next;
+				if (c->kind == CK_UNIX)
+					cap_answer(p, c, -ECONNREFUSED);
+			}
+			return;
+		}
+		if (n != (ssize_t)sizeof rs)
+			continue;
+		for (struct px_cap *c = p->cap->waiting; c; c = c->next)
+			if (c->kind == CK_UNIX && c->req == rs.id) {
+				cap_answer(p, c, rs.err > 0 && rs.err < 4096 ? -rs.err : 0);
+				break;
+			}
+	}
+}
+
+/* Our copy of the jail's descriptor args[0], still the caller's (the notification is valid
+ * after it was taken), or -1 when answered here already. */
+static int jail_sock(struct proxy *p, const struct seccomp_notif *req)
+{
+	int sfd = jail_fd((pid_t)req->pid, (int)req->data.args[0]);
+	int err = errno;
+	if (!still_waiting(p, req->id)) {
+		if (sfd >= 0)
+			(void)close(sfd);
+		return -1;
+	}
+	if (sfd < 0) {
+		respond(p, req->id, err == EBADF ? -EBADF : -ECONNREFUSED);
+		return -1;
+	}
+	if (sockopt_int(sfd, SOL_SOCKET, SO_DOMAIN) < 0) {
+		(void)close(sfd);
+		respond(p, req->id, -ENOTSOCK);
+		return -1;
+	}
+	return sfd;
+}
+
+/* Whether sfd lives in the jail's network namespace (else it is one of ours). */
+static bool in_jail(const struct proxy *p, int sfd)
+{
+	uint64_t cookie = 0;
+	socklen_t len = sizeof cookie;
+	return getsockopt(sfd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) == 0 &&
+	       cookie == p->jail_netns;
 }
 
 /* One connect() of the jail. */
@@ -570,7 +754,7 @@ static void on_connect(struct proxy *p, const struct seccomp_notif *req)
 	int64_t ulen = (int32_t)req->data.args[2];
 	struct sockaddr_storage sa;
 	if (ulen < (int64_t)sizeof(sa_family_t) || ulen > (int64_t)sizeof sa) {
-		respond(p, req->id, -EINVAL, false); /* what the kernel answers */
+		respond(p, req->id, -EINVAL); /* what the kernel answers */
 		return;
 	}
 	memset(&sa, 0, sizeof sa);
@@ -579,7 +763,7 @@ static void on_connect(struct proxy *p, const struct seccomp_notif *req)
 		if (err == ESRCH || !still_waiting(p, req->id))
 			return;
 		if (err == EFAULT) {
-			respond(p, req->id, -EFAULT, false);
+			respond(p, req->id, -EFAULT);
 			return;
 		}
 		/* we cannot see where it goes: refuse it, and say why once */
@@ -591,70 +775,62 @@ static void on_connect(struct proxy *p, const struct seccomp_notif *req)
 			p->cap->said_unreadable = true;
 			refuse(p, req->id, &ev, "agentjail could not read the address to decide");
 		} else {
-			respond(p, req->id, -ECONNREFUSED, false);
+			respond(p, req->id, -ECONNREFUSED);
 		}
 		return;
 	}
+	socklen_t len = (socklen_t)ulen;
 	int fam = sa.ss_family;
-	if (fam != AF_INET && fam != AF_INET6) { /* a Unix socket, AF_UNSPEC, …: the jail's */
-		respond(p, req->id, 0, true);
-		return;
-	}
-	if ((fam == AF_INET && ulen < (int64_t)sizeof(struct sockaddr_in)) ||
-	    (fam == AF_INET6 && ulen < 24)) { /* SIN6_LEN_RFC2133 */
-		respond(p, req->id, -EINVAL, false);
-		return;
-	}
+	bool inet = (fam == AF_INET && len >= sizeof(struct sockaddr_in)) ||
+		    (fam == AF_INET6 && len >= 24); /* SIN6_LEN_RFC2133 */
 	uint8_t a[16] = {0};
-	uint16_t port;
-	if (fam == AF_INET) {
+	uint16_t port = 0;
+	if (inet && fam == AF_INET) {
 		memcpy(a, &((struct sockaddr_in *)&sa)->sin_addr, 4);
 		port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
-	} else {
+	} else if (inet) {
 		memcpy(a, &((struct sockaddr_in6 *)&sa)->sin6_addr, 16);
 		port = ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
 	}
-	bool local = jail_local(fam, a);
-	int sfd = jail_fd((pid_t)req->pid, (int)req->data.args[0]);
-	int err = errno;
-	if (!still_waiting(p, req->id)) {
-		if (sfd >= 0)
-			(void)close(sfd);
-		return;
+	int dfam = fam; /* an IPv4-mapped address is decided as its IPv4 */
+	const uint8_t *da = a;
+	if (inet && fam == AF_INET6 && !memcmp(a, v4mapped, 12)) {
+		dfam = AF_INET;
+		da = a + 12;
 	}
-	if (sfd < 0) {
-		respond(p, req->id, err == EBADF ? -EBADF : -ECONNREFUSED, false);
+	bool outside = inet && !jail_local(dfam, da);
+	int sfd = jail_sock(p, req);
+	if (sfd < 0)
 		return;
-	}
 	int domain = sockopt_int(sfd, SOL_SOCKET, SO_DOMAIN);
 	int type = sockopt_int(sfd, SOL_SOCKET, SO_TYPE);
 	int proto = sockopt_int(sfd, SOL_SOCKET, SO_PROTOCOL);
-	uint64_t cookie = 0;
-	socklen_t clen = sizeof cookie;
-	bool jails = getsockopt(sfd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &clen) == 0 &&
-		     cookie == p->jail_netns;
 	bool tcp = type == SOCK_STREAM && (proto == IPPROTO_TCP || proto == IPPROTO_MPTCP);
-	if (domain < 0) {
-		respond(p, req->id, -ENOTSOCK, false);
-	} else if (!jails && tcp) {
-		if (!ours_again(p, req->id, sfd, local)) {
-			if (fam == AF_INET6 && !memcmp(a, v4mapped, 12))
-				capture(p, req, sfd, AF_INET, a + 12, port);
-			else
-				capture(p, req, sfd, fam, a, port);
-		}
-	} else if (!tcp || local || domain != fam) {
-		/* UDP and the rest, the jail's loopback, an address of another family (the
-		 * kernel answers EAFNOSUPPORT): only the jail's namespace is reached */
-		respond(p, req->id, 0, true);
-	} else if (proto == IPPROTO_TCP && tcp_state(sfd) != TCP_CLOSE) {
-		respond(p, req->id, 0, true); /* connected or connecting: the kernel says so */
-	} else if (fam == AF_INET6 && !memcmp(a, v4mapped, 12)) {
-		capture(p, req, sfd, AF_INET, a + 12, port);
+	if (!in_jail(p, sfd)) {
+		if (!ours_again(p, req->id, sfd, outside && fam == domain))
+			capture(p, req, sfd, dfam, da, port);
+	} else if (domain == AF_UNIX) {
+		to_init(p, req, sfd, &sa, len);
+		return;
+	} else if (tcp && outside && fam == domain && tcp_state(sfd) == TCP_CLOSE) {
+		capture(p, req, sfd, dfam, da, port);
 	} else {
-		capture(p, req, sfd, fam, a, port);
+		own_connect(p, req, sfd, &sa, len);
+		return;
 	}
 	(void)close(sfd);
+}
+
+/* One listen() of the jail: on our copy of a socket of its namespace; never on ours. */
+static void on_listen(struct proxy *p, const struct seccomp_notif *req)
+{
+	int sfd = jail_sock(p, req);
+	if (sfd < 0)
+		return;
+	int err = !in_jail(p, sfd) ? EINVAL /* what a connected socket answers */
+		  : listen(sfd, (int)req->data.args[1]) == 0 ? 0 : errno;
+	(void)close(sfd);
+	respond(p, req->id, -err);
 }
 
 /* ---------------------------------------------------------------- the loop's side */
@@ -667,8 +843,10 @@ static void on_notify(struct proxy *p)
 		return; /* ENOENT: the caller went away meanwhile */
 	if (req.data.nr == __NR_connect)
 		on_connect(p, &req);
+	else if (req.data.nr == __NR_listen)
+		on_listen(p, &req);
 	else
-		respond(p, req.id, 0, true); /* the filter sends nothing else */
+		respond(p, req.id, -ENOSYS); /* the filter sends nothing else */
 }
 
 void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev)
@@ -680,8 +858,20 @@ void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev)
 			(void)px_ep_set(p, h, 0); /* the jail is gone: no one is left to ask */
 		return;
 	}
+	if (h->kind == PK_CAPCHAN) {
+		on_chan(p, ev);
+		return;
+	}
 	struct px_cap *c = container_of(h, struct px_cap, u);
-	cap_connect_done(p, c);
+	if (c->kind == CK_UPSTREAM) {
+		cap_connect_done(p, c);
+		return;
+	}
+	int err = 0; /* CK_OWN: the jail's own connect ended */
+	socklen_t len = sizeof err;
+	if (getsockopt(c->u.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	cap_answer(p, c, -err);
 }
 
 void px_capture_sweep(struct proxy *p, long long now)
@@ -697,17 +887,19 @@ void px_capture_sweep(struct proxy *p, long long now)
 		}
 		if (now < c->deadline)
 			continue;
-		if (c->resolving) {
+		if (c->kind != CK_UPSTREAM) {
+			cap_answer(p, c, -ETIMEDOUT);
+		} else if (c->resolving) {
 			(void)snprintf(c->ev.error, sizeof c->ev.error, "timeout resolving the name");
 			cap_answer(p, c, -ETIMEDOUT);
-			continue;
+		} else {
+			(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
+			c->u.mask = 0;
+			px_close_fd(&c->u.fd);
+			c->last_err = ETIMEDOUT;
+			c->i++;
+			cap_connect_next(p, c);
 		}
-		(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
-		c->u.mask = 0;
-		px_close_fd(&c->u.fd);
-		c->last_err = ETIMEDOUT;
-		c->i++;
-		cap_connect_next(p, c);
 	}
 }
 
@@ -724,26 +916,34 @@ void px_capture_free(struct proxy *p)
 	if (!p->cap)
 		return;
 	px_close_fd(&p->cap->h.fd);
+	px_close_fd(&p->cap->chan.fd);
 	free(p->cap);
 	p->cap = NULL;
 }
 
-int proxy_capture(struct proxy *p, int listener, struct err *e)
+int proxy_capture(struct proxy *p, int listener, int chan, struct err *e)
 {
 	if (p->cap) {
 		(void)close(listener);
+		(void)close(chan);
 		return err_set(e, EBUSY, NULL, "connection capture: already serving a listener");
 	}
 	struct px_capture *cap = xcalloc(1, sizeof *cap);
 	cap->h = (struct px_handle){.kind = PK_NOTIFY, .fd = listener};
+	cap->chan = (struct px_handle){.kind = PK_CAPCHAN, .fd = chan};
 	px_ports_init(&cap->ports);
-	/* the loop only looks at p->cap once the listener's first event arrives, which the
-	 * epoll_ctl below orders after these stores */
+	/* the loop looks at p->cap only once one of these fds has an event, which the epoll_ctl
+	 * calls below order after these stores */
+	cap->h.mask = cap->chan.mask = EPOLLIN;
 	__atomic_store_n(&p->cap, cap, __ATOMIC_RELEASE);
-	cap->h.mask = EPOLLIN;
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &cap->h};
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &cap->chan};
+	if (epoll_ctl(p->ep, EPOLL_CTL_ADD, chan, &ev) < 0) {
+		cap->h.mask = cap->chan.mask = 0; /* closed with the proxy: the jail's connects fail */
+		return err_set(e, errno, NULL, "connection capture: cannot watch init's channel");
+	}
+	ev.data.ptr = &cap->h;
 	if (epoll_ctl(p->ep, EPOLL_CTL_ADD, listener, &ev) < 0) {
-		cap->h.mask = 0; /* closed with the proxy: the jail's connects then fail */
+		cap->h.mask = 0;
 		return err_set(e, errno, NULL, "connection capture: cannot watch its listener");
 	}
 	return 0;

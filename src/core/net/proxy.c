@@ -288,6 +288,7 @@ static void *loop(void *arg)
 				break;
 			case PK_NOTIFY:
 			case PK_CAPTURE:
+			case PK_CAPCHAN:
 				px_capture_event(p, h, ev);
 				break;
 			}

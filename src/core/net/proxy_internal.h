@@ -21,7 +21,7 @@
 
 /* What an epoll registration points at: every registered object starts with one. */
 enum px_kind { PK_STOP, PK_LISTEN, PK_DNS_UDP, PK_DNS_LISTEN, PK_ARES, PK_CLIENT, PK_UPSTREAM,
-	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE };
+	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN };
 struct px_handle {
 	enum px_kind kind;
 	int fd;
@@ -146,7 +146,7 @@ int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct p
 		    struct px_ports *pp);
 
 /* capture.c */
-void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_NOTIFY/CAPTURE */
+void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_NOTIFY, PK_CAP* */
 void px_capture_sweep(struct proxy *p, long long now);  /* deadlines; interrupted callers */
 void px_capture_close(struct proxy *p);                 /* answer and free what waits */
 void px_capture_free(struct proxy *p);                  /* then the listener (teardown) */

@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,17 +221,24 @@ struct flipper {
 	atomic_bool stop;
 };
 
-/* Writes the first 16 bytes (family, port, IPv4 address; an AF_UNIX path's start) of one
- * version, then of the other, for as long as the connecting thread runs. */
+/* Writes the first 8 bytes of one version, then of the other, each in one store, for as long
+ * as the connecting thread runs: an IPv4 sockaddr's family, port and address are those 8
+ * bytes, so a reader sees one version or the other, never a mix (an AF_UNIX path's start is
+ * there too; the rest of the path stays as it was). */
 static void *flip(void *arg)
 {
 	struct flipper *f = arg;
-	volatile unsigned char *t = (volatile unsigned char *)f->target;
-	while (!atomic_load(&f->stop)) {
-		for (size_t i = 0; i < 16; i++)
-			t[i] = ((unsigned char *)&f->a)[i];
-		for (size_t i = 0; i < 16; i++)
-			t[i] = ((unsigned char *)&f->b)[i];
+	volatile uint64_t *t = (volatile uint64_t *)f->target;
+	uint64_t a, b;
+	memcpy(&a, &f->a, sizeof a);
+	memcpy(&b, &f->b, sizeof b);
+	while (!atomic_load(&f->stop)) { /* about as long in each state */
+		*t = a;
+		for (volatile int i = 0; i < 64; i++)
+			;
+		*t = b;
+		for (volatile int i = 0; i < 64; i++)
+			;
 	}
 	return NULL;
 }
@@ -321,7 +329,11 @@ static int do_hijack(char **av)
 		tried++;
 		struct sockaddr_storage pe;
 		socklen_t pl = sizeof pe;
-		if (wait_connect(h, 300) == 0 && getpeername(h, (struct sockaddr *)&pe, &pl) == 0)
+		int w = wait_connect(h, 300);
+		int gp = getpeername(h, (struct sockaddr *)&pe, &pl);
+		if (getenv("CAPDEBUG"))
+			fprintf(stderr, "connect %s, then %s, peer %d\n", ename(e), ename(w), gp);
+		if (w == 0 && gp == 0)
 			connected++;
 	}
 	atomic_store(&f.stop, true);

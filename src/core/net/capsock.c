@@ -212,10 +212,13 @@ int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct p
 	struct sock_filter f[PX_PEER_FILTER_MAX];
 	struct sock_fprog prog = {.len = (unsigned short)px_peer_filter(pfam, pa, port, f),
 				  .filter = f};
-	int attached = setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog);
-	if ((fam == AF_INET6 && setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0) ||
-	    bind_own_port(s, fam, pp) < 0 || (attached < 0 && errno != EPERM) ||
-	    (attached == 0 && setsockopt(s, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof one) < 0)) {
+	/* refused without CAP_NET_ADMIN (EPERM) on recent kernels: the filter is a second wall */
+	int attached = setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) == 0 ? 1
+		       : errno == EPERM ? 0 : -1;
+	if (attached < 0 ||
+	    (attached && setsockopt(s, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof one) < 0) ||
+	    (fam == AF_INET6 && setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0) ||
+	    bind_own_port(s, fam, pp) < 0) {
 		int err = errno;
 		(void)close(s);
 		errno = err;

@@ -59,6 +59,7 @@
 
 #define CAP_ADDRS 8       /* upstream addresses tried per connect */
 #define CAP_WAITING_MAX 4096 /* connects waiting for their upstream at once; more are refused */
+#define CAP_PORT_TRIES 8     /* local ports tried per address when ours is taken */
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
@@ -93,6 +94,7 @@ struct px_cap {
 	struct net_decision d;
 	struct sockaddr_storage addrs[CAP_ADDRS];
 	size_t n, i;
+	int port_tries;              /* local ports tried for addrs[i] */
 	int last_err;
 	long long t0, deadline;
 	struct net_event ev;
@@ -384,6 +386,12 @@ static void cap_connect_next(struct proxy *p, struct px_cap *c)
 		}
 		c->last_err = errno;
 		px_close_fd(&c->u.fd);
+		/* our port with that server is taken (a connection of late in TIME_WAIT): the same
+		 * address again from another port */
+		if ((c->last_err == EADDRNOTAVAIL || c->last_err == EADDRINUSE) &&
+		    ++c->port_tries < CAP_PORT_TRIES)
+			continue;
+		c->port_tries = 0;
 		c->i++;
 	}
 	cap_answer(p, c, -(c->last_err ? c->last_err : EHOSTUNREACH));

@@ -262,12 +262,14 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
-# root and as an unprivileged user; bench/mounts what each bwrap mount costs.
+# root and as an unprivileged user; bench/mounts what each bwrap mount costs; bench/capture
+# the captured direct connections of --net allow against the same client unjailed.
 bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
-		$(BUILD)/bench/initexec
+		$(BUILD)/bench/initexec $(BUILD)/bench/capture
 	@bench/startup.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
+	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 5
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.

@@ -338,7 +338,16 @@ static int do_hijack(char **av)
 	}
 	atomic_store(&f.stop, true);
 	pthread_join(t, NULL);
+	/* twice: on a socket whose connection failed the first one would only reset it */
 	int fo = sendto(h, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&canary, clen) < 0 ? errno : 0;
+	if (fo != EOPNOTSUPP)
+		fo = sendto(h, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&canary, clen) < 0 ? errno : 0;
+	if (fo == 0 || fo == EINPROGRESS) {
+		struct sockaddr_storage pe;
+		socklen_t pl = sizeof pe;
+		if (wait_connect(h, 500) == 0 && getpeername(h, (struct sockaddr *)&pe, &pl) == 0)
+			connected++;
+	}
 	printf("hijack get=%s failed=%s bind=%s listen=%s tried=%d connected=%d fastopen=%s\n",
 	       ok ? "ok" : "fail", refused ? ename(refused) : "connected", b ? ename(b) : "ok",
 	       l ? ename(l) : "ok", tried, connected, fo ? ename(fo) : "sent");

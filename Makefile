@@ -103,11 +103,11 @@ REMOTE := $(BUILD)/agentjail-remote
 # jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
 # build links it dynamically with the sanitizers, from the sanitized objects.
 INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/jail/capinit.c \
-	src/core/confine/landlock.c \
-	src/core/confine/capfilter.c src/core/plan/initargs.c src/cmd/connect.c src/cmd/warn.c \
+	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c \
+	src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
 	src/core/net/connreply.c \
 	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
-	src/util/fs.c
+	src/util/fs.c src/util/termtext.c
 INIT_CC ?= musl-gcc
 
 .PHONY: all check test t unit-check clean install uninstall deps run bench format fuzz clang-build man
@@ -196,7 +196,7 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -o $@ $<
 
-# capclient stands for a Go or Rust binary without proxy support (tests/sh/86-capture.t): linked
+# capclient stands for a Go or Rust binary without proxy support (tests/sh/88-capture.t): linked
 # statically against musl, so nothing but the kernel is between it and its connects.
 $(BUILD)/tests/helpers/capclient: tests/helpers/capclient.c
 	@mkdir -p $(@D)

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 {
 	const char *sd = getenv("AGENTJAIL_STATE_DIR");
 	if (sd && sd[0] && sd[0] != '/') {
-		fprintf(stderr, "agentjail: AGENTJAIL_STATE_DIR must be an absolute path: %s\n", sd);
+		cmd_warn("AGENTJAIL_STATE_DIR must be an absolute path: %s", sd);
 		return EXIT_USAGE;
 	}
 	if (argc >= 2)

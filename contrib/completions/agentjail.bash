@@ -63,7 +63,7 @@ _agentjail() {
 		fi ;;
 	sessions) mapfile -t COMPREPLY < <(compgen -W "--all --json --help" -- "$cur") ;;
 	show) mapfile -t COMPREPLY < <(compgen -W "--json --help $(_agentjail_sessions)" -- "$cur") ;;
-	log) mapfile -t COMPREPLY < <(compgen -W "--last --json --follow --help $(_agentjail_sessions)" -- "$cur") ;;
+	log) mapfile -t COMPREPLY < <(compgen -W "--last --json --follow --suggest --apply --yes --help $(_agentjail_sessions)" -- "$cur") ;;
 	rm) mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -- "$cur") ;;
 	quarantine)
 		if [ "${COMP_WORDS[i + 1]}" = restore ] && [ "$COMP_CWORD" -gt $((i + 1)) ]; then
@@ -76,7 +76,14 @@ _agentjail() {
 			mapfile -t COMPREPLY < <(compgen -W "restore --all --help $(_agentjail_sessions)" -- "$cur")
 		fi ;;
 	resume) mapfile -t COMPREPLY < <(compgen -W "--last --dry-run --quiet --help $(_agentjail_sessions)" -- "$cur") ;;
-	cache) mapfile -t COMPREPLY < <(compgen -W "size clean --help" -- "$cur") ;;
+	cache)
+		if [[ $prev == --workspace ]]; then
+			mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		elif [[ ${COMP_WORDS[2]:-} == clean && $COMP_CWORD -gt 2 ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--workspace --all" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "size clean --help" -- "$cur")
+		fi ;;
 	config) mapfile -t COMPREPLY < <(compgen -W "--json --path --help" -- "$cur") ;;
 	trust)
 		if [[ $cur == -* ]]; then

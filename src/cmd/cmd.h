@@ -1,6 +1,7 @@
 /* The command layer: the only code that prints to the user or decides exit codes. */
 #pragma once
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "core/host/config_load.h"
 #include "core/jail/pipeline.h"
@@ -20,8 +21,28 @@ enum {
 	EXIT_NOTFOUND = 127,
 };
 
+/* One line on stderr, "agentjail: " first. What they print is one line whatever it holds: the
+ * whole text goes through fmt_clean (util/termtext.h), so a name a jail chose (a path, a host,
+ * a key) reaches the terminal with its control characters and bidirectional marks as '?'. A
+ * second line is a second call. */
 void cmd_print_err(const struct err *e);
 void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cmd_warn_line(const char *text);
+/* Text of several lines (a table with tabs, bwrap's messages) on f, each piece between tabs
+ * and newlines through fmt_clean: the layout stays, nothing in a piece reaches the terminal
+ * raw. */
+void cmd_put_text(FILE *f, const char *text);
+/* Ask the person at the terminal: the question (through fmt_clean, then " [y/N] ") on stderr,
+ * the answer a line of stdin. false when stdin is not a terminal (nobody to ask: the caller
+ * says how to confirm). */
+bool cmd_confirm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error in one line, with the nearest of known (NULL-terminated) when it is a likely
+ * typo: "agentjail: CMD: unknown WHAT: ARG (did you mean X? see `agentjail CMD --help`)";
+ * cmd NULL: agentjail's own command. Returns EXIT_USAGE. */
+int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known);
+/* Whether to colour what goes to fd: a terminal, NO_COLOR unset or empty (no-color.org), TERM
+ * not "dumb". */
+bool cmd_colour(int fd);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
 
@@ -43,6 +64,9 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req);
 struct resolved;
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		   struct resolved *res, struct err *e);
+/* cmd_find_agent failed with e: how to install the agent, in one line when it is simply not
+ * there (e's own line first otherwise: found but not executable, …). */
+void cmd_agent_missing(const struct profile *pr, const struct err *e);
 int cmd_shim(int argc, char **argv);
 /* A shim invoked inside a jail: run the real agent directly (never returns on success). */
 int cmd_shim_in_jail(const char *exe, char **argv);
@@ -51,8 +75,14 @@ int cmd_shim_in_jail(const char *exe, char **argv);
  * the same path): jail_prepare with its errors printed. 0, or the exit code to return.
  * jail_free is needed either way. */
 int cmd_jail_prepare(struct run_request *req, struct jail *j);
+/* --dry-run's notes on a policy: "# note: …" for each thing it allows that the user may not
+ * expect (a wildcard allow entry: names under it are looked up by the host's resolver). */
+void cmd_dry_run_notes(const struct policy *p);
 /* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
+/* --dry-run's first line: "would run: CMD ARG…" (shell-quoted), before the plan that
+ * otherwise buries the command at the end of init's long line (issue 26). */
+void cmd_print_would_run(const struct run_request *req);
 /* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
  * user must know and returns the exit status. */
 struct sess_rec;
@@ -92,6 +122,9 @@ int cmd_session_last(struct store *st, const char *verb, struct session *out);
 long cmd_utc_offset(void); /* the local offset from UTC, in seconds */
 /* agentjail log [ID | --last] [--json] [--follow] (cmd/log.c) */
 int cmd_log(int argc, char **argv);
+/* `log ID --suggest [--apply [--yes]]`: the allow_domains entries that would allow what session
+ * id (a full id) had denied; --apply adds them to the user's configuration file after asking. */
+int cmd_log_suggest(struct store *st, const char *id, bool apply, bool yes);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_resume(int argc, char **argv);

@@ -11,10 +11,13 @@
 
 #include "cmd/cmd.h"
 #include "core/host/config_load.h"
+#include "core/host/hostfacts_probe.h"
 #include "core/host/trust.h"
+#include "core/plan/bindpath.h"
 #include "core/plan/profile.h"
 #include "util/cleanup.h"
 #include "util/path.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 
 /* "FILE:LINE:COL: what (hint)": the position first, as compilers print it, then the common
@@ -29,37 +32,55 @@ static void config_err(const struct err *e)
 	rest.path[0] = '\0';
 	char buf[ERR_FMT_MAX];
 	err_format(&rest, buf, sizeof buf);
-	fprintf(stderr, "agentjail: %s: %s\n", e->path, buf);
+	cmd_warn("%s: %s", e->path, buf);
 }
 
 /* rw and ro of [policy] (and [agent.NAME]) follow --rw/--ro: a path that does not exist is an
- * error, here at the FILE:LINE that gave it (doc/agentjail.toml.5.scd). 0 or EXIT_USAGE. */
+ * error, here at the FILE:LINE that gave it (doc/agentjail.toml.5.scd); so is one of rw, ro or
+ * hide that a symlink in the workspace leads out of it, and an rw or ro path that is (or leads
+ * to) a place no jail is given (core/plan/bindpath.h). 0 or EXIT_USAGE. */
 static int check_config_binds(const struct config *c, const char *agent, const char *cwd,
-			      const char *home)
+			      const char *home, const char *workspace)
 {
 	const struct cfg_pol *pols[2] = {&c->policy, NULL};
 	for (size_t i = 0; agent && i < c->n_agents; i++)
 		if (!strcmp(c->agents[i].name, agent))
 			pols[1] = &c->agents[i].pol;
-	static const enum cfg_key keys[] = {CK_RW, CK_RO};
-	for (size_t p = 0; p < 2 && pols[p]; p++)
-		for (size_t k = 0; k < 2; k++) {
+	struct hostfacts hf;
+	hostfacts_init(&hf);
+	struct err e = {0};
+	int rc = hostfacts_for_paths(&hf, &e) < 0 ? EXIT_USAGE : 0;
+	if (rc)
+		config_err(&e);
+	static const enum cfg_key keys[] = {CK_RW, CK_RO, CK_HIDE};
+	for (size_t p = 0; !rc && p < 2 && pols[p]; p++)
+		for (size_t k = 0; !rc && k < 3; k++) {
 			const struct cfg_list *l = &pols[p]->l[keys[k] - CFG_NSCALAR];
-			for (size_t i = 0; i < l->v.n; i++) {
+			for (size_t i = 0; !rc && i < l->v.n; i++) {
 				_cleanup_free_ char *x = path_expand_home(home, l->v.v[i]);
 				_cleanup_free_ char *abs = path_normalize(cwd, x);
 				struct stat sb;
-				if (stat(abs, &sb) == 0 || errno != ENOENT)
-					continue;
-				struct err e = {0};
-				err_set(&e, 0, l->origin.v[i], "%s path does not exist: %s",
-					cfg_key_name(keys[k]), abs);
-				err_hint(&e, "create it, or remove it from the file");
-				config_err(&e);
-				return EXIT_USAGE;
+				if (keys[k] != CK_HIDE && stat(abs, &sb) < 0 && errno == ENOENT) {
+					err_set(&e, 0, l->origin.v[i], "%s path does not exist: %s",
+						cfg_key_name(keys[k]), abs);
+					err_hint(&e, "create it, or remove it from the file");
+					rc = EXIT_USAGE;
+				} else {
+					_cleanup_free_ char *real = NULL;
+					if (bindpath_resolve(&hf, cfg_key_name(keys[k]),
+							     keys[k] != CK_HIDE, abs, workspace,
+							     &real, &e) < 0) {
+						snprintf(e.path, sizeof e.path, "%s",
+							 l->origin.v[i]);
+						rc = EXIT_USAGE;
+					}
+				}
+				if (rc)
+					config_err(&e);
 			}
 		}
-	return 0;
+	hostfacts_free(&hf);
+	return rc;
 }
 
 static int load(struct config *c, struct config_loaded *r, const char *workspace,
@@ -127,8 +148,6 @@ int cmd_config_ctx(struct cmd_config *cc, int argc, char **argv, const char *age
 		config_err(&e);
 		return EXIT_USAGE;
 	}
-	if (check_config_binds(&cc->cfg, agent, ctx->cwd, home))
-		return EXIT_USAGE;
 	ctx->base = &cc->base;
 	/* bwrap and state_dir: every later reader takes them from these variables */
 	if (cc->cfg.bwrap.v && !getenv("AGENTJAIL_BWRAP")) {
@@ -139,7 +158,8 @@ int cmd_config_ctx(struct cmd_config *cc, int argc, char **argv, const char *age
 	if (cc->cfg.state_dir.v && !getenv("AGENTJAIL_STATE_DIR") &&
 	    setenv("AGENTJAIL_STATE_DIR", cc->loaded.state_dir, 1) < 0)
 		return EXIT_USAGE;
-	return 0;
+	/* after the state dir is known: no rw or ro entry may lead into it */
+	return check_config_binds(&cc->cfg, agent, ctx->cwd, home, ws);
 }
 
 void cmd_config_free(struct cmd_config *cc)
@@ -186,9 +206,8 @@ int cmd_config(int argc, char **argv)
 		else if (!strcmp(argv[i], "--path"))
 			paths = true;
 		else {
-			cmd_warn("config: unknown argument %s", argv[i]);
-			fputs(config_usage, stderr);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--json", "--path", "--help", NULL};
+			return cmd_unknown("config", "argument", argv[i], known);
 		}
 	}
 	_cleanup_free_ char *cwd = getcwd(NULL, 0);
@@ -217,9 +236,10 @@ int cmd_config(int argc, char **argv)
 			c.state_dir.origin = xstrdup("default");
 		}
 		_cleanup_free_ char *out = config_render(&c, json);
-		fputs(out, stdout);
+		cmd_put_text(stdout, out); /* a project's file is the repository's: its values too */
+		_cleanup_free_ char *proj = fmt_clean(r.project);
 		if (!json && r.project)
-			printf("# project %s: %s\n", r.project,
+			printf("# project %s: %s\n", proj,
 			       r.project_trusted ? "trusted" : "not trusted (narrowing only)");
 	}
 	if (r.widening.n) {
@@ -249,6 +269,7 @@ static int trust_list_cmd(const char *state)
 	}
 	for (size_t i = 0; i < lines.n; i++) {
 		const char *path = lines.v[i] + 65;
+		_cleanup_free_ char *shown = fmt_clean(path);
 		_cleanup_free_ char *dir = path_dirname(path);
 		_cleanup_free_ char *canon = NULL;
 		char hex[65];
@@ -256,7 +277,7 @@ static int trust_list_cmd(const char *state)
 		const char *state_s = config_project_id(dir, &canon, hex, &pe) < 0 ? "unreadable"
 				      : strncmp(hex, lines.v[i], 64)		? "changed since: not trusted"
 										: "trusted";
-		printf("%s\t%.12s\t%s\n", path, lines.v[i], state_s);
+		printf("%s\t%.12s\t%s\n", shown, lines.v[i], state_s);
 	}
 	return 0;
 }
@@ -303,9 +324,12 @@ static int trust_cmd(int argc, char **argv, bool add)
 			cmd_print_err(&e);
 			rc = EXIT_USAGE;
 		} else {
-			printf("trusted %s (sha256 %.12s…)\n", r.project, r.hash);
-			for (size_t i = 0; i < r.widening.n; i++)
-				printf("  now accepted: %s\n", r.widening.v[i]);
+			_cleanup_free_ char *proj = fmt_clean(r.project);
+			printf("trusted %s (sha256 %.12s…)\n", proj, r.hash);
+			for (size_t i = 0; i < r.widening.n; i++) {
+				_cleanup_free_ char *w = fmt_clean(r.widening.v[i]);
+				printf("  now accepted: %s\n", w);
+			}
 		}
 	} else {
 		char real[PATH_MAX];

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "core/jail/ctl.h"
 #include "core/plan/bwrapmsg.h"
+#include "core/plan/cmdwords.h"
 #include "core/plan/denial.h"
 #include "core/plan/resolve.h"
 #include "util/cleanup.h"
@@ -20,8 +22,9 @@ bool jailreport_bwrap(const struct launch_result *r)
 	if (!text)
 		return false;
 	size_t n = strlen(text);
-	if (fwrite(text, 1, n, stderr) != n || (n && text[n - 1] != '\n' && fputc('\n', stderr) < 0))
-		return false;
+	cmd_put_text(stderr, text); /* it may name a path in the workspace */
+	if (n && text[n - 1] != '\n')
+		fputc('\n', stderr);
 	(void)fflush(stderr);
 	if (r->started)
 		return false; /* bwrap's words after the command started are not a setup failure */
@@ -37,33 +40,53 @@ bool jailreport_bwrap(const struct launch_result *r)
 	return true;
 }
 
-/* init could not find the command in the jail: does the host have it? */
-static void not_in_view(struct hostfacts *hf, const struct strv *cmd)
+/* A command `name` could not be found in the jail: when the host has it (found as the plan
+ * finds commands) and, with plan given, the jail's view does not show it or its interpreter,
+ * the line naming the --ro that brings it in. Without plan, init's ENOENT is the evidence that
+ * the jail lacks it. Returns whether the line was printed. */
+static bool not_in_view(struct hostfacts *hf, const struct bw_plan *plan, const char *name)
 {
 	struct resolved res = {0};
 	struct err e = {0};
-	if (resolve_command(hf, cmd->v[0], hf_getenv(hf, "PATH"), hf->self_exe, &res, &e) == 0 &&
+	bool said = false;
+	if (resolve_command(hf, name, hf_getenv(hf, "PATH"), hf->self_exe, &res, &e) == 0 &&
 	    res.path) {
 		_cleanup_free_ char *dir = path_dirname(res.path);
 		/* an interpreter in the system directories is in the jail's view */
 		const char *interp =
 			res.interp && resolve_needs_showing(hf, res.interp) ? res.interp : NULL;
+		if (plan && interp && bw_plan_shows(plan, hf, interp))
+			interp = NULL;
 		_cleanup_free_ char *idir = interp ? path_dirname(interp) : NULL;
-		_cleanup_free_ char *line =
-			denial_not_in_view(cmd->v[0], res.path, dir, interp, idir);
-		cmd_warn("%s", line);
+		if (!plan || !bw_plan_shows(plan, hf, res.path) || interp) {
+			_cleanup_free_ char *line =
+				denial_not_in_view(name, res.path, dir, interp, idir);
+			cmd_warn("%s", line);
+			said = true;
+		}
 	}
 	resolved_free(&res);
+	return said;
 }
 
 void jailreport_failure(const struct launch_result *r, int status, struct hostfacts *hf,
-			const struct strv *cmd)
+			const struct bw_plan *plan, const struct strv *cmd)
 {
 	if (!r->started || status == 0 || r->term_signal)
 		return; /* ended by agentjail's own SIGTERM/SIGINT/SIGHUP: not the sandbox's doing */
 	if (status == EXIT_NOTFOUND && (r->exec_errno == ENOENT || r->exec_errno == ENOTDIR) &&
-	    cmd->n)
-		not_in_view(hf, cmd);
+	    cmd->n) {
+		(void)not_in_view(hf, NULL, cmd->v[0]);
+	} else if (status == EXIT_NOTFOUND && !r->exec_errno && cmd->n) {
+		/* the command ran and said "not found" (a shell's 127, env's): of the programs its
+		 * command line names, the first the host has and the jail does not show */
+		struct strv words = STRV_INIT;
+		cmdwords_collect(cmd->v, cmd->n, &words);
+		for (size_t i = 0; i < words.n; i++)
+			if (not_in_view(hf, plan, words.v[i]))
+				break;
+		strv_free(&words);
+	}
 	/* what the jail moved aside is the evidence: without it, a failure is the command's */
 	const char **moved = xcalloc(r->viol.n + 1, sizeof *moved);
 	size_t n = 0;
@@ -74,4 +97,13 @@ void jailreport_failure(const struct launch_result *r, int status, struct hostfa
 	if (line)
 		cmd_warn("%s", line);
 	free(moved);
+}
+
+void jailreport_notes(const struct launch_result *r, struct hostfacts *hf)
+{
+	if (!(r->notes & CTL_NOTE_LOCK) || !hf->home)
+		return;
+	_cleanup_free_ char *gitconfig = path_join(hf->home, ".gitconfig");
+	_cleanup_free_ char *line = denial_gitconfig_line(gitconfig);
+	cmd_warn("%s", line);
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "core/jail/launch.h"
+#include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "util/strv.h"
 
@@ -19,8 +20,15 @@ bool jailreport_bwrap(const struct launch_result *r);
 
 /* The run ended with `status`: one line when the sandbox has a share in it (a command not in
  * the jail's view, protected paths moved aside). hf: the facts the jail was planned from;
- * cmd: the command. */
+ * plan: the jail's plan; cmd: the command. A 127 from init (the command itself was not found)
+ * names the command; a 127 from the command (a shell's, env's) names the first program its
+ * command line names (cmdwords.h) that the host has and the plan does not show. */
 void jailreport_failure(const struct launch_result *r, int status, struct hostfacts *hf,
-			const struct strv *cmd);
+			const struct bw_plan *plan, const struct strv *cmd);
+
+/* After any jailed run: what init noticed that the user should know (ctl.h CTL_NOTE_*): git
+ * tried to rewrite ~/.gitconfig, read-only in the jail (one line, with how to set an identity
+ * instead). hf: the facts the jail was planned from. */
+void jailreport_notes(const struct launch_result *r, struct hostfacts *hf);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/netrun.h"
+#include "cmd/runlines.h"
 #include "core/jail/guard.h"
 #include "core/jail/launch.h"
 #include "core/jail/llrun.h"
@@ -41,6 +42,7 @@ static void print_net(const struct policy *p)
 		printf("# network on: the host's network, with loopback services\n");
 	else
 		printf("# network allow: %s\n", LL_ALLOW_WARNING);
+	cmd_dry_run_notes(p);
 	printf("# Unix sockets: socket(AF_UNIX) is refused (seccomp cannot tell a pathname from "
 	       "another); socketpair and inherited descriptors still work; abstract sockets and "
 	       "signals are scoped to the command where Landlock's ABI >= 6 (this kernel: %d)\n",
@@ -73,9 +75,11 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 		return EXIT_JAIL;
 	}
 	if (req->dry_run) {
+		cmd_print_would_run(req);
 		_cleanup_free_ char *pj = policy_to_json(&req->pol);
 		_cleanup_free_ char *txt = ll_plan_render(&lp);
 		printf("# policy: %s\n# backend: landlock (no bwrap, no namespaces)\n%s", pj, txt);
+		print_limits(&j->plan, true);
 		print_net(&req->pol);
 		return 0;
 	}
@@ -126,14 +130,22 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	struct llrun_result r;
 	struct timespec since;
 	suidscan_mark(&since);
-	int lr = llrun_run(&lp, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
+	runlines_start(req);
+	int lr = llrun_run(&lp, &j->plan.limits, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
+	lres.oom_kills = r.oom_kills;
+	lres.pids_hits = r.pids_hits;
+	lres.cgroup_left = r.cgroup_left;
+	lres.cg_err = r.cg_err;
 	netrun_stop(&net);
 	netrun_free(&net);
+	/* llrun_run returns only once nothing of the command is left: this last check sees what
+	 * stays */
 	if (guard_finish(g, &lres.viol, &lres.snap_err) < 0)
 		lres.snapshot_failed = true;
 	if (lr == 0) /* setuid bits gained, git directories planted: as after a bwrap jail */
 		launch_scan_after(&j->plan, qdir, &since, &lres);
 	report_violations(&lres, rec);
+	report_limits(&lres, &j->plan);
 	if (lr < 0) {
 		cmd_print_err(&e);
 		cmd_warn("nothing was run");
@@ -150,6 +162,10 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	if (r.tmp_left)
 		cmd_warn("could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;
+	size_t moved = 0;
+	for (size_t i = 0; i < lres.viol.n; i++)
+		moved += lres.viol.v[i].moved_to != NULL;
+	runlines_end(req, r.status, r.cmd_signal, req->interrupted, moved);
 	return r.status;
 }
 

@@ -22,3 +22,9 @@ struct violation;
 void live_violation(void *arg, const struct violation *v);
 void report_violations(const struct launch_result *r, struct sess_rec *rec);
 bool report_unmoved(const struct launch_result *r);
+/* Also run.c's: the --dry-run line of the limits and how this host holds them (landlock: as
+ * the Landlock backend does, by a cgroup scope or not at all), and after a run the limits it
+ * ran into and a scope left behind. */
+struct bw_plan;
+void print_limits(const struct bw_plan *plan, bool landlock);
+void report_limits(const struct launch_result *r, const struct bw_plan *plan);

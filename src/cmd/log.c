@@ -20,12 +20,16 @@
 
 static const char usage[] =
 	"usage: agentjail log [ID | --last] [--json] [--follow]\n"
+	"       agentjail log [ID | --last] --suggest [--apply [--yes]]\n"
 	"  the network decisions (allowed and denied connections and name lookups, from\n"
 	"  --net allow) and the violations of a session, oldest first\n"
 	"  ID        a session id or a unique prefix of one (agentjail sessions lists them)\n"
 	"  --last    the newest session of this workspace (the default without ID)\n"
 	"  --json    one JSON object per line: {\"type\": \"net\" | \"violation\", …}\n"
 	"  --follow  keep printing as the session goes on; stop when it ends\n"
+	"  --suggest the allow_domains lines that would allow what was denied, one per host\n"
+	"            (and port), with how often; --apply adds them to your configuration file\n"
+	"            (never a project's) after asking; --yes without asking\n"
 	"example: agentjail log --last --follow\n";
 
 struct log_opts {
@@ -54,7 +58,7 @@ static json_t *jstr(const char *s, size_t max)
 
 static void print_jline(json_t *o)
 {
-	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	if (s)
 		printf("%s\n", s);
 	free(s);
@@ -83,6 +87,7 @@ static void print_net(struct log_opts *o, const struct net_row *r)
 		json_object_set_new(j, "host", JFIELD(ev->host));
 		json_object_set_new(j, "port", json_integer(ev->port));
 		json_object_set_new(j, "action", json_string(ev->allowed ? "allow" : "deny"));
+		json_object_set_new(j, "failed", json_boolean(ev->allowed && ev->failed));
 		json_object_set_new(j, "rule", JFIELD(ev->rule));
 		json_object_set_new(j, "addr", JFIELD(ev->addr));
 		json_object_set_new(j, "bytes_up", json_integer((json_int_t)ev->bytes_up));
@@ -194,7 +199,7 @@ static int follow(struct store *st, struct log_opts *o, long long *net_seq, long
 int cmd_log(int argc, char **argv)
 {
 	struct log_opts o = {0};
-	bool last = false;
+	bool last = false, suggest = false, apply = false, yes = false;
 	const char *id = NULL;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
@@ -203,18 +208,31 @@ int cmd_log(int argc, char **argv)
 			o.follow = true;
 		else if (!strcmp(argv[i], "--last"))
 			last = true;
+		else if (!strcmp(argv[i], "--suggest"))
+			suggest = true;
+		else if (!strcmp(argv[i], "--apply"))
+			apply = true;
+		else if (!strcmp(argv[i], "--yes") || !strcmp(argv[i], "-y"))
+			yes = true;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, stdout);
 			return 0;
 		} else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("log: unexpected argument %s\n%s", argv[i], usage);
+			cmd_warn("log: unexpected argument %s", argv[i]);
+			fputs(usage, stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (id && last) {
-		cmd_warn("log: give an ID or --last, not both\n%s", usage);
+		cmd_warn("log: give an ID or --last, not both");
+		fputs(usage, stderr);
+		return EXIT_USAGE;
+	}
+	if ((apply && !suggest) || (yes && !apply) || (suggest && (o.json || o.follow))) {
+		cmd_warn("log: --apply goes with --suggest, --yes with --apply, and --suggest "
+			 "with neither --json nor --follow\n%s", usage);
 		return EXIT_USAGE;
 	}
 	_cleanup_store_ struct store *st = NULL;
@@ -227,6 +245,8 @@ int cmd_log(int argc, char **argv)
 	_cleanup_free_ char *full = xstrdup(s.id);
 	session_free(&s);
 	o.id = full;
+	if (suggest)
+		return cmd_log_suggest(st, full, apply, yes);
 	o.utc_offset = cmd_utc_offset();
 	struct winsize w = {0};
 	if (!o.json && isatty(1) && ioctl(1, TIOCGWINSZ, &w) == 0)

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -15,23 +14,23 @@
 #include "core/session/store.h"
 #include "util/xalloc.h"
 
-/* Distinct host:port pairs remembered for the denied line; more are still counted. */
+/* Distinct host:port pairs remembered for the denied and failed lines; more are still
+ * counted. */
 #define DENIED_MAX 256
 /* Decisions recorded per run at the most: a jail flooding the proxy with requests (each
  * denied at once) must not fill the host's disk through the store. The rest are counted. */
 #define RECORD_MAX 100000
-/* The denied line's width when stderr is not a terminal. */
-#define REPORT_WIDTH 160
-
 struct netsink {
 	pthread_mutex_t mu;
 	struct store *st; /* our own connection, NULL when none */
 	char *id;
 	int attempt;
 	bool warned, capped;
-	unsigned long long allowed, denied_conns, denied_lookups, recorded;
-	struct net_count *denied; /* n_denied of them, by first appearance */
+	unsigned long long allowed, failed, denied_conns, denied_lookups, malformed, recorded;
+	struct net_count *denied; /* n_denied of them, by first appearance, with the reason */
 	size_t n_denied;
+	struct net_count *fails; /* the allowed whose upstream failed, with the error */
+	size_t n_fails;
 };
 
 static void sink_warn(struct netsink *ns, const struct err *e)
@@ -61,24 +60,44 @@ struct netsink *netsink_new(struct store *st, const char *session_id, int attemp
 	return ns;
 }
 
-static void count_denied(struct netsink *ns, const struct net_event *ev)
+/* Count ev under its host and port in *v (the first one's reason `why` kept). */
+static void count_by_host(struct net_count **v, size_t *n, const struct net_event *ev,
+			  const char *why, size_t why_size)
 {
-	if (ev->port == 0)
-		ns->denied_lookups++;
-	else
-		ns->denied_conns++;
 	size_t hl = strnlen(ev->host, sizeof ev->host);
-	for (size_t i = 0; i < ns->n_denied; i++) {
-		struct net_count *c = &ns->denied[i];
+	for (size_t i = 0; i < *n; i++) {
+		struct net_count *c = &(*v)[i];
 		if (c->port == ev->port && strlen(c->host) == hl && !memcmp(c->host, ev->host, hl)) {
 			c->n++;
 			return;
 		}
 	}
-	if (ns->n_denied == DENIED_MAX)
-		return; /* counted in the totals, shown as "… N more" */
-	ns->denied = xrealloc(ns->denied, (ns->n_denied + 1) * sizeof *ns->denied);
-	ns->denied[ns->n_denied++] = (struct net_count){xstrndup(ev->host, hl), ev->port, 1};
+	if (*n == DENIED_MAX)
+		return; /* counted in the totals, shown as "and N more" */
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = (struct net_count){xstrndup(ev->host, hl), ev->port, 1,
+					  xstrndup(why, strnlen(why, why_size))};
+}
+
+static void count_event(struct netsink *ns, const struct net_event *ev)
+{
+	if (ev->allowed) {
+		ns->allowed++;
+		if (ev->failed) {
+			ns->failed++;
+			count_by_host(&ns->fails, &ns->n_fails, ev, ev->error, sizeof ev->error);
+		}
+		return;
+	}
+	if (net_event_malformed(ev)) {
+		ns->malformed++; /* apart from the names: there is none to list */
+		return;
+	}
+	if (ev->port == 0)
+		ns->denied_lookups++;
+	else
+		ns->denied_conns++;
+	count_by_host(&ns->denied, &ns->n_denied, ev, ev->rule, sizeof ev->rule);
 }
 
 void netsink_fn(void *arg, const struct net_event *ev, size_t n)
@@ -87,12 +106,8 @@ void netsink_fn(void *arg, const struct net_event *ev, size_t n)
 	if (!ns || !n)
 		return;
 	pthread_mutex_lock(&ns->mu);
-	for (size_t i = 0; i < n; i++) {
-		if (ev[i].allowed)
-			ns->allowed++;
-		else
-			count_denied(ns, &ev[i]);
-	}
+	for (size_t i = 0; i < n; i++)
+		count_event(ns, &ev[i]);
 	size_t room = ns->recorded < RECORD_MAX ? RECORD_MAX - ns->recorded : 0;
 	if (n > room && !ns->capped && ns->st) {
 		ns->capped = true;
@@ -125,16 +140,23 @@ void netsink_report(struct netsink *ns)
 	if (!ns)
 		return;
 	pthread_mutex_lock(&ns->mu);
-	if (ns->denied_conns + ns->denied_lookups > 0) {
+	/* where every decision is: the session's log (a run not recorded has none) */
+	char more[64] = "";
+	if (ns->id && ns->st)
+		snprintf(more, sizeof more, "agentjail log %.8s", ns->id);
+	if (ns->denied_conns + ns->denied_lookups + ns->malformed > 0) {
 		qsort(ns->denied, ns->n_denied, sizeof *ns->denied, by_count);
-		size_t width = REPORT_WIDTH;
-		struct winsize w = {0};
-		if (isatty(2) && ioctl(2, TIOCGWINSZ, &w) == 0 && w.ws_col > 40)
-			width = w.ws_col;
-		width -= strlen("agentjail: ");
 		char *line = netfmt_denied_line(ns->denied, ns->n_denied,
 						(long long)ns->denied_conns,
-						(long long)ns->denied_lookups, width);
+						(long long)ns->denied_lookups,
+						(long long)ns->malformed, more);
+		cmd_warn("%s", line);
+		free(line);
+	}
+	if (ns->failed > 0) {
+		qsort(ns->fails, ns->n_fails, sizeof *ns->fails, by_count);
+		char *line = netfmt_failed_line(ns->fails, ns->n_fails, (long long)ns->allowed,
+						(long long)ns->failed, more);
 		cmd_warn("%s", line);
 		free(line);
 	}
@@ -147,7 +169,7 @@ void netsink_counts(struct netsink *ns, unsigned long long *allowed, unsigned lo
 	if (allowed)
 		*allowed = ns->allowed;
 	if (denied)
-		*denied = ns->denied_conns + ns->denied_lookups;
+		*denied = ns->denied_conns + ns->denied_lookups + ns->malformed;
 	pthread_mutex_unlock(&ns->mu);
 }
 
@@ -157,6 +179,7 @@ void netsink_free(struct netsink *ns)
 		return;
 	store_close(ns->st);
 	net_counts_free(ns->denied, ns->n_denied);
+	net_counts_free(ns->fails, ns->n_fails);
 	free(ns->id);
 	pthread_mutex_destroy(&ns->mu);
 	free(ns);
@@ -202,6 +225,7 @@ void netsink_test_feed(struct store *st, const char *session_id, const char *var
 		str_field(o, "host", ev->host, sizeof ev->host);
 		ev->port = (uint16_t)json_integer_value(json_object_get(o, "port"));
 		ev->allowed = json_is_true(json_object_get(o, "allowed"));
+		ev->failed = json_is_true(json_object_get(o, "failed"));
 		str_field(o, "rule", ev->rule, sizeof ev->rule);
 		str_field(o, "addr", ev->addr, sizeof ev->addr);
 		ev->bytes_up = (uint64_t)json_integer_value(json_object_get(o, "bytes_up"));

@@ -81,6 +81,12 @@ static void show_one(const struct profile *pr, const char *home)
 	}
 	for (size_t i = 0; i < pol.protect.n; i++)
 		printf("  %-13s %s\n", i ? "" : "read-only", pol.protect.v[i]);
+	/* what the agent runs later: the workspace's own (doc/agents.md) */
+	for (size_t i = 0; i < pol.agent_private.n; i++)
+		printf("  %-13s %s\n", i ? "" : "workspace's", pol.agent_private.v[i]);
+	for (size_t i = 0; i < pol.agent_private_over.n; i++)
+		printf("  %-13s %s (the host's entries read-only)\n",
+		       i || pol.agent_private.n ? "" : "workspace's", pol.agent_private_over.v[i]);
 	show_list("env patterns", pr->env);
 	printf("  %-13s", "env passed");
 	if (!pol.env.n)
@@ -164,10 +170,8 @@ int cmd_profiles(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !name) {
 			name = argv[i];
 		} else {
-			cmd_warn("profiles: unexpected argument %s (usage: agentjail profiles [NAME] "
-				 "[--json])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--json", "--help", NULL};
+			return cmd_unknown("profiles", "argument", argv[i], known);
 		}
 	}
 	const char *home = getenv("HOME");

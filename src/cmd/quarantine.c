@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/session/evdetail.h"
 #include "core/session/sessfmt.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
@@ -54,18 +55,19 @@ static int add_items(struct store *st, const char *id, struct item **v, size_t *
 	}
 	for (size_t i = 0; i < nev; i++) {
 		json_t *d = ev[i].detail_json ? json_loads(ev[i].detail_json, 0, NULL) : NULL;
-		const char *path = json_string_value(json_object_get(d, "path"));
-		const char *moved = json_string_value(json_object_get(d, "moved_to"));
+		char *path = evdetail_get(d, "path"), *moved = evdetail_get(d, "moved_to");
 		struct stat sb;
 		if (path && moved && lstat(moved, &sb) == 0) {
 			struct item *nv = realloc(*v, (*n + 1) * sizeof **v);
 			if (nv) {
 				*v = nv;
-				nv[*n] = (struct item){strdup(path), strdup(moved), strdup(id),
-						       ev[i].at_ms};
+				nv[*n] = (struct item){path, moved, strdup(id), ev[i].at_ms};
 				(*n)++;
+				path = moved = NULL;
 			}
 		}
+		free(path);
+		free(moved);
 		json_decref(d);
 	}
 	events_free(ev, nev);
@@ -131,18 +133,6 @@ static int list(const char *id, bool all)
 	return 0;
 }
 
-static bool confirm(const char *moved, const char *path)
-{
-	if (!isatty(STDIN_FILENO))
-		return false;
-	fprintf(stderr, "agentjail: restore %s to %s? It was written inside a jail. [y/N] ",
-		moved, path);
-	char line[16];
-	if (!fgets(line, sizeof line, stdin))
-		return false;
-	return line[0] == 'y' || line[0] == 'Y';
-}
-
 static int restore(const char *item, bool yes)
 {
 	_cleanup_free_ char *state = cmd_state_dir();
@@ -171,7 +161,8 @@ static int restore(const char *item, bool yes)
 			 item);
 		rc = EXIT_USAGE;
 	}
-	if (!rc && !yes && !confirm(it->moved, it->path)) {
+	if (!rc && !yes &&
+	    !cmd_confirm("restore %s to %s? It was written inside a jail.", it->moved, it->path)) {
 		cmd_warn("quarantine restore: not confirmed; nothing restored (--yes restores "
 			 "without asking)");
 		rc = EXIT_USAGE;
@@ -200,7 +191,8 @@ static int restore(const char *item, bool yes)
 			cmd_print_err(&e);
 			rc = 1;
 		} else {
-			printf("restored %s\n", it->path);
+			_cleanup_free_ char *p = fmt_clean(it->path);
+			printf("restored %s\n", p);
 		}
 	}
 	items_free(v, n);

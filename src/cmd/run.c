@@ -13,6 +13,7 @@
 #include "cmd/osbrun.h"
 #include "cmd/runlines.h"
 #include "core/plan/bwrap_argv.h"
+#include "core/plan/netrules.h"
 #include "core/confine/cgroup.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/confine/landlock.h"
@@ -23,6 +24,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 #include "util/uuid.h"
 
@@ -49,7 +51,8 @@ static const char usage[] =
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
-	"  --quiet                      no start and end lines (printed on a terminal only)\n"
+	"  --quiet                      no start and end lines (printed on a terminal only),\n"
+	"                               no --net allow banner\n"
 	"  --backend local|landlock|opensandbox\n"
 	"                               where it runs: local, the bwrap jail (default);\n"
 	"                               landlock: no namespaces, Landlock + seccomp only (weaker);\n"
@@ -142,7 +145,8 @@ void live_violation(void *arg, const struct violation *v)
 	const char *eol = isatty(STDERR_FILENO) ? "\r\n" : "\n";
 	const char *pre = isatty(STDERR_FILENO) ? eol : "";
 	_cleanup_free_ char *line = violation_text(v, "moved aside at once to");
-	fprintf(stderr, "%sagentjail: %s%s", pre, line, eol);
+	_cleanup_free_ char *shown = fmt_clean(line); /* the path is the jail's choice */
+	fprintf(stderr, "%sagentjail: %s%s", pre, shown, eol);
 	(void)fflush(stderr);
 }
 
@@ -184,8 +188,7 @@ void report_violations(const struct launch_result *r, struct sess_rec *rec)
 	}
 }
 
-/* One line: the limits and how this host enforces them (dry-run). */
-static void print_limits(const struct bw_plan *plan)
+void print_limits(const struct bw_plan *plan, bool landlock)
 {
 	const struct bw_limits *l = &plan->limits;
 	char m[32];
@@ -195,21 +198,34 @@ static void print_limits(const struct bw_plan *plan)
 		printf("unlimited");
 	else
 		printf("%llu", (unsigned long long)l->pids);
+	/* the Landlock backend sets no rlimits: without a user namespace RLIMIT_NPROC would
+	 * count every process of the user's, and it has no tmpfs for the default to bound */
+	const char *mem = landlock ? "not enforced (the Landlock backend sets no rlimits)"
+			  : l->memory_default ? "by rlimits: the default memory bounds the tmpfs "
+						"mounts only (--memory sets RLIMIT_DATA per process)"
+					      : "by rlimits: RLIMIT_DATA per process";
+	const char *why = l->why ? l->why : "not probed";
 	if (l->mech == LIMITS_CGROUP)
 		printf("; enforced by cgroup v2: a scope under %s\n", l->cgroup_parent);
+	else if (l->mech == LIMITS_CGROUP_V1)
+		printf("; enforced by cgroup v1: pids.max in a scope under %s; memory %s; no cgroup "
+		       "v2 scope: %s\n",
+		       l->cgroup_parent, mem, why);
+	else if (landlock)
+		printf("; not enforced: the Landlock backend sets no rlimits (RLIMIT_NPROC would "
+		       "count every process of the user's: there is no user namespace); no cgroup "
+		       "scope: %s\n",
+		       why);
 	else
-		printf("; enforced by rlimits: %s%s; no cgroup v2 scope: %s\n",
-		       l->memory_default ? "the default memory bounds the tmpfs mounts only "
-					   "(--memory sets RLIMIT_DATA per process)"
-					 : "RLIMIT_DATA per process",
+		printf("; enforced %s%s; no cgroup v2 scope: %s\n", mem,
 		       l->root ? ", no process limit for root (RLIMIT_NPROC does not apply to "
 				 "root)"
 			       : ", RLIMIT_NPROC in the jail's user namespace",
-		       l->why ? l->why : "not probed");
+		       why);
 }
 
 /* After the run: the limits the jail ran into, and a scope that could not be removed. */
-static void report_limits(const struct launch_result *r, const struct bw_plan *plan)
+void report_limits(const struct launch_result *r, const struct bw_plan *plan)
 {
 	char m[32];
 	if (r->oom_kills)
@@ -227,15 +243,39 @@ static void report_limits(const struct launch_result *r, const struct bw_plan *p
 	}
 }
 
+void cmd_print_would_run(const struct run_request *req)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < req->cmd.n; i++) {
+		if (i)
+			sb_add(&b, " ");
+		sb_add_shquoted(&b, req->cmd.v[i]);
+	}
+	_cleanup_free_ char *shown = fmt_clean(sb_str(&b)); /* a stored argv, for resume */
+	printf("would run: %s\n", shown);
+	sb_free(&b);
+}
+
+void cmd_dry_run_notes(const struct policy *p)
+{
+	if (p->net != NET_ALLOW)
+		return;
+	_cleanup_free_ char *note = net_wildcard_note(&p->allow_domains);
+	if (note)
+		printf("# note: %s\n", note);
+}
+
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 {
+	cmd_print_would_run(req);
 	char *bwrap = NULL;
 	struct err e = {0};
 	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;
 	char *pj = policy_to_json(&req->pol);
 	char *txt = bw_plan_render(plan, have ? bwrap : "bwrap");
 	printf("# policy: %s\n", pj);
-	print_limits(plan);
+	cmd_dry_run_notes(&req->pol);
+	print_limits(plan, false);
 	printf("%s", txt);
 	free(pj);
 	free(txt);
@@ -294,7 +334,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					       "scoping)",
 			 req->pol.profile ? "; the default, --net allow, lets it reach its API only"
 					  : "");
-	else if (req->pol.net == NET_ALLOW)
+	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol);
 	runlines_start(req);
 	struct netrun net = {.pol = &req->pol, .rec = rec};
@@ -323,7 +363,8 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 		cmd_warn("the command did not exit after %s: the jail was killed",
 			 r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
 	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed();
-	jailreport_failure(&r, rc, &j->hf, &req->cmd);
+	jailreport_failure(&r, rc, &j->hf, plan, &req->cmd);
+	jailreport_notes(&r, &j->hf);
 	if (rec)
 		cmd_rec_end(rec, rc, r.started ? r.cmd_signal : 0, r.term_signal);
 	if (report_unmoved(&r))
@@ -410,12 +451,14 @@ int cmd_run(int argc, char **argv)
 		cmd_warn("cannot read the current directory: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
+	static const char *const more[] = {"--backend", NULL};
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = getenv("HOME"),
 				.env_fs = getenv("AGENTJAIL_FS"),
 				.env_net = getenv("AGENTJAIL_NET"),
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
-				.env_pids = getenv("AGENTJAIL_PIDS")};
+				.env_pids = getenv("AGENTJAIL_PIDS"),
+				.more_opts = more};
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
@@ -437,7 +480,10 @@ int cmd_run(int argc, char **argv)
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else if (cmd_backend_remote(backend, &cc.cfg)) {
-		rc = cmd_osb_run(&req, &cc.cfg);
+		_cleanup_free_ char *by = backend ? xasprintf("--backend %s", backend)
+						  : xasprintf("backend = \"%s\" at %s", cc.cfg.backend.v,
+							      cc.cfg.backend.origin);
+		rc = cmd_osb_run(&req, &cc.cfg, by);
 	} else if (cmd_osb_linked) {
 		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
 		rc = EXIT_USAGE;

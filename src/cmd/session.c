@@ -113,12 +113,36 @@ static json_t *session_json(const struct session *s)
 	free(summary);
 	json_object_set_new(o, "net_allowed", json_integer(s->n_net_allowed));
 	json_object_set_new(o, "net_denied", json_integer(s->n_net_denied));
+	json_object_set_new(o, "net_failed", json_integer(s->n_net_failed));
 	return o;
+}
+
+/* A JSON string of text from the store that may not be UTF-8 (the jail chose it). */
+static json_t *jtext(const char *t)
+{
+	json_t *j = json_string(t ? t : "");
+	if (!j) {
+		char *c = fmt_clean(t);
+		j = json_string(c);
+		free(c);
+	}
+	return j ? j : json_string("?");
+}
+
+/* show --json: requests by host and port, each with its first reason (or upstream error). */
+static json_t *by_host_json(const struct net_count *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:o, s:i, s:I, s:o}", "host", jtext(v[i].host),
+						   "port", v[i].port, "count", (json_int_t)v[i].n,
+						   "reason", jtext(v[i].why)));
+	return a;
 }
 
 static void print_json(json_t *j)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	printf("%s\n", s ? s : "null");
 	free(s);
 	json_decref(j);
@@ -141,10 +165,8 @@ int cmd_sessions(int argc, char **argv)
 			       "example: agentjail sessions --all\n");
 			return 0;
 		} else {
-			cmd_warn("sessions: unexpected argument %s (usage: agentjail sessions [--all] "
-				 "[--json])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--all", "--json", "--help", NULL};
+			return cmd_unknown("sessions", "argument", argv[i], known);
 		}
 	}
 	_cleanup_store_ struct store *st = NULL;
@@ -237,9 +259,13 @@ int cmd_show(int argc, char **argv)
 	struct err e = {0};
 	if (store_attempts(st, s.id, &at, &nat, &e) < 0)
 		cmd_print_err(&e);
-	struct net_count *den = NULL;
-	size_t nden = 0;
-	if (s.n_net_denied > 0 && store_net_denied(st, s.id, SHOW_DENIED_MAX, &den, &nden, &e) < 0)
+	struct net_count *den = NULL, *fail = NULL;
+	size_t nden = 0, nfail = 0;
+	if (s.n_net_denied > 0 &&
+	    store_net_counts(st, s.id, NET_DENIED, SHOW_DENIED_MAX, &den, &nden, &e) < 0)
+		cmd_print_err(&e);
+	if (s.n_net_failed > 0 &&
+	    store_net_counts(st, s.id, NET_FAILED, SHOW_DENIED_MAX, &fail, &nfail, &e) < 0)
 		cmd_print_err(&e);
 	struct event *ev = NULL;
 	size_t nev = 0;
@@ -251,8 +277,8 @@ int cmd_show(int argc, char **argv)
 		for (size_t i = 0; i < nat; i++) {
 			json_t *av = json_array();
 			for (size_t k = 0; k < at[i].argv.n; k++) {
-				json_t *x = json_string(at[i].argv.v[k]);
-				json_array_append_new(av, x ? x : json_string("?"));
+				json_t *js = json_string(at[i].argv.v[k]);
+				json_array_append_new(av, js ? js : json_string("?"));
 			}
 			json_array_append_new(
 				atts, json_pack("{s:i, s:s, s:o, s:s, s:i, s:I, s:I}", "n", at[i].n,
@@ -263,20 +289,8 @@ int cmd_show(int argc, char **argv)
 						(json_int_t)at[i].ended_ms));
 		}
 		json_object_set_new(o, "attempts_detail", atts);
-		json_t *dj = json_array();
-		for (size_t i = 0; i < nden; i++) {
-			json_t *h = json_string(den[i].host);
-			if (!h) {
-				char *c = fmt_clean(den[i].host);
-				h = json_string(c);
-				free(c);
-			}
-			json_array_append_new(dj, json_pack("{s:o, s:i, s:I}", "host",
-							    h ? h : json_string("?"), "port",
-							    den[i].port, "count",
-							    (json_int_t)den[i].n));
-		}
-		json_object_set_new(o, "net_denied_by_host", dj);
+		json_object_set_new(o, "net_denied_by_host", by_host_json(den, nden));
+		json_object_set_new(o, "net_failed_by_host", by_host_json(fail, nfail));
 		json_t *ej = json_array();
 		for (size_t i = 0; i < nev; i++) {
 			json_t *d = ev[i].detail_json ? json_loads(ev[i].detail_json, 0, NULL) : NULL;
@@ -307,7 +321,8 @@ int cmd_show(int argc, char **argv)
 		printf("profile    %s\n", s.profile ? s.profile : "(run)");
 		printf("command    %s\n", cmdline);
 		printf("workspace  %s\n", ws);
-		printf("policy     %s  %s\n", pol, s.policy_json ? s.policy_json : "");
+		_cleanup_free_ char *pj = fmt_clean(s.policy_json ? s.policy_json : "");
+		printf("policy     %s  %s\n", pol, pj);
 		printf("started    %s (%s)\n", started, ago);
 		printf("status     %s (took %s)\n", status, took);
 		if (s.agent_session_id) {
@@ -332,8 +347,9 @@ int cmd_show(int argc, char **argv)
 			printf("           agentjail log %s lists them with the network decisions\n",
 			       s.id);
 		if (s.n_net_allowed + s.n_net_denied > 0) {
-			_cleanup_free_ char *net = netfmt_summary(s.n_net_allowed, s.n_net_denied,
-								  den, nden, 200);
+			_cleanup_free_ char *net =
+				netfmt_summary(s.n_net_allowed, s.n_net_failed, s.n_net_denied, fail,
+					       nfail, den, nden, 400);
 			printf("network    %s\n", net);
 		}
 		/* the "ago" column as wide as its widest cell, so the rows align */
@@ -354,6 +370,7 @@ int cmd_show(int argc, char **argv)
 	attempts_free(at, nat);
 	events_free(ev, nev);
 	net_counts_free(den, nden);
+	net_counts_free(fail, nfail);
 	session_free(&s);
 	return 0;
 }
@@ -443,8 +460,17 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 	struct resolved res = {0};
 	struct err e = {0};
 	const char *home = getenv("HOME");
+	if (home && home[0] == '/') {
+		/* the profile's paths as this agentjail knows them: a session stored before it
+		 * learned another place where the agent runs code from resumes with that place
+		 * protected */
+		struct strv env = STRV_INIT;
+		strv_push_all(&env, environ);
+		profile_apply_paths(pr, home, &env, &req->pol);
+		strv_free(&env);
+	}
 	if (cmd_find_agent(pr, home ? home : "/", req->pol.workspace, &res, &e) < 0) {
-		cmd_print_err(&e);
+		cmd_agent_missing(pr, &e);
 		return EXIT_NOTFOUND;
 	}
 	bool sandboxed = req->pol.fs != FS_DANGER_FULL;
@@ -548,10 +574,9 @@ int cmd_resume(int argc, char **argv)
 		else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("resume: unexpected argument %s (usage: agentjail resume [ID | --last] "
-				 "[--dry-run] [--quiet])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--last", "--dry-run", "--quiet", "--help",
+							    NULL};
+			return cmd_unknown("resume", "argument", argv[i], known);
 		}
 	}
 	if ((id && last) || (!id && !last))

@@ -20,6 +20,7 @@
 #include "cmd/tui_view.h"
 #include "core/diag/avail.h"
 #include "core/plan/profile.h"
+#include "core/plan/resolve.h"
 #include "core/plan/tui_model.h"
 #include "core/session/netfmt.h"
 #include "core/session/sessfmt.h"
@@ -136,13 +137,27 @@ static char *detail_of(struct tui_ctx *c, const char *id)
 	sb_addf(&b, "session  %s  %s\n", s.id, s.bwrap_json ? "" : "UNSANDBOXED");
 	sb_addf(&b, "started  %s, %d attempt%s, %s\n", started, s.attempts,
 		s.attempts == 1 ? "" : "s", status);
-	sb_addf(&b, "command  %s\nworkdir  %s\npolicy   %s\nbwrap    %s\n", cmdline, ws, pol, bw);
-	if (s.n_net_allowed + s.n_net_denied > 0) {
+	sb_addf(&b, "command  %s\nworkdir  %s\n", cmdline, ws);
+	bool net = s.n_net_allowed + s.n_net_denied > 0;
+	if (net) {
+		/* before the long policy and argv, so it is on screen: allowed, failed upstream
+		 * (with why), denied */
+		struct net_count *fail = NULL;
+		size_t nfail = 0;
+		if (s.n_net_failed > 0 &&
+		    store_net_counts(c->st, s.id, NET_FAILED, DETAIL_NET, &fail, &nfail, &e) < 0)
+			nfail = 0;
+		_cleanup_free_ char *sum = netfmt_summary(s.n_net_allowed, s.n_net_failed,
+							  s.n_net_denied, fail, nfail, NULL, 0, 0);
+		net_counts_free(fail, nfail);
+		sb_addf(&b, "network  %s\n", sum);
+	}
+	sb_addf(&b, "policy   %s\nbwrap    %s\n", pol, bw);
+	if (net) {
 		struct net_row *nr = NULL;
 		size_t nn = 0;
 		if (store_net_events(c->st, s.id, 0, 0, &nr, &nn, &e) == 0) {
-			sb_addf(&b, "network  %lld allowed, %lld denied; the last:\n", s.n_net_allowed,
-				s.n_net_denied);
+			sb_add(&b, "network decisions, the last:\n");
 			for (size_t i = nn > DETAIL_NET ? nn - DETAIL_NET : 0; i < nn; i++) {
 				_cleanup_free_ char *l = netfmt_log_line(&nr[i].ev, c->utc_off, 0);
 				sb_addf(&b, "  %s\n", l);
@@ -243,7 +258,8 @@ static int wait_child(pid_t pid)
 }
 
 /* Give the terminal to `agentjail ARGS` run in dir (NULL: here) and take it back when it ends.
- * A failure stays on screen until Enter, so its message can be read. */
+ * What it printed stays on screen until Enter, so it can be read: a failure's message, and a
+ * success's output too (issue 26: it vanished at once). */
 static int run_on_terminal(const struct strv *args, const char *dir)
 {
 	tuiv_suspend();
@@ -262,15 +278,13 @@ static int run_on_terminal(const struct strv *args, const char *dir)
 	}
 	int rc = pid < 0 ? -1 : wait_child(pid);
 	tuiv_shell_modes();
-	if (rc != 0) {
-		if (pid < 0)
-			fprintf(stderr, "agentjail tui: fork: %s\n", strerror(errno));
-		fprintf(stderr, "\r\n[agentjail tui] exit status %d; press Enter to return\r\n", rc);
-		int ch;
-		while ((ch = getchar()) != EOF && ch != '\n' && ch != '\r')
-			;
-		clearerr(stdin);
-	}
+	if (pid < 0)
+		fprintf(stderr, "agentjail tui: fork: %s\n", strerror(errno));
+	fprintf(stderr, "\r\n[agentjail tui] exit status %d; press Enter to return\r\n", rc);
+	int ch;
+	while ((ch = getchar()) != EOF && ch != '\n' && ch != '\r')
+		;
+	clearerr(stdin);
 	tuiv_resume();
 	return rc;
 }
@@ -412,12 +426,17 @@ static void do_run(struct tui_ctx *c, struct tui_model *m)
 		strv_free(&args);
 		return;
 	}
+	struct strv before = STRV_INIT;
+	tui_row_ids(m, &before);
 	int rc = run_on_terminal(&args, dir);
 	_cleanup_free_ char *msg = xasprintf("%s finished: exit status %d", args.v[0], rc);
 	tui_set_status(m, msg);
 	strv_free(&args);
 	reopen_store(c);
 	reload(c, m);
+	if (tui_select_new(m, &before)) /* the session just started, for l, Enter, d */
+		set_detail(c, m);
+	strv_free(&before);
 }
 
 static void do_simple(struct tui_ctx *c, struct tui_model *m, enum tui_action a)
@@ -498,6 +517,18 @@ static void model_init(struct tui_model *m)
 	tui_init(m, names, doms, n, cwd ? cwd : "/");
 	for (size_t i = 0; i <= n; i++)
 		config_defaults(m, i, i < n ? names[i] : NULL, cwd ? cwd : "/");
+	/* the dialog starts on an agent that is installed, and marks the others */
+	bool *installed = xcalloc(n + 1, sizeof *installed);
+	const char *home = getenv("HOME");
+	for (size_t i = 0; i < n; i++) {
+		struct resolved res = {0};
+		struct err e = {0};
+		installed[i] = cmd_find_agent(all[i], home ? home : "/", cwd ? cwd : "/", &res, &e) == 0;
+		if (installed[i])
+			resolved_free(&res);
+	}
+	tui_set_installed(m, installed);
+	free(installed);
 	for (size_t i = 0; i < n; i++)
 		strv_free(&doms[i]);
 	free(doms);

@@ -26,6 +26,7 @@
 #include "core/diag/probes.h"
 #include "util/cleanup.h"
 #include "util/path.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 
 static const char usage[] =
@@ -117,12 +118,14 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 		cmd_warn("cannot read the current directory: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
+	static const char *const more[] = {"--backend", "--json", NULL};
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = home,
 				.env_fs = getenv("AGENTJAIL_FS"),
 				.env_net = getenv("AGENTJAIL_NET"),
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
-				.env_pids = getenv("AGENTJAIL_PIDS")};
+				.env_pids = getenv("AGENTJAIL_PIDS"),
+				.more_opts = more};
 	struct err e = {0};
 	struct cmd_config cc;
 	int rc = cmd_config_ctx(&cc, (int)args->n, strv_data(args), NULL, &ctx);
@@ -317,9 +320,11 @@ static void print_human(const struct run_request *req, json_t *probes, const str
 	json_t *o;
 	json_array_foreach(probes, i, o)
 	{
-		printf("%-4s  %-26s  %s\n", json_string_value(json_object_get(o, "result")),
-		       json_string_value(json_object_get(o, "id")),
-		       json_string_value(json_object_get(o, "detail")));
+		/* what the battery said from inside the jail */
+		_cleanup_free_ char *res = fmt_clean(json_string_value(json_object_get(o, "result")));
+		_cleanup_free_ char *id = fmt_clean(json_string_value(json_object_get(o, "id")));
+		_cleanup_free_ char *d = fmt_clean(json_string_value(json_object_get(o, "detail")));
+		printf("%-4s  %-26s  %s\n", res, id, d);
 	}
 	printf("%d probes: %d pass, %d warn, %d fail, %d skip -- %s\n", t->total, t->n[PROBE_PASS],
 	       t->n[PROBE_WARN], t->n[PROBE_FAIL], t->n[PROBE_SKIP],
@@ -335,7 +340,7 @@ static int print_json(const struct run_request *req, json_t *probes, const struc
 				"probes", probes, "summary", "pass", t->n[PROBE_PASS], "warn",
 				t->n[PROBE_WARN], "fail", t->n[PROBE_FAIL], "skip",
 				t->n[PROBE_SKIP], "total", t->total);
-	char *s = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+	char *s = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
 	json_decref(doc);
 	if (!s) {
 		cmd_warn("verify: cannot build the JSON report");
@@ -476,7 +481,7 @@ int cmd_verify(int argc, char **argv)
 static void emit(const struct probe_def *d, const struct probe_out *o)
 {
 	json_t *j = result_json(d->id, d->category, o->r, o->detail);
-	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	if (s)
 		printf("%s\n", s);
 	else

@@ -4,7 +4,10 @@
  * prefix of it is NEED_MORE; the upstream head of a plain request is origin-form, has exactly
  * one Host and one "Connection: close", no Proxy-* or hop-by-hop header, no bare CR or LF, and
  * parsing it again (put back in absolute form) gives the same head; a response is one status
- * line, headers without controls, and a body of its Content-Length. */
+ * line, headers without controls, and a body of its Content-Length. The same bytes as the first
+ * request inside a tunnel (http_parse_origin): what the proxy parser takes as a request is never
+ * "not HTTP"; an OK head ends in CRLFCRLF, its shorter prefixes are NEED_MORE, its hosts are
+ * host characters or an IPv6 literal. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,11 +121,53 @@ static void check_response(const uint8_t *data, size_t size)
 	free(reason);
 }
 
+static void check_host_text(const char *h)
+{
+	bool v6 = strchr(h, ':') != NULL;
+	for (const char *q = h; *q; q++)
+		FUZZ_CHECK((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+			   (*q >= '0' && *q <= '9') || *q == '-' || *q == '.' || *q == '_' ||
+			   (v6 && (*q == ':' || *q == '%')));
+}
+
+static int origin_copy(const char *s, size_t n, struct http_req *r)
+{
+	char *p = fuzz_dup(s, n);
+	int rc = http_parse_origin(p, n, r);
+	free(p);
+	return rc;
+}
+
+static void check_origin(const uint8_t *data, size_t size, int proxy_rc)
+{
+	struct http_req r;
+	int rc = origin_copy((const char *)data, size, &r);
+	FUZZ_CHECK(rc == HP_OK || rc == HP_NEED_MORE || rc == HP_BAD || rc == HP_TOO_BIG ||
+		   rc == HP_NOT_HTTP);
+	FUZZ_CHECK(!r.upstream);
+	if (proxy_rc == HP_OK)
+		FUZZ_CHECK(rc == HP_OK);
+	if (rc != HP_OK) {
+		FUZZ_CHECK(!r.host[0] && !r.host_header[0] && (rc == HP_NEED_MORE) == !r.error);
+		return;
+	}
+	FUZZ_CHECK(r.head_len >= 4 && r.head_len <= size &&
+		   memcmp(data + r.head_len - 4, "\r\n\r\n", 4) == 0);
+	check_host_text(r.host);
+	check_host_text(r.host_header);
+	struct http_req r2;
+	FUZZ_CHECK(origin_copy((const char *)data, r.head_len - 1, &r2) == HP_NEED_MORE);
+	FUZZ_CHECK(origin_copy((const char *)data, size % r.head_len, &r2) == HP_NEED_MORE);
+	FUZZ_CHECK(origin_copy((const char *)data, r.head_len, &r2) == HP_OK &&
+		   !strcmp(r2.host, r.host) && !strcmp(r2.host_header, r.host_header));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct http_req r;
 	int rc = parse_copy((const char *)data, size, &r);
 	FUZZ_CHECK(rc == HP_OK || rc == HP_NEED_MORE || rc == HP_BAD || rc == HP_TOO_BIG);
+	check_origin(data, size, rc);
 	if (rc != HP_OK) {
 		FUZZ_CHECK(!r.upstream && !r.host[0] && (rc == HP_NEED_MORE) == !r.error);
 		if (rc == HP_NEED_MORE)
@@ -132,6 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      r.head_len <= HTTP_HEAD_MAX);
 		FUZZ_CHECK(memcmp(data + r.head_len - 4, "\r\n\r\n", 4) == 0);
 		FUZZ_CHECK(r.host[0] && r.port && strlen(r.method) < sizeof r.method);
+		check_host_text(r.host_header);
 		FUZZ_CHECK(r.connect == !r.upstream);
 		if (!r.connect)
 			check_upstream(&r);

@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "core/host/gitinfo.h"
+#include "core/plan/cmdwords.h"
 #include "core/session/sessfmt.h"
 #include "util/path.h"
 #include "util/strbuf.h"
+#include "util/strv.h"
 
 #include "fuzzutil.h"
 
@@ -23,6 +25,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(git_config_get(s, "core", "hooksPath"));
 	free(git_config_get(s, "include", "path"));
 	free(git_parse_gitfile(s));
+
+	/* the commands of a `sh -c` script: bounded, each a plain name */
+	struct strv words = STRV_INIT;
+	cmdwords_script(s, &words);
+	if (words.n > CMDWORDS_MAX)
+		abort();
+	for (size_t i = 0; i < words.n; i++)
+		if (!words.v[i][0] || words.v[i][0] == '-' || strpbrk(words.v[i], " \t\n;|&$'\"`"))
+			abort();
+	strv_free(&words);
 
 	char *n = path_normalize("/w", s);
 	if (n[0] != '/' || strstr(n, "//") || strstr(n, "/./") || strstr(n, "/../") ||

@@ -1,5 +1,5 @@
 /* capclient: a client that connects directly, by IP, as a Go or Rust binary without proxy support
- * would — for the capture tests of `--net allow` (tests/sh/86-capture.t). Linked statically
+ * would — for the capture tests of `--net allow` (tests/sh/88-capture.t). Linked statically
  * (no libc interposition, no proxy variables read). Each verb prints one result line.
  *
  *   capclient get HOST PORT PATH        getaddrinfo, connect to the addresses in order, an HTTP/1.0

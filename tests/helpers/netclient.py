@@ -19,12 +19,19 @@ usage (PROXY is the jail's proxy, 127.0.0.1:3128 unless --proxy HOST:PORT comes 
       S s" once the proxy has closed them all, or after SECONDS.
   netclient.py sync DIR PHASE
       touch DIR/PHASE.ready, wait for DIR/PHASE.go (60 s): hands the host a moment to count.
+  netclient.py tls HOST PORT SNI SEG REC VERSION CAFILE
+      python's ssl through a CONNECT tunnel to HOST:PORT (an HTTPS server), naming SNI ("-":
+      no server name), its ClientHello cut again into records of REC bytes (0: as ssl wrote
+      it) and sent SEG bytes at a time (0: at once), at most TLS VERSION ("1.2", "1.3",
+      "any"), the chain checked against CAFILE (not the name: a foreign one is the point).
+      Prints "tls ok VERSION: FIRST LINE OF GET /tls" or "tls failed: REASON".
 Python standard library only.
 """
 import asyncio
 import os
 import resource
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -190,6 +197,78 @@ def sync(d, phase):
     return 1
 
 
+def _recut(flight, rec):
+    """The handshake bytes of the records in flight, in records of rec bytes."""
+    hs, i = b"", 0
+    while i + 5 <= len(flight):
+        n = struct.unpack(">H", flight[i + 3:i + 5])[0]
+        hs += flight[i + 5:i + 5 + n]
+        i += 5 + n
+    return b"".join(b"\x16\x03\x01" + struct.pack(">H", len(hs[k:k + rec])) + hs[k:k + rec]
+                    for k in range(0, len(hs), rec))
+
+
+def tls(host, port, sni, seg, rec, version, cafile):
+    s = socket.create_connection(PROXY, timeout=10)
+    s.sendall(b"CONNECT %s:%d HTTP/1.1\r\n\r\n" % (host.encode(), port))
+    head = b""
+    while b"\r\n\r\n" not in head:
+        d = s.recv(1)
+        if not d:
+            break
+        head += d
+    if head.split(b" ")[1:2] != [b"200"]:
+        print("tls failed: CONNECT answered %r" % head.split(b"\r\n")[0])
+        return 1
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    ctx = ssl.create_default_context(cafile=cafile)
+    ctx.check_hostname = False
+    if version != "any":
+        v = ssl.TLSVersion.TLSv1_2 if version == "1.2" else ssl.TLSVersion.TLSv1_3
+        ctx.minimum_version = ctx.maximum_version = v
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    t = ctx.wrap_bio(inc, out, server_hostname=None if sni == "-" else sni)
+    first = True
+
+    def pump(step):
+        nonlocal first
+        while True:
+            try:
+                r = step()
+                done = True
+            except ssl.SSLWantReadError:
+                done = False
+            data = out.read()
+            if data and first:
+                first = False
+                data = _recut(data, rec) if rec else data
+                for k in range(0, len(data), seg or len(data)):
+                    s.sendall(data[k:k + (seg or len(data))])
+                    if seg:
+                        time.sleep(0.002)
+            elif data:
+                s.sendall(data)
+            if done:
+                return r
+            d = s.recv(65536)
+            if not d:
+                raise ConnectionError("closed by the proxy")
+            inc.write(d)
+
+    try:
+        pump(t.do_handshake)
+        pump(lambda: t.write(b"GET /tls HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n"
+                             % (host.encode(), port)))
+        body = b""
+        while b"\n" not in body.partition(b"\r\n\r\n")[2]:
+            body += pump(lambda: t.read(65536))
+    except (ssl.SSLError, OSError) as e:
+        print("tls failed: %s" % e)
+        return 1
+    print("tls ok %s: %s" % (t.version(), body.partition(b"\r\n\r\n")[2].split(b"\n")[0].decode()))
+    return 0
+
+
 def main():
     global PROXY
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -211,6 +290,8 @@ def main():
         return slowloris(int(a[1]), float(a[2]))
     if a[0] == "sync":
         return sync(a[1], a[2])
+    if a[0] == "tls":
+        return tls(a[1], int(a[2]), a[3], int(a[4]), int(a[5]), a[6], a[7])
     sys.exit(__doc__)
 
 

@@ -14,7 +14,7 @@ http:  HTTP/1.1 with keep-alive (so a test can see whether a proxy lets one conn
        --key it speaks TLS (HTTPS). With --git-root, paths under /git/ are served by
        `git http-backend` (smart HTTP: clone and fetch), GIT_PROJECT_ROOT=DIR.
 echo:  raw TCP: every byte read is written back (a stand-in for a host loopback service).
-canary: a service nothing in the jail may reach (tests/sh/86-capture.t): on ADDR (default
+canary: a service nothing in the jail may reach (tests/sh/88-capture.t): on ADDR (default
        127.0.0.1; 0.0.0.0 for every address of the host), prints "accept PEER" for each
        connection it is handed, and closes it.
 Python standard library only.

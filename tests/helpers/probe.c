@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -60,7 +61,7 @@ static int usage(void)
 		"       | caps | nnp | rename A B | link A B | mknod PATH | env | exit N | kill-self SIG\n"
 		"       | listen-unix PATH | listen-abstract NAME | listen-tcp HOST PORT | landlock-abi\n"
 		"       | mode chmod|fchmodat2|open-creat|mknod-reg OCTAL PATH | setcap-xattr PATH\n"
-		"       | forkn N | alloc MIB | fill PATH MIB\n");
+		"       | forkn N | forkbomb SECS PATH [NPROC] | alloc MIB | fill PATH MIB\n");
 	return 2;
 }
 
@@ -455,6 +456,60 @@ static int do_forkn(const char *arg)
 	return err ? report_errno(err) : report_ok();
 }
 
+static long mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)t.tv_sec;
+}
+
+/* One process of the bomb: two children that do the same, then exit; a refused fork is tried
+ * again, not given up (so the bomb stays at whatever limit holds). Gone after `until`. */
+static _Noreturn void bomb(long until)
+{
+	int made = 0;
+	while (made < 2) {
+		if (mono_s() > until)
+			_exit(0);
+		pid_t p = fork();
+		if (p == 0)
+			made = 0;
+		else if (p > 0)
+			made++;
+	}
+	_exit(0);
+}
+
+/* A fork bomb that lasts while this process sleeps SECS, writes PATH ("done") and exits (prints
+ * ok). NPROC: RLIMIT_NPROC first (for the bomb too). The bomb runs at nice 19, so a shared
+ * machine (and the test's own clock) stays responsive: what a test measures is how the bomb is
+ * torn down, not how the scheduler shares 2 cores. Every bomb process gives up 30 s after the
+ * start: a case that fails leaves nothing running for long. */
+static int do_forkbomb(const char *secs_s, const char *path, const char *nproc_s)
+{
+	long secs, nproc = 0;
+	if (parse_int(secs_s, 0, 60, &secs) < 0 ||
+	    (nproc_s && parse_int(nproc_s, 1, 1 << 20, &nproc) < 0))
+		return usage();
+	struct rlimit rl = {(rlim_t)nproc, (rlim_t)nproc};
+	if (nproc && setrlimit(RLIMIT_NPROC, &rl) < 0)
+		return report_errno(errno);
+	long until = mono_s() + 30;
+	pid_t b = fork();
+	if (b < 0)
+		return report_errno(errno);
+	if (b == 0) {
+		errno = 0;
+		if (nice(19) < 0 && errno)
+			_exit(1);
+		bomb(until);
+	}
+	struct timespec t = {secs, 0};
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+	return do_write(path, "done\n");
+}
+
 /* Allocate MIB mebibytes and touch every page. */
 static int do_alloc(const char *arg)
 {
@@ -559,6 +614,8 @@ int main(int argc, char **argv)
 		return do_listen_tcp(a[0], a[1]);
 	if (!strcmp(cmd, "forkn") && n == 1)
 		return do_forkn(a[0]);
+	if (!strcmp(cmd, "forkbomb") && (n == 2 || n == 3))
+		return do_forkbomb(a[0], a[1], n == 3 ? a[2] : NULL);
 	if (!strcmp(cmd, "alloc") && n == 1)
 		return do_alloc(a[0]);
 	if (!strcmp(cmd, "fill") && n == 2)

@@ -124,18 +124,18 @@ for who in "${AJ_WHOS[@]}"; do
 	check "$who: the planted symlinks are still in place" test -L "$WS/.vscode" -a -L "$WS/.git/hooks" -a -L "$WS/.envrc"
 	rm -rf "$HOMEDIR/secret" "$HOMEDIR/secret2"
 
-	# A symlink the user typed (--rw) is followed: only its canonical target is bound.
+	# A symlink the user typed (--rw) outside the workspace is followed: only its canonical
+	# target is bound. (One in the workspace that leads out of it is refused: 06-bindlinks.t.)
 	aj_fresh_ws "$who"
 	mkdir -p "$EXTRA/real"
-	aj_chown "$EXTRA/real"
-	ln -s "$EXTRA/real" "$WS/link"
-	aj_chown "$WS/link"
-	aj_run "$who" -- run --rw "$WS/link" -- "$P" write "$EXTRA/real/x"
+	ln -s "$EXTRA/real" "$EXTRA/link"
+	aj_chown "$EXTRA/real" "$EXTRA/link"
+	aj_run "$who" -- run --rw "$EXTRA/link" -- "$P" write "$EXTRA/real/x"
 	probe_ok "$who: --rw LINK binds the link's canonical target"
 	check "$who: … and the write reached it on the host" test -e "$EXTRA/real/x"
-	aj_run "$who" -- run --rw "$WS/link" -- "$P" write "$EXTRA/other"
+	aj_run "$who" -- run --rw "$EXTRA/link" -- "$P" write "$EXTRA/other"
 	check "$who: … and nothing beside it" test ! -e "$EXTRA/other"
-	rm -rf "$EXTRA/real" "$EXTRA/other"
+	rm -rf "$EXTRA/real" "$EXTRA/other" "$EXTRA/link"
 done
 aj_skip_missing_whos "protected paths"
 

@@ -65,7 +65,7 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 2 "$who: an agent argument before -- is refused"
 	like "$ERR" 'go after --: agentjail claude -- -p' "$who: ... saying where it goes"
 
-	aj_run "$who" -B "$AJ" -e PATH="$AJ_SYS_PATH" -- claude -- -p hi
+	aj_run "$who" -B "$AJ" -e PATH="$AJ_NO_PATH" -- claude -- -p hi
 	rc_is 127 "$who: an agent that is not installed: 127"
 	like "$ERR" 'npm install -g @anthropic-ai/claude-code' "$who: ... with how to install it"
 

@@ -110,6 +110,14 @@ print(a[0]["kind"], a[1]["kind"], "--resume" in a[1]["argv"], os.environ["AID"] 
 		like "$out" 'sandbox: danger-full-access' \
 			"$who: codex exec starts with approvals and its own sandbox off (the jail is the sandbox)"
 		unlike "$out" 'ENOENT|No such file|Cannot find module|panicked' "$who: ... without a missing file"
+		# its bundled skills: installed in the workspace's own skills/.system (issue 24 item
+		# 10), the user's skills read-only, the host's skills/.system untouched
+		unlike "$out" 'failed to install system skills' \
+			"$who: codex installs its bundled skills in the jail (no 'failed to install system skills')"
+		[ -z "$(ls -A "$HOMEDIR/.codex/skills/.system" 2>/dev/null)" ]
+		ok $? "$who: ... into the workspace's own skills/.system, not the host's"
+		[ -n "$(ls -A "$STATE"/cache/ws/*/agent/codex"$HOMEDIR"/.codex/skills/.system 2>/dev/null)" ]
+		ok $? "$who: ... which is in agentjail's state"
 		[ -d "$HOMEDIR/.codex" ] && [ -n "$(ls -A "$HOMEDIR/.codex")" ]
 		ok $? "$who: codex wrote into ~/.codex"
 		[ ! -e "$HOMEDIR/.claude/.codex" ] && ! grep -q codex-secret -r "$HOMEDIR/.codex" 2>/dev/null

@@ -2,8 +2,8 @@
 # Nothing a jailed agent writes into git metadata may run on the host or widen the next jail
 # (issue 10, items 1 and 2): a rewritten commondir is refused before the jail starts; every git
 # dir in reach (submodules, worktrees, a linked worktree's main repository) keeps what makes git
-# run a command read-only; a repository created during the run is reported and its config moved
-# aside. End to end: an fsmonitor command planted from inside never runs on `git status` outside.
+# run a command read-only; a repository created during the run that could make git run a command
+# is reported and that moved aside (60-git-new.t: what is kept). End to end: an fsmonitor command planted from inside never runs on `git status` outside.
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
@@ -200,9 +200,8 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- sh -c "git ${GIT_ID[*]} init -q && echo a > a && git ${GIT_ID[*]} add a &&
 		git ${GIT_ID[*]} commit -qm first && git log --oneline"
 	rc_is 0 "$who: git init, add and commit work inside a workspace that had no repository"
-	like "$ERR" "violation: $WS/\.git: a git repository created during the run" "$who: … the new repository is reported"
-	check "$who: … its config was moved aside" test ! -e "$WS/.git/config"
-	check "$who: … its hooks too" test ! -e "$WS/.git/hooks"
+	unlike "$ERR" "violation" "$who: … nothing of it is moved aside (its config runs nothing: issue 26)"
+	check "$who: … its config is kept" test -e "$WS/.git/config"
 	aj_host git -C "$WS" log --oneline 2>/dev/null | grep -q ' first$'
 	ok $? "$who: … and its commit is readable by git on the host"
 done

@@ -193,7 +193,7 @@ host_until() {
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	pkill -TERM -f "timeout 60 opencode run hello" 2>/dev/null
+	aj_kill_tree TERM "$pid" # (a pattern would match another test's opencode too)
 	wait "$pid" 2>/dev/null
 	return "$all"
 }

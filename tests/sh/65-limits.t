@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Resource limits (issue 10 item 8): --memory and --pids, their defaults, the environment, the
-# stored policy; enforcement by a cgroup v2 scope where the host offers one, else rlimits set by
-# the jail's init (RLIMIT_DATA; RLIMIT_NPROC for a non-root user); the tmpfs mounts scaled under
-# the memory limit; nothing left behind.
+# stored policy; enforcement by a cgroup v2 scope where the host offers one, else a cgroup v1
+# pids scope where that hierarchy is writable (issue 24 item 12: root on a v1 host had no process
+# limit) with rlimits for memory, else rlimits set by the jail's init (RLIMIT_DATA; RLIMIT_NPROC
+# for a non-root user); the tmpfs mounts scaled under the memory limit; nothing left behind.
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
@@ -13,6 +14,12 @@ def_mem=$((mem_total / 2))
 def_mem=$((def_mem / 1048576 * 1048576))
 
 policy_of() { printf '%s\n' "$OUT" | sed -n 's/^# policy: //p'; }
+
+# The host's cgroup v1 pids hierarchy, when it is mounted (its root) and root may write it.
+V1PIDS=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") {
+		if ($(i + 1) == "cgroup" && $(i + 3) ~ /(^|,)pids(,|$)/ && $4 == "/") print $5
+		break } }' /proc/self/mountinfo | head -n1)
+[ -n "$V1PIDS" ] && aj_is_root && [ -w "$V1PIDS" ] || V1PIDS=
 
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
@@ -25,8 +32,15 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" $'\n# limits: memory 512M, pids 64' "$who: --dry-run says the limits"
 	DRY=$OUT
 	MECH=$(printf '%s\n' "$OUT" | sed -n 's/^# limits: .*; enforced by \([a-z0-9 ]*\).*/\1/p')
-	CGPARENT=$(printf '%s\n' "$OUT" | sed -n 's/^# limits: .* under \(\/[^ ]*\).*/\1/p')
+	CGPARENT=$(printf '%s\n' "$OUT" | sed -n 's/^# limits: .* under \(\/[^ ;]*\).*/\1/p')
 	diag "$who: limits enforced by: ${MECH:-?} ${CGPARENT}"
+	[ "$who" = root ] && ROOT_MECH=$MECH
+	if [ "$who" = root ] && [ "$MECH" != "cgroup v2" ] && [ -n "$V1PIDS" ]; then
+		is "$MECH" "cgroup v1" \
+			"$who: no cgroup v2 scope, a writable v1 pids hierarchy ($V1PIDS): --pids is held there"
+		like "$DRY" $'\n# limits: .*pids.max in a scope under '"$V1PIDS/agentjail"'; memory by rlimits' \
+			"$who: ... --dry-run says so (pids.max under $V1PIDS/agentjail, memory by rlimits)"
+	fi
 
 	aj_run "$who" -- run --memory 4G --dry-run -- true
 	like "$(policy_of)" '"memory":4294967296' "$who: --memory 4G"
@@ -68,9 +82,9 @@ for who in "${AJ_WHOS[@]}"; do
 	before=$(pgrep -c -u "$RUN_UID")
 	aj_run "$who" -- run --pids 64 -- "$P" forkn 200
 	FORKED=$(printf '%s\n' "$OUT" | sed -n 's/^forked //p')
-	if [ "$who" = root ] && [ "$MECH" != "cgroup v2" ]; then
+	if [ "$who" = root ] && [ "$MECH" = rlimits ]; then
 		skip "$who: --pids 64 stops a fork bomb" \
-			"no cgroup v2 scope on this host (${MECH:-?}) and root is exempt from RLIMIT_NPROC"
+			"no cgroup scope on this host (${MECH:-?}) and root is exempt from RLIMIT_NPROC"
 		like "$DRY" $'\n# limits: .*no process limit for root' \
 			"$who: ... and --dry-run says there is no process limit for root"
 	else
@@ -123,11 +137,11 @@ for who in "${AJ_WHOS[@]}"; do
 	probe_ok "$who: unlimited runs"
 
 	# nothing is left behind: no scope remains under the cgroup parent
-	if [ "$MECH" = "cgroup v2" ] && [ -n "$CGPARENT" ]; then
+	if [ "$MECH" != rlimits ] && [ -n "$CGPARENT" ]; then
 		LEFT=$(find "$CGPARENT" -mindepth 1 -maxdepth 1 -type d -name "jail-*" 2>/dev/null | wc -l)
 		is "$LEFT" 0 "$who: no jail cgroup is left under $CGPARENT"
 	else
-		skip "$who: no jail cgroup is left behind" "no cgroup v2 scope on this host (${MECH:-?})"
+		skip "$who: no jail cgroup is left behind" "no cgroup scope on this host (${MECH:-?})"
 	fi
 
 	# resume keeps the limits
@@ -140,5 +154,9 @@ aj_skip_missing_whos "resource limits"
 # doctor says which mechanism applies
 aj_run "${AJ_WHOS[0]}" -- doctor
 like "$OUT" $'(^|\n)(ok|warn) +limits +' "doctor has a limits line"
+if [ "${ROOT_MECH:-}" != "cgroup v2" ] && [ -n "$V1PIDS" ]; then
+	like "$OUT" $'(^|\n)warn +limits +pids: a cgroup v1 scope per jail under '"$V1PIDS/agentjail" \
+		"root: doctor says --pids is held by the v1 pids hierarchy"
+fi
 
 done_testing

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Developer toolchains inside the jail (issue 11): what runs on the user's PATH (pyenv's python,
 # rustup's cargo and rustc, node and npm) runs the same inside; package caches are jail-private
-# (the host's are never written, a second jail sees the first one's); registry configuration
+# (the host's are never written, the workspace's next jail sees the first one's; another
+# workspace's do not: tests/sh/72-cache-workspace.t); registry configuration
 # comes without its credentials; mirror variables pass, their tokens do not; only
 # <state>/cache and <state>/toolconf of agentjail's state dir reach a jail.
 . "$(dirname "$0")/lib.sh"
@@ -57,8 +58,8 @@ for who in "${AJ_WHOS[@]}"; do
 			"$who: --dry-run binds pyenv's root read-only and names the manager"
 		like "$OUT" "--ro-bind-fd [0-9]+ $TC_HOME/\.rustup/settings\.toml +# rustup: " \
 			"$who: --dry-run binds rustup's settings"
-		like "$OUT" "--bind-fd [0-9]+ $TC_HOME/\.cargo/registry +# fd [0-9]+ = $STATE/cache/cargo-registry: private" \
-			"$who: --dry-run mounts the private cargo registry from <state>/cache"
+		like "$OUT" "--bind-fd [0-9]+ $TC_HOME/\.cargo/registry +# fd [0-9]+ = $STATE/cache/ws/[0-9a-f]{32}/cargo-registry: private" \
+			"$who: --dry-run mounts the workspace's private cargo registry from <state>/cache/ws/KEY"
 		aj_run "$who" "${TC_ENV[@]}" -- doctor
 		like "$OUT" $'\nok +toolchain\.pyenv +pyenv at '"$TC_HOME/\.pyenv" "$who: doctor lists pyenv"
 		like "$OUT" $'\nok +toolchain\.rustup +rustup at '"$TC_HOME/\.rustup" "$who: doctor lists rustup"
@@ -79,13 +80,13 @@ for who in "${AJ_WHOS[@]}"; do
 			"$who: the host's ~/$c is unchanged (${before[$c]:0:12})"
 	done
 	aj_run "$who" "${TC_ENV[@]}" -- run -- sh -c 'cat ~/.cargo/registry/aj-marker ~/.npm/_cacache/aj-marker ~/.cache/pip/aj-marker'
-	is "$OUT" "$marker"$'\n'"$marker"$'\n'"$marker" "$who: a second jail sees the first one's private caches"
-	is "$(cat "$STATE/cache/npm/_cacache/aj-marker" 2>&1)" "$marker" \
-		"$who: they live in <state>/cache on the host"
+	is "$OUT" "$marker"$'\n'"$marker"$'\n'"$marker" "$who: the workspace's second jail sees the first one's private caches"
+	is "$(cat "$STATE"/cache/ws/*/npm/_cacache/aj-marker 2>&1)" "$marker" \
+		"$who: they live in <state>/cache/ws/KEY on the host"
 	aj_run "$who" -- cache clean
 	rc_is 0 "$who: agentjail cache clean"
-	[ ! -e "$STATE/cache/npm/_cacache" ] && [ -d "$STATE/cache/npm" ]
-	ok $? "$who: … empties the caches and keeps their directories"
+	[ -z "$(ls -A "$STATE/cache/ws")" ]
+	ok $? "$who: … removes the workspace's caches"
 
 	# ---- only <state>/cache and <state>/toolconf of the state dir are mounted
 	aj_run "$who" "${TC_ENV[@]}" -- run -- cat /proc/self/mountinfo

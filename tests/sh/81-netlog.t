@@ -7,20 +7,12 @@
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
-# py EXPR — evaluate a Python expression over the JSON in $OUT (as `d`)
-py() { printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>&1; }
-# pyl EXPR — the same over JSON lines (as the list `d`)
-pyl() {
-	printf '%s' "$OUT" |
-		python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print($1)" 2>&1
-}
-
 EV=$AJ_TMP/events.jsonl
 cat >"$EV" <<'JSON'
 {"proto":"connect","host":"api.example.com","port":443,"allowed":true,"rule":"*.example.com","addr":"203.0.113.7","bytes_up":1234,"bytes_down":56789,"dur_ms":420}
-{"proto":"connect","host":"evil.example","port":443,"allowed":false,"rule":"evil.example is not allowed: --allow-domain evil.example would allow it"}
-{"proto":"http","host":"evil.example","port":443,"allowed":false,"rule":"evil.example is not allowed"}
-{"proto":"dns","host":"leak.example","port":0,"allowed":false,"rule":"leak.example is not allowed"}
+{"proto":"connect","host":"evil.example","port":443,"allowed":false,"rule":"evil.example:443 is not on the allow list (add --allow-domain evil.example)"}
+{"proto":"http","host":"evil.example","port":443,"allowed":false,"rule":"evil.example:443 is not allowed"}
+{"proto":"dns","host":"leak.example","port":0,"allowed":false,"rule":"leak.example:443 is not on the allow list (add --allow-domain leak.example)"}
 {"proto":"socks","host":"x\u001b]0;pwned\u0007.example","port":80,"allowed":false,"rule":"\u001b[31mred\r\nforged line"}
 JSON
 EV_END=$AJ_TMP/events-end.jsonl
@@ -34,9 +26,10 @@ for who in "${AJ_WHOS[@]}"; do
 
 	tb -- run -- true
 	rc_is 0 "$who: a run with network decisions exits 0"
-	like "$ERR" '(^|\n)agentjail: denied 3 connections and 1 name lookup: evil\.example:443 ×2, ' \
-		"$who: the end of the run names what was denied, most frequent first"
-	like "$ERR" 'leak\.example \(dns\)' "$who: ... the denied lookup too"
+	like "$ERR" '(^|\n)agentjail: denied 3 connections and 1 name lookup: evil\.example:443 ×2 is not on the allow list \(add --allow-domain evil\.example\); ' \
+		"$who: the end of the run names what was denied, most frequent first, with the reason and fix"
+	like "$ERR" '; leak\.example \(dns\) is not on the allow list \(add --allow-domain leak\.example\); and 1 more \(agentjail log [0-9a-f]{8}\)' \
+		"$who: ... the denied lookup too, then the rest counted and where to see them"
 	unlike "$ERR" $'\e' "$who: ... a hostile host name reaches the terminal cleaned"
 	is "$(grep -c 'denied' <<<"$ERR")" 1 "$who: ... on one line"
 	aj_run "$who" -- sessions --json
@@ -51,7 +44,7 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$(grep -c 'ALLOW\|DENY' <<<"$OUT")" 5 "$who: ... a line per decision"
 	like "$OUT" 'connect +ALLOW +api\.example\.com:443 +203\.0\.113\.7 +1\.2K +55K +0\.4s +\*\.example\.com' \
 		"$who: ... allowed: host:port, address, bytes, duration, rule"
-	like "$OUT" 'dns +DENY +leak\.example \(dns\) +- .*leak\.example is not allowed' \
+	like "$OUT" 'dns +DENY +leak\.example \(dns\) +- .*leak\.example:443 is not on the allow list' \
 		"$who: ... denied: the reason"
 	unlike "$OUT" $'\e' "$who: ... no escape sequence from the jail reaches the terminal"
 	is "$(grep -c 'forged line' <<<"$OUT")" 1 "$who: ... a CR LF in a reason does not forge a line"
@@ -62,7 +55,7 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 0 "$who: log --json"
 	is "$(pyl 'len(d)')" 5 "$who: ... one object per line"
 	is "$(pyl "sorted(d[0].keys())")" \
-		"['action', 'addr', 'at_ms', 'attempt', 'bytes_down', 'bytes_up', 'dur_ms', 'error', 'host', 'port', 'proto', 'rule', 'seq', 'session', 'type']" \
+		"['action', 'addr', 'at_ms', 'attempt', 'bytes_down', 'bytes_up', 'dur_ms', 'error', 'failed', 'host', 'port', 'proto', 'rule', 'seq', 'session', 'type']" \
 		"$who: ... the keys"
 	is "$(pyl "(d[0]['type'], d[0]['session'] == '$ID', d[0]['action'], d[0]['bytes_down'], d[1]['action'], d[3]['proto'], d[3]['port'])")" \
 		"('net', True, 'allow', 56789, 'deny', 'dns', 0)" "$who: ... the values"
@@ -80,7 +73,8 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" $'\nnetwork +1 allowed, 4 denied \\(evil\\.example:443 ×2, ' "$who: show: the network line"
 	aj_run "$who" -- show "$ID" --json
 	is "$(py "(d['net_allowed'], d['net_denied'], d['net_denied_by_host'][0])")" \
-		"(1, 4, {'host': 'evil.example', 'port': 443, 'count': 2})" "$who: show --json: counts, denied by host"
+		"(1, 4, {'host': 'evil.example', 'port': 443, 'count': 2, 'reason': 'evil.example:443 is not on the allow list (add --allow-domain evil.example)'})" \
+		"$who: show --json: counts, denied by host with the first reason"
 	aj_run "$who" -e COLUMNS=120 -- sessions
 	like "$OUT" $'^ID +STARTED +TOOK +STATUS +POLICY +NET +PROFILE +COMMAND\n' "$who: sessions: a NET column"
 	like "$OUT" '1 ok, 4 denied +- +true' "$who: ... with the counts"
@@ -98,7 +92,8 @@ for who in "${AJ_WHOS[@]}"; do
 	# violations are listed with the decisions
 	tb -- run -- sh -c 'echo x > .envrc'
 	aj_run "$who" -- log --last
-	like "$OUT" "VIOL +violation\.protected_path $WS/\.envrc: appeared" "$who: log: a violation, in order"
+	like "$OUT" "VIOL +- +- +- +- +- +violation\.protected_path $WS/\.envrc: appeared" \
+		"$who: log: a violation, in order, its text under RULE / REASON (not HOST)"
 	aj_run "$who" -- log --last --json
 	is "$(pyl "[x['type'] for x in d]")" "['net', 'net', 'net', 'net', 'net', 'violation']" \
 		"$who: log --json: the violation after the decisions"
@@ -153,7 +148,7 @@ for i in range(100500):
 	rc_is 0 "$who: a run with 100500 denied lookups exits 0"
 	is "$(grep -c 'more than 100000 network decisions in this run: the rest are counted, not recorded' <<<"$ERR")" 1 \
 		"$who: ... one warning that the rest are not recorded"
-	like "$ERR" 'denied 100500 name lookups: f[0-9]+\.example \(dns\) ×[0-9]+, .*… [0-9]+ more' \
+	like "$ERR" 'denied 100500 name lookups: f[0-9]+\.example \(dns\) ×[0-9]+ no; f[0-9]+\.example \(dns\) ×[0-9]+ no; and [0-9]+ more' \
 		"$who: ... the denied line counts them all"
 	aj_run "$who" -- sessions --json
 	is "$(py "d[0]['net_denied']")" 100000 "$who: ... 100000 are recorded"

@@ -15,22 +15,10 @@
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
-H=$AJ_SRC/tests/helpers
-PROXY=127.0.0.1:3128
-for tool in curl python3 openssl git; do
-	command -v "$tool" >/dev/null 2>&1 || bail "$tool is missing (scripts/deps.sh installs it)"
-done
-
 # ---- the servers (on the host's 127.0.0.1, as root) -------------------------------------------
-SRV=$AJ_TMP/srv
-mkdir -m 0755 "$SRV"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-	-keyout "$SRV/key.pem" -out "$SRV/crt.pem" -subj /CN=secure.test \
-	-addext "subjectAltName=DNS:secure.test" >/dev/null 2>&1 || bail "openssl could not make a test certificate"
-chmod 0644 "$SRV/crt.pem"
+. "$(dirname "$0")/netlib.sh" git
 aj_git_repo "$SRV" "cloned through the proxy"
 
-srv() { aj_netsrv "$SRV" "$@"; } # NAME netsrv-args… — sets PORT_NAME
 srv one http --name one
 srv two http --name two
 srv secure http --name secure --cert "$SRV/crt.pem" --key "$SRV/key.pem" --git-root "$SRV"
@@ -95,7 +83,7 @@ print(u.urlopen(\"http://one.test:$PORT_one/py-http\", timeout=10).read().decode
 		nodev=$(node -p 'process.versions.node')
 		jail "$who" "$MS; ms node -e 'fetch(\"http://one.test:$PORT_one/node-fetch\").then(r => r.text()).then(t => process.stdout.write(t), e => { console.log(\"fetch failed:\", e.cause ? e.cause.code : e.message); process.exit(3); })'"
 		# NODE_USE_ENV_PROXY exists from node 24.5 and 22.21; older nodes ignore it and
-		# connect directly: the capture (86-capture.t) takes that connection instead
+		# connect directly: the capture (88-capture.t) takes that connection instead
 		like "$OUT" "hello from one .*path=/node-fetch" \
 			"$who: node $nodev fetch reaches an allowed name (through the proxy with NODE_USE_ENV_PROXY, else captured)"
 		jail "$who" "node -e 'require(\"http\").get({host: \"127.0.0.1\", port: 3128, path: \"http://one.test:$PORT_one/node-http\", headers: {host: \"one.test:$PORT_one\"}}, r => r.pipe(process.stdout))'"
@@ -159,6 +147,32 @@ for n in (\"one.test\", \"evil.test\"):
 	like "$OUT" "py evil.test gaierror" "$who: python getaddrinfo: a name not on the list does not resolve"
 	ms=$(grep -oE 'rc=[0-9]+ ms=[0-9]+' <<<"$OUT" | tail -n1)
 	like "$ms" '^rc=2 ms=([0-9]|[0-9][0-9]|[0-9][0-9][0-9])$' "$who: a random name is NXDOMAIN at once (< 1 s: $ms)"
+
+	# --- malformed DNS requests: logged as what they are, counted apart (issue 24 item 7) ----
+	if [ "$UNDER" != on ]; then
+		jail "$who" "python3 -c 'import socket, struct
+def q(name, qd=1, op=0):
+    wire = b\"\".join(bytes([len(l)]) + l.encode() for l in name.split(\".\") if l) + b\"\\0\"
+    return struct.pack(\">HBBHHHH\", 7, 1 | op << 3, 0, qd, 0, 0, 0) + wire + b\"\\0\\1\\0\\1\"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+for m in (q(\"a.evil.test\"), q(\"one.test\", qd=2), q(\"one.test\", op=2), b\"\\1\\2\\3\", q(\"\")):
+    s.sendto(m, (\"127.0.0.1\", 53))
+    try: print(\"rcode\", s.recv(512)[3] & 15)
+    except socket.timeout: print(\"no answer\")'"
+		is "$(grep -E '^(rcode|no answer)' <<<"$OUT" | tr '\n' ' ')" "rcode 3 rcode 1 rcode 4 no answer rcode 3 " \
+			"$who: DNS: NXDOMAIN, FORMERR for two questions, NOTIMP for another opcode, nothing for a runt, NXDOMAIN for the root"
+		like "$ERR" 'agentjail: denied 2 name lookups and 3 malformed DNS requests: ' \
+			"$who: … the end-of-run line counts the malformed requests apart"
+		unlike "$ERR" '\? \(dns\)' "$who: … and lists no nameless '? (dns)'"
+		aj_run "$who" -- log --last
+		like "$OUT" 'dns +DENY +\(malformed DNS request\) .*malformed DNS request: not exactly one question' \
+			"$who: log: a malformed request is shown as one, with what is wrong"
+		like "$OUT" 'malformed DNS request: not a standard query' "$who: … another opcode"
+		like "$OUT" 'malformed DNS request: shorter than a DNS header' "$who: … a runt"
+		like "$OUT" 'dns +DENY +\. \(dns\) ' "$who: … the root is \".\""
+		unlike "$OUT" '\? \(dns\)' "$who: … and nothing is a nameless '? (dns)'"
+	fi
 
 	# --- raw TCP fails at once --------------------------------------------------------------
 	jail "$who" "$MS; ms ./probe connect-tcp 1.1.1.1 443; ms ./probe connect-tcp 127.0.0.1 $PORT_echo; ms ./probe connect-tcp 10.0.0.1 80"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configuration files (doc/design.md §8), as root and as an unprivileged user: the user's
 # config.toml changes the default policy (seen in `run --dry-run`'s policy line); the project's
-# .agentjail.toml narrows it; a project widening it (rw = ["~"], net = "on") is refused until
+# .agentjail.toml narrows it; a project widening it (rw = ["../extra"], net = "on") is refused until
 # `agentjail trust`, accepted after, refused again after an edit; AGENTJAIL_NET overrides the
 # files and a flag overrides everything; `agentjail config` names each value's origin; a
 # config file writable by its group, a syntax error, a project setting `bwrap` are refused.
@@ -40,10 +40,10 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$POL" "\"hide\":\\[\"$WS/secret\"\\]" "$who: and hides a path of the workspace"
 
 	# --- the project widens: refused until trusted
-	aj_host sh -c "printf '%s\n' '[policy]' 'rw = [\"~\"]' 'net = \"on\"' >'$WS/.agentjail.toml'"
+	aj_host sh -c "printf '%s\n' '[policy]' 'rw = [\"../extra\"]' 'net = \"on\"' >'$WS/.agentjail.toml'"
 	dry "$who"
-	rc_is 2 "$who: a project adding rw = [\"~\"] and net = \"on\" is refused untrusted"
-	like "$ERR" "\\.agentjail\\.toml:2: \`rw\` entry \"~\"" "$who: the refusal names rw at file:line"
+	rc_is 2 "$who: a project adding rw = [\"../extra\"] and net = \"on\" is refused untrusted"
+	like "$ERR" "\\.agentjail\\.toml:2: \`rw\` entry \"\.\./extra\"" "$who: the refusal names rw at file:line"
 	like "$ERR" "\\.agentjail\\.toml:3: \`net = on\`" "$who: and net at file:line"
 	like "$ERR" "agentjail trust $WS" "$who: and the trust command"
 	unlike "$OUT" '# policy' "$who: nothing planned"
@@ -57,7 +57,7 @@ for who in "${AJ_WHOS[@]}"; do
 	dry "$who"
 	rc_is 0 "$who: the trusted project is accepted"
 	like "$POL" '"net":"on"' "$who: its net = on applies"
-	like "$POL" "\"rw\":\\[\"$HOMEDIR\"\\]" "$who: its rw = [\"~\"] applies"
+	like "$POL" "\"rw\":\\[\"$EXTRA\"\\]" "$who: its rw = [\"../extra\"] applies"
 
 	aj_run "$who" -- trust --list
 	like "$OUT" "$WS/.agentjail.toml"$'\t'"[0-9a-f]{12}"$'\t'"trusted" "$who: trust --list shows it"
@@ -75,7 +75,7 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 0 "$who: agentjail config"
 	like "$OUT" "policy.fs = read-only"$'\t'"# $CFG:2" "$who: config: fs from the user file, FILE:LINE"
 	like "$OUT" "policy.net = off"$'\t'"# env AGENTJAIL_NET" "$who: config: net from the environment"
-	like "$OUT" "policy.rw \\+= ~"$'\t'"# $WS/.agentjail.toml:2" "$who: config: rw from the project"
+	like "$OUT" "policy.rw \\+= \\.\\./extra"$'\t'"# $WS/.agentjail.toml:2" "$who: config: rw from the project"
 	like "$OUT" "policy.pids = 4096"$'\t'"# default" "$who: config: a default says so"
 	aj_run "$who" -- config --json
 	like "$OUT" "\"origin\": \"$CFG:2\"" "$who: config --json gives the origins"

@@ -69,7 +69,28 @@ for who in "${AJ_WHOS[@]}"; do
 		"$who: … named, with the --ro that brings it in"
 	aj_run "$who" -- run --fs danger-full-access -- "$tool"
 	rc_is 0 "$who: unsandboxed, the same command runs"
-	rm -f "$tool"
+	# … named by a shell's script or env, whose "not found" (127) is their own (issue 26)
+	aj_run "$who" -- run -- sh -c "echo before; $tool"
+	rc_is 127 "$who: sh -c naming a program outside the jail's view: 127"
+	like "$ERR" "agentjail: $tool is not in the jail's view: on the host it is $tool; --ro /dev/shm brings it in" \
+		"$who: … named, with the --ro that brings it in"
+	aj_run "$who" -- run -- env AJV=1 "$tool"
+	like "$RC/$ERR" "^127/.*agentjail: $tool is not in the jail's view: .*--ro /dev/shm brings it in" \
+		"$who: env naming it: the same line"
+	tdir=/dev/shm/ajv26-path-$who-$$
+	aj_host sh -c "mkdir -p $tdir && printf '#!/bin/sh\necho tool ran\n' >$tdir/ajv26tool && chmod 755 $tdir/ajv26tool"
+	aj_run "$who" -e "PATH=$tdir:$AJ_SYS_PATH" -- run -- bash -c 'ajv26tool --x'
+	rc_is 127 "$who: a program found through a PATH entry the jail lacks: 127"
+	like "$ERR" "agentjail: ajv26tool is not in the jail's view: on the host it is $tdir/ajv26tool; --ro $tdir brings it in" \
+		"$who: … named with its host path and the --ro of that PATH entry"
+	aj_run "$who" -e "PATH=$tdir:$AJ_SYS_PATH" -- run --ro "$tdir" -- bash -c 'ajv26tool --x'
+	is "$RC/$OUT" "0/tool ran" "$who: … and that --ro brings it in"
+	aj_run "$who" -- run -- sh -c 'exit 127'
+	unlike "$RC/$ERR" "$CLAIM" "$who: a script's own 127: no claim"
+	aj_run "$who" -- run -- sh -c 'ls >/dev/null; ajv16-no-such-command'
+	is "$RC" 127 "$who: a script naming a program found nowhere: 127"
+	unlike "$ERR" "$CLAIM" "$who: … and no claim that the jail hid it"
+	rm -rf "$tool" "$tdir"
 
 	# --- protected paths the jail moved aside -------------------------------------------------
 	aj_run "$who" -- run -- sh -c 'echo x > .envrc; exit 3'

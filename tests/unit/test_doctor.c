@@ -45,8 +45,10 @@ static void add_normalizes(void **state)
 	assert_true(strlen(r.v[1].fix) > 0);
 	doctor_add(&r, "fail-empty-fix", DOCTOR_FAIL, "", "x");
 	assert_true(strlen(r.v[2].fix) > 0);
-	doctor_add(&r, "ctl", DOCTOR_FAIL, "line1\nline2", "a\nb\tc\033[1md");
-	assert_string_equal(r.v[3].detail, "a b c [1md");
+	/* line breaks and tabs read as spaces; ESC, C1 (CSI as U+009B) and a bidirectional
+	 * override are fmt_clean's '?' */
+	doctor_add(&r, "ctl", DOCTOR_FAIL, "line1\nline2", "a\nb\tc\033[1md\xc2\x9b" "2J\xe2\x80\xae" "R");
+	assert_string_equal(r.v[3].detail, "a b c?[1md?2J?R");
 	assert_string_equal(r.v[3].fix, "line1 line2");
 	/* invalid UTF-8 is replaced, valid multibyte text kept */
 	doctor_add(&r, "utf8", DOCTOR_OK, NULL, "caf\xc3\xa9 \xff\xfe \xc3 \xed\xa0\x80.");
@@ -127,7 +129,7 @@ static void text_shape(void **state)
 {
 	(void)state;
 	struct doctor_report r = sample();
-	char *s = doctor_render_text(&r);
+	char *s = doctor_render_text(&r, false);
 	assert_string_equal(s, "ok    bwrap         /usr/bin/bwrap: trusted\n"
 	                       "warn  landlock      ABI 3: \"quoted\"\n"
 	                       "                    fix: upgrade the kernel\n"
@@ -136,10 +138,16 @@ static void text_shape(void **state)
 	free(s);
 	doctor_add(&r, "jail", DOCTOR_FAIL, "the fix", "it failed");
 	doctor_add(&r, "userns", DOCTOR_FAIL, "other fix", "disabled");
-	s = doctor_render_text(&r);
+	s = doctor_render_text(&r, false);
 	assert_non_null(strstr(s, "fail  jail          it failed\n"
 	                          "                    fix: the fix\n"));
 	assert_non_null(strstr(s, "\na sandboxed run cannot work here; failed: jail userns\n"));
+	free(s);
+	/* for a terminal: warn and fail in colour, the columns as wide as without */
+	s = doctor_render_text(&r, true);
+	assert_non_null(strstr(s, "ok    bwrap         /usr/bin/bwrap: trusted\n"));
+	assert_non_null(strstr(s, "\033[33mwarn\033[0m  landlock      ABI 3"));
+	assert_non_null(strstr(s, "\033[1;31mfail\033[0m  jail          it failed\n"));
 	free(s);
 	doctor_report_free(&r);
 }

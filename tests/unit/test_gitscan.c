@@ -44,11 +44,34 @@ static void repo(const struct fx *f, const char *gitdir_rel)
 	_cleanup_free_ char *refs = xasprintf("%s/refs", gitdir_rel);
 	_cleanup_free_ char *config = xasprintf("%s/config", gitdir_rel);
 	_cleanup_free_ char *hooks = xasprintf("%s/hooks", gitdir_rel);
+	_cleanup_free_ char *hook = xasprintf("%s/hooks/post-checkout", gitdir_rel);
 	put(f, head, "ref: refs/heads/main\n");
 	put(f, objects, NULL);
 	put(f, refs, NULL);
 	put(f, config, "[core]\n\tfsmonitor = \"touch /tmp/x #\"\n");
 	put(f, hooks, NULL);
+	put(f, hook, "#!/bin/sh\ntouch /tmp/x\n");
+}
+
+/* What `git init` makes, and an identity set after it: all of it may stay (issue 26). */
+static void harmless_repo(const struct fx *f, const char *g)
+{
+	static const char *const files[][2] = {
+		{"HEAD", "ref: refs/heads/main\n"},
+		{"objects", NULL},
+		{"refs", NULL},
+		{"config", "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
+			   "\tbare = false\n\tlogallrefupdates = true\n[user]\n\tname = J\n"},
+		{"hooks", NULL},
+		{"hooks/pre-commit.sample", "#!/bin/sh\nexit 0\n"},
+		{"info", NULL},
+		{"info/exclude", "# git ls-files --others --exclude-from=.git/info/exclude\n\n"},
+		{"description", "Unnamed repository\n"},
+	};
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", g, files[i][0]);
+		put(f, p, files[i][1]);
+	}
 }
 
 static int setup(void **state)
@@ -198,16 +221,36 @@ static void test_check(void **state)
 	strv_free(&known);
 }
 
+/* The workspace walked before a run that found nothing: no known repository. */
+struct scan {
+	struct strv roots, gitdirs, known;
+	struct gitscan_before b;
+};
+
+static void scan_init(struct scan *sc, const struct fx *f)
+{
+	*sc = (struct scan){.roots = STRV_INIT, .gitdirs = STRV_INIT, .known = STRV_INIT};
+	strv_push(&sc->roots, f->ws);
+	sc->b = (struct gitscan_before){.roots = &sc->roots,
+					.gitdirs = &sc->gitdirs,
+					.known = &sc->known,
+					.since = (long long)time(NULL)};
+}
+
+static void scan_free(struct scan *sc)
+{
+	strv_free(&sc->roots);
+	strv_free(&sc->gitdirs);
+	strv_free(&sc->known);
+}
+
 /* `git init` in a workspace that had no repository: its own .git is new like a nested one */
 static void test_check_new_own_repo(void **state)
 {
 	struct fx *f = *state;
-	struct strv roots = STRV_INIT, gitdirs = STRV_INIT, known = STRV_INIT;
-	strv_push(&roots, f->ws);
-	struct gitscan_before b = {.roots = &roots,
-				   .gitdirs = &gitdirs,
-				   .known = &known,
-				   .since = (long long)time(NULL)};
+	struct scan sc;
+	scan_init(&sc, f);
+	struct gitscan_before b = sc.b;
 	repo(f, "ws/.git");
 	struct violations v = {0};
 	struct err e = {0};
@@ -219,9 +262,67 @@ static void test_check_new_own_repo(void **state)
 	for (size_t i = 0; i < v.n; i++)
 		assert_true(v.v[i].own_words);
 	violations_free(&v);
-	strv_free(&roots);
-	strv_free(&gitdirs);
-	strv_free(&known);
+	scan_free(&sc);
+}
+
+/* A new repository whose config runs nothing and whose hooks and info are git's template is
+ * kept whole and not reported; each way of making it dangerous moves that part aside, saying
+ * why. */
+static void test_check_keeps_harmless(void **state)
+{
+	struct fx *f = *state;
+	struct scan sc;
+	scan_init(&sc, f);
+	struct gitscan_before b = sc.b;
+	struct strv *known = &sc.known;
+	harmless_repo(f, "ws/.git");
+	struct violations v = {0};
+	struct err e = {0};
+	assert_int_equal(gitscan_check(&b, f->quarantine, &v, &e), 0);
+	assert_int_equal(v.n, 0);
+	assert_true(exists(f, "ws/.git/config"));
+	assert_true(exists(f, "ws/.git/hooks/pre-commit.sample"));
+	assert_true(exists(f, "ws/.git/info/exclude"));
+	violations_free(&v);
+
+	static const struct {
+		const char *repo, *file, *content; /* content NULL: a second link to the config */
+		const char *gone, *why;
+	} bad[] = {
+		{"a", "config", "[alias]\n\tx = !sh\n", "config", "it sets alias.x, which"},
+		{"b", "hooks/pre-push", "#!/bin/sh\n", "hooks", "it holds pre-push, which git runs"},
+		{"c", "info/attributes", "* filter=x\n", "info", "it holds attributes"},
+		{"d", "info/exclude", "secret\n", "info", "its exclude file has rules"},
+		{"e", "config.worktree", "[core]\n", "config.worktree", "git reads it as config"},
+		{"f", "cfg-link", NULL, "config", "it has another link"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		_cleanup_free_ char *g = xasprintf("ws/%s/.git", bad[i].repo);
+		harmless_repo(f, g);
+		_cleanup_free_ char *p = xasprintf("%s/%s", g, bad[i].file);
+		if (bad[i].content) {
+			put(f, p, bad[i].content);
+		} else {
+			_cleanup_free_ char *cfg = fx_path(f, g);
+			_cleanup_free_ char *from = xasprintf("%s/config", cfg);
+			_cleanup_free_ char *to = fx_path(f, p);
+			assert_int_equal(link(from, to), 0);
+		}
+		assert_int_equal(gitscan_check(&b, f->quarantine, &v, &e), 0);
+		_cleanup_free_ char *gone = xasprintf("%s/%s", g, bad[i].gone);
+		assert_false(exists(f, gone));
+		_cleanup_free_ char *head = xasprintf("%s/HEAD", g);
+		assert_true(exists(f, head));
+		bool said = false;
+		for (size_t k = 0; k < v.n; k++)
+			said |= v.v[k].moved_to && strstr(v.v[k].what, bad[i].why) != NULL;
+		if (!said)
+			fail_msg("%s: no violation saying '%s'", gone, bad[i].why);
+		violations_free(&v);
+		_cleanup_free_ char *abs = fx_path(f, g);
+		strv_push(known, abs); /* the next round: this one is known */
+	}
+	scan_free(&sc);
 }
 
 int main(void)
@@ -232,6 +333,7 @@ int main(void)
 		T(test_modules),
 		T(test_check),
 		T(test_check_new_own_repo),
+		T(test_check_keeps_harmless),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

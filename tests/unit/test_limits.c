@@ -253,8 +253,53 @@ static void plan_parent(void **state)
 	assert_null(p);
 }
 
-/* The builder: tmpfs sizes under the limit; rlimits for init only without a cgroup scope, and
- * RLIMIT_NPROC never for root. */
+/* The host's cgroup hierarchies, from /proc/self/mountinfo and /proc/self/cgroup lines (a
+ * hybrid host: v2 without controllers, the pids controller on v1). */
+static void hierarchies(void **state)
+{
+	(void)state;
+	static const char v2[] = "30 24 0:26 / /sys/fs/cgroup/unified rw,nosuid shared:9 - cgroup2 "
+				 "cgroup2 rw,nsdelegate\n";
+	static const char pids[] = "38 25 0:34 / /sys/fs/cgroup/pids rw,nosuid shared:17 - cgroup "
+				   "cgroup rw,pids\n";
+	static const char cpu[] = "33 25 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup "
+				  "rw,cpu,cpuacct\n";
+	static const char part[] = "38 25 0:34 /docker/abc /sys/fs/cgroup/pids rw - cgroup cgroup "
+				   "rw,pids\n";
+	static const char named[] = "40 25 0:36 / /sys/fs/cgroup/x rw - cgroup cgroup "
+				    "rw,name=pidsx\n";
+	char *m = NULL;
+	assert_true(cg_mountinfo_match(v2, NULL, &m));
+	assert_string_equal(m, "/sys/fs/cgroup/unified");
+	free(m);
+	assert_false(cg_mountinfo_match(v2, "pids", &m));
+	assert_false(cg_mountinfo_match(pids, NULL, &m));
+	assert_true(cg_mountinfo_match(pids, "pids", &m));
+	assert_string_equal(m, "/sys/fs/cgroup/pids");
+	free(m);
+	assert_false(cg_mountinfo_match(cpu, "pids", &m));
+	assert_false(cg_mountinfo_match(part, "pids", &m)); /* a part of it, not its root */
+	assert_false(cg_mountinfo_match(named, "pids", &m));
+	assert_false(cg_mountinfo_match("garbage", "pids", &m));
+
+	static const char self[] = "9:name=systemd:/user.slice\n8:pids:/user.slice/u\n"
+				   "4:cpu,cpuacct:/c\n0::/v2/path\n";
+	char *p = cg_self_path(self, NULL);
+	assert_string_equal(p, "/v2/path");
+	free(p);
+	p = cg_self_path(self, "pids");
+	assert_string_equal(p, "/user.slice/u");
+	free(p);
+	p = cg_self_path(self, "cpuacct");
+	assert_string_equal(p, "/c");
+	free(p);
+	assert_null(cg_self_path(self, "memory"));
+	assert_null(cg_self_path("8:pids:/a\n", NULL)); /* v1 only: no v2 path */
+	assert_null(cg_self_path("", "pids"));
+}
+
+/* The builder: tmpfs sizes under the limit; rlimits for init only without a cgroup v2 scope
+ * (RLIMIT_DATA beside a v1 pids scope), and RLIMIT_NPROC never for root nor beside a scope. */
 static void builder(void **state)
 {
 	(void)state;
@@ -264,7 +309,9 @@ static void builder(void **state)
 		bool data, nproc;
 	} t[] = {{LIMITS_RLIMIT, 1000, true, true},
 		 {LIMITS_RLIMIT, 0, true, false},
-		 {LIMITS_CGROUP, 1000, false, false}};
+		 {LIMITS_CGROUP, 1000, false, false},
+		 {LIMITS_CGROUP_V1, 1000, true, false},
+		 {LIMITS_CGROUP_V1, 0, true, false}};
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
 		struct hostfacts hf;
 		hostfacts_init(&hf);
@@ -299,7 +346,7 @@ static void builder(void **state)
 		assert_int_equal(strv_contains(&plan.cmd, "--rlimit-data"), t[i].data);
 		assert_int_equal(strv_contains(&plan.cmd, "--rlimit-nproc"), t[i].nproc);
 		assert_true(plan.limits.memory == 256 * MIB && plan.limits.pids == 64);
-		assert_int_equal(plan.limits.cgroup_parent != NULL, t[i].mech == LIMITS_CGROUP);
+		assert_int_equal(plan.limits.cgroup_parent != NULL, t[i].mech != LIMITS_RLIMIT);
 		strv_free(&argv);
 		strv_free(&cmd);
 		bw_plan_free(&plan);
@@ -315,7 +362,7 @@ int main(void)
 		cmocka_unit_test(format),	  cmocka_unit_test(defaults),
 		cmocka_unit_test(tmpfs_scaling),  cmocka_unit_test(options),
 		cmocka_unit_test(json_round_trip), cmocka_unit_test(plan_parent),
-		cmocka_unit_test(builder),
+		cmocka_unit_test(hierarchies),	  cmocka_unit_test(builder),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

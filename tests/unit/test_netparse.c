@@ -125,6 +125,7 @@ static void http_plain_upstream(void **state)
 	assert_false(r.connect);
 	assert_string_equal(r.method, "POST");
 	assert_string_equal(r.host, "Example.COM");
+	assert_string_equal(r.host_header, "wrong.example"); /* the proxy refuses it (design §4) */
 	assert_int_equal(r.port, 8080);
 	assert_int_equal(r.head_len, strlen(s) - 4);
 	assert_int_equal(r.upstream_len, strlen(want));
@@ -334,6 +335,86 @@ static void http_responses(void **state)
 	free(lng);
 }
 
+/* The first request inside a tunnel: which host it asks for (Host, and an absolute target a
+ * server would route by), and whether it is HTTP at all; another protocol is told apart at
+ * its first line, before any byte goes on. */
+static int origin(const char *s, struct http_req *r) { return http_parse_origin(s, strlen(s), r); }
+
+static void http_origin(void **state)
+{
+	(void)state;
+	struct http_req r;
+	static const char get[] = "GET /x?y HTTP/1.1\r\nHost: API.example.com:8080\r\n"
+				  "Accept: */*\r\n\r\nbody";
+	assert_int_equal(origin(get, &r), HP_OK);
+	assert_string_equal(r.host_header, "API.example.com");
+	assert_string_equal(r.host, "");
+	assert_string_equal(r.method, "GET");
+	assert_int_equal(r.head_len, strlen(get) - 4);
+	assert_null(r.upstream);
+	for (size_t i = 0; i < r.head_len; i++) {
+		char *p = malloc(i ? i : 1);
+		memcpy(p, get, i);
+		struct http_req q;
+		if (http_parse_origin(p, i, &q) != HP_NEED_MORE)
+			fail_msg("prefix %zu: %s", i, q.error ? q.error : "");
+		free(p);
+	}
+	/* leading empty lines are skipped, as servers skip them */
+	assert_int_equal(origin("\r\n\r\nGET / HTTP/1.1\r\nHost: evil.example\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host_header, "evil.example");
+	assert_int_equal(r.head_len, 4 + 38);
+	/* targets a server routes by */
+	assert_int_equal(origin("GET http://evil.example/ HTTP/1.1\r\nHost: ok.example\r\n\r\n", &r),
+			 HP_OK);
+	assert_string_equal(r.host, "evil.example");
+	assert_string_equal(r.host_header, "ok.example");
+	assert_int_equal(origin("GET https://[::1]:8443/ HTTP/1.1\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host, "::1");
+	assert_string_equal(r.host_header, "");
+	assert_int_equal(origin("GET ftp://Evil.example HTTP/1.1\r\nHost: x\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host, "Evil.example");
+	assert_int_equal(origin("CONNECT evil.example:443 HTTP/1.1\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host, "evil.example");
+	assert_int_equal(origin("OPTIONS * HTTP/1.1\r\nHost: [2001:db8::1]:80\r\n\r\n", &r), HP_OK);
+	assert_string_equal(r.host_header, "2001:db8::1");
+	assert_int_equal(origin("GET / HTTP/1.0\r\n\r\n", &r), HP_OK); /* no Host at all */
+	assert_string_equal(r.host_header, "");
+
+	/* other protocols: told at their first line, or their first byte */
+	static const char *const other[] = {
+		"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", "\x16\x03\x01\x02\x00\x01",
+		"*1\r\n$4\r\nPING\r\n", "SET key value\n", "GET /\r\n", "\x01\x02",
+		"A\x01", "EHLO x", "PING",
+	};
+	for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+		int rc = origin(other[i], &r);
+		if (i < sizeof other / sizeof *other - 2 ? rc != HP_NOT_HTTP : rc == HP_OK)
+			fail_msg("%s: %d", other[i], rc);
+	}
+	assert_int_equal(origin("EHLO x", &r), HP_NEED_MORE); /* may still become a request */
+	/* HTTP, but not what we can check or a lenient server would read otherwise: refused */
+	static const char *const refused[] = {
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		"GET  / HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1.1\nHost: x\n\n",
+		"GET\t/ HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / http/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: user@evil.example\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a b\r\n\r\n",
+		"GET / HTTP/1.1\r\n Host: x\r\n\r\n",
+		"GET evil.example HTTP/1.1\r\nHost: x\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		int rc = origin(refused[i], &r);
+		if (rc != HP_BAD)
+			fail_msg("%s: %d, want HP_BAD", refused[i], rc);
+		assert_non_null(r.error);
+		assert_string_equal(r.host_header, "");
+	}
+}
+
 /* ---- SOCKS5 ---- */
 
 static void socks_greeting(void **state)
@@ -511,43 +592,52 @@ static void dns_query_parse(void **state)
 	n = mkquery(b, NAME_EX, sizeof NAME_EX - 1, DNS_T_A);
 	b[2] |= 0x80; /* a response */
 	assert_int_equal(dns_parse_query(b, n, &q), -1);
+	assert_string_equal(q.why, "a DNS response, not a query"); /* what the log says */
 	b[2] = 0x01 | (2 << 3); /* opcode STATUS */
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
+	assert_string_equal(q.why, "not a standard query (opcode is not 0)");
 	assert_int_equal(q.opcode, 2);
 	assert_int_equal(q.id, 0xbeef);
 	assert_int_equal(q.question_end, 0);
 	b[2] = 0x01;
 	b[5] = 2; /* two questions */
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
+	assert_string_equal(q.why, "not exactly one question");
 	b[5] = 0;
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
 	b[5] = 1;
 	b[7] = 1; /* an answer in a query */
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
+	assert_string_equal(q.why, "answer or authority records in a query");
 	b[7] = 0;
 	b[9] = 1; /* an authority record */
 	assert_int_equal(dns_parse_query(b, n, &q), 1);
 	b[9] = 0;
 	assert_int_equal(dns_parse_query(b, n, &q), 0);
+	assert_null(q.why);
 
+	static const char pointer[] = "a compression pointer in the question";
+	static const char byte[] = "a name with a byte other than a letter, digit, '-' or '_'";
 	struct {
 		const char *wire;
 		size_t n;
+		const char *why;
 	} badnames[] = {
-		{"\xc0\x0c", 2},                     /* compression pointer */
-		{"\x03" "api" "\xc0\x0c", 6},        /* pointer after a label */
-		{"\x40" "x", 2},                     /* reserved label type */
-		{"\x03" "a.b" "\x00", 5},            /* a dot inside a label */
-		{"\x03" "a\0b" "\x00", 5},           /* a NUL */
-		{"\x03" "a b" "\x00", 5},            /* a space */
-		{"\x03" "a\xc3\xa9" "\x00", 5},      /* a byte over 0x7f */
-		{"\x03" "abc", 4},                   /* no end */
+		{"\xc0\x0c", 2, pointer},                     /* compression pointer */
+		{"\x03" "api" "\xc0\x0c", 6, pointer},        /* pointer after a label */
+		{"\x40" "x", 2, "a label longer than 63 bytes"}, /* reserved label type */
+		{"\x03" "a.b" "\x00", 5, byte},                /* a dot inside a label */
+		{"\x03" "a\0b" "\x00", 5, byte},               /* a NUL */
+		{"\x03" "a b" "\x00", 5, byte},                /* a space */
+		{"\x03" "a\xc3\xa9" "\x00", 5, byte},          /* a byte over 0x7f */
+		{"\x03" "abc", 4, "the question is cut short"}, /* no end */
 	};
 	for (size_t i = 0; i < sizeof badnames / sizeof *badnames; i++) {
 		n = mkquery(b, badnames[i].wire, badnames[i].n, DNS_T_A);
 		if (dns_parse_query(b, n, &q) != 1)
 			fail_msg("bad name %zu parsed", i);
 		assert_int_equal(q.question_end, 0);
+		assert_string_equal(q.why, badnames[i].why);
 	}
 	/* labels of 63 are fine, 64 is not; a name of 255 wire bytes is fine, 256 is not */
 	uint8_t name[300];
@@ -578,6 +668,7 @@ static void dns_query_parse(void **state)
 			assert_int_equal(strlen(q.name), 253);
 	}
 	assert_int_equal(dns_parse_query(b, 11, &q), -1);
+	assert_string_equal(q.why, "shorter than a DNS header");
 }
 
 static void dns_responses(void **state)
@@ -676,6 +767,7 @@ int main(void)
 		cmocka_unit_test(http_connect),    cmocka_unit_test(http_plain_upstream),
 		cmocka_unit_test(http_refused),    cmocka_unit_test(http_caps),
 		cmocka_unit_test(http_responses),  cmocka_unit_test(socks_greeting),
+		cmocka_unit_test(http_origin),
 		cmocka_unit_test(socks_request),   cmocka_unit_test(socks_reply),
 		cmocka_unit_test(dns_query_parse), cmocka_unit_test(dns_responses),
 	};

@@ -442,6 +442,79 @@ static void reasons(void **state)
 	netrules_free(&r);
 }
 
+/* The name a client sends inside an approved connection (TLS SNI, HTTP Host): folded as the
+ * rules fold names; a wildcard approval takes what that wildcard allows, nothing more. */
+static void name_check(void **state)
+{
+	(void)state;
+	const char *allow[] = {"api.example.com", "*.cdn.example", "203.0.113.7",
+			       "b\xc3\xbc" "cher.example", "other.example", NULL};
+	const char *deny[] = {"bad.cdn.example", NULL};
+	const char *map[] = {"local.test=127.0.0.1", NULL};
+	struct netrules r = build(allow, deny, map);
+	struct net_decision d;
+	char *norm = NULL;
+	assert_int_equal(netrules_check(&r, "api.example.com", 443, &d), NV_ALLOW);
+	static const struct {
+		const char *name;
+		enum net_name_match m;
+	} api[] = {
+		{"api.example.com", NM_SAME},   {"API.Example.COM", NM_SAME},
+		{"api.example.com.", NM_SAME},  {"other.example", NM_MISMATCH},
+		{"evil.example", NM_MISMATCH},  {"x.api.example.com", NM_MISMATCH},
+		{"api.example.com..", NM_INVALID}, {"a b", NM_INVALID},
+		{"203.0.113.7", NM_MISMATCH},   {NULL, NM_MISSING},
+	};
+	for (size_t i = 0; i < sizeof api / sizeof *api; i++) {
+		enum net_name_match m =
+			netrules_name_check(&r, &d, "api.example.com", 443, api[i].name, &norm);
+		if (m != api[i].m)
+			fail_msg("%s: %d, want %d", api[i].name ? api[i].name : "(none)", m, api[i].m);
+		if (m == NM_SAME)
+			assert_string_equal(norm, "api.example.com");
+		free(norm);
+	}
+	/* a wildcard approval: its other names, not the deny-listed one nor the apex */
+	assert_int_equal(netrules_check(&r, "a.cdn.example", 443, &d), NV_ALLOW);
+	assert_int_equal(netrules_name_check(&r, &d, "a.cdn.example", 443, "B.cdn.example", NULL),
+			 NM_WILDCARD);
+	assert_int_equal(netrules_name_check(&r, &d, "a.cdn.example", 443, "bad.cdn.example", NULL),
+			 NM_MISMATCH);
+	assert_int_equal(netrules_name_check(&r, &d, "a.cdn.example", 443, "cdn.example", NULL),
+			 NM_MISMATCH);
+	assert_int_equal(netrules_name_check(&r, &d, "a.cdn.example", 443, "api.example.com", NULL),
+			 NM_MISMATCH);
+	/* IDNA: the A-label the client sends matches the U-label the user wrote */
+	assert_int_equal(netrules_check(&r, "xn--bcher-kva.example", 443, &d), NV_ALLOW);
+	assert_int_equal(netrules_name_check(&r, &d, "xn--bcher-kva.example", 443,
+					     "XN--BCHER-KVA.example", NULL), NM_SAME);
+	/* an IP approval: no name is right; a name is not */
+	assert_int_equal(netrules_check(&r, "203.0.113.7", 443, &d), NV_ALLOW);
+	assert_int_equal(netrules_name_check(&r, &d, "203.0.113.7", 443, NULL, NULL), NM_NONE_OK);
+	assert_int_equal(netrules_name_check(&r, &d, "203.0.113.7", 443, "api.example.com", NULL),
+			 NM_MISMATCH);
+	/* a mapped name */
+	assert_int_equal(netrules_check(&r, "local.test", 443, &d), NV_ALLOW);
+	assert_int_equal(netrules_name_check(&r, &d, "local.test", 443, "local.test", NULL), NM_SAME);
+	assert_int_equal(netrules_name_check(&r, &d, "local.test", 443, "api.example.com", NULL),
+			 NM_MISMATCH);
+
+	char *t = net_name_reason(NM_MISMATCH, "TLS server name", "api.example.com", 443,
+				  "evil\n.example");
+	assert_string_equal(t, "TLS server name evil?.example does not match api.example.com:443, "
+			       "the name this connection was allowed for");
+	free(t);
+	t = net_name_reason(NM_MISSING, "TLS server name", "api.example.com", 443, NULL);
+	assert_string_equal(t, "no TLS server name sent for api.example.com:443 (a connection "
+			       "allowed by name must name it)");
+	free(t);
+	t = net_name_reason(NM_INVALID, "HTTP Host", "::1", 80, "a b");
+	assert_string_equal(t, "HTTP Host a?b is not a valid host name; this connection was allowed "
+			       "for [::1]:80");
+	free(t);
+	netrules_free(&r);
+}
+
 static void proxy_env(void **state)
 {
 	(void)state;
@@ -475,12 +548,40 @@ static void proxy_env(void **state)
 	assert_string_equal(net_proto_name(NP_DNS), "dns");
 }
 
+/* The DNS note of a wildcard rule (doctor, --dry-run; issue 24 item 7). */
+static void wildcard_note(void **state)
+{
+	(void)state;
+	struct strv v = STRV_INIT;
+	strv_push(&v, "api.example.com");
+	strv_push(&v, "1.2.3.4");
+	assert_null(net_wildcard_note(&v)); /* exact names: no note */
+	assert_null(net_wildcard_note(NULL));
+	strv_push(&v, "*.Example.ORG:8443");
+	char *n = net_wildcard_note(&v);
+	assert_string_equal(n, "*.example.org: any name under example.org is looked up by the "
+			       "host's resolver, which asks example.org's name servers: a jail can "
+			       "send them data in the names it looks up (exact names, such as "
+			       "api.example.org, close that)");
+	free(n);
+	strv_push(&v, "*.githubusercontent.com");
+	strv_push(&v, "*.com"); /* refused by the rules: not a wildcard one can allow */
+	n = net_wildcard_note(&v);
+	assert_non_null(strstr(n, "*.example.org, *.githubusercontent.com: any name under these "
+				  "domains is looked up"));
+	assert_null(strstr(n, "*.com:"));
+	free(n);
+	strv_free(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(normalize), cmocka_unit_test(parse),   cmocka_unit_test(maps),
 		cmocka_unit_test(matching),  cmocka_unit_test(mappings), cmocka_unit_test(classes),
 		cmocka_unit_test(addr_ok),   cmocka_unit_test(reasons), cmocka_unit_test(proxy_env),
+		cmocka_unit_test(wildcard_note),
+		cmocka_unit_test(name_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,44 @@ static void create_bodies(void **state)
 	osb_settings_free(&s);
 }
 
+/* CreateSandboxRequest requires timeout and resourceLimits (issue 24 item 15): the README's
+ * configuration (no cpu, memory, timeout) and timeout = 0 still send both. */
+static void spec_required(void **state)
+{
+	(void)state;
+	const char *vals[OK__N] = {0};
+	vals[OK_URL] = "http://svc:8080";
+	struct osb_settings s;
+	struct err e = {0};
+	assert_int_equal(osb_settings_from(vals, &s, &e), 0);
+	struct policy p;
+	policy_base(&p);
+	char *b = osb_create_body(&s, &p, NULL, &e);
+	assert_non_null(strstr(b, "\"timeout\":3600,\"resourceLimits\":{\"cpu\":\"1\","
+				  "\"memory\":\"2Gi\"}"));
+	free(b);
+	assert_null(osb_timeout_note(&s));
+	osb_settings_free(&s);
+	vals[OK_TIMEOUT] = "0";
+	vals[OK_MEMORY] = "4Gi";
+	assert_int_equal(osb_settings_from(vals, &s, &e), 0);
+	b = osb_create_body(&s, &p, NULL, &e);
+	assert_non_null(strstr(b, "\"timeout\":86400,\"resourceLimits\":{\"cpu\":\"1\","
+				  "\"memory\":\"4Gi\"}"));
+	assert_null(strstr(b, "null"));
+	free(b);
+	char *note = osb_timeout_note(&s);
+	assert_non_null(note);
+	assert_non_null(strstr(note, "timeout = 0"));
+	assert_non_null(strstr(note, "86400"));
+	free(note);
+	osb_settings_free(&s);
+	assert_int_equal(osb_key_check(OK_TIMEOUT, "86400", &e), 0);
+	assert_int_equal(osb_key_check(OK_TIMEOUT, "86401", &e), -1);
+	assert_non_null(strstr(e.what, "86400"));
+	policy_free(&p);
+}
+
 static void refusals(void **state)
 {
 	(void)state;
@@ -250,6 +288,16 @@ static void keys(void **state)
 	const char *vals[OK__N] = {0};
 	assert_int_equal(osb_settings_from(vals, &(struct osb_settings){0}, &e), -1);
 	assert_non_null(strstr(e.what, "URL"));
+	assert_true(osb_id_ok("3f1c2a9e-8b7d-4c1e-9f00-123456789abc"));
+	const char *bad_ids[] = {"", ".", "..", "a/b", "a?b", "a b", "x\033[2J", "a%2f", "a\nb", NULL};
+	for (const char *const *id = bad_ids; *id; id++)
+		assert_false(osb_id_ok(*id));
+	char long_id[130];
+	memset(long_id, 'a', sizeof long_id - 1);
+	long_id[129] = '\0';
+	assert_false(osb_id_ok(long_id));
+	long_id[128] = '\0';
+	assert_true(osb_id_ok(long_id));
 	enum backend b;
 	assert_int_equal(backend_parse("opensandbox", &b), 0);
 	assert_int_equal(b, BACKEND_OPENSANDBOX);
@@ -261,7 +309,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stream_every_split), cmocka_unit_test(stream_data_lines),
 		cmocka_unit_test(stream_overlong),    cmocka_unit_test(exit_statuses),
-		cmocka_unit_test(create_bodies),      cmocka_unit_test(refusals),
+		cmocka_unit_test(create_bodies),      cmocka_unit_test(spec_required),
+		cmocka_unit_test(refusals),
 		cmocka_unit_test(keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

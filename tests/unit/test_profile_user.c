@@ -125,6 +125,7 @@ static void new_profile(void **state)
 		       ARR("protect", "~/.myagent/hooks", "~/.myagent.json"),
 		       ARR("instructions", "~/.myagent/AGENTS.md", "~/.myagent/prompts/"),
 		       ARR("hide", "~/.myagent/ide/"), ARR("ro", "~/.myagentrc", "/etc/myagent.conf"),
+		       ARR("private", "~/.cache/myagent/", "~/.myagent/bin/"),
 		       ARR("env", "MYAGENT_*", "OPENAI_API_KEY"), ARR("setenv", "MYAGENT_SANDBOX=1"),
 		       ARR("allow_domains", "api.myagent.dev", "*.myagent.dev:8443"),
 		       STR("session_id_flag", "--session"), ARR("resume_id", "resume", "{id}"),
@@ -172,8 +173,10 @@ static void new_profile(void **state)
 	assert_true(strv_contains(&pol.protect, "/home/u/.myagent/hooks"));
 	assert_true(strv_contains(&pol.protect, "/home/u/.myagent/AGENTS.md"));
 	assert_true(strv_contains(&pol.agent_hide, "/home/u/.myagent/ide"));
-	assert_true(strv_contains(&pol.ro, "/home/u/.myagentrc"));
-	assert_true(strv_contains(&pol.ro, "/etc/myagent.conf"));
+	assert_true(strv_contains(&pol.agent_private, "/home/u/.cache/myagent"));
+	assert_true(strv_contains(&pol.agent_private, "/home/u/.myagent/bin"));
+	assert_true(strv_contains(&pol.agent_ro, "/home/u/.myagentrc"));
+	assert_true(strv_contains(&pol.agent_ro, "/etc/myagent.conf"));
 	assert_true(strv_contains(&pol.env, "MYAGENT_KEY"));
 	assert_true(strv_contains(&pol.env, "OPENAI_API_KEY"));
 	assert_false(strv_contains(&pol.env, "ANTHROPIC_API_KEY"));
@@ -293,7 +296,7 @@ static const struct bad bad[] = {
 	{"x", false, {OK_NEW, STR("comand", "y")}, 3, "cfg.toml:4:1", "unknown key `comand`",
 	 "did you mean `command`?"},
 	{"x", false, {OK_NEW, STR("nothing_like_it", "y")}, 3, "cfg.toml:4:1", "unknown key",
-	 "agentjail.toml(5)"},
+	 "man 5 agentjail.toml"},
 	/* wrong types */
 	{"x", false, {OK_NEW, INT("title", 3)}, 3, "cfg.toml:4:10",
 	 "`title` must be a string, not an integer", NULL},
@@ -351,6 +354,12 @@ static const struct bad bad[] = {
 	 "not inside", NULL},
 	{"x", false, {OK_NEW, ARR("hide", "~/.x/ide")}, 3, "cfg.toml:4:11",
 	 "must be a directory", NULL},
+	{"x", false, {OK_NEW, ARR("private", "~/.cache/x")}, 3, "cfg.toml:4:11",
+	 "`private`: \"~/.cache/x\" must be a directory", NULL},
+	{"x", false, {OK_NEW, ARR("private", "/opt/x/")}, 3, "cfg.toml:4:11",
+	 "`private`: \"/opt/x/\" must start with \"~/\"", NULL},
+	{"x", false, {OK_NEW, ARR("private", "~/.local/state/agentjail/")}, 3, "cfg.toml:4:11",
+	 "agentjail's own", NULL},
 	{"claude", true, {ARR("protect", "~/.codex/config.toml")}, 1, "cfg.toml:2:11",
 	 "not inside", NULL},
 	{"x", false, {STR("command", "x"), ARR("rw", "~/.x"), STR("home_env", "X_HOME")}, 3,

@@ -32,6 +32,8 @@
 #include "util/clock.h"
 #include "util/strv.h"
 
+#include "tlsbuild.h"
+
 /* ---------------------------------------------------------------- small socket helpers */
 
 static int count_fds(void)
@@ -423,6 +425,7 @@ static int teardown(void **state)
 	netrules_free(&f->rules);
 	close(f->hole);
 	px_test_resolver(NULL);
+	px_test_ports(0, 0);
 	int after = count_fds(), before = f->fds_before;
 	uint64_t open_now = f->st.open_now;
 	free(f);
@@ -757,6 +760,196 @@ static void oversized_head(void **state)
 	assert_non_null(strstr(resp, "HTTP/1.1 431"));
 }
 
+/* ---- the names inside a tunnel (TLS server name, HTTP Host) */
+
+static const uint8_t fb_alert[7] = {21, 3, 1, 0, 2, 2, 49}; /* fatal access_denied */
+
+/* A ClientHello naming sni (NULL: none) with pad bytes of padding, in records of chunk bytes. */
+static struct bytes *hello_stream(const char *sni, size_t pad, size_t chunk)
+{
+	struct bytes *e = calloc(1, sizeof *e), *m = calloc(1, sizeof *m), *s = calloc(1, sizeof *s);
+	if (sni)
+		ext_one(e, sni);
+	if (pad)
+		ext_empty(e, 21, pad);
+	hello_msg(m, e);
+	records(s, m->b, m->n, chunk);
+	free(e);
+	free(m);
+	return s;
+}
+
+/* Send n bytes seg at a time, a moment apart (a client sending its hello in pieces). */
+static void send_pieces(int fd, const uint8_t *b, size_t n, size_t seg)
+{
+	for (size_t at = 0; at < n; at += seg) {
+		send_all(fd, b + at, n - at < seg ? n - at : seg);
+		if (seg < n)
+			usleep(1000);
+	}
+}
+
+/* Through a tunnel to the echo server: a hello the proxy passes comes back whole; one it
+ * refuses gets a TLS access_denied alert and the end, and never reaches the server. */
+static bool hello_passes(int fd, const struct bytes *s, size_t seg)
+{
+	send_pieces(fd, s->b, s->n, seg);
+	uint8_t *back = malloc(s->n + 64);
+	size_t got = 0;
+	while (got < s->n) {
+		ssize_t k = recv(fd, back + got, s->n + 64 - got, 0);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	bool passed = got == s->n && !memcmp(back, s->b, s->n);
+	if (!passed && (got != sizeof fb_alert || memcmp(back, fb_alert, got)))
+		fail_msg("neither the hello echoed nor an alert: %zu bytes", got);
+	free(back);
+	close(fd);
+	return passed;
+}
+
+static size_t count_denied_with(const char *a, const char *b)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n_evs; i++)
+		k += !evs[i].allowed && strstr(evs[i].rule, a) && (!b || strstr(evs[i].rule, b));
+	return k;
+}
+
+static void tls_names_checked(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *sni;
+		size_t pad, chunk, seg;
+		bool pass;
+	} cases[] = {
+		{"ok.test", 0, 16384, 100000, true},
+		{"OK.Test.", 0, 16384, 100000, true},   /* folded as the rules fold */
+		{"evil.test", 0, 16384, 100000, false}, /* an allowed name, a foreign SNI */
+		{NULL, 0, 16384, 100000, false},        /* no SNI */
+		{"ok.test", 0, 7, 1, true},             /* records of 7, sent a byte at a time */
+		{"evil.test", 0, 5, 3, false},
+		{"ok.test", 20000, 16384, 4096, true},  /* a hello over one record */
+		{"evil.test", 20000, 16384, 4096, false},
+	};
+	char hp[64], head[512];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct bytes *s = hello_stream(cases[i].sni, cases[i].pad, cases[i].chunk);
+		int fd = connect_via(f, hp, head, sizeof head);
+		assert_non_null(strstr(head, " 200 "));
+		if (hello_passes(fd, s, cases[i].seg) != cases[i].pass)
+			fail_msg("case %zu (%s): %s", i, cases[i].sni ? cases[i].sni : "no SNI",
+				 cases[i].pass ? "refused" : "passed");
+		free(s);
+	}
+	/* SOCKS5 tunnels are checked alike */
+	int fd = dial(f->pport);
+	uint8_t req[64] = {5, 1, 0, 5, 1, 0, 3, 7}, rep[12];
+	memcpy(req + 8, "ok.test", 7);
+	req[15] = (uint8_t)(f->echo.port >> 8), req[16] = (uint8_t)f->echo.port;
+	send_all(fd, req, 17);
+	read_exact(fd, rep, 12);
+	assert_int_equal(rep[3], 0);
+	struct bytes *s = hello_stream("evil.test", 0, 16384);
+	assert_false(hello_passes(fd, s, 100000));
+	free(s);
+	stop_proxy(f);
+	assert_int_equal(count_denied_with("TLS server name evil.test does not match ok.test:", NULL),
+			 4);
+	assert_int_equal(count_denied_with("no TLS server name sent for ok.test:", NULL), 1);
+	assert_int_equal(f->st.denied, 5);
+	assert_int_equal(f->st.allowed, 4);
+}
+
+/* A port that carries TLS only (443; here the echo server's, for the test) refuses what is
+ * not TLS, garbage and an SSLv2 hello; on another port only what starts as TLS is read. */
+static void tls_port_refuses_other_bytes(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[512], buf[64];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	int fd = connect_via(f, hp, head, sizeof head);
+	echo_check(fd, "plain"); /* not TLS on a port that is not 443: goes on unread */
+	close(fd);
+	px_test_ports(f->echo.port, 0);
+	static const struct {
+		const char *b;
+		size_t n;
+	} junk[] = {{"plain", 5}, {"\x16\x03\x01\x00\x05\x02garbage", 13},
+		    {"\x80\x2e\x01\x03\x01\x00\x15", 7}};
+	for (size_t i = 0; i < sizeof junk / sizeof *junk; i++) {
+		fd = connect_via(f, hp, head, sizeof head);
+		send_all(fd, junk[i].b, junk[i].n);
+		size_t n = read_all(fd, buf, sizeof buf);
+		if (n && (n != sizeof fb_alert || memcmp(buf, fb_alert, n)))
+			fail_msg("junk %zu came back: %zu bytes", i, n);
+		close(fd);
+	}
+	stop_proxy(f);
+	assert_int_equal(count_denied_with("not TLS (this port carries TLS only)", NULL), 1);
+	assert_int_equal(count_denied_with("cannot check", NULL), 2);
+}
+
+/* A record header that claims 16 KiB, then a trickle: refused when the wait ends. */
+static void tls_hello_trickle(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[512], buf[64];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	int fd = connect_via(f, hp, head, sizeof head);
+	long long t0 = clock_mono_ms();
+	send_all(fd, "\x16\x03\x01\x40\x00\x01\x00\x3f", 8);
+	for (int i = 0; i < 3; i++) {
+		usleep(50000);
+		send_all(fd, "\x03", 1);
+	}
+	size_t n = read_all(fd, buf, sizeof buf);
+	long long took = clock_mono_ms() - t0;
+	close(fd);
+	assert_true(n == sizeof fb_alert && !memcmp(buf, fb_alert, n));
+	assert_true(took >= 250 && took < 3000);
+	stop_proxy(f);
+	assert_int_equal(count_denied_with("part of a TLS ClientHello", NULL), 1);
+}
+
+/* Plain HTTP: a Host that is not the request's host is refused, through the proxy and inside a
+ * tunnel to a port that carries HTTP (80; here the web server's). */
+static void http_host_checked(void **state)
+{
+	struct fx *f = *state;
+	char req[512], resp[2048], hp[64], head[512];
+	int fd = dial(f->pport);
+	(void)snprintf(req, sizeof req, "GET http://web.test:%u/ HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+		       f->web.port);
+	send_str(fd, req);
+	read_all(fd, resp, sizeof resp);
+	close(fd);
+	if (!strstr(resp, "HTTP/1.1 403") || !strstr(resp, "evil.test") || !strstr(resp, "web.test"))
+		fail_msg("plain HTTP with a foreign Host: %s", resp);
+	assert_int_equal(atomic_load(&f->web.accepted), 0);
+
+	px_test_ports(0, f->web.port);
+	(void)snprintf(hp, sizeof hp, "web.test:%u", f->web.port);
+	fd = connect_via(f, hp, head, sizeof head);
+	send_str(fd, "GET /x HTTP/1.1\r\nHost: evil.test\r\n\r\n");
+	read_all(fd, resp, sizeof resp);
+	close(fd);
+	if (!strstr(resp, "HTTP/1.1 403") || !strstr(resp, "HTTP Host evil.test does not match"))
+		fail_msg("a tunnel with a foreign Host: %s", resp);
+	fd = connect_via(f, hp, head, sizeof head);
+	send_str(fd, "GET /x HTTP/1.1\r\nHost: WEB.test\r\n\r\n");
+	read_all(fd, resp, sizeof resp);
+	close(fd);
+	assert_non_null(strstr(resp, "\r\n\r\nhi"));
+	assert_null(strstr(f->web.head, "evil"));
+	stop_proxy(f);
+	assert_int_equal(count_denied_with("HTTP Host evil.test does not match web.test:", NULL), 2);
+}
+
 /* ---- DNS */
 
 static size_t dns_query_msg(uint8_t *buf, uint16_t id, const char *name, uint16_t type)
@@ -864,6 +1057,66 @@ static void dns_tcp(void **state)
 	assert_int_equal(r[1], 2);
 	assert_int_equal(dns_rcode(r), DNS_NXDOMAIN);
 	close(fd);
+}
+
+/* A message sent as is to the UDP stub; its answer in resp (0 when none came within 1 s). */
+static ssize_t udp_raw(struct fx *f, const uint8_t *q, size_t n, uint8_t *resp, size_t cap)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->udp_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)n);
+	struct timeval tv = {.tv_sec = 1};
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	ssize_t k = recv(fd, resp, cap, 0);
+	close(fd);
+	return k < 0 ? 0 : k;
+}
+
+static const struct net_event *find_rule(const char *rule)
+{
+	for (size_t i = 0; i < n_evs; i++)
+		if (!strcmp(evs[i].rule, rule))
+			return &evs[i];
+	return NULL;
+}
+
+/* Malformed requests are recorded as what they are (no host, the reason in the rule, denied),
+ * the root as ".", and a non-standard opcode answered NOTIMP (issue 24 item 7). */
+static void dns_malformed(void **state)
+{
+	struct fx *f = *state;
+	uint8_t q[300], r[512];
+	size_t n = dns_query_msg(q, 0x1234, "ok.test", DNS_T_A);
+	q[5] = 2; /* two questions */
+	assert_true(udp_raw(f, q, n, r, sizeof r) >= 12);
+	int two = dns_rcode(r);
+	q[5] = 1;
+	q[2] = 0x01 | (2 << 3); /* opcode STATUS */
+	assert_true(udp_raw(f, q, n, r, sizeof r) >= 12);
+	int status = dns_rcode(r);
+	assert_int_equal(udp_raw(f, q, 5, r, sizeof r), 0); /* a runt: no answer */
+	(void)udp_ask(f, "", DNS_T_A, r, sizeof r);      /* the root */
+	int root = dns_rcode(r);
+	stop_proxy(f);
+	const struct net_event *ev = find_rule("malformed DNS request: not exactly one question");
+	assert_non_null(ev);
+	assert_int_equal(ev->proto, NP_DNS);
+	assert_string_equal(ev->host, "");
+	assert_int_equal(ev->port, 0);
+	assert_false(ev->allowed);
+	assert_true(net_event_malformed(ev));
+	ev = find_rule("malformed DNS request: not a standard query (opcode is not 0)");
+	assert_non_null(ev);
+	assert_true(net_event_malformed(ev));
+	assert_non_null(find_rule("malformed DNS request: shorter than a DNS header"));
+	ev = find_event(".");
+	assert_non_null(ev);
+	assert_false(ev->allowed);
+	assert_false(net_event_malformed(ev));
+	assert_int_equal(two, DNS_FORMERR);
+	assert_int_equal(status, DNS_NOTIMP);
+	assert_int_equal(root, DNS_NXDOMAIN);
 }
 
 /* ---- many tunnels at once */
@@ -1037,10 +1290,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(oversized_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(dns_udp, setup, teardown),
 		cmocka_unit_test_setup_teardown(dns_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(dns_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(thousand_tunnels, setup, teardown),
 		cmocka_unit_test_setup_teardown(out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(threads_block_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
+		cmocka_unit_test_setup_teardown(tls_names_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(tls_port_refuses_other_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(tls_hello_trickle, setup_slow, teardown),
+		cmocka_unit_test_setup_teardown(http_host_checked, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,19 +15,7 @@
 #include "core/plan/resolve.h"
 #include "testutil.h"
 
-/* Load fixture text (the tests/data format) into hf. */
-static void load(struct hostfacts *hf, const char *text)
-{
-	char tmpl[] = "/tmp/aj-resolve-XXXXXX";
-	int fd = mkstemp(tmpl);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	hostfacts_init(hf);
-	struct err e = {0};
-	assert_int_equal(hostfacts_load_fixture(hf, tmpl, &e), 0);
-	unlink(tmpl);
-}
+static void load(struct hostfacts *hf, const char *text) { test_load_facts(hf, text); }
 
 static const char base[] = "home /home/u\n"
 			   "cwd /home/u/proj\n"

@@ -410,6 +410,8 @@ static void net_hostports_and_bytes(void **state)
 	is(netfmt_hostport("2001:db8::1", 256, 443), "[2001:db8::1]:443", "IPv6 literal");
 	is(netfmt_hostport("evil.example", 256, 0), "evil.example (dns)", "a lookup");
 	is(netfmt_hostport("", 256, 80), "?:80", "no host");
+	is(netfmt_hostport("", 256, 0), "(malformed DNS request)", "a DNS message with no name");
+	is(netfmt_hostport(".", 256, 0), ". (dns)", "the root");
 	/* what a hostile agent sends is cleaned: escapes, bidi overrides, invalid UTF-8 */
 	is(netfmt_hostport("a\x1b[2Jb\xe2\x80\xae" "c\xff", 256, 80), "a?[2Jb?c?:80", "cleaned");
 	/* cut to 64 columns; read no further than the field's size */
@@ -435,62 +437,157 @@ static void net_denied_line(void **state)
 {
 	(void)state;
 	struct net_count v[] = {
-		{(char *)"evil.example", 443, 2},
-		{(char *)"other.example", 80, 1},
+		{(char *)"evil.example", 443, 2,
+		 (char *)"evil.example:443 is not on the allow list (add --allow-domain "
+			 "evil.example)"},
+		{(char *)"other.example", 80, 1,
+		 (char *)"other.example:80 is not on the allow list (add --allow-domain "
+			 "other.example:80)"},
+		{(char *)"third.example", 443, 1, NULL},
 	};
-	is(netfmt_denied_line(v, 2, 3, 0, 0), "denied 3 connections: evil.example:443 ×2, "
-					      "other.example:80",
-	   "the issue's example");
-	is(netfmt_denied_line(v + 1, 1, 1, 0, 0), "denied 1 connection: other.example:80", "one");
-	is(netfmt_denied_line(NULL, 0, 0, 0, 0), "", "none");
+	is(netfmt_denied_line(v, 2, 3, 0, 0, NULL),
+	   "denied 3 connections: evil.example:443 ×2 is not on the allow list (add "
+	   "--allow-domain evil.example); other.example:80 is not on the allow list (add "
+	   "--allow-domain other.example:80)",
+	   "each host with its reason and fix");
+	is(netfmt_denied_line(v + 1, 1, 1, 0, 0, NULL),
+	   "denied 1 connection: other.example:80 is not on the allow list (add --allow-domain "
+	   "other.example:80)",
+	   "one");
+	is(netfmt_denied_line(NULL, 0, 0, 0, 0, NULL), "", "none");
+	/* the first two whole, then the rest counted, and where to see them */
+	is(netfmt_denied_line(v, 3, 4, 0, 0, "agentjail log 1234abcd"),
+	   "denied 4 connections: evil.example:443 ×2 is not on the allow list (add "
+	   "--allow-domain evil.example); other.example:80 is not on the allow list (add "
+	   "--allow-domain other.example:80); and 1 more (agentjail log 1234abcd)",
+	   "and N more");
+	is(netfmt_denied_line(v + 2, 1, 1, 0, 0, NULL), "denied 1 connection: third.example:443",
+	   "no reason known");
+	/* the case: an allowed name that resolves to a refused address */
+	struct net_count r[] = {{(char *)"registry.npmjs.org", 443, 1,
+				 (char *)"registry.npmjs.org:443 resolves to 10.1.2.3 (private), "
+					 "which is refused (add --map-host "
+					 "registry.npmjs.org=ADDR to allow that address)"}};
+	is(netfmt_denied_line(r, 1, 1, 0, 0, NULL),
+	   "denied 1 connection: registry.npmjs.org:443 resolves to 10.1.2.3 (private), which is "
+	   "refused (add --map-host registry.npmjs.org=ADDR to allow that address)",
+	   "a refused address, with --map-host");
+	/* a reason that does not start with the host is kept whole; IPv6 in brackets */
 	struct net_count d[] = {
-		{(char *)"evil.example", 443, 1},
-		{(char *)"leak.example", 0, 2},
+		{(char *)"2001:db8::1", 8080, 1,
+		 (char *)"[2001:db8::1]:8080: port 8080 is not allowed for [2001:db8::1] (add "
+			 "--allow-domain [2001:db8::1]:8080)"},
+		{(char *)"leak.example", 0, 2,
+		 (char *)"leak.example:443 is not on the allow list (add --allow-domain "
+			 "leak.example)"},
+		{(char *)"x", 80, 1, (char *)"bad request: no Host"},
 	};
-	is(netfmt_denied_line(d, 2, 1, 2, 0),
-	   "denied 1 connection and 2 name lookups: evil.example:443, leak.example (dns) ×2",
-	   "lookups apart");
+	is(netfmt_denied_line(d, 2, 1, 2, 0, NULL),
+	   "denied 1 connection and 2 name lookups: [2001:db8::1]:8080: port 8080 is not allowed "
+	   "for [2001:db8::1] (add --allow-domain [2001:db8::1]:8080); leak.example (dns) ×2 is "
+	   "not on the allow list (add --allow-domain leak.example)",
+	   "lookups apart, IPv6");
+	is(netfmt_denied_line(d + 2, 1, 1, 0, 0, NULL), "denied 1 connection: x:80 bad request: no Host",
+	   "other words");
 	/* more denied than listed (the sink keeps a bounded table) */
-	is(netfmt_denied_line(v, 2, 10, 0, 0),
-	   "denied 10 connections: evil.example:443 ×2, other.example:80, … 7 more", "unlisted");
-	/* many hosts in a narrow width: whole entries, then the rest counted */
-	struct net_count many[40];
-	char names[40][32];
-	for (int i = 0; i < 40; i++) {
-		snprintf(names[i], sizeof names[i], "host%02d.example", i);
-		many[i] = (struct net_count){names[i], 443, 1};
-	}
-	char *l = netfmt_denied_line(many, 40, 40, 0, 100);
-	assert_true(fmt_width(l) <= 100);
-	assert_non_null(strstr(l, "denied 40 connections: host00.example:443, "));
-	assert_non_null(strstr(l, "more"));
-	assert_null(strstr(l, "host39"));
+	is(netfmt_denied_line(v + 2, 1, 10, 0, 0, NULL),
+	   "denied 10 connections: third.example:443; and 9 more", "unlisted");
+	/* malformed DNS requests: counted apart, never listed (they have no name) */
+	is(netfmt_denied_line(d + 1, 1, 0, 2, 1, NULL),
+	   "denied 2 name lookups and 1 malformed DNS request: leak.example (dns) ×2 is not on "
+	   "the allow list (add --allow-domain leak.example)",
+	   "malformed apart");
+	is(netfmt_denied_line(d + 1, 1, 1, 2, 3, NULL),
+	   "denied 1 connection, 2 name lookups and 3 malformed DNS requests: leak.example (dns) "
+	   "×2 is not on the allow list (add --allow-domain leak.example); and 1 more",
+	   "three kinds");
+	is(netfmt_denied_line(NULL, 0, 0, 0, 4, NULL), "denied 4 malformed DNS requests", "alone");
+	/* a hostile host name or reason cannot break the line or the terminal */
+	struct net_count bad[] = {{(char *)"x\n\x1b]0;pwned\x07y", 80, 1,
+				   (char *)"x\n\x1b]0;pwned\x07y:80 is \x1b[2Jbad\r\n"}};
+	char *l = netfmt_denied_line(bad, 1, 1, 0, 0, NULL);
+	assert_null(strpbrk(l, "\n\r\x1b\x07"));
+	assert_non_null(strstr(l, "x??]0;pwned?y:80"));
 	free(l);
-	/* a hostile host name cannot break the line or the terminal */
-	struct net_count bad[] = {{(char *)"x\n\x1b]0;pwned\x07y", 80, 1}};
-	is(netfmt_denied_line(bad, 1, 1, 0, 0), "denied 1 connection: x??]0;pwned?y:80", "cleaned");
+}
+
+static void net_failed_line(void **state)
+{
+	(void)state;
+	struct net_count f[] = {
+		{(char *)"pypi.org", 443, 7, (char *)"could not resolve: Domain name not found"},
+		{(char *)"files.pythonhosted.org", 443, 2, (char *)"connect: Connection refused"},
+		{(char *)"third.example", 443, 1, (char *)"connect: timeout"},
+	};
+	is(netfmt_failed_line(f, 1, 7, 7, NULL),
+	   "7 allowed, 7 failed upstream: pypi.org:443 ×7 could not resolve: Domain name not found",
+	   "the issue's example");
+	is(netfmt_failed_line(f, 3, 12, 10, "agentjail log 1234abcd"),
+	   "12 allowed, 10 failed upstream: pypi.org:443 ×7 could not resolve: Domain name not "
+	   "found; files.pythonhosted.org:443 ×2 connect: Connection refused; and 1 more "
+	   "(agentjail log 1234abcd)",
+	   "the first two, and N more");
+	is(netfmt_failed_line(f, 1, 7, 0, NULL), "", "none failed");
 }
 
 static void net_summary_and_cell(void **state)
 {
 	(void)state;
 	struct net_count v[] = {
-		{(char *)"evil.example", 443, 2},
-		{(char *)"other.example", 80, 1},
+		{(char *)"evil.example", 443, 2, NULL},
+		{(char *)"other.example", 80, 1, NULL},
 	};
-	is(netfmt_summary(12, 3, v, 2, 0),
+	struct net_count f[] = {
+		{(char *)"pypi.org", 443, 2, (char *)"could not resolve: Domain name not found"},
+	};
+	is(netfmt_summary(12, 0, 3, NULL, 0, v, 2, 0),
 	   "12 allowed, 3 denied (evil.example:443 ×2, other.example:80)", "summary");
-	is(netfmt_summary(12, 0, NULL, 0, 0), "12 allowed, 0 denied", "no denial");
-	is(netfmt_summary(0, 0, NULL, 0, 0), "none", "none");
-	is(netfmt_summary(1, 5, v, 2, 0),
+	is(netfmt_summary(12, 0, 0, NULL, 0, NULL, 0, 0), "12 allowed, 0 denied", "no denial");
+	is(netfmt_summary(0, 0, 0, NULL, 0, NULL, 0, 0), "none", "none");
+	is(netfmt_summary(1, 0, 5, NULL, 0, v, 2, 0),
 	   "1 allowed, 5 denied (evil.example:443 ×2, other.example:80, … 2 more)", "top only");
-	char *s = netfmt_summary(1, 3, v, 2, 40);
+	is(netfmt_summary(12, 2, 3, f, 1, v, 2, 0),
+	   "12 allowed, 2 failed upstream (pypi.org:443 ×2 could not resolve: Domain name not "
+	   "found), 3 denied (evil.example:443 ×2, other.example:80)",
+	   "failed apart");
+	is(netfmt_summary(7, 7, 0, f, 1, NULL, 0, 0),
+	   "7 allowed, 7 failed upstream (pypi.org:443 ×2 could not resolve: Domain name not "
+	   "found; … 5 more), 0 denied",
+	   "failed, partly listed");
+	char *s = netfmt_summary(1, 0, 3, NULL, 0, v, 2, 40);
 	assert_true(fmt_width(s) <= 40);
 	free(s);
-	is(netfmt_cell(0, 0), "-", "cell none");
-	is(netfmt_cell(12, 0), "12 ok", "cell ok");
-	is(netfmt_cell(0, 3), "3 denied", "cell denied");
-	is(netfmt_cell(12, 3), "12 ok, 3 denied", "cell both");
+	is(netfmt_cell(0, 0, 0), "-", "cell none");
+	is(netfmt_cell(12, 0, 0), "12 ok", "cell ok");
+	is(netfmt_cell(0, 0, 3), "3 denied", "cell denied");
+	is(netfmt_cell(12, 0, 3), "12 ok, 3 denied", "cell both");
+	is(netfmt_cell(7, 7, 0), "7 failed", "cell: all allowed failed upstream (not 7 ok)");
+	is(netfmt_cell(12, 2, 3), "10 ok, 2 failed, 3 denied", "cell: the three apart");
+}
+
+static void wrap(void **state)
+{
+	(void)state;
+	is(fmt_wrap("one two three four", 0, 2), "  one two three four", "no width: one line");
+	is(fmt_wrap("one two three four", 11, 2), "  one two\n  three\n  four", "at spaces");
+	is(fmt_wrap("abcdefghij xy", 6, 2), "  abcd\n  efgh\n  ij\n  xy", "a long word broken");
+	is(fmt_wrap("  a  b  ", 80, 0), "a  b", "outer spaces dropped");
+	is(fmt_wrap("a\x1b[2Jb", 80, 0), "a?[2Jb", "cleaned");
+	is(fmt_wrap("x y", 2, 4), "    x y", "no room: one line");
+	/* every line fits, nothing is lost */
+	const char *t = "localhost:443 resolves to 127.0.0.1 (loopback), which is refused (add "
+			"--map-host localhost=ADDR to allow that address)";
+	char *w = fmt_wrap(t, 30, 4);
+	size_t words = 0;
+	for (char *save = NULL, *line = strtok_r(w, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		assert_true(fmt_width(line) <= 30);
+		assert_true(!strncmp(line, "    ", 4));
+		for (char *c = line; *c; c++)
+			words += c[0] != ' ' && (c == line || c[-1] == ' ');
+	}
+	assert_int_equal(words, 15);
+	free(w);
 }
 
 static void net_log_lines(void **state)
@@ -523,9 +620,22 @@ static void net_log_lines(void **state)
 	char *l = netfmt_log_line(&f, 0, 0);
 	assert_non_null(strstr(l, "*.example.com — error: connect: Connection refused"));
 	free(l);
-	/* cut to the width; hostile text cleaned */
+	/* narrow: the columns cut to the width, the reason whole on lines of its own */
 	l = netfmt_log_line(&d, 0, 60);
+	char *nl = strchr(l, '\n');
+	assert_non_null(nl);
+	*nl = '\0';
 	assert_int_equal(fmt_width(l), 60);
+	assert_non_null(strstr(nl + 1, "    evil.example is not allowed: --allow-domain"));
+	assert_non_null(strstr(nl + 1, "would allow it"));
+	free(l);
+	/* allowed, but the upstream failed */
+	struct net_event x = ev;
+	x.failed = true;
+	x.addr[0] = '\0';
+	snprintf(x.error, sizeof x.error, "could not resolve: Domain name not found");
+	l = netfmt_log_line(&x, 0, 0);
+	assert_non_null(strstr(l, "  FAIL    api.example.com:443"));
 	free(l);
 	snprintf(f.rule, sizeof f.rule, "\x1b[31mred\r\n");
 	l = netfmt_log_line(&f, 0, 0);
@@ -538,9 +648,23 @@ static void net_log_lines(void **state)
 			  .detail_json = (char *)"{\"path\":\"/w/.git/hooks/pre-commit\","
 						 "\"what\":\"created\",\"moved_to\":\"/q/1\"}"};
 	is(netfmt_log_violation(&v, 0, 0),
-	   "2024-03-05 14:03:22  -        VIOL    violation.protected_path "
-	   "/w/.git/hooks/pre-commit: created (moved to /q/1)",
-	   "violation");
+	   "2024-03-05 14:03:22  -        VIOL    -                                 -                "
+	   "    -      -      -  violation.protected_path /w/.git/hooks/pre-commit: created (moved "
+	   "to /q/1)",
+	   "violation: its text under RULE / REASON");
+	/* narrow: the columns, then the text on lines of its own, whole */
+	char *vn = netfmt_log_violation(&v, 0, 100);
+	assert_non_null(strstr(vn, "VIOL    -  "));
+	assert_non_null(strstr(vn, "\n    violation.protected_path /w/"));
+	assert_non_null(strstr(vn, "/w/.git/hooks/pre-commit"));
+	assert_non_null(strstr(vn, "/q/1)"));
+	for (char *p = vn, *e; p; p = e ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		char *one = e ? strndup(p, (size_t)(e - p)) : strdup(p);
+		assert_true(fmt_width(one) <= 100);
+		free(one);
+	}
+	free(vn);
 }
 
 /* NET appears in the listing only when a session has network decisions. */
@@ -581,6 +705,8 @@ int main(void)
 		cmocka_unit_test(tables),	   cmocka_unit_test(sessions_listing),
 		cmocka_unit_test(net_hostports_and_bytes),
 		cmocka_unit_test(net_denied_line),
+		cmocka_unit_test(net_failed_line),
+		cmocka_unit_test(wrap),
 		cmocka_unit_test(net_summary_and_cell),
 		cmocka_unit_test(net_log_lines),
 		cmocka_unit_test(sessions_net_column),

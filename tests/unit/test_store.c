@@ -295,6 +295,7 @@ static const char *const seed_sql[STORE_SCHEMA_VERSION] = {
 	[2] = SEED_V2,
 	[3] = SEED_V2 SEED_NET,
 	[4] = SEED_V2 SEED_NET,
+	[5] = SEED_V2 SEED_NET,
 };
 
 /* The seeded rows, read through the API of the latest version. */
@@ -924,18 +925,23 @@ static void net_events_round_trip(void **state)
 	assert_int_equal(v[0].n_net_denied, 0);
 	sessions_free(v, n);
 
-	/* denied by host and port, most frequent first */
+	/* denied by host and port, most frequent first, with the first one's reason */
 	struct net_count *c;
-	assert_int_equal(store_net_denied(st, ID(1), 0, &c, &n, &e), 0);
+	assert_int_equal(store_net_counts(st, ID(1), NET_DENIED, 0, &c, &n, &e), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(c[0].host, "evil.example");
 	assert_int_equal(c[0].port, 443);
 	assert_int_equal(c[0].n, 2);
+	assert_string_equal(c[0].why, "evil.example is not allowed");
 	assert_int_equal(c[1].port, 0);
 	assert_int_equal(c[1].n, 1);
+	assert_string_equal(c[1].why, "not allowed");
 	net_counts_free(c, n);
-	assert_int_equal(store_net_denied(st, ID(1), 1, &c, &n, &e), 0);
+	assert_int_equal(store_net_counts(st, ID(1), NET_DENIED, 1, &c, &n, &e), 0);
 	assert_int_equal(n, 1);
+	net_counts_free(c, n);
+	assert_int_equal(store_net_counts(st, ID(1), NET_FAILED, 0, &c, &n, &e), 0);
+	assert_int_equal(n, 0);
 	net_counts_free(c, n);
 
 	/* attempt 0 is the current attempt; an explicit one is kept */
@@ -956,12 +962,93 @@ static void net_events_round_trip(void **state)
 	assert_int_equal(store_add_net_events(st, ID(3), 0, b, 4, &e), STORE_NONE);
 	assert_string_equal(e.path, ID(3));
 	assert_int_equal(store_net_events(st, ID(3), 0, 0, &r, &n, &e), STORE_NONE);
-	assert_int_equal(store_net_denied(st, ID(3), 0, &c, &n, &e), STORE_NONE);
+	assert_int_equal(store_net_counts(st, ID(3), NET_DENIED, 0, &c, &n, &e), STORE_NONE);
 	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events"), 6);
 
 	/* removed with their session */
 	assert_int_equal(store_rm(st, ID(1), &e), 0);
 	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events"), 0);
+	store_close(st);
+}
+
+/* Allowed requests whose upstream failed (issue 26): kept apart, counted, grouped with their
+ * error; a denied event's "failed" is never kept. */
+static void net_events_failed(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_ok(f, NULL);
+	struct err e = {0};
+	begin_ok(st, ID(1), 100, 1000);
+	struct net_event b[4] = {
+		mkev(10, NP_CONNECT, "pypi.org", 443, true, "pypi.org"),
+		mkev(11, NP_CONNECT, "pypi.org", 443, true, "pypi.org"),
+		mkev(12, NP_CONNECT, "ok.example", 443, true, "ok.example"),
+		mkev(13, NP_CONNECT, "evil.example", 443, false, "evil.example is not allowed"),
+	};
+	b[0].failed = b[1].failed = true;
+	snprintf(b[0].error, sizeof b[0].error, "could not resolve: Domain name not found");
+	snprintf(b[1].error, sizeof b[1].error, "could not resolve: Timeout");
+	b[3].failed = true; /* meaningless on a denial: not kept */
+	assert_int_equal(store_add_net_events(st, ID(1), 0, b, 4, &e), 0);
+	struct session s;
+	assert_int_equal(store_get(st, ID(1), &s, &e), 0);
+	assert_int_equal(s.n_net_allowed, 3);
+	assert_int_equal(s.n_net_failed, 2);
+	assert_int_equal(s.n_net_denied, 1);
+	session_free(&s);
+	struct net_row *r;
+	size_t n;
+	assert_int_equal(store_net_events(st, ID(1), 0, 0, &r, &n, &e), 0);
+	assert_int_equal(n, 4);
+	assert_true(r[0].ev.failed && r[1].ev.failed);
+	assert_false(r[2].ev.failed || r[3].ev.failed);
+	free(r);
+	struct net_count *c;
+	assert_int_equal(store_net_counts(st, ID(1), NET_FAILED, 0, &c, &n, &e), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(c[0].host, "pypi.org");
+	assert_int_equal(c[0].n, 2);
+	assert_string_equal(c[0].why, "could not resolve: Domain name not found"); /* the first */
+	net_counts_free(c, n);
+	store_close(st);
+}
+
+/* Migration 5 marks the older allowed requests that failed before their tunnel (an error and
+ * no address) and counts them; a DNS "no data" is an answer. */
+static void migration_5_backfills_failed(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_at(f, 4);
+	sql(st, SEED_V2);
+	sql(st, "INSERT INTO net_events (session_id, attempt, at_ms, proto, host, port, allowed,"
+		" rule, addr, bytes_up, bytes_down, dur_ms, error) VALUES"
+		" ('" ID(1) "', 1, 1, 'connect', 'pypi.org', 443, 1, 'pypi.org', '', 0, 0, 0,"
+		"  'could not resolve: Domain name not found'),"
+		" ('" ID(1) "', 1, 2, 'connect', 'a.example', 443, 1, 'a.example', '', 0, 0, 0,"
+		"  'connect: Connection refused'),"
+		" ('" ID(1) "', 1, 3, 'connect', 'b.example', 443, 1, 'b.example', '192.0.2.1',"
+		"  10, 20, 5, 'to client: Connection reset by peer'),"
+		" ('" ID(1) "', 1, 4, 'dns', 'b.example', 0, 1, 'b.example', '', 0, 0, 0,"
+		"  'resolve: DNS server returned answer with no data'),"
+		" ('" ID(1) "', 1, 5, 'connect', 'c.example', 443, 1, 'c.example', '192.0.2.2',"
+		"  1, 2, 3, ''),"
+		" ('" ID(1) "', 1, 6, 'connect', 'd.example', 443, 0, 'not allowed', '', 0, 0, 0,"
+		"  '');"
+		"UPDATE sessions SET n_net_allowed = 5, n_net_denied = 1 WHERE id = '" ID(1) "';");
+	store_close(st);
+	st = open_ok(f, NULL);
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events WHERE failed"), 2);
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events WHERE failed"
+				     " AND at_ms IN (1, 2)"), 2);
+	struct session s;
+	struct err e = {0};
+	assert_int_equal(store_get(st, ID(1), &s, &e), 0);
+	assert_int_equal(s.n_net_failed, 2);
+	assert_int_equal(s.n_net_allowed, 5);
+	session_free(&s);
+	assert_int_equal(store_get(st, ID(2), &s, &e), 0);
+	assert_int_equal(s.n_net_failed, 0);
+	session_free(&s);
 	store_close(st);
 }
 
@@ -1354,6 +1441,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lost_with_injected_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(lost_with_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(net_events_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(migration_5_backfills_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_batch_is_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(rm_cascades, setup, teardown),

@@ -41,7 +41,10 @@ static char *render(struct hostfacts *hf)
 		sb_addf(&b, "warn %s\n", t.warnings.v[i]);
 	toolmgr_plan_free(&t);
 	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
-	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	/* the shared root: the fixtures' state dirs hold <state>/cache/shared */
+	char *root = toolcache_root(hf->state_dir, "/home/u/proj", CACHE_SHARED);
+	toolcache_plan(hf, path, root, &mounts, &vars, &skipped);
+	free(root);
 	for (size_t i = 0; i + 1 < mounts.n; i += 2)
 		sb_addf(&b, "cache %s <- %s\n", mounts.v[i + 1], mounts.v[i]);
 	for (size_t i = 0; i + 1 < vars.n; i += 2)
@@ -131,15 +134,40 @@ static void private_mounts(void **state)
 {
 	(void)state;
 	const char *h = "/home/u";
-	assert_true(toolcache_is_private_mount(h, "/home/u/.local/state/agentjail/cache/npm",
+	assert_true(toolcache_is_private_mount(h, "/home/u/.local/state/agentjail/cache/shared/npm",
 					       "/home/u/.npm"));
-	assert_true(toolcache_is_private_mount(h, "/s/cache/cargo-registry",
+	assert_true(toolcache_is_private_mount(h, "/s/cache/ws/9c09f8055a26c27736ddcc04b4e693af/npm", "/home/u/.npm"));
+	assert_true(toolcache_is_private_mount(h, "/s/cache/shared/cargo-registry",
 					       "/home/u/.local/cargo/registry"));
-	assert_false(toolcache_is_private_mount(h, "/s/cache/npm", "/home/u/.cache/pip"));
-	assert_false(toolcache_is_private_mount(h, "/s/cache/npm", "/etc"));
-	assert_false(toolcache_is_private_mount(h, "/s/cache/npm-evil", "/home/u/.npm"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/shared/npm", "/home/u/.cache/pip"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/shared/npm", "/etc"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/shared/npm-evil", "/home/u/.npm"));
 	assert_false(toolcache_is_private_mount(h, "/home/u", "/home/u/.npm"));
-	assert_false(toolcache_is_private_mount(h, "/s/cache/cargo-git", "/usr/git"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/shared/cargo-git", "/usr/git"));
+	/* not a cache root: an older agentjail's layout, a key of the wrong form, no cache/ */
+	assert_false(toolcache_is_private_mount(h, "/s/cache/npm", "/home/u/.npm"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/ws/9c09f8055a26c27736ddcc04b4e693af0/npm", "/home/u/.npm"));
+	assert_false(toolcache_is_private_mount(h, "/s/cache/ws/../npm", "/home/u/.npm"));
+	assert_false(toolcache_is_private_mount(h, "/s/x/ws/9c09f8055a26c27736ddcc04b4e693af/npm", "/home/u/.npm"));
+}
+
+/* a workspace's caches: the first 128 bits of the SHA-256 of its canonical path, in hex */
+static void cache_roots(void **state)
+{
+	(void)state;
+	char *r = toolcache_root("/s", "/home/u/proj", CACHE_WORKSPACE);
+	assert_string_equal(r, "/s/cache/ws/9c09f8055a26c27736ddcc04b4e693af");
+	free(r);
+	r = toolcache_root("/s", "/home/u/proj", CACHE_SHARED);
+	assert_string_equal(r, "/s/cache/shared");
+	free(r);
+	char *a = toolcache_root("/s", "/home/u/proj2", CACHE_WORKSPACE);
+	char *b = toolcache_root("/s", "/home/u/proj/", CACHE_WORKSPACE);
+	assert_string_not_equal(a, b);
+	assert_string_not_equal(a, "/s/cache/ws/9c09f8055a26c27736ddcc04b4e693af");
+	free(a);
+	free(b);
+	assert_null(toolcache_root(NULL, "/home/u/proj", CACHE_WORKSPACE));
 }
 
 static void mirror_vars(void **state)
@@ -170,6 +198,7 @@ int main(void)
 		cmocka_unit_test(filter),
 		cmocka_unit_test(mirror_vars),
 		cmocka_unit_test(private_mounts),
+		cmocka_unit_test(cache_roots),
 	};
 	return golden_main("toolmgr", data_dir(), golden_case, extra, sizeof extra / sizeof *extra);
 }

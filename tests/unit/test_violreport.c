@@ -112,6 +112,11 @@ static void protected_why(void **state)
 	assert_non_null(strstr(denial_protected_why("/w/.git/config"), "core.fsmonitor"));
 	assert_non_null(strstr(denial_protected_why("/w/.envrc"), "direnv"));
 	assert_non_null(strstr(denial_protected_why("/w/.bashrc"), "shell"));
+	/* the home's files that run code: their own reasons (bw_home_code) */
+	assert_non_null(strstr(denial_protected_why("/h/.ssh/config"), "ProxyCommand"));
+	assert_non_null(strstr(denial_protected_why("/h/.config/git/config"), "fsmonitor"));
+	assert_non_null(strstr(denial_protected_why("/h/.local/bin"), "PATH"));
+	assert_non_null(strstr(denial_protected_why("/h/.config/systemd/user"), "services"));
 	assert_non_null(strstr(denial_protected_why("/w/.agentjail.toml"), "agentjail trust"));
 	assert_non_null(strstr(denial_protected_why("/w/.claude/settings.json"), "agent"));
 	assert_non_null(denial_protected_why("/w/something-else"));

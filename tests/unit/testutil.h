@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/plan/hostfacts.h"
 
 static int test_rm_failed;
 
@@ -49,4 +52,18 @@ static inline void test_put(const char *base, const char *rel, const char *conte
 	assert_non_null(fp);
 	fputs(content, fp);
 	fclose(fp);
+}
+
+/* Load fixture text (the tests/data format) into a fresh hf. Include <cmocka.h> first. */
+static inline void test_load_facts(struct hostfacts *hf, const char *text)
+{
+	char tmpl[] = "/tmp/aj-facts-XXXXXX";
+	int fd = mkstemp(tmpl);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	hostfacts_init(hf);
+	struct err e = {0};
+	assert_int_equal(hostfacts_load_fixture(hf, tmpl, &e), 0);
+	unlink(tmpl);
 }

@@ -57,56 +57,86 @@ void cg_probe_free(struct cg_probe *p)
 	p->parent = NULL;
 }
 
-/* The cgroup2 mount point (its root mounted), or NULL. */
-static char *cgroup2_mount(void)
+/* Whether a list of words separated by any of `seps` holds `word`. */
+static bool has_word(const char *list, const char *seps, const char *word)
+{
+	size_t wl = strlen(word);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, seps);
+		if (n == wl && !strncmp(p, word, wl))
+			return true;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+bool cg_mountinfo_match(const char *line, const char *controller, char **mnt)
+{
+	char root[4096], point[4096], fstype[64], source[4096], opts[4096];
+	const char *dash = strstr(line, " - ");
+	if (!dash || sscanf(dash + 3, "%63s %4095s %4095s", fstype, source, opts) != 3 ||
+	    sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+		return false;
+	bool hit = controller ? !strcmp(fstype, "cgroup") && has_word(opts, ",", controller)
+			      : !strcmp(fstype, "cgroup2");
+	/* its root mounted (not a part of it, as a container's view may be), at a plain path */
+	if (!hit || strcmp(root, "/") || strchr(point, '\\'))
+		return false;
+	*mnt = xstrdup(point);
+	return true;
+}
+
+char *cg_self_path(const char *text, const char *controller)
+{
+	for (const char *l = text; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		_cleanup_free_ char *line = xstrndup(l, len);
+		/* "ID:CONTROLLERS:PATH"; v2's line is "0::PATH" */
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (c2) {
+			*c2 = '\0';
+			bool hit = controller ? has_word(c1 + 1, ",", controller)
+					      : !strcmp(line, "0:") && c1[1] == '\0';
+			if (hit)
+				return xstrdup(c2 + 1);
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* The mount point of the cgroup2 hierarchy (controller NULL) or of the v1 hierarchy holding
+ * `controller`, or NULL. */
+static char *cgroup_mount(const char *controller)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return NULL;
 	char *line = NULL, *found = NULL;
 	size_t cap = 0;
-	while (!found && getline(&line, &cap, f) > 0) {
-		char root[4096], mnt[4096];
-		const char *dash = strstr(line, " - ");
-		if (!dash || strncmp(dash + 3, "cgroup2 ", 8) != 0)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) == 2 && !strcmp(root, "/") &&
-		    !strchr(mnt, '\\'))
-			found = xstrdup(mnt);
-	}
+	while (!found && getline(&line, &cap, f) > 0)
+		(void)cg_mountinfo_match(line, controller, &found);
 	free(line);
 	(void)fclose(f);
 	return found;
 }
 
-/* This process's cgroup v2 path ("0::PATH"), or NULL. */
-static char *self_cgroup(void)
+/* This process's cgroup in that hierarchy, from /proc/self/cgroup, or NULL. */
+static char *self_cgroup(const char *controller)
 {
 	char buf[8192];
 	if (fs_read_small("/proc/self/cgroup", buf, sizeof buf) < 0)
 		return NULL;
-	for (char *l = buf; l && *l;) {
-		char *nl = strchr(l, '\n');
-		if (nl)
-			*nl = '\0';
-		if (!strncmp(l, "0::", 3))
-			return xstrdup(l + 3);
-		l = nl ? nl + 1 : NULL;
-	}
-	return NULL;
+	return cg_self_path(buf, controller);
 }
 
 /* Whether a space-separated controller list holds memory and pids. */
 static bool has_both(const char *list)
 {
-	bool m = false, p = false;
-	_cleanup_free_ char *copy = xstrdup(list);
-	char *save = NULL;
-	for (char *t = strtok_r(copy, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
-		m |= !strcmp(t, "memory");
-		p |= !strcmp(t, "pids");
-	}
-	return m && p;
+	return has_word(list, " \n", "memory") && has_word(list, " \n", "pids");
 }
 
 static bool file_has_both(const char *dir, const char *name)
@@ -138,11 +168,11 @@ __attribute__((format(printf, 3, 4))) static void fallback(struct cg_probe *out,
 	snprintf(out->fix, sizeof out->fix, "%s", fix);
 }
 
-void cg_probe_host(struct cg_probe *out)
+/* A cgroup v2 scope with memory and pids, or the fallback with the reason. */
+static void probe_v2(struct cg_probe *out)
 {
-	memset(out, 0, sizeof *out);
-	_cleanup_free_ char *mnt = cgroup2_mount();
-	_cleanup_free_ char *self = self_cgroup();
+	_cleanup_free_ char *mnt = cgroup_mount(NULL);
+	_cleanup_free_ char *self = self_cgroup(NULL);
 	if (!mnt) {
 		fallback(out, FIX_UNIFIED, "cgroup v2 is not mounted");
 		return;
@@ -196,6 +226,36 @@ void cg_probe_host(struct cg_probe *out)
 	}
 	free(out->parent);
 	out->parent = NULL;
+}
+
+/* Without a v2 scope: the v1 pids hierarchy, where it is mounted and this user may make
+ * cgroups in it (the same parent as v2's: root's `agentjail` at its top, a user's under the
+ * delegated user@UID.service). Then --pids holds; memory stays with rlimits, and why and fix
+ * still say why there is no v2 scope and how to get one. */
+static void probe_v1_pids(struct cg_probe *out)
+{
+	_cleanup_free_ char *mnt = cgroup_mount("pids");
+	_cleanup_free_ char *self = mnt ? self_cgroup("pids") : NULL;
+	char why[sizeof out->why], fix[sizeof out->fix];
+	_cleanup_free_ char *parent =
+		self ? cg_plan_parent(mnt, self, getuid(), why, sizeof why, fix, sizeof fix) : NULL;
+	if (!parent)
+		return;
+	/* the parent is made when missing: its own directory, or the one above, writable */
+	_cleanup_free_ char *grand = path_dirname(parent);
+	if (access(parent, W_OK) < 0 && (errno != ENOENT || access(grand, W_OK) < 0))
+		return;
+	out->mech = LIMITS_CGROUP_V1;
+	out->parent = parent;
+	parent = NULL;
+}
+
+void cg_probe_host(struct cg_probe *out)
+{
+	memset(out, 0, sizeof *out);
+	probe_v2(out);
+	if (out->mech != LIMITS_CGROUP)
+		probe_v1_pids(out);
 }
 
 /* ---- a jail's scope -------------------------------------------------------------------- */
@@ -260,19 +320,20 @@ static void sweep_stale(const char *parent)
 	(void)closedir(d);
 }
 
-int cg_scope_create(const char *parent, uint64_t memory, uint64_t pids, struct cg_scope *s,
-		    struct err *e)
+int cg_scope_create(const char *parent, enum limits_mech mech, uint64_t memory, uint64_t pids,
+		    struct cg_scope *s, struct err *e)
 {
 	static unsigned seq;
+	bool v1 = mech == LIMITS_CGROUP_V1; /* the pids hierarchy alone: no controllers to enable */
 	_cleanup_free_ char *grand = path_dirname(parent);
-	if (enable_controllers(grand, e) < 0)
+	if (!v1 && enable_controllers(grand, e) < 0)
 		return -1;
 	/* another jail may remove an empty parent between our mkdirs: try again */
 	char *dir = NULL;
 	for (int tries = 0; tries < 5 && !dir; tries++) {
 		if (mkdir(parent, 0755) < 0 && errno != EEXIST)
 			return err_set(e, errno, parent, "cannot create agentjail's cgroup");
-		if (enable_controllers(parent, e) < 0) {
+		if (!v1 && enable_controllers(parent, e) < 0) {
 			if (e && e->errnum == ENOENT)
 				continue;
 			return -1;
@@ -298,10 +359,10 @@ int cg_scope_create(const char *parent, uint64_t memory, uint64_t pids, struct c
 	limit_str(memory, m, sizeof m);
 	limit_str(pids, p, sizeof p);
 	const char *failed = NULL;
-	if (write_file(dir, "memory.max", m) < 0)
+	if (!v1 && write_file(dir, "memory.max", m) < 0)
 		failed = "memory.max";
 	/* no swap: the limit is the memory the jail holds (absent without swap accounting) */
-	else if (write_file(dir, "memory.swap.max", "0") < 0 && errno != ENOENT)
+	else if (!v1 && write_file(dir, "memory.swap.max", "0") < 0 && errno != ENOENT)
 		failed = "memory.swap.max";
 	else if (write_file(dir, "pids.max", p) < 0)
 		failed = "pids.max";
@@ -362,22 +423,44 @@ static void sleep_ms(long ms)
 		;
 }
 
-/* Without cgroup.kill (before 5.14): SIGKILL every pid listed. */
-static void kill_listed(const char *dir)
+/* Without cgroup.kill (v1, and v2 before 5.14): SIGKILL every pid listed. How many were. */
+static size_t kill_listed(const char *dir)
 {
 	_cleanup_free_ char *path = path_join(dir, "cgroup.procs");
 	char buf[65536];
+	size_t n = 0;
 	if (fs_read_small(path, buf, sizeof buf) <= 0)
-		return;
+		return 0;
 	for (char *l = buf; *l;) {
 		long pid = strtol(l, &l, 10);
-		if (pid > 0)
-			(void)kill((pid_t)pid, SIGKILL);
+		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
 		while (*l == '\n')
 			l++;
 		if (pid <= 0 && *l)
 			l++;
 	}
+	return n;
+}
+
+/* Nothing new can start in the scope (pids.max 0), then everything in it is killed: at once
+ * by cgroup.kill, else pid by pid. Whether cgroup.kill did it. */
+static bool kill_scope(const struct cg_scope *s)
+{
+	(void)write_file(s->dir, "pids.max", "0");
+	if (write_file(s->dir, "cgroup.kill", "1") == 0)
+		return true;
+	(void)kill_listed(s->dir);
+	return false;
+}
+
+void cg_scope_kill(const struct cg_scope *s)
+{
+	if (!s->dir || kill_scope(s))
+		return;
+	/* pid by pid: until a pass finds nobody (the pids.max of 0 keeps the list from growing) */
+	for (int i = 0; i < 1000 && kill_listed(s->dir); i++)
+		sleep_ms(1);
 }
 
 int cg_scope_destroy(struct cg_scope *s, struct err *e)
@@ -387,7 +470,7 @@ int cg_scope_destroy(struct cg_scope *s, struct err *e)
 	s->procs_fd = -1;
 	if (!s->dir)
 		return 0;
-	bool have_kill = write_file(s->dir, "cgroup.kill", "1") == 0;
+	bool have_kill = kill_scope(s);
 	int rc = -1, saved = 0;
 	/* the jail's PID 1 is gone, so the kernel is killing the rest: wait up to 5 s */
 	for (int i = 0; i < 500; i++) {
@@ -399,7 +482,7 @@ int cg_scope_destroy(struct cg_scope *s, struct err *e)
 		if (saved != EBUSY)
 			break;
 		if (!have_kill)
-			kill_listed(s->dir);
+			(void)kill_listed(s->dir);
 		sleep_ms(i < 20 ? 1 : 10);
 	}
 	if (rc < 0)

@@ -19,9 +19,11 @@
 #include <unistd.h>
 
 #include "core/plan/bwrap_argv.h"
+#include "core/host/toolprep.h"
 #include "core/jail/launch.h"
 #include "core/jail/pipeline.h"
 #include "core/plan/policy.h"
+#include "core/plan/toolcache.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/path.h"
@@ -44,6 +46,19 @@ struct shared {
 
 /* ---------------------------------------------------------------------------------------- */
 /* The child: the jail exactly as run builds it (core/jail/pipeline.h), then launched. */
+
+/* The scratch workspace's private caches (made empty for the probe's jail, as run would):
+ * gone with it, so `agentjail cache` never lists a doctor's scratch directory. */
+static void forget_caches(const struct jail *j, const struct run_request *req)
+{
+	_cleanup_free_ char *root = toolcache_root(j->hf.state_dir, req->pol.workspace,
+						   CACHE_WORKSPACE);
+	struct cache_entry c = {.kind = CACHE_KIND_WORKSPACE, .dir = root};
+	uint64_t freed;
+	struct err ignored = {0};
+	if (root && toolprep_cache_remove(&c, &freed, &ignored) < 0)
+		err_clear(&ignored);
+}
 
 static int probe_jail(const char *ws, const char *quarantine, const char *bwrap, struct shared *sh)
 {
@@ -79,6 +94,7 @@ static int probe_jail(const char *ws, const char *quarantine, const char *bwrap,
 			}
 			launch_result_free(&lr); /* filled either way (launch.h) */
 		}
+		forget_caches(&j, &req);
 		jail_free(&j);
 	}
 	run_request_free(&req);

@@ -601,6 +601,12 @@ static void check_limits(struct doctor_report *r)
 	cg_probe_host(&cp);
 	if (cp.mech == LIMITS_CGROUP)
 		doctor_add(r, "limits", DOCTOR_OK, NULL, "%s", cp.why);
+	else if (cp.mech == LIMITS_CGROUP_V1)
+		doctor_add(r, "limits", DOCTOR_WARN, cp.fix,
+		           "pids: a cgroup v1 scope per jail under %s (pids.max); memory: rlimits "
+		           "only, --memory sets RLIMIT_DATA per process (not the jail's total; the "
+		           "default memory bounds only the tmpfs mounts); no cgroup v2 scope: %s",
+		           cp.parent, cp.why);
 	else
 		doctor_add(r, "limits", DOCTOR_WARN, cp.fix,
 		           "rlimits only: --memory sets RLIMIT_DATA per process (not the jail's "
@@ -838,8 +844,9 @@ static void report_agent(struct doctor_report *r, const struct profile *ag, cons
 		doctor_add(r, id, DOCTOR_WARN, fix, "%s: cannot run it: %s", path,
 		           strerror(c->spawn_errno));
 	else if (c->timed_out)
-		doctor_add(r, id, DOCTOR_WARN, fix, "%s: `%s --version` did not answer within %d s",
-		           path, ag->exe[0], DOCTOR_VERSION_TIMEOUT_MS / 1000);
+		doctor_add(r, id, DOCTOR_WARN, fix,
+		           "%s: slow to answer: `%s --version` said nothing in %d s (stopped)", path,
+		           ag->exe[0], DOCTOR_VERSION_TIMEOUT_MS / 1000);
 	else if (!WIFEXITED(c->wstatus) || WEXITSTATUS(c->wstatus) != 0)
 		doctor_add(r, id, DOCTOR_WARN, fix, "%s: `%s --version` %s %d: %s", path,
 		           ag->exe[0], WIFEXITED(c->wstatus) ? "exited" : "died of signal",

@@ -5,10 +5,62 @@
 
 #include "core/diag/doctor.h"
 #include "core/host/config_load.h"
+#include "core/plan/netrules.h"
+#include "core/plan/profile.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+
+/* Each entry of one allow list into all, and where each wildcard among them was set. */
+static void gather(struct strv *all, struct strv *where, const struct strv *v,
+		   const struct strv *origin, const char *label)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		strv_push(all, v->v[i]);
+		if (!net_spec_is_wildcard(v->v[i]))
+			continue;
+		if (origin && i < origin->n)
+			strv_push(where, origin->v[i]);
+		else
+			strv_push(where, label);
+	}
+}
+
+/* A wildcard among the allow lists the configuration gives ([policy], [agent.NAME], a
+ * [profile.NAME]'s domains): names under it reach the host's resolver (doc/design.md §4). */
+static void check_wildcards(struct doctor_report *r, const struct config *c)
+{
+	struct strv all = STRV_INIT, where = STRV_INIT;
+	const int k = CK_ALLOW_DOMAINS - CFG_NSCALAR;
+	gather(&all, &where, &c->policy.l[k].v, &c->policy.l[k].origin, "[policy]");
+	for (size_t i = 0; i < c->n_agents; i++)
+		gather(&all, &where, &c->agents[i].pol.l[k].v, &c->agents[i].pol.l[k].origin,
+		       "[agent]");
+	for (size_t i = 0; i < c->n_profiles; i++) {
+		struct strv d = STRV_INIT;
+		for (size_t j = 0; c->profiles[i]->domains && c->profiles[i]->domains[j]; j++)
+			strv_push(&d, c->profiles[i]->domains[j]);
+		_cleanup_free_ char *label = xasprintf("[profile.%s]", c->profiles[i]->name);
+		gather(&all, &where, &d, NULL, label);
+		strv_free(&d);
+	}
+	_cleanup_free_ char *note = net_wildcard_note(&all);
+	if (note) {
+		struct strbuf b = STRBUF_INIT;
+		for (size_t i = 0; i < where.n && i < 4; i++)
+			sb_addf(&b, "%s%s", i ? ", " : "", where.v[i]);
+		if (where.n > 4)
+			sb_add(&b, ", …");
+		doctor_add(r, "dns_wildcard", DOCTOR_WARN,
+			   "allow exact host names instead of *.DOMAIN where what the jail can read "
+			   "matters more than the convenience",
+			   "%s; set in %s", note, sb_str(&b));
+		sb_free(&b);
+	}
+	strv_free(&all);
+	strv_free(&where);
+}
 
 void doctor_check_config(struct doctor_report *r)
 {
@@ -50,6 +102,7 @@ void doctor_check_config(struct doctor_report *r)
 		}
 		sb_free(&b);
 		doctor_check_opensandbox(r, &c);
+		check_wildcards(r, &c);
 	}
 	config_free(&c);
 	config_loaded_free(&l);

@@ -9,6 +9,7 @@
 
 #include "util/cleanup.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 
 /* ======================================================================================== */
@@ -25,51 +26,15 @@ void doctor_report_free(struct doctor_report *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static size_t utf8_seq(const unsigned char *s)
-{
-	size_t len;
-	unsigned min;
-	unsigned cp;
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, min = 0x80, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, min = 0x800, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, min = 0x10000, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/* One line of valid UTF-8: control characters become spaces, invalid bytes '?'. */
+/* One line: line breaks and tabs become spaces, then fmt_clean (util/termtext.h) shows every
+ * other control character, bidirectional mark and invalid byte as '?'. */
 static char *one_line(const char *s)
 {
-	struct strbuf b = STRBUF_INIT;
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		size_t n = utf8_seq(p);
-		if (n == 0) {
-			sb_addc(&b, '?');
-			p++;
-		} else if (n == 1) {
-			sb_addc(&b, *p < 0x20 || *p == 0x7f ? ' ' : (char)*p);
-			p++;
-		} else {
-			sb_addn(&b, (const char *)p, n);
-			p += n;
-		}
-	}
-	return sb_steal(&b) ?: xstrdup("");
+	_cleanup_free_ char *flat = xstrdup(s);
+	for (char *p = flat; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	return fmt_clean(flat);
 }
 
 void doctor_add(struct doctor_report *r, const char *id, enum doctor_status st, const char *fix,
@@ -130,7 +95,17 @@ static void render_summary(const struct doctor_report *r, struct strbuf *b)
 	sb_add(b, "\n");
 }
 
-char *doctor_render_text(const struct doctor_report *r)
+/* The status word, coloured for a terminal (all three are 4 columns wide). */
+static const char *status_shown(enum doctor_status s, bool colour)
+{
+	if (colour && s == DOCTOR_WARN)
+		return "\033[33mwarn\033[0m";
+	if (colour && s == DOCTOR_FAIL)
+		return "\033[1;31mfail\033[0m";
+	return doctor_status_name(s);
+}
+
+char *doctor_render_text(const struct doctor_report *r, bool colour)
 {
 	int idw = 0;
 	for (size_t i = 0; i < r->n; i++)
@@ -139,7 +114,7 @@ char *doctor_render_text(const struct doctor_report *r)
 	struct strbuf b = STRBUF_INIT;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct doctor_check *c = &r->v[i];
-		sb_addf(&b, "%-4s  %-*s  %s\n", doctor_status_name(c->status), idw, c->id,
+		sb_addf(&b, "%-4s  %-*s  %s\n", status_shown(c->status, colour), idw, c->id,
 		        c->detail);
 		if (c->status != DOCTOR_OK && c->fix)
 			sb_addf(&b, "%*s  fix: %s\n", 4 + 2 + idw, "", c->fix);

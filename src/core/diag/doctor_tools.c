@@ -58,8 +58,9 @@ void doctor_check_toolchains(struct doctor_report *r, const char *home, const ch
 			   buf);
 	} else {
 		doctor_add(r, "cache", DOCTOR_OK, NULL,
-			   "private package caches in %s/cache: %.1f MiB, shared by jails, never "
-			   "the host's (`agentjail cache clean` empties them)",
+			   "private package caches in %s/cache: %.1f MiB, each workspace's own "
+			   "unless cache = \"shared\", never the host's (`agentjail cache` lists "
+			   "them by workspace)",
 			   state, (double)bytes / (1024.0 * 1024.0));
 	}
 }

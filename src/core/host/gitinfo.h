@@ -6,6 +6,7 @@
 #pragma once
 #include <stdbool.h>
 
+#include "core/plan/gitcfg.h" /* git_config_each, the config syntax */
 #include "util/err.h"
 #include "util/strv.h"
 
@@ -24,20 +25,6 @@ struct git_info {
 /* The path named by a .git file ("gitdir: <path>", trailing CR/LF allowed), possibly relative
  * (to the directory holding the .git file). NULL when malformed or empty. */
 char *git_parse_gitfile(const char *content);
-
-/* Called for each variable of a git config text, in order. section and key are lowercased;
- * section is "" for a variable before any header (git accepts it); subsection is NULL for
- * "[section]", as written for [section "sub"], lowercased for the old [section.sub] form; value
- * is NULL for a key without "=" (git's implicit "true"). A nonzero return stops the walk and is
- * returned by git_config_each. */
-typedef int (*git_config_fn)(const char *section, const char *subsection, const char *key,
-			     const char *value, void *ctx);
-
-/* Walk a git config text with git's syntax: comments (# ;), [section], [section "sub"],
- * values with quotes, escapes (\" \\ \n \t \b), line continuations and trailing comments,
- * CRLF line ends. Returns 0, the callback's nonzero value, or -1 at the first syntax error
- * (where git itself would refuse the file); the variables before it have been delivered. */
-int git_config_each(const char *text, git_config_fn fn, void *ctx);
 
 /* The last value of section.key in a config text (section and key case-insensitive; only a
  * plain [section] matches, not [section "sub"]); "true" for a key without "="; NULL when not

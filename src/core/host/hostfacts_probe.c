@@ -162,9 +162,7 @@ int policy_canonicalize(struct policy *pol, struct err *e)
 {
 	if (canon_workspace(pol, e) < 0)
 		return -1;
-	canon_list(&pol->rw);
-	canon_list(&pol->ro);
-	canon_list(&pol->hide);
+	/* rw, ro and hide are resolved over the host facts, with their rules (plan/bindpath.h) */
 	canon_list(&pol->dev);
 	return 0;
 }
@@ -278,24 +276,30 @@ static void gather_limits(struct hostfacts *hf)
 	hf->limits_why = xstrdup(cp.why);
 }
 
-int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
-		     char **environ_, struct err *e)
+int hostfacts_for_paths(struct hostfacts *hf, struct err *e)
 {
 	hostfacts_use_host(hf);
 	hf->uid = getuid();
 	hf->gid = getgid();
-	strv_push_all(&hf->env, environ_);
 	if (find_home(hf, e) < 0)
 		return -1;
-	char *cwd = getcwd(NULL, 0);
-	if (!cwd)
-		return err_set(e, errno, ".", "cannot read the current directory");
-	hf->cwd = cwd;
-
 	_cleanup_free_ char *state = dirs_state_dir(getenv("AGENTJAIL_STATE_DIR"),
 						      getenv("XDG_STATE_HOME"), hf->home);
 	hf->state_dir = canon_or_keep(state);
 	hf->config_dir = dirs_config_dir(getenv("XDG_CONFIG_HOME"), hf->home);
+	return 0;
+}
+
+int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv *cmd,
+		     char **environ_, struct err *e)
+{
+	if (hostfacts_for_paths(hf, e) < 0)
+		return -1;
+	strv_push_all(&hf->env, environ_);
+	char *cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return err_set(e, errno, ".", "cannot read the current directory");
+	hf->cwd = cwd;
 
 	char *self = realpath("/proc/self/exe", NULL);
 	if (!self)

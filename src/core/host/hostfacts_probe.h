@@ -3,9 +3,15 @@
 #include "core/plan/hostfacts.h"
 #include "core/plan/policy.h"
 
-/* Resolve the policy's paths on the host (symlinks the user typed are followed here, once;
- * what is derived later never follows one). The workspace must exist: -1 otherwise. */
+/* Resolve the workspace and the --dev paths on the host (symlinks the user typed are followed
+ * here, once; what is derived later never follows one). The workspace must exist: -1
+ * otherwise. --rw, --ro and --hide are resolved once the host facts are gathered, with their
+ * rules (core/plan/bindpath.h). */
 int policy_canonicalize(struct policy *pol, struct err *e) WUR;
+
+/* The facts a path's rules need (core/plan/bindpath.h): the live probe, the uid, $HOME and
+ * agentjail's state and configuration directories, found as a run finds them. */
+int hostfacts_for_paths(struct hostfacts *hf, struct err *e) WUR;
 
 /* Gather the facts for a run of `cmd` under `pol` (already canonicalized). Installs the lazy
  * lstat/readdir probe. */

@@ -22,12 +22,21 @@ enum ctl_type {
 			  * command's stderr. bwrap's own stderr is a pipe the host reads, so
 			  * what bwrap says while it builds the jail is told apart from what the
 			  * command says (core/plan/bwrapmsg.h); init makes this fd its 2 */
+	CTL_NOTE,        /* init → host, before CTL_EXIT: what init saw in the jail that the
+			  * host may explain after the run; value = CTL_NOTE_* bits */
+	CTL_BINDS,       /* host → init, before CTL_GO, with a memfd attached: what each bind
+			  * must show in the jail's view (core/jail/bindcheck.h); init checks it
+			  * before the command starts */
 	CTL_CAPTURE,     /* init's child → host, with two fds attached, before the command's
 			  * exec (--net allow): the listener of the seccomp filter that captures
 			  * the command's connects (core/confine/capfilter.h), which the host's
 			  * proxy answers (core/net/capture.c), and the proxy's end of init's
 			  * channel for the Unix-socket connects (core/plan/capwire.h) */
 };
+
+/* CTL_NOTE bits */
+#define CTL_NOTE_LOCK 0x1 /* a lock file was made beside the --note-lock file (git tried to
+			   * rewrite ~/.gitconfig, a read-only bind: EBUSY) */
 
 #define CTL_LL_FS 0x100      /* the writable view is enforced by Landlock too */
 #define CTL_LL_SCOPED 0x200  /* abstract Unix sockets and signals are scoped to the jail */

@@ -6,8 +6,12 @@
  * the kernel has it, abstract Unix sockets and signals scoped to the jail); runs the command as
  * its child in a process group of its own, made the terminal's foreground group; forwards the
  * signals it is sent and the host's requests on the control channel to that group; reports
- * stops (Ctrl-Z) so the host can give the user's terminal back; reaps every child; and exits
- * with the command's status (128+N when it died of signal N). */
+ * stops (Ctrl-Z) so the host can give the user's terminal back; notes a lock file made beside
+ * the --note-lock file (git failing to rewrite the read-only ~/.gitconfig) for the host to
+ * explain; reaps the orphans reparented to it (a bounded batch at a time, so a fork bomb
+ * cannot keep it from the rest); and, as soon as the command has ended, exits with its status
+ * (128+N when it died of signal N): the kernel then kills whatever is left in the jail's PID
+ * namespace, and no new process can be made in it meanwhile. */
 #include "core/jail/init.h"
 
 #include <errno.h>
@@ -19,8 +23,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -28,9 +34,12 @@
 
 #include "core/jail/capinit.h"
 #include "core/jail/ctl.h"
+#include "core/jail/bindcheck.h"
 #include "core/plan/initargs.h"
 #include "core/confine/capfilter.h"
 #include "core/confine/landlock.h"
+#include "util/path.h"
+#include "util/strbuf.h"
 #include "util/strv.h"
 
 /* This runs as the jail's PID 1, so it reports on stderr itself: there is no command layer
@@ -144,6 +153,50 @@ static int take_stderr(int fd)
 	return dup2(fd, 2) < 0 ? -1 : 0;
 }
 
+/* The identities of the binds (CTL_BINDS: a memfd the host filled, core/jail/bindcheck.h),
+ * read whole into t. A table past BINDS_MAX is refused: nothing honest is that large. */
+#define BINDS_MAX (4u << 20)
+static int take_binds(int fd, struct strbuf *t)
+{
+	char buf[8192];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -1 : 0;
+		if (t->len + (size_t)n > BINDS_MAX) {
+			errno = EFBIG;
+			return -1;
+		}
+		sb_addn(t, buf, (size_t)n);
+	}
+}
+
+static int stat_id(const char *path, struct bindcheck_id *out)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	out->dev = (unsigned long long)st.st_dev;
+	out->ino = (unsigned long long)st.st_ino;
+	out->type = st.st_mode & S_IFMT;
+	return 0;
+}
+
+/* Every bind shows, in the jail's final view, the inode agentjail opened (doc/design.md §3,
+ * "Mount identity"); otherwise the command does not start. */
+static int check_binds(const struct strbuf *t)
+{
+	struct err e = {0};
+	if (bindcheck_verify(t->s, t->len, stat_id, &e) == 0)
+		return 0;
+	char buf[ERR_FMT_MAX];
+	err_format(&e, buf, sizeof buf);
+	fprintf(stderr, "agentjail: jail init: refusing to run: %s\n", buf);
+	return -1;
+}
+
 static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 #define NFWD (sizeof fwd_sigs / sizeof *fwd_sigs)
 
@@ -201,7 +254,55 @@ struct loop {
 	int status;   /* -1 while the command runs */
 	bool signalled; /* it died of a signal */
 	bool froze_all; /* every process in the jail was stopped with the command */
+	int lock_fd;    /* inotify on the --note-lock file's directory, or -1 */
+	char *lock_name; /* the lock file's name there: NAME.lock */
+	int notes;      /* CTL_NOTE bits seen */
+	bool more;    /* orphans may wait to be reaped: poll without blocking */
 };
+
+/* --note-lock PATH: watch PATH's directory for PATH.lock being made (git writes a config file by
+ * making NAME.lock and renaming it over NAME; over a read-only bind the rename fails with EBUSY
+ * and git removes the lock, so its creation is the one trace). Best effort: without it, no
+ * hint. */
+static void watch_lock(struct loop *l)
+{
+	l->lock_fd = -1;
+	if (!l->a->note_lock || l->a->note_lock[0] != '/')
+		return;
+	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (fd < 0)
+		return;
+	char *dir = path_dirname(l->a->note_lock);
+	if (inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW) < 0) {
+		free(dir);
+		(void)close(fd);
+		return;
+	}
+	free(dir);
+	size_t n = strlen(path_basename(l->a->note_lock));
+	l->lock_name = malloc(n + sizeof ".lock");
+	if (!l->lock_name) {
+		(void)close(fd);
+		return;
+	}
+	memcpy(l->lock_name, path_basename(l->a->note_lock), n);
+	memcpy(l->lock_name + n, ".lock", sizeof ".lock");
+	l->lock_fd = fd;
+}
+
+static void on_lock_events(struct loop *l)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while ((n = read(l->lock_fd, buf, sizeof buf)) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			if (ev->len && !strcmp(ev->name, l->lock_name))
+				l->notes |= CTL_NOTE_LOCK;
+			p += sizeof *ev + ev->len;
+		}
+	}
+}
 
 /* The command stopped (Ctrl-Z): stop everything else in the jail too, or a process that left its
  * process group (setsid, a daemon) would go on running while the user's shell says "Stopped".
@@ -223,24 +324,43 @@ static void thaw_jail(struct loop *l)
 	l->froze_all = false;
 }
 
+/* How many orphans one turn of the loop reaps: a fork bomb makes them faster than a starved
+ * PID 1 reaps them, so "until none is left" never ends. */
+#define REAP_BATCH 64
+
+static void command_ended(struct loop *l, int ws)
+{
+	l->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	l->signalled = WIFSIGNALED(ws);
+}
+
+/* The command first (stopped, or ended), then at most REAP_BATCH orphans reparented to us;
+ * once the command has ended the rest is not waited for: PID 1's exit takes it along. */
+static void reap(struct loop *l)
+{
+	int ws;
+	pid_t p = waitpid(l->child, &ws, WNOHANG | WUNTRACED);
+	if (p == l->child && WIFSTOPPED(ws)) {
+		freeze_jail(l);
+		if (l->a->ctl >= 0)
+			(void)ctl_send(l->a->ctl, CTL_STOPPED, WSTOPSIG(ws));
+	} else if (p == l->child) {
+		command_ended(l, ws);
+	}
+	int n = 0;
+	while (l->status < 0 && n < REAP_BATCH && (p = waitpid(-1, &ws, WNOHANG)) > 0) {
+		if (p == l->child) /* it ended just now */
+			command_ended(l, ws);
+		n++;
+	}
+	l->more = n == REAP_BATCH;
+}
+
 static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
 	if (sig == SIGCHLD) {
-		int ws;
-		pid_t p;
-		while ((p = waitpid(-1, &ws, WNOHANG | WUNTRACED)) > 0) {
-			if (p != l->child)
-				continue; /* an orphan reparented to us: reaped, nothing more */
-			if (WIFSTOPPED(ws)) {
-				freeze_jail(l);
-				if (l->a->ctl >= 0)
-					(void)ctl_send(l->a->ctl, CTL_STOPPED, WSTOPSIG(ws));
-			} else {
-				l->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-				l->signalled = WIFSIGNALED(ws);
-			}
-		}
+		reap(l);
 		return;
 	}
 	/* signals from a terminal reached the command's group already; forward only those a
@@ -272,14 +392,18 @@ static int run_loop(struct loop *l, int sfd)
 {
 	bool ctl_open = l->a->ctl >= 0;
 	while (l->status < 0) {
-		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+		struct pollfd pfd[4] = {{.fd = sfd, .events = POLLIN},
 					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
+					{.fd = l->lock_fd, .events = POLLIN},
 					{.fd = l->capchan, .events = POLLIN}};
-		if (poll(pfd, 3, -1) < 0) {
+		int n = poll(pfd, 4, l->more ? 0 : -1);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return fail("poll failed", errno);
 		}
+		if (n == 0 && l->more) /* no signal, no message: reap on */
+			reap(l);
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
@@ -287,11 +411,17 @@ static int run_loop(struct loop *l, int sfd)
 		}
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
 			on_control(l, &ctl_open);
-		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) && !capinit_serve(l->capchan)) {
+		if (pfd[2].revents & POLLIN)
+			on_lock_events(l);
+		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && !capinit_serve(l->capchan)) {
 			(void)close(l->capchan); /* the host is gone */
 			l->capchan = -1;
 		}
 	}
+	if (l->lock_fd >= 0)
+		on_lock_events(l); /* what came just before the command's end */
+	if (l->a->ctl >= 0 && l->notes)
+		(void)ctl_send(l->a->ctl, CTL_NOTE, l->notes);
 	if (l->a->ctl >= 0)
 		(void)ctl_send(l->a->ctl, CTL_EXIT,
 			       l->status | (l->signalled ? CTL_EXIT_SIGNALLED : 0));
@@ -303,7 +433,8 @@ int init_main(int argc, char **argv)
 	struct init_args a;
 	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
-			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--capture] -- CMD",
+			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--note-lock PATH] "
+			    "[--capture] -- CMD",
 			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);
@@ -314,6 +445,10 @@ int init_main(int argc, char **argv)
 			    0);
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		return fail("no_new_privs is not set: refusing to run", 0);
+	/* before Landlock, which could refuse reading the directory; close-on-exec, so the
+	 * command never holds it */
+	struct loop l = {.a = &a, .status = -1, .capchan = -1};
+	watch_lock(&l);
 	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
 		return 125;
 	/* not dumpable: otherwise the command (same uid) could open /proc/1/mem and write into
@@ -344,6 +479,7 @@ int init_main(int argc, char **argv)
 
 	/* the host records the session while bwrap builds the jail; the command starts only
 	 * once that is done. A signal passed on before then ends the jail without running it. */
+	struct strbuf binds = STRBUF_INIT;
 	for (bool go = a.ctl < 0; !go;) {
 		struct ctl_msg m;
 		int got;
@@ -352,6 +488,8 @@ int init_main(int argc, char **argv)
 			return fail("the host went away before the command started", r < 0 ? errno : 0);
 		if (m.type == CTL_STDERR && got >= 0 && take_stderr(got) < 0)
 			return fail("cannot take the command's stderr", errno);
+		if (m.type == CTL_BINDS && got >= 0 && take_binds(got, &binds) < 0)
+			return fail("cannot read the binds' identities", errno);
 		if (got >= 0)
 			(void)close(got);
 		if (m.type == CTL_GO)
@@ -359,6 +497,9 @@ int init_main(int argc, char **argv)
 		else if (m.type == CTL_SIGNAL)
 			return 128 + m.value;
 	}
+	if (check_binds(&binds) < 0)
+		return 125;
+	sb_free(&binds);
 	int tty = find_tty();
 	int chan[2] = {-1, -1};
 	if (a.capture && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
@@ -376,6 +517,8 @@ int init_main(int argc, char **argv)
 		(void)tcsetpgrp(tty, child);
 	if (a.ctl >= 0)
 		(void)ctl_send(a.ctl, CTL_READY, child);
-	struct loop l = {.a = &a, .tty = tty, .capchan = chan[0], .child = child, .status = -1};
+	l.tty = tty;
+	l.child = child;
+	l.capchan = chan[0];
 	return run_loop(&l, sfd);
 }

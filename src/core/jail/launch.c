@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "core/jail/suidscan.h"
 #include "core/jail/supervise.h"
 #include "core/jail/watch.h"
+#include "core/jail/bindcheck.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/path.h"
@@ -159,13 +161,18 @@ int launch_find_bwrap(const char *configured, char **out, struct err *e)
 	return -1;
 }
 
-/* Open a bind source without following any symlink on the way. */
-/* A bind source opened as O_PATH without following a symlink anywhere on its path (fs.h). */
-static int open_nofollow(const char *path, struct err *e)
+/* A bind source opened as O_PATH without following a symlink anywhere on its path (fs.h);
+ * *st is what was opened. */
+static int open_nofollow(const char *path, struct stat *st, struct err *e)
 {
 	int fd = fs_open_nofollow(path, O_PATH);
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+	if (fd >= 0 && fstat(fd, st) < 0) {
+		int saved = errno;
+		(void)close(fd);
+		fd = -1;
+		errno = saved;
+	}
+	if (fd >= 0 && S_ISLNK(st->st_mode)) {
 		(void)close(fd); /* the component-wise fallback of old kernels returns a last link */
 		fd = -1;
 		errno = ELOOP;
@@ -293,9 +300,11 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
 	_exit(125);
 }
 
-/* Every fd the child needs, at the number the plan gave it. */
+/* Every fd the child needs, at the number the plan gave it; and *binds_fd, a memfd with the
+ * identity of each source the jail's final view shows (bindcheck.h), for init. */
 static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc,
-		       struct fdmap *m, int *maxfd, int *status_read, struct err *e)
+		       struct fdmap *m, int *maxfd, int *status_read, int *binds_fd,
+		       struct err *e)
 {
 	*maxfd = BW_FD_BIND0;
 	int fd = args_fd(plan, e);
@@ -309,18 +318,33 @@ static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc
 	if (fd < 0)
 		return -1;
 	fdmap_add(m, fd, BW_FD_INIT);
+	struct strbuf ids = STRBUF_INIT;
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct bw_op *o = &plan->ops[i];
 		if (!o->src && !o->data)
 			continue;
+		struct stat st;
 		fd = o->data ? data_fd(o->args.v[o->args.n - 1], o->data, strlen(o->data), e)
-			     : open_nofollow(o->src, e);
-		if (fd < 0)
+			     : open_nofollow(o->src, &st, e);
+		if (fd < 0) {
+			sb_free(&ids);
 			return -1;
+		}
 		fdmap_add(m, fd, o->fd);
 		if (o->fd > *maxfd)
 			*maxfd = o->fd;
+		if (o->src && bw_plan_bind_final(plan, i)) {
+			struct bindcheck_id id = {.dev = (unsigned long long)st.st_dev,
+						  .ino = (unsigned long long)st.st_ino,
+						  .type = st.st_mode & S_IFMT};
+			bindcheck_add(&ids, &id, o->args.v[o->args.n - 1]);
+		}
 	}
+	bool any = ids.len > 0;
+	*binds_fd = any ? data_fd("the binds' identities", ids.s, ids.len, e) : -1;
+	sb_free(&ids);
+	if (any && *binds_fd < 0)
+		return -1;
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return err_set(e, errno, NULL, "cannot create the status pipe");
@@ -402,6 +426,7 @@ struct run_ctx {
 	struct netns_holder ns;    /* --net allow: the child's end of the hand-over */
 	int ns_sock;               /* … and ours, or -1 */
 	int err_read;              /* bwrap's stderr, a pipe (bwrapmsg.h), or -1 */
+	int binds_fd;              /* the binds' identities for init (bindcheck.h), or -1 */
 	/* taken while bwrap builds the jail, before CTL_GO lets the command start */
 	const struct strv *protect; /* the plan's protected paths */
 	struct snapshot *before;    /* their snapshot */
@@ -425,6 +450,9 @@ static void run_ctx_free(struct run_ctx *c)
 	if (c->err_read >= 0)
 		(void)close(c->err_read);
 	c->err_read = -1;
+	if (c->binds_fd >= 0)
+		(void)close(c->binds_fd);
+	c->binds_fd = -1;
 	if (c->ns.sock >= 0)
 		(void)close(c->ns.sock);
 	c->ns_sock = c->ns.sock = -1;
@@ -475,7 +503,7 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 	strv_copy(&c->argv, &plan->cmd);
 	c->m.argv = strv_data(&c->argv);
 	(void)bwrap;
-	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, e) < 0)
+	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, &c->binds_fd, e) < 0)
 		return -1;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -529,6 +557,7 @@ static void collect(const struct supervise_out *so, int ws, struct launch_result
 	r->landlock = so->landlock;
 	r->cmd_signal = so->cmd_signal;
 	r->exec_errno = so->exec_errno;
+	r->notes = so->notes;
 	r->bwrap_stderr = so->bwrap_stderr;
 	if (so->have_status)
 		r->status = so->status;
@@ -539,6 +568,29 @@ static void collect(const struct supervise_out *so, int ws, struct launch_result
 	if (!so->have_status && so->started && !WIFSIGNALED(ws))
 		r->started = false; /* the jail ended without telling how: treat as a failure */
 }
+
+#ifdef AJ_TEST_BUILD
+/* test builds only: AGENTJAIL_TEST_BEFORE_GO=CMD runs `sh -c CMD` on the host once the jail
+ * is built (init's first message, its Landlock status, comes after bwrap's last mount) and
+ * before the command may start: a test changes the view in that window
+ * (tests/sh/17-bindcheck.t) */
+static void test_before_go(int ctl)
+{
+	const char *cmd = getenv("AGENTJAIL_TEST_BEFORE_GO");
+	if (!cmd || ctl < 0)
+		return;
+	struct pollfd p = {.fd = ctl, .events = POLLIN};
+	while (poll(&p, 1, 10000) < 0 && errno == EINTR)
+		;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+#endif
 
 static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *r,
 		    struct err *e)
@@ -580,6 +632,12 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 			(c->which & PTY_STDERR) ? c->pty.slave : STDERR_FILENO) < 0 &&
 	    errno != EPIPE && errno != ECONNRESET)
 		(void)kill(pid, SIGKILL);
+	/* what each bind must show, checked by init before the command starts (bindcheck.h);
+	 * without it the command must not start */
+	if (c->binds_fd >= 0 && c->ctl >= 0 &&
+	    ctl_send_fd(c->ctl, CTL_BINDS, 0, c->binds_fd) < 0 && errno != EPIPE &&
+	    errno != ECONNRESET)
+		(void)kill(pid, SIGKILL);
 	if (c->pty.slave >= 0) {
 		(void)close(c->pty.slave);
 		c->pty.slave = -1;
@@ -600,6 +658,9 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
 		return -1;
 	}
+#ifdef AJ_TEST_BUILD
+	test_before_go(c->ctl);
+#endif
 	if (c->ctl >= 0)
 		(void)ctl_send(c->ctl, CTL_GO, 0); /* a jail that failed to start never reads it */
 	struct supervise_in in = {.bwrap = pid,
@@ -645,15 +706,16 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	return 0;
 }
 
+
 /* The jail's cgroup scope, when the plan has the host make one (bwrap enters it in the child,
  * before exec). */
 static int limits_scope(const struct bw_plan *plan, struct cg_scope *cg, struct fdmap *m,
 			struct err *e)
 {
 	const struct bw_limits *l = &plan->limits;
-	if (l->mech != LIMITS_CGROUP || !l->cgroup_parent)
+	if ((l->mech != LIMITS_CGROUP && l->mech != LIMITS_CGROUP_V1) || !l->cgroup_parent)
 		return 0;
-	if (cg_scope_create(l->cgroup_parent, l->memory, l->pids, cg, e) < 0)
+	if (cg_scope_create(l->cgroup_parent, l->mech, l->memory, l->pids, cg, e) < 0)
 		return -1;
 	m->cg = cg;
 	return 0;
@@ -691,7 +753,8 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .r = r,
 			    .ns_sock = -1,
 			    .ns.sock = -1,
-			    .err_read = -1};
+			    .err_read = -1,
+			    .binds_fd = -1};
 	struct snapshot before = {0};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);

@@ -40,6 +40,7 @@ struct launch_result {
 	 * NULL when it wrote nothing; the caller shows it as it is. */
 	char *bwrap_stderr;
 	int exec_errno;                /* init could not execute the command: why, else 0 */
+	int notes;                     /* what init saw for the host to explain (ctl.h CTL_NOTE_*) */
 	/* the live watch, disarmed when the jail ended and closed by launch_result_free: closing
 	 * it waits for the kernel to release its watches (watch.h), time overlapped this way with
 	 * the checks after the run and the caller's end of the session */

@@ -18,8 +18,10 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/confine/cgroup.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/xalloc.h"
@@ -84,8 +86,10 @@ static int drop_caps(void)
 }
 
 static _Noreturn void child(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc,
-			    const struct landlock_list *ll, int pfd)
+			    const struct landlock_list *ll, const struct cg_scope *cg, int pfd)
 {
+	if (cg_scope_enter(cg) < 0)
+		child_fail(pfd, errno, "cannot enter the run's cgroup");
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	for (int s = 1; s < NSIG; s++)
 		(void)sigaction(s, &dfl, NULL);
@@ -121,27 +125,51 @@ static _Noreturn void child(const struct ll_plan *p, char **cmd, const struct se
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
 }
 
-/* Our children now, by pid: those before the command (verify's bait) are left alone. At most
- * max are listed; *n is how many. */
-static void our_children(pid_t *out, size_t max, size_t *n)
+/* A process's parent, from /proc/PID/stat (its name may hold spaces and parentheses: the
+ * fields follow the last ')'), or -1 when it is gone. */
+static pid_t parent_of(pid_t pid)
 {
-	*n = 0;
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	ssize_t len = fs_read_small(path, buf, sizeof buf);
+	char *rp = len > 0 ? strrchr(buf, ')') : NULL;
+	int ppid;
+	return rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : -1;
+}
+
+/* Every process on the host with its parent, as /proc lists them now. */
+struct ptab {
+	struct pent {
+		pid_t pid, ppid;
+		bool ours; /* agentjail's descendant, not under one it had before the command */
+	} *v;
+	size_t n, cap;
+};
+
+static void ptab_scan(struct ptab *t)
+{
+	t->n = 0;
 	_cleanup_closedir_ DIR *d = opendir("/proc");
 	struct dirent *de;
 	while (d && (de = readdir(d)) != NULL) {
-		char path[300], buf[512];
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-		ssize_t len = fs_read_small(path, buf, sizeof buf);
-		char *rp = len > 0 ? strrchr(buf, ')') : NULL;
-		int ppid = 0;
-		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == getpid() && *n < max)
-			out[(*n)++] = (pid_t)atoi(de->d_name);
+		pid_t pid = (pid_t)atoi(de->d_name), ppid = parent_of(pid);
+		if (ppid < 0)
+			continue;
+		if (t->n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 512;
+			t->v = xrealloc(t->v, t->cap * sizeof *t->v);
+		}
+		t->v[t->n++] = (struct pent){pid, ppid, false};
 	}
 }
 
-#define LL_MAX_KIDS 256
+static int pent_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct pent *)a)->pid, y = ((const struct pent *)b)->pid;
+	return (x > y) - (x < y);
+}
 
 static bool listed(const pid_t *v, size_t n, pid_t p)
 {
@@ -151,22 +179,95 @@ static bool listed(const pid_t *v, size_t n, pid_t p)
 	return false;
 }
 
-/* Kill every child of ours the command left (its orphans, reparented here) and reap them. */
+/* Whether `pid` is agentjail itself or a process marked ours (t sorted by pid). */
+static bool ours_or_self(const struct ptab *t, pid_t pid)
+{
+	if (pid == getpid())
+		return true;
+	struct pent key = {.pid = pid};
+	const struct pent *hit = bsearch(&key, t->v, t->n, sizeof *t->v, pent_cmp);
+	return hit && hit->ours;
+}
+
+/* Mark agentjail's descendants, leaving out the children it had before the command (verify's
+ * bait) and everything under them. How many. */
+static size_t ptab_mark(struct ptab *t, const pid_t *before, size_t nbefore)
+{
+	qsort(t->v, t->n, sizeof *t->v, pent_cmp);
+	size_t n = 0;
+	for (bool grew = true; grew;) { /* a child listed before its parent: one more pass */
+		grew = false;
+		for (size_t i = 0; i < t->n; i++) {
+			struct pent *p = &t->v[i];
+			if (p->ours || (p->ppid == getpid() && listed(before, nbefore, p->pid)) ||
+			    !ours_or_self(t, p->ppid))
+				continue;
+			p->ours = grew = true;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* SIGKILL one of ours, through a pidfd: its pid is checked again once the pidfd holds the
+ * process (still a child of agentjail or of one of ours), so a pid reused by then names nobody
+ * else, and a process gone since is not looked for under its pid. By pid only on kernels
+ * without pidfds (before 5.3). */
+static void kill_one(const struct ptab *t, pid_t pid)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	bool no_pidfd = pfd < 0 && errno == ENOSYS;
+	if ((pfd >= 0 || no_pidfd) && ours_or_self(t, parent_of(pid))) {
+		if (no_pidfd)
+			(void)kill(pid, SIGKILL);
+		else
+			(void)syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+	}
+	if (pfd >= 0)
+		(void)close(pfd);
+}
+
+/* agentjail's children now (those before the command, verify's bait, are left alone). */
+static pid_t *children_now(size_t *n)
+{
+	struct ptab t = {0};
+	ptab_scan(&t);
+	pid_t *v = xcalloc(t.n + 1, sizeof *v);
+	*n = 0;
+	for (size_t i = 0; i < t.n; i++)
+		if (t.v[i].ppid == getpid())
+			v[(*n)++] = t.v[i].pid;
+	free(t.v);
+	return v;
+}
+
+/* Kill everything the command left (doc/design.md §4c): every descendant of agentjail, at any
+ * depth, not only the orphans reparented to it. There is no PID namespace whose end would take
+ * them along, so: scan /proc, kill what is ours, reap what became our zombies, and again,
+ * until a whole scan finds nothing of ours, alive or dead, however many rounds that takes. A
+ * process made between a scan and the kills is a child of one of ours, alive when the next
+ * scan starts; a killed process's children become ours (agentjail is their subreaper). */
 static void kill_leftovers(const pid_t *before, size_t nbefore)
 {
-	for (int round = 0; round < 50; round++) {
-		pid_t now[LL_MAX_KIDS];
-		size_t n, killed = 0;
-		our_children(now, LL_MAX_KIDS, &n);
-		for (size_t i = 0; i < n; i++)
-			if (!listed(before, nbefore, now[i])) {
-				(void)kill(now[i], SIGKILL);
-				(void)waitpid(now[i], NULL, 0);
-				killed++;
-			}
-		if (!killed)
-			return;
+	struct ptab t = {0};
+	for (;;) {
+		ptab_scan(&t);
+		if (!ptab_mark(&t, before, nbefore))
+			break;
+		for (size_t i = 0; i < t.n; i++)
+			if (t.v[i].ours)
+				kill_one(&t, t.v[i].pid);
+		bool reaped = false;
+		for (size_t i = 0; i < t.n; i++)
+			if (t.v[i].ours && t.v[i].ppid == getpid() &&
+			    waitpid(t.v[i].pid, NULL, WNOHANG) == t.v[i].pid)
+				reaped = true;
+		if (!reaped) { /* only dying ones: let them die */
+			struct timespec ts = {0, 1000000};
+			(void)nanosleep(&ts, NULL);
+		}
 	}
+	free(t.v);
 }
 
 /* Wait until the command ends (its pidfd readable; without one, 50 ms at most) or a signal
@@ -182,14 +283,28 @@ static void serve_watch(const struct llrun_watch *w, int pidfd)
 static volatile sig_atomic_t got_term;
 static void on_term(int s) { got_term = s; }
 
-int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc,
-	      const struct landlock_list *ll, const struct llrun_watch *w, struct llrun_result *r,
-	      struct err *e)
+/* The run's cgroup scope, where the host has one for the limits (as the bwrap jail's). */
+static int make_scope(const struct bw_limits *lim, struct cg_scope *cg, struct err *e)
+{
+	if (!lim || (lim->mech != LIMITS_CGROUP && lim->mech != LIMITS_CGROUP_V1) ||
+	    !lim->cgroup_parent)
+		return 0;
+	return cg_scope_create(lim->cgroup_parent, lim->mech, lim->memory, lim->pids, cg, e);
+}
+
+int llrun_run(const struct ll_plan *p, const struct bw_limits *lim, char **cmd,
+	      const struct seccomp_opts *sc, const struct landlock_list *ll,
+	      const struct llrun_watch *w, struct llrun_result *r, struct err *e)
 {
 	*r = (struct llrun_result){.status = 125};
+	struct cg_scope cg = CG_SCOPE_INIT;
+	if (make_scope(lim, &cg, e) < 0)
+		return -1;
 	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		(void)cg_scope_destroy(&cg, NULL);
 		return err_set(e, errno, NULL, "cannot create a pipe for the command");
+	}
 	/* terminal signals reach the command's group (ours) directly; a kill to agentjail is
 	 * passed on */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, term = {.sa_handler = on_term}, o_int, o_quit,
@@ -201,13 +316,12 @@ int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc
 	/* what the command leaves behind (a daemon, a double fork) is reparented to us, and
 	 * killed when it ends: there is no PID namespace to take it down */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	pid_t before[LL_MAX_KIDS];
 	size_t nbefore;
-	our_children(before, LL_MAX_KIDS, &nbefore);
+	_cleanup_free_ pid_t *before = children_now(&nbefore);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(pipefd[0]);
-		child(p, cmd, sc, ll, pipefd[1]);
+		child(p, cmd, sc, ll, &cg, pipefd[1]);
 	}
 	int saved = errno;
 	close(pipefd[1]);
@@ -248,8 +362,15 @@ int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc
 		}
 	}
 	close(pipefd[0]);
-	if (pid > 0)
+	/* what the scope saw, before its teardown refuses forks (pids.max 0) */
+	r->oom_kills = cg_scope_oom_kills(&cg);
+	r->pids_hits = cg_scope_pids_max_hits(&cg);
+	if (pid > 0) {
+		cg_scope_kill(&cg); /* at once, where the scope has cgroup.kill */
 		kill_leftovers(before, nbefore);
+	}
+	if (cg_scope_destroy(&cg, &r->cg_err) < 0)
+		r->cgroup_left = true;
 	(void)sigaction(SIGINT, &o_int, NULL);
 	(void)sigaction(SIGQUIT, &o_quit, NULL);
 	(void)sigaction(SIGTERM, &o_term, NULL);

@@ -1,7 +1,9 @@
 /* llrun: `run --backend landlock` (doc/design.md §4c): no bwrap, no namespaces. The command is
  * forked with no capabilities (root's dropped for good), no_new_privs, the Landlock ruleset of
  * core/plan/llplan.h and the jail's seccomp filter, in a private temporary directory that is
- * removed afterwards. */
+ * removed afterwards. agentjail is the subreaper of what the command leaves; when it ends, the
+ * cgroup scope (if any) is killed and every descendant of agentjail's is killed and reaped,
+ * round after round until none is left. */
 #pragma once
 #include <stdbool.h>
 
@@ -26,6 +28,9 @@ struct llrun_result {
 	int term_signal; /* SIGTERM/SIGHUP agentjail received and passed on, or 0 */
 	struct landlock_report ll;
 	bool tmp_left;  /* the private temporary directory could not be removed */
+	unsigned long long oom_kills, pids_hits; /* what the cgroup scope saw (launch.h) */
+	bool cgroup_left;                        /* the scope could not be removed: cg_err */
+	struct err cg_err;
 };
 
 /* Something the host watches while the command runs (core/jail/guard.h): on_event is called
@@ -36,8 +41,11 @@ struct llrun_watch {
 	void *arg;
 };
 
-/* Run cmd under the plan (w, if not NULL, is served while it runs). -1 (e filled) when the command could not be confined: nothing ran.
- * The temporary directory is removed either way. */
-int llrun_run(const struct ll_plan *p, char **cmd, const struct seccomp_opts *sc,
-	      const struct landlock_list *ll, const struct llrun_watch *w, struct llrun_result *r,
-	      struct err *e) WUR;
+/* Run cmd under the plan (w, if not NULL, is served while it runs), in a cgroup scope with the
+ * limits where the host has one (lim: the bwrap plan's, core/confine/cgroup.h). -1 (e filled)
+ * when the command could not be confined: nothing ran. When it returns nothing of the command
+ * is left: every descendant is killed and reaped first (doc/design.md §4c). The temporary
+ * directory is removed either way. */
+int llrun_run(const struct ll_plan *p, const struct bw_limits *lim, char **cmd,
+	      const struct seccomp_opts *sc, const struct landlock_list *ll,
+	      const struct llrun_watch *w, struct llrun_result *r, struct err *e) WUR;

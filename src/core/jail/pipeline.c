@@ -9,8 +9,10 @@
 #include "core/confine/seccomp.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/host/toolprep.h"
+#include "core/plan/bindpath.h"
 #include "core/plan/initargs.h"
 #include "core/plan/limits.h"
+#include "core/plan/toolcache.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -59,6 +61,11 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 		return JAIL_BAD_POLICY;
 	if (hostfacts_gather(&j->hf, &req->pol, &req->cmd, environ, e) < 0)
 		return JAIL_NO_FACTS;
+	/* --rw, --ro and --hide followed through the host's links, with the rules of §3b; the
+	 * contradictions are checked again on what they resolved to */
+	if (bindpath_resolve_policy(&j->hf, &req->pol, e) < 0 ||
+	    policy_validate(&req->pol, getenv("HOME"), e) < 0)
+		return JAIL_BAD_POLICY;
 	struct stat st;
 	if (o->no_new_state_dir && j->hf.state_dir && lstat(j->hf.state_dir, &st) < 0 &&
 	    errno == ENOENT) {
@@ -70,7 +77,16 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 	 * jail's tmpfs home) and the session store, in the same state dir, gives the one warning */
 	if (o->make_caches) {
 		struct err ignored = {0};
-		if (toolprep_prepare(&j->hf, &ignored) < 0)
+		_cleanup_free_ char *root = toolcache_root(j->hf.state_dir, req->pol.workspace,
+							   req->pol.cache);
+		const char *ws = req->pol.cache == CACHE_WORKSPACE ? req->pol.workspace : NULL;
+		_cleanup_strv_ struct strv agent = STRV_INIT;
+		_cleanup_strv_ struct strv dirs = STRV_INIT;
+		strv_copy(&dirs, &req->pol.agent_private);
+		strv_copy(&dirs, &req->pol.agent_private_over);
+		for (size_t i = 0; root && req->pol.profile && i < dirs.n; i++)
+			strv_push_take(&agent, toolcache_agent_dir(root, req->pol.profile, dirs.v[i]));
+		if (toolprep_prepare(&j->hf, root, ws, &agent, &ignored) < 0)
 			err_clear(&ignored);
 	}
 	/* the defaults are resolved here, so --dry-run shows them and the session stores them */

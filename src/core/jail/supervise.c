@@ -164,6 +164,8 @@ static void on_control(struct state *s)
 		s->out->cmd_signal = (m.value & 0xffff) - 128;
 	else if (m.type == CTL_EXEC_FAILED)
 		s->out->exec_errno = m.value;
+	else if (m.type == CTL_NOTE)
+		s->out->notes |= m.value;
 }
 
 /* bwrap's stderr: kept (bounded) for the caller; what is over the bound is read and dropped,
@@ -246,8 +248,13 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			on_signal(&s);
 		if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR))
 			on_control(&s);
-		if (pfd[3].revents & POLLIN)
+		if (pfd[3].revents & POLLIN) {
+			/* what the command wrote before the violation goes out before its line
+			 * (issue 26); a command that never stops writing costs 100 ms at most */
+			if (in->master >= 0)
+				(void)pty_relay_flush(&s.relay, 100);
 			in->on_watch(in->watch_arg);
+		}
 		if (pfd[4].revents & (POLLIN | POLLHUP | POLLERR))
 			on_err(&s);
 		if (nrelay) {

@@ -38,6 +38,7 @@ struct supervise_out {
 	int landlock;       /* CTL_LANDLOCK value, -1 if init did not report */
 	int cmd_signal;     /* the signal the command died of (init's CTL_EXIT), or 0 */
 	int exec_errno;     /* init could not execute the command (CTL_EXEC_FAILED), or 0 */
+	int notes;          /* CTL_NOTE bits init sent (ctl.h), 0 none */
 	char *bwrap_stderr; /* what came on err_fd (at most SUPERVISE_ERR_MAX bytes), or NULL;
 			     * the caller frees it */
 };

@@ -281,6 +281,8 @@ static void cap_answer(struct proxy *p, struct px_cap *c, int error)
 		if (error && error != -EINPROGRESS && !c->ev.error[0])
 			(void)snprintf(c->ev.error, sizeof c->ev.error, "connect: %s",
 				       strerror(-error));
+		if (error && error != -EINPROGRESS && c->ev.allowed)
+			c->ev.failed = true; /* allowed, and its upstream failed */
 		c->ev.dur_ms = clock_mono_ms() - c->t0;
 		px_events_push(&p->evq, &c->ev);
 	}
@@ -551,6 +553,12 @@ static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, i
 		refuse(p, req->id, &ev, "too many connections waiting for their server");
 		return;
 	}
+	/* Issue 25 item 2 (the TLS server name or HTTP Host must be the approved name) is checked
+	 * on the proxy's tunnels (proxy_conn.c), not here: a captured connection's bytes never
+	 * pass through agentjail. To check them, this is where a connection to a port that
+	 * carries TLS or HTTP would get, instead of a socket to the server, one to a proxy
+	 * connection already approved for d, whose first bytes go through the tunnel's check and
+	 * then the relay: the proxy's throughput, not the capture's (doc/design.md §4). */
 	struct px_cap *c = cap_new(p, CK_UPSTREAM, req);
 	c->cfam = fam;
 	c->pref = fam;

@@ -24,53 +24,71 @@ static bool label_char(uint8_t c)
 	       c == '-' || c == '_';
 }
 
-/* The question's name at buf+off into the dotted text; *end past it. -1: malformed. */
-static int read_name(const uint8_t *buf, size_t len, size_t off, char name[256], size_t *end)
+/* The question's name at buf+off into the dotted text; *end past it. NULL, or why it is
+ * malformed. */
+static const char *read_name(const uint8_t *buf, size_t len, size_t off, char name[256],
+			     size_t *end)
 {
 	size_t wire = 0, out = 0;
 	for (;;) {
 		if (off >= len)
-			return -1;
+			return "the question is cut short";
 		uint8_t n = buf[off++];
 		wire += 1u + n;
 		if (wire > DNS_NAME_MAX)
-			return -1;
+			return "a name longer than 255 bytes";
 		if (n == 0)
 			break;
 		if (n > 63) /* 0xC0 a compression pointer, 0x40/0x80 reserved: none in a question */
-			return -1;
+			return (n & 0xc0) == 0xc0 ? "a compression pointer in the question"
+						  : "a label longer than 63 bytes";
 		if (off + n > len)
-			return -1;
+			return "the question is cut short";
 		if (out)
 			name[out++] = '.';
 		for (size_t i = 0; i < n; i++) {
 			if (!label_char(buf[off + i]))
-				return -1;
+				return "a name with a byte other than a letter, digit, '-' or '_'";
 			name[out++] = (char)buf[off + i];
 		}
 		off += n;
 	}
 	name[out] = '\0';
 	*end = off;
-	return 0;
+	return NULL;
 }
 
 int dns_parse_query(const uint8_t *buf, size_t len, struct dns_query *q)
 {
 	memset(q, 0, sizeof *q);
-	if (len < DNS_HDR)
+	if (len < DNS_HDR) {
+		q->why = "shorter than a DNS header";
 		return -1;
-	if (buf[2] & 0x80) /* QR: a response, never answered */
+	}
+	if (buf[2] & 0x80) { /* QR: a response, never answered */
+		q->why = "a DNS response, not a query";
 		return -1;
+	}
 	q->id = get16(buf);
 	q->opcode = (buf[2] >> 3) & 0xf;
 	q->rd = buf[2] & 1;
-	if (q->opcode != 0)
+	if (q->opcode != 0) {
+		q->why = "not a standard query (opcode is not 0)";
 		return 1;
-	if (get16(buf + 4) != 1 || get16(buf + 6) != 0 || get16(buf + 8) != 0)
+	}
+	if (get16(buf + 4) != 1) {
+		q->why = "not exactly one question";
 		return 1;
-	size_t end;
-	if (read_name(buf, len, DNS_HDR, q->name, &end) < 0 || end + 4 > len) {
+	}
+	if (get16(buf + 6) != 0 || get16(buf + 8) != 0) {
+		q->why = "answer or authority records in a query";
+		return 1;
+	}
+	size_t end = 0;
+	q->why = read_name(buf, len, DNS_HDR, q->name, &end);
+	if (!q->why && end + 4 > len)
+		q->why = "the question is cut short";
+	if (q->why) {
 		q->name[0] = '\0';
 		return 1;
 	}

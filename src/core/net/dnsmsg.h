@@ -20,12 +20,14 @@ struct dns_query {
 	char name[256];     /* dotted, as sent (case kept), no trailing dot; "" for the root */
 	uint16_t qtype, qclass;
 	size_t question_end;/* offset just past the (first and only) question; 0: none read */
+	const char *why;    /* when dns_parse_query returns 1 or -1: what is malformed, a static
+			     * string ("not exactly one question", "a DNS response, not a query") */
 };
 
 /* 0 and q filled for a query with exactly one question (no compression pointers needed);
  * 1 when the header is readable but the rest is not (q->id set: answer FORMERR, or NOTIMP
  * when q->opcode is not 0, a standard query); -1 when not even a header (drop it). Responses
- * (QR=1) are -1. Strict: QDCOUNT 1, ANCOUNT and NSCOUNT 0, labels of letters, digits, '-'
+ * (QR=1) are -1. For 1 and -1, q->why says what is wrong. Strict: QDCOUNT 1, ANCOUNT and NSCOUNT 0, labels of letters, digits, '-'
  * and '_' only (else 1). The additional section (EDNS OPT) is not read, and answers carry
  * no OPT: clients then keep to 512-byte UDP answers. */
 int dns_parse_query(const uint8_t *buf, size_t len, struct dns_query *q);

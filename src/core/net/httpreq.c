@@ -140,9 +140,10 @@ static bool is_host_char(unsigned char c)
 	       c == '-' || c == '.' || c == '_';
 }
 
-/* "host[:port]" or "[v6][:port]" into out->host (v6 without brackets) and *port (left alone
- * when absent; *has_port says whether it was given). */
-static int parse_authority(struct span a, struct http_req *out, bool *has_port)
+/* "host[:port]" or "[v6][:port]" into host (256 bytes; v6 without brackets) and *port_out
+ * (left alone when absent; *has_port says whether it was given). */
+static int parse_authority_to(struct span a, struct http_req *out, char *host_out,
+			      uint16_t *port_out, bool *has_port)
 {
 	if (memchr(a.p, '@', a.n))
 		return bad(out, HP_BAD, "user information in the request target is refused");
@@ -183,11 +184,17 @@ static int parse_authority(struct span a, struct http_req *out, bool *has_port)
 	}
 	if (host.n >= sizeof out->host)
 		return bad(out, HP_BAD, "host name longer than 255 characters");
-	if (*has_port && !parse_port(port, &out->port))
+	if (*has_port && !parse_port(port, port_out))
 		return bad(out, HP_BAD, "invalid port (a number from 1 to 65535)");
-	memcpy(out->host, host.p, host.n);
-	out->host[host.n] = '\0';
+	memcpy(host_out, host.p, host.n);
+	host_out[host.n] = '\0';
 	return HP_OK;
+}
+
+/* The request target's authority into out->host and out->port. */
+static int parse_authority(struct span a, struct http_req *out, bool *has_port)
+{
+	return parse_authority_to(a, out, out->host, &out->port, has_port);
 }
 
 /* Does the comma-separated token list of a Connection header name `name`? -1: not a list. */
@@ -266,6 +273,13 @@ static int check_headers(const struct head *h, struct http_req *out)
 	}
 	if (te && clen)
 		return bad(out, HP_BAD, "both Content-Length and Transfer-Encoding");
+	if (host && host->value.n) {
+		uint16_t port;
+		bool has_port;
+		if (parse_authority_to(host->value, out, out->host_header, &port, &has_port) !=
+		    HP_OK)
+			return bad(out, HP_BAD, "invalid Host header (host[:port] expected)");
+	}
 	return HP_OK;
 }
 
@@ -317,6 +331,75 @@ static int parse_target(const struct head *h, struct http_req *out, struct span 
 	return rc;
 }
 
+/* ---- a request sent to a server (inside a tunnel) ---- */
+
+/* Is the first line (without its line end) "TOKEN SP-or-HTAB … HTTP/…" (in any case)? Loose,
+ * so that a line a lenient server would take as a request is never waved through as another
+ * protocol; it is parsed strictly after. */
+static bool looks_http(struct span l)
+{
+	size_t i = 0;
+	while (i < l.n && is_tchar((unsigned char)l.p[i]))
+		i++;
+	if (i == 0 || i == l.n || (l.p[i] != ' ' && l.p[i] != '\t'))
+		return false;
+	for (; i + 5 <= l.n; i++)
+		if (strncasecmp(l.p + i, "HTTP/", 5) == 0)
+			return true;
+	return false;
+}
+
+/* The first line of a stream sent to a server: HP_NOT_HTTP when it is not a request line, or
+ * cannot start one yet (a token, then a space or tab, then no control byte); HP_NEED_MORE when
+ * it may be one (scan_lines then reads it strictly). */
+static int first_line(const char *buf, size_t len, struct http_req *out)
+{
+	const char *lf = len ? memchr(buf, '\n', len) : NULL;
+	if (lf) {
+		struct span l = {buf, (size_t)(lf - buf)};
+		if (l.n && l.p[l.n - 1] == '\r')
+			l.n--;
+		return looks_http(l) ? HP_NEED_MORE : bad(out, HP_NOT_HTTP, "not an HTTP request");
+	}
+	size_t i = 0;
+	while (i < len && is_tchar((unsigned char)buf[i]))
+		i++;
+	if (i < len && (i == 0 || (buf[i] != ' ' && buf[i] != '\t')))
+		return bad(out, HP_NOT_HTTP, "not an HTTP request");
+	for (; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
+			return bad(out, HP_NOT_HTTP, "not an HTTP request");
+	}
+	return HP_NEED_MORE;
+}
+
+/* The target of a request sent to a server: origin-form and "*" name no host; absolute-form
+ * (any scheme) and CONNECT's authority-form do. */
+static int origin_target(const struct head *h, struct http_req *out)
+{
+	memcpy(out->method, h->method.p, h->method.n);
+	out->method[h->method.n] = '\0';
+	out->connect = h->method.n == 7 && memcmp(h->method.p, "CONNECT", 7) == 0;
+	struct span t = h->target;
+	bool has_port;
+	if (out->connect)
+		return parse_authority(t, out, &has_port);
+	if (t.p[0] == '/' || span_ieq(t, "*"))
+		return HP_OK;
+	const char *sep = NULL;
+	for (size_t i = 0; i + 3 <= t.n && !sep; i++)
+		if (memcmp(t.p + i, "://", 3) == 0)
+			sep = t.p + i;
+	if (!sep)
+		return bad(out, HP_BAD, "malformed request target");
+	struct span rest = {sep + 3, t.n - (size_t)(sep + 3 - t.p)};
+	size_t an = 0;
+	while (an < rest.n && rest.p[an] != '/' && rest.p[an] != '?' && rest.p[an] != '#')
+		an++;
+	return parse_authority((struct span){rest.p, an}, out, &has_port);
+}
+
 static void build_upstream(const struct head *h, struct span path, struct http_req *out)
 {
 	struct strbuf b = STRBUF_INIT;
@@ -348,8 +431,8 @@ static void build_upstream(const struct head *h, struct span path, struct http_r
 
 /* Split the bytes into CRLF lines; validate each complete one as it comes (so a bad request
  * line is refused before the rest arrives). Returns HP_OK with the head's end in *end. */
-static int scan_lines(const char *buf, size_t len, struct head *h, struct http_req *out,
-		      struct span *path, size_t *end)
+static int scan_lines(const char *buf, size_t len, bool origin, struct head *h,
+		      struct http_req *out, struct span *path, size_t *end)
 {
 	size_t lim = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
 	size_t start = 0, nlines = 0;
@@ -373,7 +456,7 @@ static int scan_lines(const char *buf, size_t len, struct head *h, struct http_r
 				return bad(out, HP_BAD, "empty request line");
 			int rc = parse_request_line(l, h, out);
 			if (rc == HP_OK)
-				rc = parse_target(h, out, path);
+				rc = origin ? origin_target(h, out) : parse_target(h, out, path);
 			if (rc != HP_OK)
 				return rc;
 		} else if (!l.n) {
@@ -393,26 +476,42 @@ static int scan_lines(const char *buf, size_t len, struct head *h, struct http_r
 	return HP_NEED_MORE;
 }
 
-int http_parse_request(const char *buf, size_t len, struct http_req *out)
+static int parse_head(const char *buf, size_t len, bool origin, struct http_req *out)
 {
 	memset(out, 0, sizeof *out);
 	struct head hb; /* filled as the lines are read: only nh needs a start */
 	struct head *h = &hb;
 	h->nh = 0;
-	size_t end = 0;
+	size_t skip = 0, end = 0;
+	while (origin && skip < len && (buf[skip] == '\r' || buf[skip] == '\n'))
+		skip++;
+	if (skip >= HTTP_HEAD_MAX)
+		return bad(out, HP_TOO_BIG, "request head larger than 16 KiB");
 	struct span path = {NULL, 0};
-	int rc = scan_lines(buf, len, h, out, &path, &end);
+	int rc = origin ? first_line(buf + skip, len - skip, out) : HP_NEED_MORE;
+	if (rc == HP_NEED_MORE)
+		rc = scan_lines(buf + skip, len - skip, origin, h, out, &path, &end);
 	if (rc == HP_OK)
 		rc = check_headers(h, out);
 	if (rc == HP_OK) {
-		out->head_len = end;
-		if (!out->connect)
+		out->head_len = skip + end;
+		if (!origin && !out->connect)
 			build_upstream(h, path, out);
 	} else { /* nothing half-filled: only error is meaningful */
 		struct http_req z = {.error = out->error};
 		*out = z;
 	}
 	return rc;
+}
+
+int http_parse_request(const char *buf, size_t len, struct http_req *out)
+{
+	return parse_head(buf, len, false, out);
+}
+
+int http_parse_origin(const char *buf, size_t len, struct http_req *out)
+{
+	return parse_head(buf, len, true, out);
 }
 
 void http_req_free(struct http_req *r)

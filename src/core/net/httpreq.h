@@ -6,7 +6,7 @@
 
 #define HTTP_HEAD_MAX 16384  /* a request head larger than this is refused (431) */
 
-enum http_parse { HP_NEED_MORE = 0, HP_OK = 1, HP_BAD = -1, HP_TOO_BIG = -2 };
+enum http_parse { HP_NEED_MORE = 0, HP_OK = 1, HP_BAD = -1, HP_TOO_BIG = -2, HP_NOT_HTTP = -3 };
 
 struct http_req {
 	char method[16];
@@ -14,6 +14,8 @@ struct http_req {
 	char host[256];       /* from the authority (CONNECT) or the absolute URI (http:// only),
 			       * not yet normalized; an IPv6 literal without its brackets */
 	uint16_t port;        /* given, or 80 for http:// (CONNECT requires one) */
+	char host_header[256];/* the host of the Host header ("" when there is none), not yet
+			       * normalized, without its port or brackets */
 	size_t head_len;      /* bytes of the head in buf, through the empty line */
 	/* plain HTTP only: the head to send upstream — origin-form target, Proxy-* and hop-by-hop
 	 * headers (Connection and the ones it names, Keep-Alive, TE, Trailer, Upgrade) removed,
@@ -30,6 +32,18 @@ struct http_req {
  * HP_TOO_BIG. On anything but HP_OK only out->error is set. */
 int http_parse_request(const char *buf, size_t len, struct http_req *out);
 void http_req_free(struct http_req *r);
+
+/* The first request head of a stream sent to a server (inside a tunnel the proxy approved),
+ * to check the name it asks for. Leading empty lines are skipped (servers do). HP_NEED_MORE
+ * until the first line is whole (a prefix already impossible for a request line is
+ * HP_NOT_HTTP at once); HP_NOT_HTTP when that line is not "TOKEN SP … HTTP/…" (another
+ * protocol, or HTTP/0.9, which names no host); otherwise the head as http_parse_request reads
+ * it, but any target: HP_OK with out->host_header, and out->host (with out->port when given)
+ * for an absolute-form or authority-form target (a server routes by it over Host), "" for
+ * origin-form; HP_BAD for another version than HTTP/1.0 and 1.1 (HTTP/2's preface among
+ * them), a malformed line, disagreeing Host headers, a Host that is not host[:port].
+ * out->head_len counts the skipped lines; out->upstream stays NULL. */
+int http_parse_origin(const char *buf, size_t len, struct http_req *out);
 
 /* A whole response: status line, "X-Proxy-Error: <reason>" (when reason), Content-Type
  * text/plain, Content-Length, "Connection: close", and the reason plus "\n" as the body.

@@ -38,6 +38,14 @@ void px_test_timeouts(int head_ms, int connect_ms)
 	test_connect_ms = connect_ms;
 }
 
+uint16_t px_test_tls_port, px_test_http_port;
+
+void px_test_ports(uint16_t tls_port, uint16_t http_port)
+{
+	px_test_tls_port = tls_port;
+	px_test_http_port = http_port;
+}
+
 size_t px_test_open(const struct proxy *p)
 {
 	return __atomic_load_n(&p->n_conns, __ATOMIC_RELAXED) +

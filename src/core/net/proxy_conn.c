@@ -2,11 +2,14 @@
  * request head (bounded by HTTP_HEAD_MAX and a deadline; the first byte picks SOCKS5 or HTTP),
  * is checked against the rules before any lookup, resolves through c-ares in the proxy's loop
  * (a mapping or an IP literal needs none), has each address checked again (netrules_addr_ok),
- * connects to exactly that address, then relays with splice() through one pipe per direction,
- * half-closing each direction as its source ends. Each connection ends as one net_event. */
+ * connects to exactly that address; a tunnel then holds the client's first bytes until they
+ * are judged (firstbytes.c: the TLS server name, the HTTP Host), then relays with splice()
+ * through one pipe per direction, half-closing each direction as its source ends. Each
+ * connection ends as one net_event. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -17,9 +20,11 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "core/net/firstbytes.h"
 #include "core/net/httpreq.h"
 #include "core/net/proxy_internal.h"
 #include "core/net/socks5.h"
+#include "core/net/tlshello.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -40,6 +45,8 @@ struct px_dir {
 	bool eof;       /* src said EOF */
 	bool shut;      /* dst shut for writing */
 	bool stalled;   /* the pipe took no more: wait for dst to drain it */
+	bool readable;  /* src may have bytes: set by EPOLLIN, cleared by its EAGAIN */
+	bool writable;  /* dst may take bytes: set by EPOLLOUT, cleared by its EAGAIN */
 	bool grown;     /* its pipe was offered PX_PIPE_BIG */
 	size_t cap;     /* bytes the pipe holds */
 	char *pre;
@@ -71,6 +78,9 @@ struct px_conn {
 	bool have_ev;
 	struct px_dir dir[2];     /* 0: client → upstream, 1: upstream → client */
 	bool hup[2];              /* 0: the client fd, 1: the upstream fd, taken out of epoll */
+	enum fb_kind fb;          /* the check of a tunnel's first bytes from the client */
+	bool held;                /* relaying, but the client's bytes are read into `in` until
+				   * fb_judge decides (the upstream's flow meanwhile) */
 };
 
 /* Registered with no events: EPOLLERR and EPOLLHUP still come. */
@@ -180,15 +190,26 @@ static void linger_step(struct proxy *p, struct px_conn *c)
 	conn_set_mask(p, c, &c->c, EPOLLIN);
 }
 
-/* Refuse or fail the request: the reply in the client's protocol, then a lingering close. */
-static void conn_fail(struct proxy *p, struct px_conn *c, int http_code, uint8_t socks_rep,
-		      const char *reason)
+/* Close the upstream, queue what the client is to be told last, and linger. */
+static void conn_end_with(struct proxy *p, struct px_conn *c, const void *last, size_t n)
 {
 	if (c->u.fd >= 0) {
 		c->u.dead = true;
 		px_close_fd(&c->u.fd);
 		c->u.mask = 0;
 	}
+	if (n)
+		queue_out(c, last, n);
+	conn_free_bufs(c);
+	c->st = CS_LINGER;
+	c->deadline = clock_mono_ms() + p->head_ms;
+	linger_step(p, c);
+}
+
+/* Refuse or fail the request: the reply in the client's protocol, then a lingering close. */
+static void conn_fail(struct proxy *p, struct px_conn *c, int http_code, uint8_t socks_rep,
+		      const char *reason)
+{
 	if (c->socks) {
 		uint8_t r[10];
 		size_t n = socks5_reply(socks_rep, r);
@@ -200,10 +221,7 @@ static void conn_fail(struct proxy *p, struct px_conn *c, int http_code, uint8_t
 			queue_out(c, resp, n);
 		free(resp);
 	}
-	conn_free_bufs(c);
-	c->st = CS_LINGER;
-	c->deadline = clock_mono_ms() + p->head_ms;
-	linger_step(p, c);
+	conn_end_with(p, c, NULL, 0);
 }
 
 static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t socks_rep,
@@ -220,30 +238,119 @@ static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t sock
 static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, const char *error)
 {
 	px_set_text(c->ev.error, sizeof c->ev.error, error);
+	c->ev.failed = true;
 	char reason[512];
 	(void)snprintf(reason, sizeof reason, "%s:%u: %s", c->ev.host, c->ev.port, error);
 	uint8_t rep = !timeout && strstr(error, "refused") ? 5 : 4;
 	conn_fail(p, c, timeout ? 504 : 502, rep, reason);
 }
 
+/* Read into c->in (grown up to max; not allocated while nothing has come: a thousand idle
+ * tunnels hold no buffers). -1: closed or failed; 0: nothing more now. */
+static int read_in(struct px_conn *c, size_t max)
+{
+	if (!c->in) {
+		char first[1024];
+		size_t n = 0;
+		int r = px_recv(c->c.fd, first, sizeof first, &n);
+		if (n) {
+			c->incap = n < sizeof first ? sizeof first : 2 * sizeof first;
+			c->in = xmalloc(c->incap);
+			memcpy(c->in, first, n);
+			c->inlen = n;
+		}
+		if (r < 0 || n < sizeof first)
+			return r;
+	}
+	for (;;) {
+		if (c->inlen == c->incap) {
+			if (c->incap >= max)
+				return 0;
+			c->incap = c->incap ? c->incap * 2 : 1024;
+			if (c->incap > max)
+				c->incap = max;
+			c->in = xrealloc(c->in, c->incap);
+		}
+		if (px_recv(c->c.fd, c->in, c->incap, &c->inlen) < 0)
+			return -1;
+		if (c->inlen < c->incap)
+			return 0; /* the socket is empty */
+	}
+}
+
+/* ---------------------------------------------------------------- a tunnel's first bytes */
+
+/* They were refused: the reason in the event (it names both names), a TLS alert or a 403 to
+ * the client after what it was already owed (the 200, the SOCKS reply), nothing upstream. */
+static void refuse_held(struct proxy *p, struct px_conn *c, const struct fb_result *r)
+{
+	c->ev.allowed = false;
+	px_set_text(c->ev.rule, sizeof c->ev.rule, r->reason);
+	p->st.allowed--; /* counted when the name was allowed */
+	p->st.denied++;
+	c->held = false;
+	c->outoff = c->dir[1].preoff; /* the upstream's bytes in the pipe are dropped */
+	size_t n = 0;
+	char *resp = r->http ? http_response(403, r->reason, &n) : NULL;
+	if (r->tls)
+		conn_end_with(p, c, fb_tls_alert, sizeof fb_tls_alert);
+	else
+		conn_end_with(p, c, resp, resp ? n : 0);
+	free(resp);
+}
+
+/* Read what the client sent and judge it (final after the wait's deadline). 1: still held;
+ * 0: passed, the bytes read go upstream first; -1: refused (c lingers). */
+static int held_step(struct proxy *p, struct px_conn *c, bool timed_out)
+{
+	int rr = timed_out ? 0 : read_in(c, TLS_HELLO_READ_MAX);
+	struct fb_result r;
+	fb_judge(p->rules, &c->d, c->ev.host, c->ev.port, c->fb, (const uint8_t *)c->in,
+		 c->inlen, timed_out || rr < 0, &r);
+	if (r.state == FB_REFUSE) {
+		refuse_held(p, c, &r);
+		return -1;
+	}
+	if (r.state == FB_WAIT) {
+		if (c->inlen && c->deadline == LLONG_MAX) /* bytes came: the wait is bounded now */
+			c->deadline = clock_mono_ms() + p->head_ms;
+		return 1;
+	}
+	c->held = false;
+	free(c->up);
+	c->up = c->in;
+	c->uplen = c->inlen;
+	c->in = NULL;
+	c->inlen = c->incap = 0;
+	c->dir[0].pre = c->up;
+	c->dir[0].prelen = c->uplen;
+	c->dir[0].preoff = 0;
+	if (rr < 0)
+		c->dir[0].eof = true;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- relay */
 
-/* Move what can move in one direction. -1 on a socket error (the connection is reset). */
+/* Move what can move in one direction, making only the calls that can succeed: a socket is
+ * read after an edge said it has bytes and until it says EAGAIN, written until it is full.
+ * -1 on a socket error (the connection is reset). */
 static int pump_dir(struct px_conn *c, int i)
 {
 	struct px_dir *d = &c->dir[i];
 	int src = i == 0 ? c->c.fd : c->u.fd, dst = i == 0 ? c->u.fd : c->c.fd;
 	uint64_t *bytes = i == 0 ? &c->ev.bytes_up : &c->ev.bytes_down;
 	for (;;) {
-		if (d->preoff < d->prelen) {
+		if (d->preoff < d->prelen && d->writable) {
 			size_t was = d->preoff;
 			int r = px_send(dst, d->pre, d->prelen, &d->preoff);
 			if (i == 0)
 				*bytes += d->preoff - was;
-			if (r <= 0)
-				return r;
+			if (r < 0)
+				return -1;
+			d->writable = r > 0;
 		}
-		while (d->inpipe > 0) {
+		while (d->inpipe > 0 && d->writable && d->preoff == d->prelen) {
 			ssize_t n = splice(d->pipe[0], NULL, dst, NULL, d->inpipe,
 					   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 			if (n > 0) {
@@ -253,12 +360,12 @@ static int pump_dir(struct px_conn *c, int i)
 			} else if (n < 0 && errno == EINTR) {
 				continue;
 			} else if (n < 0 && errno == EAGAIN) {
-				break;
+				d->writable = false;
 			} else {
 				return -1;
 			}
 		}
-		if (d->eof || d->stalled || d->inpipe >= d->cap)
+		if (d->eof || d->stalled || !d->readable || d->inpipe >= d->cap)
 			break;
 		if (!d->grown && *bytes >= PX_PIPE_GROW) {
 			/* a bulk transfer: fewer, larger splices. Refused past the user's pipe
@@ -286,6 +393,8 @@ static int pump_dir(struct px_conn *c, int i)
 		 * second case waiting for EPOLLIN would spin, so wait for dst to drain the pipe */
 		if (d->inpipe > 0)
 			d->stalled = true;
+		else
+			d->readable = false;
 		break;
 	}
 	if (d->eof && d->inpipe == 0 && d->preoff == d->prelen && !d->shut) {
@@ -295,9 +404,28 @@ static int pump_dir(struct px_conn *c, int i)
 	return 0;
 }
 
+/* The events side s (0 the client, 1 the upstream) must wake the loop for: EPOLLIN when the
+ * direction it feeds wants bytes and last found none, EPOLLOUT when the direction it drains
+ * has bytes and last found it full. Edge-triggered: an edge comes with each arrival, so
+ * nothing is lost between calls; and a change of mask reports what is ready already. */
+static uint32_t want_events(const struct px_conn *c, int s)
+{
+	const struct px_dir *in = &c->dir[s], *out = &c->dir[!s];
+	uint32_t m = EPOLLET;
+	if ((s == 0 && c->held) ||
+	    (!in->eof && !in->readable && !in->stalled && in->inpipe < in->cap))
+		m |= EPOLLIN;
+	if (!out->writable && (out->inpipe > 0 || out->preoff < out->prelen))
+		m |= EPOLLOUT;
+	return m;
+}
+
 static void relay(struct proxy *p, struct px_conn *c)
 {
-	for (int i = 1; i >= 0; i--) /* toward the client first: an upstream's last words */
+	if (c->held && held_step(p, c, false) < 0)
+		return;
+	for (int i = 1; i >= 0; i -= c->held ? 2 : 1) /* toward the client first: an upstream's
+							 * last words; nothing from a held client */
 		if (pump_dir(c, i) < 0) {
 			if (!c->ev.error[0])
 				(void)snprintf(c->ev.error, sizeof c->ev.error, "%s: %s",
@@ -309,12 +437,27 @@ static void relay(struct proxy *p, struct px_conn *c)
 		conn_close(p, c);
 		return;
 	}
-	/* edge-triggered: each pump goes on until a socket or a pipe says EAGAIN, so the next
-	 * edge on either fd resumes it; no epoll_ctl per chunk */
+	if (c->up && c->dir[0].preoff == c->dir[0].prelen) { /* what went first has gone */
+		free(c->up);
+		c->up = NULL;
+		c->dir[0].pre = NULL;
+		c->dir[0].prelen = c->dir[0].preoff = 0;
+	}
+	/* a bulk stream keeps its masks: no epoll_ctl per chunk, and no wake-up for a side with
+	 * nothing to do (an upstream's write space while the pipe is empty) */
 	struct px_handle *hs[2] = {&c->c, &c->u};
 	for (int s = 0; s < 2 && !c->closed; s++)
 		if (!c->hup[s])
-			conn_set_mask(p, c, hs[s], EPOLLIN | EPOLLOUT | EPOLLET);
+			conn_set_mask(p, c, hs[s], want_events(c, s));
+}
+
+/* What an event says about side s: bytes to read from it, room to write to it. */
+static void relay_ready(struct px_conn *c, int s, uint32_t ev)
+{
+	if (ev & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR))
+		c->dir[s].readable = true;
+	if (ev & (EPOLLOUT | EPOLLHUP))
+		c->dir[!s].writable = true;
 }
 
 /* The peer of side s hung up both ways: EPOLLHUP would come on every wait, so take the fd out
@@ -332,6 +475,7 @@ static void relay_hup(struct proxy *p, struct px_conn *c, int s)
 	}
 	c->hup[s] = true;
 	c->dir[s].stalled = false;
+	c->dir[s].readable = true; /* to its EOF */
 }
 
 static void connected(struct proxy *p, struct px_conn *c)
@@ -342,9 +486,11 @@ static void connected(struct proxy *p, struct px_conn *c)
 	px_addr_text(sa->ss_family, a, c->ev.addr, sizeof c->ev.addr);
 	int one = 1;
 	(void)setsockopt(c->u.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	/* what follows the request in the buffer goes on after our head */
-	size_t head = c->have_req ? c->req.head_len : c->inlen;
+	/* what follows the request in the buffer goes on after our head (SOCKS: the buffer holds
+	 * only what followed the request) */
+	size_t head = c->have_req ? c->req.head_len : 0;
 	size_t rest = c->inlen > head ? c->inlen - head : 0;
+	bool tunnel = c->socks || c->req.connect;
 	if (c->socks) {
 		uint8_t r[10];
 		size_t n = socks5_reply(0, r);
@@ -356,14 +502,34 @@ static void connected(struct proxy *p, struct px_conn *c)
 			queue_out(c, resp, n);
 		free(resp);
 	}
-	size_t pre = !c->socks && !c->req.connect ? c->req.upstream_len : 0;
-	c->up = xmalloc(pre + rest + 1);
-	if (pre)
+	if (tunnel) {
+		/* nothing the client sends goes upstream before fb_judge has passed it */
+		uint16_t port = c->ev.port;
+		c->fb = port == px_test_tls_port    ? FB_TLS
+			: port == px_test_http_port ? FB_HTTP
+						    : fb_kind_for_port(port);
+		c->held = true;
+		c->deadline = c->fb == FB_SNIFF ? LLONG_MAX : clock_mono_ms() + p->head_ms;
+		if (rest) {
+			memmove(c->in, c->in + head, rest);
+			c->inlen = rest;
+			if (c->have_req) {
+				http_req_free(&c->req);
+				c->have_req = false;
+			}
+		} else {
+			conn_free_bufs(c); /* most clients wait for the answer: no buffer until
+					    * they send */
+		}
+	} else {
+		size_t pre = c->req.upstream_len;
+		c->up = xmalloc(pre + rest + 1);
 		memcpy(c->up, c->req.upstream, pre);
-	if (rest)
-		memcpy(c->up + pre, c->in + head, rest);
-	c->uplen = pre + rest;
-	conn_free_bufs(c);
+		if (rest)
+			memcpy(c->up + pre, c->in + head, rest);
+		c->uplen = pre + rest;
+		conn_free_bufs(c);
+	}
 	for (int i = 0; i < 2; i++) {
 		if (pipe2(c->dir[i].pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
 			(void)snprintf(c->ev.error, sizeof c->ev.error, "pipe: %s", strerror(errno));
@@ -371,6 +537,8 @@ static void connected(struct proxy *p, struct px_conn *c)
 			return;
 		}
 		c->dir[i].cap = PX_PIPE_CAP;
+		c->dir[i].writable = true; /* just connected (or accepted): room to write */
+		c->dir[i].readable = true; /* unknown until the first EAGAIN */
 	}
 	c->dir[0].pre = c->up;
 	c->dir[0].prelen = c->uplen;
@@ -552,6 +720,17 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 		free(host);
 		return;
 	}
+	/* plain HTTP: a Host naming another host than the URI is refused, not rewritten */
+	enum net_name_match m = NM_SAME;
+	if (proto == NP_HTTP && c->req.host_header[0])
+		m = netrules_name_check(p->rules, &c->d, host, port, c->req.host_header, NULL);
+	if (!net_name_ok(m)) {
+		char *reason = net_name_reason(m, "HTTP Host", host, port, c->req.host_header);
+		deny(p, c, 403, 2, reason);
+		free(reason);
+		free(host);
+		return;
+	}
 	c->ev.allowed = true;
 	c->have_ev = true;
 	p->st.allowed++;
@@ -582,25 +761,6 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 	struct ares_addrinfo_hints hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	ares_getaddrinfo(p->ch, host, NULL, &hints, resolved, c);
 	free(host);
-}
-
-/* Read into c->in (grown up to HTTP_HEAD_MAX). -1: closed or failed; 0: nothing more now. */
-static int read_in(struct px_conn *c)
-{
-	for (;;) {
-		if (c->inlen == c->incap) {
-			if (c->incap >= HTTP_HEAD_MAX)
-				return 0;
-			c->incap = c->incap ? c->incap * 2 : 1024;
-			if (c->incap > HTTP_HEAD_MAX)
-				c->incap = HTTP_HEAD_MAX;
-			c->in = xrealloc(c->in, c->incap);
-		}
-		if (px_recv(c->c.fd, c->in, c->incap, &c->inlen) < 0)
-			return -1;
-		if (c->inlen < c->incap)
-			return 0; /* the socket is empty */
-	}
 }
 
 static void head_socks(struct proxy *p, struct px_conn *c)
@@ -667,7 +827,7 @@ static void client_head(struct proxy *p, struct px_conn *c)
 		return;
 	}
 	size_t before = c->inlen;
-	int rr = read_in(c);
+	int rr = read_in(c, HTTP_HEAD_MAX);
 	if (c->inlen > before) {
 		if (!c->socks && c->in[0] == 0x05)
 			c->socks = true;
@@ -745,6 +905,7 @@ void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev)
 			connect_done(p, c);
 		return;
 	case CS_RELAY:
+		relay_ready(c, side, ev);
 		if (ev & EPOLLERR) {
 			/* a reset: what the peer sent before it is still read and passed on */
 			int err = 0;
@@ -752,7 +913,8 @@ void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev)
 			(void)getsockopt(side ? c->u.fd : c->c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
 			(void)snprintf(c->ev.error, sizeof c->ev.error, "%s: %s",
 				       side ? "upstream" : "client", strerror(err ? err : EIO));
-			(void)pump_dir(c, side);
+			if (!(side == 0 && c->held))
+				(void)pump_dir(c, side);
 			conn_close(p, c);
 			return;
 		}
@@ -777,7 +939,7 @@ void px_sweep(struct proxy *p, long long now)
 	struct px_conn *next;
 	for (struct px_conn *c = p->conns; c; c = next) {
 		next = c->next;
-		if (c->st == CS_RELAY || now < c->deadline)
+		if ((c->st == CS_RELAY && !c->held) || now < c->deadline)
 			continue;
 		switch (c->st) {
 		case CS_HEAD:
@@ -796,7 +958,9 @@ void px_sweep(struct proxy *p, long long now)
 			c->i_addr++;
 			connect_next(p, c, "connect: timeout");
 			break;
-		case CS_RELAY:
+		case CS_RELAY: /* held: its first bytes did not come whole in time */
+			if (held_step(p, c, true) == 0)
+				relay(p, c);
 			break;
 		}
 	}

@@ -185,8 +185,12 @@ static void looked_up(void *arg, int status, int timeouts, struct ares_addrinfo 
 		rcode = DNS_NXDOMAIN;
 	else if (status != ARES_SUCCESS && status != ARES_ENODATA)
 		rcode = DNS_SERVFAIL;
-	if (status != ARES_SUCCESS)
-		(void)snprintf(j->ev.error, sizeof j->ev.error, "resolve: %s", ares_strerror(status));
+	/* no record of the type asked is an answer; anything else is a failed lookup, worded
+	 * as the proxy words a connection's */
+	j->ev.failed = status != ARES_SUCCESS && status != ARES_ENODATA;
+	if (j->ev.failed)
+		(void)snprintf(j->ev.error, sizeof j->ev.error, "could not resolve: %s",
+			       ares_strerror(status));
 	finish(p, j, rcode, a, n);
 }
 
@@ -196,7 +200,8 @@ static void answer(struct proxy *p, struct px_dns_job *j)
 	char *host = NULL;
 	struct err e = {0};
 	if (net_host_normalize(j->q.name, &host, &e) < 0) {
-		px_event_init(&j->ev, NP_DNS, j->q.name, 0);
+		/* the root is ".": an empty host is a malformed request's (netevent.h) */
+		px_event_init(&j->ev, NP_DNS, j->q.name[0] ? j->q.name : ".", 0);
 		(void)snprintf(j->ev.rule, sizeof j->ev.rule, "not a valid host name: %.280s", e.what);
 		p->st.denied++;
 		finish(p, j, DNS_NXDOMAIN, NULL, 0);
@@ -233,6 +238,7 @@ static void answer(struct proxy *p, struct px_dns_job *j)
 	if (p->n_dns_jobs >= DNS_JOBS_MAX) {
 		free(host);
 		(void)snprintf(j->ev.error, sizeof j->ev.error, "too many lookups in flight");
+		j->ev.failed = true;
 		finish(p, j, DNS_SERVFAIL, NULL, 0);
 		return;
 	}
@@ -244,10 +250,24 @@ static void answer(struct proxy *p, struct px_dns_job *j)
 	free(host);
 }
 
+/* A message that is not a query the stub answers: recorded as what it is (an event with no
+ * host, the reason in its rule: netevent.h), denied. */
+static void malformed(struct proxy *p, const struct dns_query *q)
+{
+	struct net_event ev;
+	px_event_init(&ev, NP_DNS, "", 0);
+	(void)snprintf(ev.rule, sizeof ev.rule, "malformed DNS request: %s",
+		       q->why ? q->why : "unreadable");
+	p->st.denied++;
+	px_events_push(&p->evq, &ev);
+}
+
 /* A message from the jail: 0 answered or being answered, -1 to drop (and close, over TCP). */
 static int query(struct proxy *p, const uint8_t *msg, size_t n, struct px_dns_job *j)
 {
 	int r = dns_parse_query(msg, n, &j->q);
+	if (r != 0)
+		malformed(p, &j->q);
 	if (r < 0) {
 		free(j);
 		return -1;
@@ -255,7 +275,8 @@ static int query(struct proxy *p, const uint8_t *msg, size_t n, struct px_dns_jo
 	j->p = p;
 	if (r > 0) {
 		uint8_t buf[DNS_UDP_MAX];
-		ssize_t len = dns_build_response(&j->q, DNS_FORMERR, NULL, 0, 0, buf, sizeof buf);
+		int rcode = j->q.opcode ? DNS_NOTIMP : DNS_FORMERR;
+		ssize_t len = dns_build_response(&j->q, rcode, NULL, 0, 0, buf, sizeof buf);
 		if (len > 0)
 			send_answer(p, j, buf, (size_t)len);
 		free(j);

@@ -163,6 +163,10 @@ bool px_dns_name_allowed(const struct netrules *r, const char *host, struct net_
  * head 10 s, the connect 10 s), and the resolver c-ares asks ("127.0.0.1:5353", NULL for the
  * host's). */
 void px_test_timeouts(int head_ms, int connect_ms);
+/* For the unit test: a port (0: none) that carries TLS only, as 443 does, and one that carries
+ * HTTP only, as 80 does (the test's servers cannot listen on those). */
+void px_test_ports(uint16_t tls_port, uint16_t http_port);
+extern uint16_t px_test_tls_port, px_test_http_port;
 void px_test_resolver(const char *servers_csv);
 /* Connections open now (read from another thread: for a test waiting for the loop). */
 size_t px_test_open(const struct proxy *p);

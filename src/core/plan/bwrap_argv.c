@@ -1,6 +1,7 @@
 /* bwrap_argv: policy + host facts → bwrap argv (doc/design.md §3). No syscalls here: every question
  * about the host goes to the hostfacts table. */
 #include "core/plan/bwrap_argv.h"
+#include "core/plan/bindpath.h"
 #include "core/plan/initargs.h"
 #include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
@@ -23,11 +24,67 @@
 /* tmpfs sizes: generous for builds (4 GiB /tmp, 1 GiB /var/tmp, /dev/shm and $HOME, 64 MiB
  * /run), scaled down so together they never promise more than --memory (limits.c) */
 
+/* the agents' project files that run code or steer them (doc/agents.md): claude's skills,
+ * workflow scripts, routines, launch and scheduled tasks (the project files claude itself
+ * keeps its own sandbox from writing), pi's .pi (extensions it loads unasked, packages),
+ * gemini's extensions, commands, policies and hooks, kiro's .kiro (hooks, MCP servers),
+ * aider's .aider.conf.yml (lint-cmd and test-cmd run after each edit) */
 const char *const bw_protected_names[] = {
 	".git/hooks", ".git/config", ".gitmodules", ".pre-commit-config.yaml", ".agentjail.toml",
 	".envrc", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".mcp.json",
-	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks", ".codex",
-	".gemini/settings.json", "opencode.json", "opencode.jsonc", ".opencode", NULL};
+	".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude/hooks",
+	".claude/skills", ".claude/workflows", ".claude/routines", ".claude/launch.json",
+	".claude/scheduled_tasks.json", ".codex", ".gemini/settings.json", ".gemini/extensions",
+	".gemini/commands", ".gemini/policies", ".gemini/hooks", "opencode.json",
+	"opencode.jsonc", ".opencode", ".pi", ".kiro", ".aider.conf.yml", NULL};
+
+/* What in a home runs code later, relative to $HOME, each with who runs it (doc/design.md §3b):
+ * read-only wherever a writable bind of a host path covers it (the workspace is $HOME or
+ * above it, --rw ~/.config, a profile's directory), watched and moved aside when it is
+ * missing. Not every program's configuration that can start one: the ones that run without
+ * anyone looking at them first. */
+const struct bw_home_code bw_home_code[] = {
+	{".bashrc", "bash runs it in every interactive shell"},
+	{".bash_profile", "bash runs it at login"},
+	{".bash_login", "bash runs it at login"},
+	{".bash_logout", "bash runs it at logout"},
+	{".bash_aliases", "Debian's .bashrc runs it"},
+	{".profile", "a login shell runs it"},
+	{".zshenv", "zsh runs it in every shell, scripts too"},
+	{".zprofile", "zsh runs it at login"},
+	{".zshrc", "zsh runs it in every interactive shell"},
+	{".zlogin", "zsh runs it at login"},
+	{".zlogout", "zsh runs it at logout"},
+	{".config/fish", "fish runs config.fish and conf.d/ at every start"},
+	{".gitconfig", "git runs the commands it names (core.fsmonitor, aliases, hooksPath)"},
+	{".config/git/config", "git runs the commands it names (core.fsmonitor, aliases, "
+			       "hooksPath)"},
+	{".ssh/authorized_keys", "sshd lets the keys it lists log in"},
+	{".ssh/authorized_keys2", "sshd lets the keys it lists log in"},
+	{".ssh/rc", "sshd runs it at every login"},
+	{".ssh/environment", "sshd sets what it names at login (PermitUserEnvironment)"},
+	{".ssh/config", "ssh runs its ProxyCommand, LocalCommand and Match exec"},
+	{".local/bin", "it is on PATH: what is there runs in place of the system's commands"},
+	{".local/lib", "python imports the .pth files of the user's site-packages at every start"},
+	{".npmrc", "npm runs what it names (script-shell, node-options, git)"},
+	{".yarnrc", "yarn runs what it names (yarn-path)"},
+	{".yarnrc.yml", "yarn runs what it names (yarnPath, plugins)"},
+	{".cargo/config.toml", "cargo runs what it names (runners, rustc wrappers)"},
+	{".cargo/config", "cargo runs what it names (runners, rustc wrappers)"},
+	{".claude.json", "claude starts the MCP servers it lists"},
+	{".config/systemd/user", "systemd starts the user services there"},
+	{".config/environment.d", "systemd sets the variables there for the user's session"},
+	{".config/autostart", "the desktop starts the entries there at login"},
+	{".xprofile", "the display manager runs it at login"},
+	{".xsessionrc", "the X session runs it at login"},
+	{".xinitrc", "startx runs it"},
+	{".xsession", "the X session runs it at login"},
+	{".gnupg/gpg-agent.conf", "gpg-agent runs the programs it names (pinentry-program)"},
+	{".vimrc", "vim runs it at every start"},
+	{".config/nvim", "neovim runs init.lua and its plugins at every start"},
+	{".emacs", "emacs runs it at every start"},
+	{".emacs.d", "emacs runs init.el at every start"},
+	{NULL, NULL}};
 
 /* ---- plan construction helpers ---- */
 
@@ -461,8 +518,9 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 		enum hf_type t = real ? hf_type(hf, real) : HF_MISSING;
 		if (t != HF_DIR && t != HF_FILE) {
 			skip(p, a, "agent config path: missing");
-		} else if (!strcmp(real, "/") || path_is_under(hf->home, real)) {
-			skip(p, a, "agent config path resolves to / or $HOME or above: not bound");
+		} else if (bindpath_never(hf, real)) {
+			skip(p, a, "agent config path resolves to / or $HOME or above, or to "
+				   "agentjail's own directories: not bound");
 		} else {
 			for (size_t k = 0; k + 1 < l.n; k += 2)
 				op(p, "the agent's config path is a symlink on the host too", 3,
@@ -485,6 +543,10 @@ static void add_agent_rw(struct bw_plan *p, struct hostfacts *hf, const struct p
 struct tools_memo {
 	bool done;
 	struct toolmgr_plan tm;
+	char *cache_root; /* the private caches' directory (toolcache_root), or NULL */
+	struct strv private_late; /* triples (source or "", place, "over" or ""): the agent's
+				   * private dirs inside its writable binds, mounted after the
+				   * protection */
 };
 
 static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfacts *hf)
@@ -495,10 +557,126 @@ static const struct toolmgr_plan *tools_of(struct tools_memo *m, struct hostfact
 	return &m->tm;
 }
 
+/* `path` with every symlink of its existing part followed and the missing rest appended; NULL
+ * when that cannot be told (a chain too long). */
+static char *real_or_below(struct hostfacts *hf, const char *path)
+{
+	char *r = hf_realpath(hf, path, NULL);
+	if (r || !strcmp(path, "/") || hf_type(hf, path) != HF_MISSING)
+		return r;
+	_cleanup_free_ char *up = path_dirname(path);
+	_cleanup_free_ char *ru = real_or_below(hf, up);
+	return ru ? path_join(ru, path_basename(path)) : NULL;
+}
+
+/* One of the agent's private directories at `at`: its directory in agentjail's state, or
+ * when that was not made (a dry run, an unusable state dir) a tmpfs for this run; never the
+ * host's directory. */
+static void bind_private(struct bw_plan *p, struct hostfacts *hf, const char *src, const char *at,
+			 const char *agent)
+{
+	if (src && *src && hf_type(hf, src) == HF_DIR) {
+		_cleanup_free_ char *why = xasprintf("%s's own directory, this workspace's (what the "
+						     "agent runs from it later): never the host's",
+						     agent);
+		op_fd_bind(p, true, src, at, why);
+		return;
+	}
+	char sz[24];
+	_cleanup_free_ char *why = xasprintf("%s's own directory: a tmpfs for this run (its "
+					     "directory in agentjail's state is not made); never "
+					     "the host's",
+					     agent);
+	op(p, why, 6, "--size", SZ(p->limits.tmpfs.home), "--perms", "0700", "--tmpfs", at);
+}
+
+/* The agent's private directories (profile.private_dirs, doc/agents.md). One inside a writable
+ * bind of the agent is mounted at its real place after the protection there (codex's
+ * skills/.system lies in its read-only skills/): kept in tools->private_late. One only in the
+ * home tmpfs (opencode's ~/.cache/opencode) is mounted now, and is a root for what the profile
+ * protects inside it (the host's ~/.cache/opencode/bin, read-only). */
+static void add_agent_private(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			      struct tools_memo *tools, struct strv *agent_roots)
+{
+	const char *agent = pol->profile ? pol->profile : "the agent";
+	struct strv rw_roots = STRV_INIT, all = STRV_INIT;
+	strv_copy(&rw_roots, agent_roots);
+	strv_copy(&all, &pol->agent_private);
+	strv_copy(&all, &pol->agent_private_over);
+	for (size_t i = 0; i < all.n; i++) {
+		const char *d = all.v[i];
+		bool over = i >= pol->agent_private.n;
+		_cleanup_free_ char *src = tools->cache_root && pol->profile
+						   ? toolcache_agent_dir(tools->cache_root,
+									 pol->profile, d)
+						   : xstrdup("");
+		_cleanup_free_ char *real = real_or_below(hf, d);
+		if (real && under_any(&rw_roots, real)) {
+			strv_push(&tools->private_late, src);
+			strv_push(&tools->private_late, real);
+			strv_push(&tools->private_late, over ? "over" : "");
+		} else if (over && under_any(agent_roots, d)) {
+			/* inside a private dir of the home tmpfs mounted above (opencode's
+			 * ~/.cache/opencode/bin): the host's entries are those of the host's dir */
+			strv_push(&tools->private_late, src);
+			strv_push(&tools->private_late, d);
+			strv_push(&tools->private_late, "over");
+		} else if (over) {
+			skip(p, d, "the agent's private dir showing the host's entries is in none of "
+				   "its writable or private dirs: not mounted");
+		} else if (path_is_under(d, hf->home) && !path_is_under(d, pol->workspace)) {
+			bind_private(p, hf, src, d, agent);
+			strv_push(agent_roots, d);
+		} else {
+			skip(p, d, "the agent's private directory: neither in the home's tmpfs nor in "
+				   "its writable directories: not mounted");
+		}
+	}
+	strv_free(&rw_roots);
+	strv_free(&all);
+}
+
+/* Inside a private instruction dir (profile.private_over), the host's entries read-only; not
+ * the agent's own there: hidden ones (codex's skills/.system; a .npmrc's token stays out) and
+ * a package install (opencode's plugin dependencies: node_modules, package.json, its lock
+ * files); nor a symlink (its target is not judged here: a skill reached through one is not
+ * shown). */
+static void show_host_entries(struct bw_plan *p, struct hostfacts *hf, const char *dir)
+{
+	static const char *const own[] = {"node_modules", "package.json", "package-lock.json",
+					  "bun.lock", "bun.lockb", NULL};
+	const struct strv *kids = hf_children(hf, dir);
+	for (size_t i = 0; i < kids->n; i++) {
+		bool mine = kids->v[i][0] == '.';
+		for (size_t k = 0; own[k] && !mine; k++)
+			mine = !strcmp(kids->v[i], own[k]);
+		if (mine)
+			continue;
+		_cleanup_free_ char *k = path_join(dir, kids->v[i]);
+		enum hf_type t = hf_type(hf, k);
+		if (t == HF_DIR || t == HF_FILE)
+			op_fd_bind(p, false, k, k, "the host's instruction entry, read-only");
+		else if (t == HF_SYMLINK)
+			skip(p, k, "an instruction entry that is a symlink: not shown");
+	}
+}
+
+static void add_private_late(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			     const struct tools_memo *tools)
+{
+	const struct strv *l = &tools->private_late;
+	for (size_t i = 0; i + 2 < l->n; i += 3) {
+		bind_private(p, hf, l->v[i], l->v[i + 1], pol->profile ? pol->profile : "the agent");
+		if (l->v[i + 2][0])
+			show_host_entries(p, hf, l->v[i + 1]);
+	}
+}
+
 static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-			    const struct toolmgr_plan *tm, const struct strv *bound,
+			    const struct tools_memo *tools, const struct strv *bound,
 			    struct strv *writable)
 {
+	const struct toolmgr_plan *tm = &tools->tm;
 	for (size_t i = 0; i + 1 < tm->masks.n; i += 2) {
 		if (!under_any(bound, tm->masks.v[i]))
 			continue;
@@ -508,7 +686,7 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 	}
 	const char *path = hf_getenv(hf, "PATH");
 	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
-	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	toolcache_plan(hf, path, tools->cache_root, &mounts, &vars, &skipped);
 	for (size_t i = 0; i < skipped.n; i++)
 		skip(p, "tool cache", skipped.v[i]);
 	for (size_t i = 0; i + 1 < mounts.n; i += 2) {
@@ -519,8 +697,10 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 			continue;
 		}
 		_cleanup_free_ char *why = xasprintf(
-			"private package cache (%s), shared by jails; never the host's",
-			path_basename(mounts.v[i]));
+			"private package cache (%s), %s; never the host's",
+			path_basename(mounts.v[i]),
+			pol->cache == CACHE_SHARED ? "shared by every workspace's jails (cache = shared)"
+						   : "this workspace's own");
 		op_fd_bind(p, true, mounts.v[i], dest, why);
 		strv_push(writable, dest);
 	}
@@ -575,6 +755,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		skip(p, gitconfig, "is a symlink: not followed");
 
 	add_agent_rw(p, hf, pol, agent_roots);
+	add_agent_private(p, hf, pol, tools, agent_roots);
 
 	/* symlinks under $HOME on the way to PATH directories and the command: recreated with
 	 * --symlink (before the binds, which show the same links where they overlap); the real
@@ -655,7 +836,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		op_fd_bind(p, false, done.v[i], done.v[i], why);
 		mask_root_only(p, hf, pol, done.v[i]);
 	}
-	add_tool_extras(p, hf, pol, tm, &done, agent_roots);
+	add_tool_extras(p, hf, pol, tools, &done, agent_roots);
 	strv_free(&all);
 	resolved_free(&rc);
 	strv_free(&done);
@@ -831,17 +1012,55 @@ static bool in_new_repo(struct hostfacts *hf, const char *scan_root, const char 
 	return false;
 }
 
+/* The home files that run code later (bw_home_code) that a writable bind of a host path (the
+ * plan's binds so far whose source is their destination: the workspace, --rw, a profile's
+ * directory; not a private cache or copy) covers, or whose target it covers (a dotfiles
+ * checkout behind ~/.gitconfig). A file the agent gets a private copy of (claude's
+ * ~/.claude.json) is not made read-only there: the copy is bound over it, as in a private
+ * $HOME, and only its allowed keys come back. */
+static void home_code_candidates(struct bw_plan *p, struct hostfacts *hf,
+				 const struct policy *pol, struct strv *cand)
+{
+	if (!hf->home || hf->home[0] != '/' || !strcmp(hf->home, "/"))
+		return;
+	struct strv host_rw = STRV_INIT;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bw_op *o = &p->ops[i];
+		if (o->src && o->args.n == 3 && !strcmp(o->args.v[0], "--bind-fd") &&
+		    !strcmp(o->src, o->args.v[2]))
+			strv_push(&host_rw, o->src);
+	}
+	for (size_t i = 0; host_rw.n && bw_home_code[i].name; i++) {
+		_cleanup_free_ char *c = path_join(hf->home, bw_home_code[i].name);
+		const char *copy = agent_copy_of(pol, c);
+		if (under_any(&host_rw, c)) {
+			if (copy)
+				op_fd_bind(p, true, copy, c,
+					   "a private copy of the agent's file over the writable "
+					   "bind: only safe keys go back (doc/agents.md)");
+			else
+				strv_push(cand, c);
+			continue;
+		}
+		_cleanup_free_ char *real = copy ? NULL : hf_realpath(hf, c, NULL);
+		if (real && strcmp(real, c) && under_any(&host_rw, real))
+			strv_push(cand, real);
+	}
+	strv_free(&host_rw);
+}
+
 static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct strv *writable,
-			   const struct strv *agent_roots, const struct strv *agent_protect,
+			   const struct strv *agent_roots, const struct policy *pol,
 			   const char *scan_root)
 {
 	struct strv cand = STRV_INIT;
 	struct strv roots = STRV_INIT;
 	strv_copy(&roots, writable);
 	strv_copy(&roots, agent_roots);
-	for (size_t i = 0; i < agent_protect->n; i++)
-		if (under_any(agent_roots, agent_protect->v[i]))
-			strv_push(&cand, agent_protect->v[i]);
+	for (size_t i = 0; i < pol->protect.n; i++)
+		if (under_any(agent_roots, pol->protect.v[i]))
+			strv_push(&cand, pol->protect.v[i]);
+	home_code_candidates(p, hf, pol, &cand);
 	for (size_t r = 0; r < writable->n; r++) {
 		if (hf_type(hf, writable->v[r]) == HF_DIR)
 			protected_candidates(hf, writable->v[r], &cand);
@@ -968,6 +1187,15 @@ static void add_masks(struct bw_plan *p, struct hostfacts *hf, const struct poli
 		}
 		op_fd_bind(p, false, pol->ro.v[i], pol->ro.v[i], "--ro: read-only (narrows)");
 	}
+	/* the profile's own read-only files: missing is normal (a user without ~/.aider.conf.yml) */
+	for (size_t i = 0; i < pol->agent_ro.n; i++) {
+		const char *a = pol->agent_ro.v[i];
+		enum hf_type t = hf_type(hf, a);
+		if (t == HF_FILE || t == HF_DIR)
+			op_fd_bind(p, false, a, a, "the agent's config, read-only");
+		else if (t == HF_SYMLINK)
+			skip(p, a, "the agent's read-only config is a symlink: not followed");
+	}
 }
 
 static const char *const env_keep[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM",
@@ -1010,7 +1238,7 @@ static void add_tool_env(struct bw_plan *p, struct hostfacts *hf, struct tools_m
 		setenv_op(p, name, eq + 1, false, "package mirror or registry, kept from the host");
 	}
 	struct strv mounts = STRV_INIT, vars = STRV_INIT, skipped = STRV_INIT;
-	toolcache_plan(hf, path, &mounts, &vars, &skipped);
+	toolcache_plan(hf, path, tools->cache_root, &mounts, &vars, &skipped);
 	for (size_t i = 0; i + 1 < vars.n; i += 2)
 		setenv_op(p, vars.v[i], vars.v[i + 1], false,
 			  "the private package cache, where the tool looks");
@@ -1106,12 +1334,17 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 }
 
 /* A --rw or --ro path that is not there: an error naming it (a typo would silently mean no
- * access). A missing --hide path is only worth a warning (cmd layer): nothing is there to see. */
+ * access). A missing --hide path is only worth a warning (cmd layer): nothing is there to see.
+ * Never $HOME, an ancestor of it, or agentjail's own directories (bindpath.h; resolving the
+ * paths refused them already, this holds for a policy from anywhere). */
 static int check_binds(const struct strv *paths, const char *opt, struct hostfacts *hf,
 		       struct err *e)
 {
 	for (size_t i = 0; i < paths->n; i++) {
 		enum hf_type t = hf_type(hf, paths->v[i]);
+		const char *why = bindpath_never(hf, paths->v[i]);
+		if (why)
+			return bindpath_refuse(e, opt, paths->v[i], paths->v[i], why);
 		if (t == HF_DIR || t == HF_FILE)
 			continue;
 		if (t == HF_MISSING) {
@@ -1146,23 +1379,36 @@ static int check_devices(const struct policy *pol, struct hostfacts *hf, struct 
 	return 0;
 }
 
-/* The mount an op makes (its destination), or NULL for a non-mount option. The option may
- * be preceded by "--size N" and "--perms M". */
+/* The option an op gives, past a leading "--size N" and "--perms M". */
+static const char *op_verb(const struct bw_op *o)
+{
+	size_t k = 0;
+	while (k + 1 < o->args.n &&
+	       (!strcmp(o->args.v[k], "--size") || !strcmp(o->args.v[k], "--perms")))
+		k += 2;
+	return k < o->args.n ? o->args.v[k] : NULL;
+}
+
+/* The mount an op makes (its destination), or NULL for a non-mount option. */
 static const char *mount_dest(const struct bw_op *o)
 {
 	static const char *const m[] = {"--bind-fd", "--ro-bind-fd", "--ro-bind", "--bind",
 					"--dev-bind", "--tmpfs", "--proc", "--dev", "--symlink",
 					"--ro-bind-data", NULL};
-	size_t k = 0;
-	while (k + 1 < o->args.n &&
-	       (!strcmp(o->args.v[k], "--size") || !strcmp(o->args.v[k], "--perms")))
-		k += 2;
-	if (k >= o->args.n)
-		return NULL;
-	for (size_t i = 0; m[i]; i++)
-		if (!strcmp(o->args.v[k], m[i]))
+	const char *verb = op_verb(o);
+	for (size_t i = 0; verb && m[i]; i++)
+		if (!strcmp(verb, m[i]))
 			return o->args.v[o->args.n - 1];
 	return NULL;
+}
+
+/* What an op leaves at its destination: a mount point or a directory of the plan's own. */
+static const char *made_dest(const struct bw_op *o)
+{
+	const char *verb = op_verb(o);
+	if (verb && !strcmp(verb, "--dir"))
+		return o->args.v[o->args.n - 1];
+	return mount_dest(o);
 }
 
 static void op_free(struct bw_op *o)
@@ -1216,6 +1462,74 @@ static void dedupe_mounts(struct bw_plan *p)
 	p->next_fd = fd;
 }
 
+/* bwrap makes the missing parents of a destination itself, and those of a bind come out 0700
+ * (their mode follows the op's --perms, which a bind leaves 0: bubblewrap 0.8 to 0.11). As
+ * root that directory is not readable by others, so init's Landlock walk gives it no read rule
+ * (landlock.c's visit_entry, against renames over masked secrets) and everything bound below
+ * it was unreadable: `--ro /srv/tools` could list /srv/tools and run nothing in it (issue 26).
+ * So every directory on the way to a destination that lies in bwrap's empty root or in a tmpfs
+ * of the plan (where nothing is but what the plan makes) is made first, 0755, by the plan
+ * itself. Under a bind of a host directory nothing is made: it exists there, or bwrap would
+ * write into the host's tree. */
+static bool in_fresh_dir(const struct strv *dests, const struct strv *fresh, const char *a)
+{
+	const char *deepest = NULL;
+	for (size_t i = 0; i < dests->n; i++)
+		if (path_is_strict_ancestor(dests->v[i], a) &&
+		    (!deepest || strlen(dests->v[i]) >= strlen(deepest)))
+			deepest = dests->v[i];
+	return !deepest || strv_contains(fresh, deepest);
+}
+
+static void add_parent_dirs(struct bw_plan *p)
+{
+	struct bw_op *ops = p->ops;
+	size_t n = p->nops;
+	p->ops = NULL;
+	p->nops = p->capops = 0;
+	struct strv dests = STRV_INIT; /* what the ops so far made, in order */
+	struct strv fresh = STRV_INIT; /* … of which empty directories of the plan's own */
+	for (size_t i = 0; i < n; i++) {
+		const char *d = made_dest(&ops[i]);
+		if (d && d[0] == '/') {
+			for (const char *s = strchr(d + 1, '/'); s; s = strchr(s + 1, '/')) {
+				_cleanup_free_ char *a = xstrndup(d, (size_t)(s - d));
+				if (strv_contains(&dests, a) || !in_fresh_dir(&dests, &fresh, a))
+					continue;
+				op(p, "on the way to a mount point: searchable by all (bwrap "
+				      "makes a bind's parents 0700)",
+				   4, "--perms", "0755", "--dir", a);
+				strv_push(&dests, a);
+				strv_push(&fresh, a);
+			}
+		}
+		*op_new(p, NULL) = ops[i];
+		if (!d)
+			continue;
+		strv_push(&dests, d);
+		const char *verb = op_verb(&ops[i]);
+		if (!strcmp(verb, "--tmpfs") || !strcmp(verb, "--dir"))
+			strv_push(&fresh, d);
+	}
+	free(ops);
+	strv_free(&dests);
+	strv_free(&fresh);
+}
+
+bool bw_plan_bind_final(const struct bw_plan *p, size_t i)
+{
+	const struct bw_op *o = &p->ops[i];
+	const char *d = o->src ? mount_dest(o) : NULL;
+	if (!d)
+		return false;
+	for (size_t j = i + 1; j < p->nops; j++) {
+		const char *dj = mount_dest(&p->ops[j]);
+		if (dj && path_is_under(d, dj))
+			return false;
+	}
+	return true;
+}
+
 /* The limits as the policy has them (defaults resolved by the caller; unset: none) and how
  * this host enforces them (a fact the probe found). */
 static void plan_limits(struct bw_plan *p, const struct policy *pol, const struct hostfacts *hf)
@@ -1223,7 +1537,8 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 	p->limits.memory = pol->memory;
 	p->limits.pids = pol->pids;
 	p->limits.mech = hf->limits_mech;
-	if (hf->limits_mech == LIMITS_CGROUP && hf->cgroup_parent)
+	if ((hf->limits_mech == LIMITS_CGROUP || hf->limits_mech == LIMITS_CGROUP_V1) &&
+	    hf->cgroup_parent)
 		p->limits.cgroup_parent = xstrdup(hf->cgroup_parent);
 	if (hf->limits_why)
 		p->limits.why = xstrdup(hf->limits_why);
@@ -1232,20 +1547,21 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 	limits_tmpfs_sizes(pol->memory, &p->limits.tmpfs);
 }
 
-/* Without a cgroup scope, the jail's init sets rlimits: RLIMIT_DATA per process, and
- * RLIMIT_NPROC inside the jail's user namespace (it counts the jail's processes only there;
- * root is exempt from it, so not for root). */
+/* Without a cgroup v2 scope, the jail's init sets rlimits: RLIMIT_DATA per process, and,
+ * without a v1 pids scope either, RLIMIT_NPROC inside the jail's user namespace (it counts the
+ * jail's processes only there; root is exempt from it, so not for root). */
 static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 {
 	const struct bw_limits *l = &p->limits;
-	if (l->mech != LIMITS_RLIMIT)
+	if (l->mech != LIMITS_RLIMIT && l->mech != LIMITS_CGROUP_V1)
 		return;
 	/* only a limit the user asked for: RLIMIT_DATA counts reserved writable memory, and
 	 * sanitizer builds (ASan, TSan, go -race) reserve terabytes of shadow that way, so the
 	 * host-derived default would break a developer's own test runs in the jail */
 	if (l->memory != LIMIT_UNSET && l->memory != LIMIT_UNLIMITED && !l->memory_default)
 		ia->rlimit_data = (unsigned long long)l->memory;
-	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root)
+	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root &&
+	    l->mech == LIMITS_RLIMIT)
 		ia->rlimit_nproc = (unsigned long long)l->pids;
 }
 
@@ -1280,12 +1596,14 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
 	struct strv agent_roots = STRV_INIT;
-	struct tools_memo tools = {0};
+	struct tools_memo tools = {.cache_root = toolcache_root(hf->state_dir, pol->workspace,
+								 pol->cache)};
 	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots, &tools);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
-	add_protection(out, hf, &writable, &agent_roots, &pol->protect,
+	add_protection(out, hf, &writable, &agent_roots, pol,
 		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
+	add_private_late(out, hf, pol, &tools);
 	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;
 	strv_push(&visible, pol->workspace);
@@ -1296,12 +1614,15 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_env(out, hf, pol, &tools);
 	if (tools.done)
 		toolmgr_plan_free(&tools.tm);
+	free(tools.cache_root);
+	strv_free(&tools.private_late);
 	add_self(out, hf, cmd);
 
 	/* last of the mounts: bwrap's own root tmpfs (where mount points were created) becomes
 	 * read-only, so / is never writable and nothing written outside the mounts piles up */
 	op(out, "the jail's root, read-only: / is never writable", 2, "--remount-ro", "/");
 	dedupe_mounts(out);
+	add_parent_dirs(out);
 
 	const char *cwd = hf->cwd && path_is_under(hf->cwd, pol->workspace) ? hf->cwd
 									       : pol->workspace;
@@ -1324,6 +1645,11 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_copy(&ia.writable, &agent_roots);
 	strv_copy(&ia.deny_read, &out->deny_read);
 	add_rlimits(out, &ia);
+	/* ~/.gitconfig bound read-only (add_home): `git config --global` fails with EBUSY there,
+	 * and init tells the host when git tried, for a hint after the run */
+	_cleanup_free_ char *gitconfig = home_tmpfs ? path_join(hf->home, ".gitconfig") : NULL;
+	if (gitconfig && hf_type(hf, gitconfig) == HF_FILE)
+		ia.note_lock = gitconfig;
 	initargs_build(&ia, &out->cmd);
 	initargs_free(&ia);
 	for (size_t i = 0; i < cmd->n; i++)
@@ -1331,6 +1657,41 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_free(&writable);
 	strv_free(&agent_roots);
 	return 0;
+}
+
+/* The view at `path` by the deepest op over it: shown as the host has it (an identity bind,
+ * or a symlink recreated from the host's), or not. */
+static bool op_shows(const struct bw_plan *p, const char *path)
+{
+	const struct bw_op *deepest = NULL;
+	size_t dlen = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const char *d = made_dest(&p->ops[i]);
+		if (d && path_is_under(path, d) && (!deepest || strlen(d) >= dlen)) {
+			deepest = &p->ops[i];
+			dlen = strlen(d);
+		}
+	}
+	if (!deepest)
+		return false; /* bwrap's root holds only what the plan made */
+	const char *verb = op_verb(deepest);
+	const char *dest = deepest->args.v[deepest->args.n - 1];
+	if (!strcmp(verb, "--symlink"))
+		return true; /* the host's own link; where it leads is judged by the real path */
+	if (deepest->src) /* --bind-fd, --ro-bind-fd */
+		return !strcmp(deepest->src, dest);
+	if (!strcmp(verb, "--ro-bind") || !strcmp(verb, "--bind"))
+		return strcmp(deepest->args.v[deepest->args.n - 2], "/dev/null") != 0 &&
+		       !strcmp(deepest->args.v[deepest->args.n - 2], dest);
+	return false; /* a tmpfs, a directory of the plan, /proc, /dev, data */
+}
+
+bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *path)
+{
+	if (!op_shows(p, path))
+		return false;
+	_cleanup_free_ char *real = hf_realpath(hf, path, NULL);
+	return !real || !strcmp(real, path) || op_shows(p, real);
 }
 
 void bw_plan_free(struct bw_plan *p)

@@ -60,13 +60,17 @@ struct bw_plan {
 	struct bw_limits {    /* the jail's limits (core/plan/limits.h values) and how they hold */
 		uint64_t memory, pids;
 		int mech;            /* enum limits_mech (cgroup.h) */
-		char *cgroup_parent; /* LIMITS_CGROUP: where launch makes the jail's scope */
+		char *cgroup_parent; /* LIMITS_CGROUP(_V1): where launch makes the jail's scope */
 		char *why;           /* why that mechanism (the host probe's words), or NULL */
 		bool root;           /* the jail runs as root: RLIMIT_NPROC does not apply */
 		bool memory_default; /* the memory limit is the default: no RLIMIT_DATA for it */
 		struct tmpfs_sizes tmpfs;
 	} limits;
 };
+
+/* Whether op i binds a host source (o->src) that the jail's final view shows at its
+ * destination: no later mount is made there or above it (core/jail/bindcheck.h). */
+bool bw_plan_bind_final(const struct bw_plan *p, size_t i);
 
 /* Build the plan. Fails (exit 2 material) only on a policy the host facts make impossible:
  * a block device, a --dev that is not a character device. */
@@ -84,5 +88,19 @@ void bw_plan_argv_redacted(const struct bw_plan *p, const char *bwrap_path, stru
  * shown as <redacted>; then the skipped list. */
 char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);
 
+/* Whether the jail's view shows the host's `path` (absolute, normalized) as the host has it:
+ * the deepest mount over it, and over the file its symlinks lead to, binds the same host path
+ * there (or is a link the host has too). false where a tmpfs, a mask, or nothing (bwrap's empty
+ * root) is over it. For the "not in the jail's view" line (cmd/jailreport.c). */
+bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *path);
+
 /* The protected names inside every writable root (doc/design.md §3 step 7). */
 extern const char *const bw_protected_names[];
+
+/* What in a home runs code later, relative to $HOME, and who runs it: protected wherever a
+ * writable bind covers it (doc/design.md §3b). NULL-terminated. */
+struct bw_home_code {
+	const char *name;
+	const char *why;
+};
+extern const struct bw_home_code bw_home_code[];

@@ -24,7 +24,7 @@ static const char *const pol_keys[] = {"fs",	  "net",	   "memory",	    "pids",
 				       "env",	  "allow_domains", "deny_domains", "hosts",
 				       NULL};
 static const char *const top_keys[] = {"bwrap",   "state_dir", "policy",	   "agent",
-				       "profile", "backend",   "opensandbox", NULL};
+				       "profile", "backend",   "opensandbox", "cache", NULL};
 
 const char *cfg_key_name(enum cfg_key k)
 {
@@ -65,6 +65,7 @@ void config_free(struct config *c)
 	val_free(&c->bwrap);
 	val_free(&c->state_dir);
 	val_free(&c->backend);
+	val_free(&c->cache);
 	for (int k = 0; k < OK__N; k++)
 		val_free(&c->osb[k]);
 	pol_free(&c->policy);
@@ -103,7 +104,7 @@ static int unknown_key(struct err *e, const char *file, const struct toml_value 
 	if (s)
 		err_hint(e, "did you mean `%s`?", s);
 	else
-		err_hint(e, "see doc/agentjail.toml.5 for the keys");
+		err_hint(e, "`man 5 agentjail.toml` lists the keys");
 	return -1;
 }
 
@@ -409,6 +410,34 @@ static int read_osb(struct config *f, const struct toml_value *t, const char *fi
 	return 0;
 }
 
+static bool backend_ok(const char *s)
+{
+	enum backend b;
+	return backend_parse(s, &b) == 0;
+}
+
+static bool cache_ok(const char *s)
+{
+	enum cache_mode m;
+	return cache_mode_parse(s, &m) == 0;
+}
+
+/* A top-level string with a fixed set of values (`choices` in words, `ok` the check). */
+static int read_choice(struct cfg_val *dst, const struct toml_value *v, const char *key,
+		       const char *choices, bool (*ok)(const char *), const char *file,
+		       const char *origin, struct err *e)
+{
+	if (v->type != TOML_STRING) {
+		_cleanup_free_ char *want = xasprintf("a string (%s)", choices);
+		return type_err(e, file, v, key, want);
+	}
+	if (!ok(v->s))
+		return at_err(e, file, v->line, v->col, "`%s` must be %s, not `%s`", key, choices,
+			      v->s);
+	val_set(dst, v->s, origin);
+	return 0;
+}
+
 static int read_file_tables(struct config *f, const struct toml_value *root, const char *file,
 			    enum cfg_layer layer, struct err *e)
 {
@@ -418,10 +447,11 @@ static int read_file_tables(struct config *f, const struct toml_value *root, con
 		int kl = root->key_line[k], kc = root->key_col[k];
 		_cleanup_free_ char *origin = xasprintf("%s:%d", file, kl);
 		/* backend and [opensandbox] too: a project must not choose the weaker sandbox, nor
-		 * send the workspace to a service of its choosing */
+		 * send the workspace to a service of its choosing; nor cache: a project that chose
+		 * the shared caches would write where every other project's jails read */
 		bool never = !strcmp(key, "bwrap") || !strcmp(key, "state_dir") ||
 			     !strcmp(key, "profile") || !strcmp(key, "backend") ||
-			     !strcmp(key, "opensandbox");
+			     !strcmp(key, "opensandbox") || !strcmp(key, "cache");
 		if (layer == CFG_PROJECT && never) {
 			at_err(e, file, kl, kc, "`%s` may never be set in a project's .agentjail.toml",
 			       key);
@@ -436,13 +466,13 @@ static int read_file_tables(struct config *f, const struct toml_value *root, con
 				return at_err(e, file, v->line, v->col, "`%s` is empty", key);
 			val_set(!strcmp(key, "bwrap") ? &f->bwrap : &f->state_dir, v->s, origin);
 		} else if (!strcmp(key, "backend")) {
-			enum backend b;
-			if (v->type != TOML_STRING)
-				return type_err(e, file, v, key, "a string (local, landlock or opensandbox)");
-			if (backend_parse(v->s, &b) < 0)
-				return at_err(e, file, v->line, v->col,
-					      "`backend` must be local, landlock or opensandbox, not `%s`", v->s);
-			val_set(&f->backend, v->s, origin);
+			if (read_choice(&f->backend, v, key, "local, landlock or opensandbox",
+					backend_ok, file, origin, e) < 0)
+				return -1;
+		} else if (!strcmp(key, "cache")) {
+			if (read_choice(&f->cache, v, key, "workspace or shared", cache_ok, file,
+					origin, e) < 0)
+				return -1;
 		} else if (!strcmp(key, "opensandbox")) {
 			if (v->type != TOML_TABLE || v->inline_table)
 				return type_err(e, file, v, key, "an [opensandbox] table");
@@ -544,6 +574,8 @@ int config_apply(struct config *c, const struct toml_value *root, const char *fi
 		val_set(&c->state_dir, f.state_dir.v, f.state_dir.origin);
 	if (f.backend.v)
 		val_set(&c->backend, f.backend.v, f.backend.origin);
+	if (f.cache.v)
+		val_set(&c->cache, f.cache.v, f.cache.origin);
 	for (int k = 0; k < OK__N; k++)
 		if (f.osb[k].v)
 			val_set(&c->osb[k], f.osb[k].v, f.osb[k].origin);
@@ -604,6 +636,8 @@ int config_base_policy(const struct config *c, const char *agent, const char *cw
 		pol_merge(&m, &a->pol);
 	policy_init(out);
 	int rc = 0;
+	if (c->cache.v && cache_mode_parse(c->cache.v, &out->cache) < 0)
+		rc = err_set(e, 0, c->cache.origin, "cache: unknown mode %s", c->cache.v);
 	*fs_set = m.s[CK_FS].v != NULL;
 	*net_set = m.s[CK_NET].v != NULL;
 	if (*fs_set && fs_mode_parse(m.s[CK_FS].v, &out->fs) < 0)
@@ -712,6 +746,8 @@ char *config_render(const struct config *c, bool json)
 						   : json_null());
 		json_object_set_new(o, "backend", c->backend.v ? val_json(c->backend.v, c->backend.origin)
 							       : val_json("local", "default"));
+		json_object_set_new(o, "cache", c->cache.v ? val_json(c->cache.v, c->cache.origin)
+							   : val_json("workspace", "default"));
 		json_t *os = json_object();
 		for (int k = 0; k < OK__N; k++)
 			if (c->osb[k].v)
@@ -746,6 +782,8 @@ char *config_render(const struct config *c, bool json)
 		sb_addf(&b, "state_dir = %s\t# %s\n", c->state_dir.v, c->state_dir.origin);
 	sb_addf(&b, "backend = %s\t# %s\n", c->backend.v ? c->backend.v : "local",
 		c->backend.v ? c->backend.origin : "default");
+	sb_addf(&b, "cache = %s\t# %s\n", c->cache.v ? c->cache.v : "workspace",
+		c->cache.v ? c->cache.origin : "default");
 	for (int k = 0; k < OK__N; k++)
 		if (c->osb[k].v)
 			sb_addf(&b, "opensandbox.%s = %s\t# %s\n", osb_key_name(k), c->osb[k].v,

@@ -50,6 +50,7 @@ struct config {
 	struct cfg_val bwrap, state_dir;
 	struct cfg_val backend;         /* "local" (default), "landlock" (doc/design.md §4c) or
 					 * "opensandbox" (§4b) */
+	struct cfg_val cache;           /* "workspace" (default) or "shared" (§3 step 5) */
 	struct cfg_val osb[OK__N];      /* [opensandbox] (core/plan/osb_plan.h) */
 	struct cfg_pol policy;
 	struct cfg_agent *agents;
@@ -64,9 +65,10 @@ const char *cfg_key_name(enum cfg_key k);
 void config_init(struct config *c);
 void config_free(struct config *c);
 
-/* Apply one parsed file. For CFG_PROJECT: bwrap, state_dir, [profile.*] and devices are refused
- * whatever the trust; unless trusted, each widening key (see config.c) is left out and named in
- * *widening as "FILE:LINE: `KEY` in [TABLE] WHY". net_default is the network mode the command
+/* Apply one parsed file. For CFG_PROJECT: bwrap, state_dir, backend, cache, [opensandbox],
+ * [profile.*] and devices are refused whatever the trust; unless trusted, each widening key
+ * (see config.c) is left out and named in *widening as "FILE:LINE: `KEY` in [TABLE] WHY".
+ * net_default is the network mode the command
  * uses when no layer sets one (off for run, allow for agents): a project's net is compared with
  * it. -1 with e ("FILE:LINE:COL", what, a suggestion) on an unknown key, a wrong type or value;
  * nothing of the file is applied then. */

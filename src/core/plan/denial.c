@@ -1,5 +1,6 @@
 /* denial: the sandbox's share in a failed run, in one line (denial.h). */
 #include "core/plan/denial.h"
+#include "core/plan/bwrap_argv.h"
 
 #include <string.h>
 
@@ -7,8 +8,10 @@
 #include "util/path.h"
 #include "util/xalloc.h"
 
-/* By the protected path's last components (bw_protected_names, gitprotect's git files). The
- * first entry whose name ends the path wins; more specific names come first. */
+/* By the protected path's last components (bw_protected_names, gitprotect's git files; the
+ * home's files that run code, shell rc files included, are bw_home_code's, each with its own
+ * reason, and looked at first). The first entry whose name ends the path wins; more specific
+ * names come first. */
 static const struct {
 	const char *name;
 	const char *why;
@@ -28,11 +31,6 @@ static const struct {
 	{".agentjail.toml", "it configures the next jail: edit it outside the jail, then run "
 			    "`agentjail trust`"},
 	{".envrc", "direnv runs it in your shell when you enter the directory"},
-	{".bashrc", "a shell runs it on the host"},
-	{".bash_profile", "a shell runs it on the host"},
-	{".zshrc", "a shell runs it on the host"},
-	{".zprofile", "a shell runs it on the host"},
-	{".profile", "a shell runs it on the host"},
 	{".mcp.json", "an agent started on the host runs the MCP servers it lists"},
 	{".vscode", "the editor runs the tasks and settings it holds"},
 	{".idea", "the editor runs the tasks and settings it holds"},
@@ -51,6 +49,10 @@ static bool ends_with(const char *path, const char *name)
 
 const char *denial_protected_why(const char *path)
 {
+	/* the home's names first: they are the more specific (~/.ssh/config is no git config) */
+	for (size_t i = 0; bw_home_code[i].name; i++)
+		if (ends_with(path, bw_home_code[i].name))
+			return bw_home_code[i].why;
 	for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++)
 		if (ends_with(path, reasons[i].name))
 			return reasons[i].why;
@@ -87,4 +89,15 @@ char *denial_not_in_view(const char *cmd, const char *host_path, const char *dir
 				 cmd, interp, host_path, dir);
 	return xasprintf("%s is not in the jail's view: on the host it is %s; --ro %s brings it in",
 			 cmd, host_path, dir);
+}
+
+char *denial_gitconfig_line(const char *path)
+{
+	return xasprintf("git could not write %s (git config --global): the host's file is "
+			 "read-only in the jail (\"Device or resource busy\"); set an identity on "
+			 "the host (git config --global user.name …), for a run with --env "
+			 "GIT_AUTHOR_NAME=… --env GIT_AUTHOR_EMAIL=… (and GIT_COMMITTER_NAME, "
+			 "GIT_COMMITTER_EMAIL), or per command: git -c user.name=… -c user.email=… "
+			 "commit",
+			 path);
 }

@@ -21,3 +21,8 @@ char *denial_moved_line(const char *const *paths, size_t n);
  * `idir` are named then. Caller frees. */
 char *denial_not_in_view(const char *cmd, const char *host_path, const char *dir,
 			 const char *interp, const char *idir);
+
+/* The hint after a run in which git tried to rewrite `path` (~/.gitconfig: `git config
+ * --global`), which the jail binds read-only from the host (the rename over it fails with
+ * EBUSY): why, and how to set an identity instead. Caller frees. */
+char *denial_gitconfig_line(const char *path);

@@ -65,7 +65,7 @@ struct hostfacts {
 	char *session_id;      /* AGENTJAIL_SESSION value */
 	unsigned long long mem_total; /* the host's RAM in bytes (0 unknown) */
 	int limits_mech;       /* enum limits_mech (limits.h): how limits are enforced here */
-	char *cgroup_parent;   /* LIMITS_CGROUP: where the jail's scope is made */
+	char *cgroup_parent;   /* LIMITS_CGROUP(_V1): where the jail's scope is made */
 	char *limits_why;      /* one line: why that mechanism */
 
 	struct hf_entry **tab;

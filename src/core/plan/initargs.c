@@ -29,6 +29,10 @@ void initargs_build(const struct init_args *a, struct strv *out)
 		strv_push(out, INIT_OPT_RLIMIT_NPROC);
 		strv_pushf(out, "%llu", a->rlimit_nproc);
 	}
+	if (a->note_lock) {
+		strv_push(out, INIT_OPT_NOTE_LOCK);
+		strv_push(out, a->note_lock);
+	}
 	if (a->capture)
 		strv_push(out, INIT_OPT_CAPTURE);
 	strv_push(out, "--");
@@ -57,6 +61,8 @@ int initargs_parse(int argc, char **argv, struct init_args *a)
 			a->rlimit_data = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], INIT_OPT_RLIMIT_NPROC) && i + 1 < argc)
 			a->rlimit_nproc = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], INIT_OPT_NOTE_LOCK) && i + 1 < argc && !a->note_lock)
+			a->note_lock = argv[++i]; /* points into argv, as cmd does */
 		else if (!strcmp(argv[i], INIT_OPT_CAPTURE))
 			a->capture = true;
 		else
@@ -73,4 +79,5 @@ void initargs_free(struct init_args *a)
 	strv_free(&a->writable);
 	strv_free(&a->deny_read);
 	a->cmd = NULL;
+	a->note_lock = NULL;
 }

@@ -1,6 +1,7 @@
 /* limits: the jail's memory and process limits as values (issue 10 item 8). Pure: parsing and
  * formatting sizes, the defaults, and how the jail's tmpfs mounts share the memory limit. The
- * enforcement (a cgroup v2 scope, else rlimits) lives in cgroup.c and init.c. */
+ * enforcement (a cgroup v2 scope, else a v1 pids scope, else rlimits) lives in cgroup.c and
+ * init.c. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@ enum limits_mech {
 	LIMITS_NONE = 0,  /* nothing: not probed, or danger-full-access */
 	LIMITS_CGROUP,    /* a cgroup v2 scope per jail */
 	LIMITS_RLIMIT,    /* rlimits set by the jail's init */
+	LIMITS_CGROUP_V1, /* a cgroup v1 pids scope per jail (pids.max); memory by RLIMIT_DATA */
 };
 
 /* "512M", "4G", "1.5G" is refused (whole numbers only), "1073741824" (bytes), K/M/G/T with an

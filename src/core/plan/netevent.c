@@ -26,3 +26,8 @@ int net_proto_parse(const char *s, enum net_proto *out)
 	}
 	return -1;
 }
+
+bool net_event_malformed(const struct net_event *ev)
+{
+	return ev->proto == NP_DNS && ev->host[0] == '\0';
+}

@@ -602,6 +602,63 @@ char *net_deny_reason(const struct net_decision *d, const char *host, uint16_t p
 	return sb_steal(&b);
 }
 
+/* ---- the name inside an approved connection ---- */
+
+enum net_name_match netrules_name_check(const struct netrules *r, const struct net_decision *d,
+					const char *host, uint16_t port, const char *name,
+					char **norm)
+{
+	if (norm)
+		*norm = NULL;
+	int fam;
+	uint8_t a[16];
+	if (!name)
+		return parse_ip(host, &fam, a) ? NM_NONE_OK : NM_MISSING;
+	char *n = NULL;
+	struct err e = {0};
+	if (net_host_normalize(name, &n, &e) < 0)
+		return NM_INVALID;
+	enum net_name_match m = NM_MISMATCH;
+	struct net_decision d2;
+	if (!strcmp(n, host))
+		m = NM_SAME;
+	else if (d->rule && d->rule->kind == NR_WILDCARD && host_matches(d->rule, n) &&
+		 netrules_check(r, n, port, &d2) == NV_ALLOW)
+		m = NM_WILDCARD;
+	if (norm)
+		*norm = n;
+	else
+		free(n);
+	return m;
+}
+
+char *net_name_reason(enum net_name_match m, const char *what, const char *host, uint16_t port,
+		      const char *name)
+{
+	struct strbuf b = STRBUF_INIT;
+	if (m == NM_MISSING) {
+		sb_addf(&b, "no %s sent for ", what);
+		add_hostport(&b, host, port, true);
+		sb_add(&b, " (a connection allowed by name must name it)");
+		return sb_steal(&b);
+	}
+	/* name came from the jail: printable, bounded */
+	char shown[NET_HOST_MAX + 4];
+	size_t i = 0;
+	for (; name && name[i] && i < sizeof shown - 1; i++) {
+		unsigned char c = (unsigned char)name[i];
+		shown[i] = c > 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	shown[i] = '\0';
+	sb_addf(&b, "%s %s %s ", what, shown,
+		m == NM_INVALID ? "is not a valid host name; this connection was allowed for"
+				: "does not match");
+	add_hostport(&b, host, port, true);
+	if (m != NM_INVALID)
+		sb_add(&b, ", the name this connection was allowed for");
+	return sb_steal(&b);
+}
+
 /* ---- the environment inside ---- */
 
 #define NR_STR(x) #x
@@ -656,4 +713,48 @@ const char *const *net_proxy_env(void)
 const char *const *net_proxy_env_clear(void)
 {
 	return proxy_clear;
+}
+
+bool net_spec_is_wildcard(const char *spec)
+{
+	struct netrule r = {0};
+	struct err e = {0};
+	bool w = netrule_parse(spec, &r, &e) == 0 && r.kind == NR_WILDCARD;
+	netrule_free(&r);
+	return w;
+}
+
+char *net_wildcard_note(const struct strv *allow)
+{
+	struct strbuf specs = STRBUF_INIT;
+	char *first = NULL; /* the first wildcard's domain, for the example */
+	size_t n = 0;
+	for (size_t i = 0; allow && i < allow->n; i++) {
+		struct netrule r = {0};
+		struct err e = {0};
+		if (netrule_parse(allow->v[i], &r, &e) == 0 && r.kind == NR_WILDCARD) {
+			sb_addf(&specs, "%s*.%s", n ? ", " : "", r.host);
+			if (!n)
+				first = xstrdup(r.host);
+			n++;
+		}
+		netrule_free(&r);
+	}
+	if (!n) {
+		sb_free(&specs);
+		return NULL;
+	}
+	char *note = n == 1 ? xasprintf("%s: any name under %s is looked up by the host's resolver, "
+					"which asks %s's name servers: a jail can send them data in "
+					"the names it looks up (exact names, such as api.%s, close "
+					"that)",
+					sb_str(&specs), first, first, first)
+			    : xasprintf("%s: any name under these domains is looked up by the host's "
+					"resolver, which asks their name servers: a jail can send "
+					"them data in the names it looks up (exact names, such as "
+					"api.%s, close that)",
+					sb_str(&specs), first);
+	free(first);
+	sb_free(&specs);
+	return note;
 }

@@ -51,6 +51,14 @@ void netrule_free(struct netrule *r);
 int netmap_parse(const char *spec, struct netmap *out, struct err *e) WUR;
 void netmap_free(struct netmap *m);
 
+/* A wildcard allow entry lets the jail look up any name under its domain, and the host's
+ * resolver asks that domain's name servers: a jail can send them data in the names it asks
+ * (doc/design.md §4). The note doctor and --dry-run give, naming the wildcards among `allow`
+ * ("*.example.com: any name under example.com is looked up …"); NULL when there is none. */
+char *net_wildcard_note(const struct strv *allow);
+/* Whether an allow entry as written is a valid wildcard ("*.example.com", "*.example.com:80"). */
+bool net_spec_is_wildcard(const char *spec);
+
 /* Build from the policy's lists (strings as given on the command line). A mapped name is
  * allowed (at its mapped address) even when no --allow-domain names it. */
 int netrules_build(const struct strv *allow, const struct strv *deny, const struct strv *map,
@@ -92,6 +100,32 @@ bool netrules_addr_ok(const struct netrules *r, const struct net_decision *d, in
  * allow it, e.g. "evil.example:443 is not on the allow list (add --allow-domain
  * evil.example)". Allocated. */
 char *net_deny_reason(const struct net_decision *d, const char *host, uint16_t port);
+
+/* What a client names inside a connection already approved for host:port (decision d): the
+ * TLS server name of its ClientHello, or the Host of its first HTTP request (design §4). */
+enum net_name_match {
+	NM_SAME,       /* the approved name, after normalization (case, IDNA, a trailing dot) */
+	NM_WILDCARD,   /* d's rule is a wildcard that matches it as it would for CONNECT, and the
+			* rules allow it at port on their own (no deny rule refuses it) */
+	NM_NONE_OK,    /* no name, and the approval was for an IP literal: there is none to send */
+	NM_MISSING,    /* no name, for an approval by name */
+	NM_MISMATCH,   /* another name */
+	NM_INVALID,    /* not a valid host name */
+};
+/* name: as the client sent it, or NULL for none. *norm (may be NULL): its normalized form,
+ * allocated, or NULL when there is none. */
+enum net_name_match netrules_name_check(const struct netrules *r, const struct net_decision *d,
+					const char *host, uint16_t port, const char *name,
+					char **norm);
+static inline bool net_name_ok(enum net_name_match m)
+{
+	return m == NM_SAME || m == NM_WILDCARD || m == NM_NONE_OK;
+}
+/* The one-line reason for a refusal by netrules_name_check, naming both names: "TLS server
+ * name evil.example does not match api.example.com:443, the name this connection was allowed
+ * for". what: "TLS server name" or "HTTP Host"; name as sent (NULL: none). Allocated. */
+char *net_name_reason(enum net_name_match m, const char *what, const char *host, uint16_t port,
+		      const char *name);
 
 /* The variables set inside a `--net allow` jail, NAME=VALUE, NULL-terminated: the proxy for
  * HTTP(S)/ALL (both cases), NO_PROXY, NODE_USE_ENV_PROXY, npm/pip/git/agent settings. The

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/bwrap_argv.h"
 #include "core/plan/netrules.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -112,9 +111,11 @@ int osb_key_check(enum osb_key k, const char *v, struct err *e)
 		return 0;
 	case OK_TIMEOUT: {
 		uint64_t n;
-		if (parse_u64(v, &n) < 0 || (n && n < 60) || n > 30ull * 24 * 3600)
-			return err_set(e, 0, v, "`timeout` must be seconds, at least 60 (0: no "
-						"expiry)");
+		if (parse_u64(v, &n) < 0 || (n && n < 60) || n > OSB_TIMEOUT_MAX)
+			return err_set(e, 0, v, "`timeout` must be seconds, at least 60 and at most "
+						"%d (the service's API allows no more), or 0 for the "
+						"longest",
+				       OSB_TIMEOUT_MAX);
 		return 0;
 	}
 	case OK_WORKDIR:
@@ -171,8 +172,8 @@ int osb_settings_from(const char *const vals[OK__N], struct osb_settings *out, s
 							      : OSB_DEFAULT_ENTRYPOINT);
 	for (char *save = NULL, *t = strtok_r(ep, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
 		strv_push(&out->entrypoint, t);
-	out->cpu = vals[OK_CPU] ? xstrdup(vals[OK_CPU]) : NULL;
-	out->memory = vals[OK_MEMORY] ? xstrdup(vals[OK_MEMORY]) : NULL;
+	out->cpu = xstrdup(vals[OK_CPU] ? vals[OK_CPU] : OSB_DEFAULT_CPU);
+	out->memory = xstrdup(vals[OK_MEMORY] ? vals[OK_MEMORY] : OSB_DEFAULT_MEMORY);
 	out->timeout = vals[OK_TIMEOUT] ? strtol(vals[OK_TIMEOUT], NULL, 10) : OSB_DEFAULT_TIMEOUT;
 	out->workdir = xstrdup(vals[OK_WORKDIR] ? vals[OK_WORKDIR] : OSB_DEFAULT_WORKDIR);
 	out->sync_max = OSB_DEFAULT_SYNC_MAX;
@@ -264,15 +265,11 @@ char *osb_create_body(const struct osb_settings *s, const struct policy *p, cons
 	for (size_t i = 0; i < s->entrypoint.n; i++)
 		json_array_append_new(ep, json_string(s->entrypoint.v[i]));
 	json_object_set_new(o, "entrypoint", ep);
-	json_object_set_new(o, "timeout", s->timeout ? json_integer(s->timeout) : json_null());
-	if (s->cpu || s->memory) {
-		json_t *rl = json_object();
-		if (s->cpu)
-			json_object_set_new(rl, "cpu", json_string(s->cpu));
-		if (s->memory)
-			json_object_set_new(rl, "memory", json_string(s->memory));
-		json_object_set_new(o, "resourceLimits", rl);
-	}
+	/* both required by the spec (doc/design.md §4b): "none" is the longest it allows */
+	json_object_set_new(o, "timeout", json_integer(s->timeout ? s->timeout : OSB_TIMEOUT_MAX));
+	json_object_set_new(o, "resourceLimits",
+			    json_pack("{s:s, s:s}", "cpu", s->cpu ? s->cpu : OSB_DEFAULT_CPU,
+				      "memory", s->memory ? s->memory : OSB_DEFAULT_MEMORY));
 	json_t *md = json_pack("{s:s}", "agentjail.workspace", path_basename(p->workspace));
 	if (session_id)
 		json_object_set_new(md, "agentjail.session", json_string(session_id));
@@ -300,22 +297,25 @@ char *osb_create_body(const struct osb_settings *s, const struct policy *p, cons
 	return txt;
 }
 
+char *osb_timeout_note(const struct osb_settings *s)
+{
+	if (s->timeout)
+		return NULL;
+	return xasprintf("timeout = 0 (none): the service's API requires an expiry, so the longest "
+			 "it allows is asked, %d s (24 h); the sandbox is deleted when the run ends "
+			 "(timeout = %d asks for it without this note)",
+			 OSB_TIMEOUT_MAX, OSB_TIMEOUT_MAX);
+}
+
+bool osb_id_ok(const char *id)
+{
+	size_t n = strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+	return n && n <= 128 && !id[n] && strcmp(id, ".") && strcmp(id, "..");
+}
+
 char *osb_api_url(const struct osb_settings *s, const char *path)
 {
 	return xasprintf("%s/v1%s", s->url, path);
-}
-
-bool osb_protected(const char *rel)
-{
-	static const char *const more[] = {".git", ".claude/settings.json",
-					   ".claude/settings.local.json", NULL};
-	for (int pass = 0; pass < 2; pass++)
-		for (const char *const *n = pass ? more : bw_protected_names; *n; n++) {
-			size_t l = strlen(*n);
-			if (!strncmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
-				return true;
-		}
-	return false;
 }
 
 bool osb_interactive(const struct strv *cmd)
@@ -335,25 +335,4 @@ bool osb_interactive(const struct strv *cmd)
 		if (!strcmp(b, *n))
 			return cmd->n == 1 || (cmd->n == 2 && !strcmp(cmd->v[1], "-i"));
 	return false;
-}
-
-int osb_parse_sum_line(const char *line, unsigned char sha[32], const char **rel)
-{
-	for (int i = 0; i < 64; i++)
-		if (!isxdigit((unsigned char)line[i]) || isupper((unsigned char)line[i]))
-			return -1;
-	if (strncmp(line + 64, "  ./", 4) || !line[68])
-		return -1;
-	for (int i = 0; i < 32; i++) {
-		char h[3] = {line[2 * i], line[2 * i + 1], 0};
-		sha[i] = (unsigned char)strtoul(h, NULL, 16);
-	}
-	const char *r = line + 68;
-	/* no escapes, no climbing, nothing absolute */
-	if (strstr(r, "/../") || !strncmp(r, "../", 3) || !strcmp(r, "..") ||
-	    (strlen(r) >= 3 && !strcmp(r + strlen(r) - 3, "/..")) || strstr(r, "//") ||
-	    strchr(r, '\\'))
-		return -1;
-	*rel = r;
-	return 0;
 }

@@ -23,8 +23,10 @@ struct osb_settings {
 	char *api_key_env;  /* the NAME of the variable holding the key; never the key */
 	char *image;        /* image.uri */
 	struct strv entrypoint;
-	char *cpu, *memory; /* resourceLimits, as the service writes them ("500m", "512Mi") */
-	long timeout;       /* seconds (>= 60), 0 = no expiry */
+	char *cpu, *memory; /* resourceLimits, as the service writes them ("500m", "512Mi"):
+			     * OSB_DEFAULT_CPU and OSB_DEFAULT_MEMORY unless configured */
+	long timeout;       /* seconds, 60..OSB_TIMEOUT_MAX; 0 = "none" asked (sent as
+			     * OSB_TIMEOUT_MAX: the spec requires a timeout) */
 	char *workdir;      /* the workspace's path in the sandbox (default /workspace) */
 	uint64_t sync_max;  /* bytes: a workspace larger than this is refused */
 };
@@ -34,6 +36,11 @@ struct osb_settings {
 #define OSB_DEFAULT_KEY_ENV "OPEN_SANDBOX_API_KEY"
 #define OSB_DEFAULT_WORKDIR "/workspace"
 #define OSB_DEFAULT_TIMEOUT 3600
+/* The lifecycle spec's CreateSandboxRequest requires `timeout` (integer, 60..86400) and
+ * `resourceLimits`; its SDKs send these limits when the caller gives none. */
+#define OSB_TIMEOUT_MAX 86400
+#define OSB_DEFAULT_CPU "1"
+#define OSB_DEFAULT_MEMORY "2Gi"
 #define OSB_DEFAULT_SYNC_MAX (512ull << 20)
 
 const char *osb_key_name(enum osb_key k);
@@ -51,23 +58,23 @@ int osb_policy_check(const struct policy *p, struct err *e) WUR;
 /* Whether changes come back (false for --fs read-only). */
 bool osb_sync_back(const struct policy *p);
 
-/* POST /v1/sandboxes's body: image, entrypoint, timeout, resourceLimits, metadata (the session
- * id and workspace basename), networkPolicy. NULL with e when the policy cannot be mapped. */
+/* POST /v1/sandboxes's body: image, entrypoint, timeout, resourceLimits (always: the spec
+ * requires both), metadata (the session id and workspace basename), networkPolicy. NULL with e
+ * when the policy cannot be mapped. */
 char *osb_create_body(const struct osb_settings *s, const struct policy *p, const char *session_id,
 		      struct err *e);
+
+/* What is asked instead of `timeout = 0` (malloc'd, one line), or NULL when a timeout is set. */
+char *osb_timeout_note(const struct osb_settings *s);
+
+/* An id the service or execd handed out (a sandbox's, a command's) that may go into a URL path
+ * or query and a message as it is: 1..128 of A-Z a-z 0-9 . _ -, not "." or ".." (their ids are
+ * UUIDs). */
+bool osb_id_ok(const char *id);
 
 /* The service URL with /v1 and a path appended: "http://h:8080" + "/sandboxes". */
 char *osb_api_url(const struct osb_settings *s, const char *path);
 
-/* A workspace-relative path that is never written back from a sandbox: anything under .git/,
- * the protected names of a local jail (bw_protected_names: hooks, rc files, agent settings),
- * and the agents' settings files. */
-bool osb_protected(const char *rel);
-
 /* A command that needs a terminal or stdin (a shell or REPL without a script, an editor, a
  * pager, an agent's interactive mode): the service has neither. */
 bool osb_interactive(const struct strv *cmd);
-
-/* One line of the sandbox's listing (`sha256sum` output "HEX  ./REL"): 0 with the hash and the
- * relative path (pointing into line), -1 for anything else (an escaped name, noise). */
-int osb_parse_sum_line(const char *line, unsigned char sha[32], const char **rel);

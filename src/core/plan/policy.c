@@ -8,6 +8,7 @@
 
 #include "core/plan/limits.h"
 #include "core/plan/netrules.h"
+#include "core/plan/suggest.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 
@@ -27,6 +28,22 @@ int backend_parse(const char *s, enum backend *out)
 const char *backend_name(enum backend b)
 {
 	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
+}
+
+int cache_mode_parse(const char *s, enum cache_mode *out)
+{
+	if (!strcmp(s, "workspace"))
+		*out = CACHE_WORKSPACE;
+	else if (!strcmp(s, "shared"))
+		*out = CACHE_SHARED;
+	else
+		return -1;
+	return 0;
+}
+
+const char *cache_mode_name(enum cache_mode m)
+{
+	return m == CACHE_SHARED ? "shared" : "workspace";
 }
 #include "util/xalloc.h"
 
@@ -51,6 +68,9 @@ void policy_free(struct policy *p)
 	strv_free(&p->setenv);
 	strv_free(&p->agent_copy);
 	strv_free(&p->agent_hide);
+	strv_free(&p->agent_ro);
+	strv_free(&p->agent_private);
+	strv_free(&p->agent_private_over);
 	strv_free(&p->allow_domains);
 	strv_free(&p->deny_domains);
 	strv_free(&p->map_hosts);
@@ -191,6 +211,21 @@ int policy_opt_arity(const char *arg)
 	return -1;
 }
 
+const char *policy_opt_closest(const char *arg, const char *const *more)
+{
+	enum { N_RUN = sizeof run_opts / sizeof *run_opts };
+	const char *names[N_RUN + 16 + 1];
+	size_t n = 0;
+	for (size_t k = 0; k < N_RUN; k++)
+		names[n++] = run_opts[k].name;
+	for (size_t k = 0; more && more[k] && k < 16; k++)
+		names[n++] = more[k];
+	names[n] = NULL;
+	const char *eq = strchr(arg, '=');
+	_cleanup_free_ char *name = eq ? xstrndup(arg, (size_t)(eq - arg)) : xstrdup(arg);
+	return closest_word(name, names);
+}
+
 /* --memory / AGENTJAIL_MEMORY, --pids / AGENTJAIL_PIDS: `from` names the source. */
 static int parse_memory(const char *v, const char *from, uint64_t *out, struct err *e)
 {
@@ -321,6 +356,7 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 		p->net = b->net;
 	p->memory = b->memory;
 	p->pids = b->pids;
+	p->cache = b->cache;
 	strv_copy(&p->rw, &b->rw);
 	strv_copy(&p->ro, &b->ro);
 	strv_copy(&p->hide, &b->hide);
@@ -376,8 +412,16 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		while (k < sizeof run_opts / sizeof *run_opts &&
 		       !(strlen(run_opts[k].name) == n && !strncmp(run_opts[k].name, a, n)))
 			k++;
-		if (k == sizeof run_opts / sizeof *run_opts || (eq && !run_opts[k].value))
-			return usage_err(e, a, "unknown option");
+		if (k == sizeof run_opts / sizeof *run_opts || (eq && !run_opts[k].value)) {
+			const char *near = k == sizeof run_opts / sizeof *run_opts
+						   ? policy_opt_closest(a, ctx->more_opts)
+						   : NULL;
+			if (!near)
+				return usage_err(e, a, "unknown option");
+			err_set(e, 0, a, "unknown option");
+			err_hint(e, "did you mean %s? see `agentjail run --help`", near);
+			return -1;
+		}
 		const char *v = NULL;
 		if (run_opts[k].value) {
 			if (eq)
@@ -621,6 +665,9 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "memory_default", json_true());
 	if (p->pids != LIMIT_UNSET)
 		json_object_set_new(o, "pids", limit_json(p->pids));
+	/* absent: each workspace's own caches (sessions stored before `cache` existed too) */
+	if (p->cache == CACHE_SHARED)
+		json_object_set_new(o, "cache", jstr("shared"));
 	/* --net allow's lists (sessfmt counts allow_domains) */
 	if (p->net == NET_ALLOW || p->allow_domains.n)
 		json_object_set_new(o, "allow_domains", strv_json(&p->allow_domains));
@@ -634,6 +681,13 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "protect", strv_json(&p->protect));
 		json_object_set_new(o, "setenv", strv_json(&p->setenv));
 		json_object_set_new(o, "agent_hide", strv_json(&p->agent_hide));
+		if (p->agent_ro.n)
+			json_object_set_new(o, "agent_ro", strv_json(&p->agent_ro));
+		if (p->agent_private.n)
+			json_object_set_new(o, "agent_private", strv_json(&p->agent_private));
+		if (p->agent_private_over.n)
+			json_object_set_new(o, "agent_private_over",
+					    strv_json(&p->agent_private_over));
 		json_object_set_new(o, "agent_writable_instructions",
 				    json_boolean(p->agent_writable_instructions));
 	}
@@ -699,6 +753,12 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    !strcmp(json_string_value(json_object_get(o, "backend")), "landlock"))
 		out->backend = BACKEND_LANDLOCK;
 	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
+	if (json_string_value(json_object_get(o, "cache")) &&
+	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
+		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",
+			json_string_value(json_object_get(o, "cache")));
+		goto out;
+	}
 	out->agent_writable_instructions =
 		json_is_true(json_object_get(o, "agent_writable_instructions"));
 	out->profile = prof ? xstrdup(prof) : NULL;
@@ -708,6 +768,9 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "protect", &out->protect, e) < 0 ||
 	    json_strv(o, "setenv", &out->setenv, e) < 0 ||
 	    json_strv(o, "agent_hide", &out->agent_hide, e) < 0 ||
+	    json_strv(o, "agent_ro", &out->agent_ro, e) < 0 ||
+	    json_strv(o, "agent_private", &out->agent_private, e) < 0 ||
+	    json_strv(o, "agent_private_over", &out->agent_private_over, e) < 0 ||
 	    json_strv(o, "allow_domains", &out->allow_domains, e) < 0 ||
 	    json_strv(o, "deny_domains", &out->deny_domains, e) < 0 ||
 	    json_strv(o, "map_hosts", &out->map_hosts, e) < 0 ||

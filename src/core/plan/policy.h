@@ -16,6 +16,12 @@ enum backend { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
 /* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
 int backend_parse(const char *s, enum backend *out);
 const char *backend_name(enum backend b);
+/* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
+ * default), or one set shared by every workspace (`cache = "shared"`, the user's choice). */
+enum cache_mode { CACHE_WORKSPACE, CACHE_SHARED };
+/* "workspace", "shared": 0, or -1 for anything else. */
+int cache_mode_parse(const char *s, enum cache_mode *out);
+const char *cache_mode_name(enum cache_mode m);
 
 struct policy {
 	enum backend backend;
@@ -38,12 +44,19 @@ struct policy {
 				   * cgroup scope enforces it (as RLIMIT_DATA it would break
 				   * sanitizer builds, whose shadow is a huge writable mapping) */
 	uint64_t pids;            /* --pids tasks; the same (core/plan/limits.h) */
+	enum cache_mode cache;    /* the configuration's `cache` (user and system files only) */
 	/* from an agent profile */
 	char *profile;            /* the profile's name, NULL for `run` */
 	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */
 	struct strv protect;      /* inside those, read-only (settings that run host commands) */
 	struct strv setenv;       /* NAME=VALUE it needs set (not secret) */
 	struct strv agent_hide;   /* inside agent_rw, masked (IDE auth tokens) */
+	struct strv agent_ro;     /* its config files shown read-only (~/.aider.conf.yml); unlike
+				   * --ro, one that is missing is skipped, never an error */
+	struct strv agent_private; /* its directories that are the workspace's own in the jail
+				    * (profile.private_dirs), absolute */
+	struct strv agent_private_over; /* the same, showing the host's entries read-only inside
+					 * (profile.private_over) */
 	bool agent_writable_instructions; /* --agent-writable-instructions: the agent's
 					   * instruction files (CLAUDE.md, commands/, …) writable */
 	struct strv agent_copy;   /* pairs: a path of agent_rw, then the private copy bound there
@@ -80,6 +93,9 @@ struct parse_ctx {
 	 * AGENTJAIL_* and the flags; NULL: none */
 	const struct policy *base;
 	bool base_fs, base_net;   /* whether the configuration sets fs / net */
+	/* the command's own options besides the policy's (--backend, --json), for the
+	 * suggestion after a mistyped one; NULL-terminated, or NULL */
+	const char *const *more_opts;
 };
 
 void policy_init(struct policy *p);
@@ -99,6 +115,9 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 /* How a policy option takes its value: 1 from the next argument, 0 a flag or "--opt=value",
  * -1 not a policy option. */
 int policy_opt_arity(const char *arg);
+/* The policy option (or one of more, NULL-terminated, may be NULL) nearest to a mistyped arg
+ * ("--nett", "--allow-domian=x"), or NULL when none is a likely typo (plan/suggest.h). */
+const char *policy_opt_closest(const char *arg, const char *const *more);
 
 /* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
 int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;

@@ -25,14 +25,23 @@ static const struct profile claude = {
 	.file_init = "{}\n",
 	/* settings carry hooks (host commands run by an unjailed claude); plugins carry hooks
 	 * and MCP servers; ~/.claude/.config.json, when it exists, is read instead of
-	 * ~/.claude.json (its MCP servers start: verified, claude 2.1.197) */
+	 * ~/.claude.json (its MCP servers start: verified, claude 2.1.197); local/ is the install
+	 * `claude migrate-installer` makes (the user's alias runs it), jobs/ the background
+	 * sessions claude's daemon starts again (claude protects both from its own sandbox's
+	 * writes), chrome/ the native-messaging host script Chrome runs */
 	.protect = L("~/.claude/settings.json", "~/.claude/settings.local.json",
-		     "~/.claude/hooks", "~/.claude/plugins", "~/.claude/.config.json"),
-	/* memory and the commands, subagents, skills and output styles it loads */
+		     "~/.claude/hooks", "~/.claude/plugins", "~/.claude/.config.json",
+		     "~/.claude/local", "~/.claude/jobs", "~/.claude/chrome"),
+	/* memory and the commands, subagents, skills, output styles, rules and workflow
+	 * scripts it loads */
 	.instructions = L("~/.claude/CLAUDE.md", "~/.claude/commands/", "~/.claude/agents/",
-			  "~/.claude/skills/", "~/.claude/output-styles/"),
+			  "~/.claude/skills/", "~/.claude/output-styles/", "~/.claude/rules/",
+			  "~/.claude/workflows/", "~/.claude/loop.md"),
 	/* lock files with the auth tokens of the host's IDE extensions (a loopback port) */
 	.hide = L("~/.claude/ide/"),
+	/* the shell snapshot claude sources before every Bash command, and its sessions'
+	 * environment files (sourced too): a host session must never source one a jail wrote */
+	.private_dirs = L("~/.claude/shell-snapshots/", "~/.claude/session-env/"),
 	/* ~/.claude.json holds state claude must write (counters, onboarding) next to MCP
 	 * servers, per-project trust and allowed tools: the jail writes a private copy */
 	.private_copy = "~/.claude.json",
@@ -70,6 +79,14 @@ static const struct profile codex = {
 		     "~/.codex/plugins"),
 	.instructions = L("~/.codex/AGENTS.md", "~/.codex/AGENTS.override.md",
 			  "~/.codex/prompts/", "~/.codex/skills/", "~/.codex/agents/"),
+	/* skills/.system: codex installs its bundled skills (scripts among them) there at every
+	 * start (removing the dir first), and skips that while the marker file matches, so what
+	 * a jail changed there would stay for the host's codex (verified, 0.171.0);
+	 * shell_snapshots/ are sourced by its shell tool; tmp/ holds the directory codex puts
+	 * first on its commands' PATH; .tmp/ the plugins it stages */
+	.private_dirs = L("~/.codex/shell_snapshots/", "~/.codex/tmp/", "~/.codex/.tmp/"),
+	/* the user's skills read-only, .system codex's (it removes and remakes that dir) */
+	.private_over = L("~/.codex/skills/"),
 	.env = L("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
 		 "CODEX_*", "RUST_LOG"),
 	.domains = L("api.openai.com", "chatgpt.com", "auth.openai.com", "ab.chatgpt.com"),
@@ -92,10 +109,15 @@ static const struct profile gemini = {
 	.rw = L("~/.gemini/"),
 	.home_env = "GEMINI_CLI_HOME",
 	/* trustedFolders.json trusts a folder; policies/ widen what runs unasked */
+	/* tmp/bin: where older gemini versions downloaded the rg they run */
 	.protect = L("~/.gemini/settings.json", "~/.gemini/extensions",
-		     "~/.gemini/trustedFolders.json", "~/.gemini/policies", "~/.gemini/hooks"),
+		     "~/.gemini/trustedFolders.json", "~/.gemini/policies", "~/.gemini/hooks",
+		     "~/.gemini/tmp/bin"),
 	.instructions = L("~/.gemini/GEMINI.md", "~/.gemini/commands/", "~/.gemini/agents/",
 			  "~/.gemini/skills/"),
+	/* history/: the checkpoints' shadow git repositories, which gemini runs git in with the
+	 * project as work tree (their config could start a command: core.fsmonitor) */
+	.private_dirs = L("~/.gemini/history/"),
 	.env = L("GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
 		 "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL"),
 	.domains = L("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com",
@@ -122,8 +144,10 @@ static const struct profile kiro = {
 	.skip_default_sub = "chat",
 	.rw = L("~/.kiro/", "~/.local/share/kiro-cli/"),
 	.home_env = "KIRO_HOME",
-	/* settings/mcp.json and agents name commands kiro runs */
-	.protect = L("~/.kiro/settings", "~/.kiro/agents"),
+	/* settings/mcp.json and agents name commands kiro runs; hooks run commands, powers
+	 * bring MCP servers (kiro's docs) */
+	.protect = L("~/.kiro/settings", "~/.kiro/agents", "~/.kiro/hooks", "~/.kiro/powers"),
+	.instructions = L("~/.kiro/steering/", "~/.kiro/prompts/"),
 	.env = L("KIRO_*"),
 	.domains = L("prod.us-east-1.auth.desktop.kiro.dev", "q.us-east-1.amazonaws.com",
 		     "oidc.us-east-1.amazonaws.com", "codewhisperer.us-east-1.amazonaws.com"),
@@ -148,13 +172,16 @@ static const struct profile pi = {
 	.private_copy = "~/.pi/agent/auth.json",
 	.private_copy_moved = "auth.json",
 	.copy_rules = &jm_pi_auth,
-	/* extensions, tools and git packages are code pi loads; settings name them; bin/ holds
-	 * the fd and rg it runs; models.json API keys may be "!command" */
+	/* extensions, tools and git packages are code pi loads; settings name them; models.json
+	 * API keys may be "!command" */
 	.protect = L("~/.pi/agent/settings.json", "~/.pi/agent/extensions", "~/.pi/agent/tools",
-		     "~/.pi/agent/git", "~/.pi/agent/bin", "~/.pi/agent/models.json"),
+		     "~/.pi/agent/git", "~/.pi/agent/models.json"),
 	.instructions = L("~/.pi/agent/AGENTS.md", "~/.pi/agent/SYSTEM.md",
 			  "~/.pi/agent/APPEND_SYSTEM.md", "~/.pi/agent/prompts/",
 			  "~/.pi/agent/skills/"),
+	/* bin/: the fd and rg it runs, downloading them when missing: the host's read-only, what
+	 * it downloads in a jail the workspace's own */
+	.private_over = L("~/.pi/agent/bin/"),
 	.env = L("PI_*", "ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY",
 		 "GEMINI_API_KEY", "GROQ_API_KEY", "CEREBRAS_API_KEY", "XAI_API_KEY",
 		 "OPENROUTER_API_KEY", "MISTRAL_API_KEY", "ZAI_API_KEY"),
@@ -175,18 +202,32 @@ static const struct profile opencode = {
 	.no_skip_subs = L("completion", "acp", "mcp", "attach", "debug", "providers", "auth",
 			  "agent", "upgrade", "uninstall", "serve", "web", "models", "stats",
 			  "export", "import", "github", "pr", "session", "plugin", "db"),
-	.rw = L("~/.config/opencode/", "~/.local/share/opencode/", "~/.local/state/opencode/",
-		"~/.cache/opencode/"),
-	/* the config names MCP commands; plugin/ and tool/ hold code it loads */
+	.rw = L("~/.config/opencode/", "~/.local/share/opencode/", "~/.local/state/opencode/"),
+	/* the config names MCP commands; plugin/ and tool/ hold code it loads, with the
+	 * packages its package.json names (installed with the registry of its .npmrc); read-only
+	 * with --agent-writable-instructions (else the whole dir is private, below) */
 	.protect = L("~/.config/opencode/opencode.json", "~/.config/opencode/opencode.jsonc",
 		     "~/.config/opencode/config.json", "~/.config/opencode/plugin",
 		     "~/.config/opencode/plugins", "~/.config/opencode/tool",
-		     "~/.config/opencode/tools"),
+		     "~/.config/opencode/tools", "~/.config/opencode/package.json",
+		     "~/.config/opencode/package-lock.json", "~/.config/opencode/bun.lock",
+		     "~/.config/opencode/.npmrc"),
 	.instructions = L("~/.config/opencode/AGENTS.md", "~/.config/opencode/agent/",
 			  "~/.config/opencode/agents/", "~/.config/opencode/command/",
 			  "~/.config/opencode/commands/", "~/.config/opencode/mode/",
 			  "~/.config/opencode/modes/", "~/.config/opencode/skill/",
 			  "~/.config/opencode/skills/"),
+	/* the cache (the rg and language servers it downloads and runs, the provider packages
+	 * and plugins it installs and loads, models.json naming them, remote skills) and the git
+	 * dirs it runs git in with the project as work tree (snapshot/, worktree/, repos/;
+	 * opencode 1.18.33) */
+	.private_dirs = L("~/.cache/opencode/", "~/.local/share/opencode/snapshot/",
+			  "~/.local/share/opencode/worktree/", "~/.local/share/opencode/repos/"),
+	/* its config dir holds nothing it must keep (logins are in the data dir), but it writes
+	 * there: opencode.jsonc on a first start, and its plugins' dependencies (package.json,
+	 * node_modules) at every start: the workspace's own, the host's config read-only; the
+	 * cache's bin/: the host's rg and language servers read-only, what it downloads its own */
+	.private_over = L("~/.config/opencode/", "~/.cache/opencode/bin/"),
 	.env = L("OPENCODE_*", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY",
 		 "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY"),
 	.domains = L("opencode.ai", "models.opencode.ai", "models.dev", "registry.npmjs.org",
@@ -263,6 +304,25 @@ const struct profile *profile_by_exe(const char *exe)
 	return NULL;
 }
 
+static bool in_list(const char *const *l, const char *s)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}
+
+/* Whether "~/..." path p is one of the dirs of l ("~/.../") or lies inside one. */
+static bool in_dir_list(const char *const *l, const char *p)
+{
+	for (size_t i = 0; l && l[i]; i++) {
+		size_t n = strlen(l[i]);
+		if (!strncmp(p, l[i], n) || (!strncmp(p, l[i], n - 1) && p[n - 1] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 static bool env_matches(const char *pattern, const char *name)
 {
 	return fnmatch(pattern, name, 0) == 0;
@@ -317,12 +377,13 @@ char *profile_private_copy_path(const struct profile *pr, const char *home, cons
 	return moved_path(pr->private_copy, home, moved, rw0, to);
 }
 
-static void push_dirs(const char *const *l, const char *home, const char *moved,
-		      const char *rw0, const char *to, struct strv *out)
+/* The dirs of l (ending '/') not inside one of `skip` ("~/.../"). */
+static void push_dirs(const char *const *l, const char *const *skip, const char *home,
+		      const char *moved, const char *rw0, const char *to, struct strv *out)
 {
 	for (size_t i = 0; l && l[i]; i++) {
 		size_t n = strlen(l[i]);
-		if (n > 0 && l[i][n - 1] == '/')
+		if (n > 0 && l[i][n - 1] == '/' && !in_dir_list(skip, l[i]))
 			strv_push_take(out, moved_path(l[i], home, moved, rw0, to));
 	}
 }
@@ -334,16 +395,19 @@ void profile_dirs_to_make(const struct profile *pr, const char *home, const stru
 	_cleanup_free_ char *x = path_expand_home(home, pr->rw[0]);
 	_cleanup_free_ char *rw0 = path_normalize("/", x);
 	_cleanup_free_ char *to = moved ? path_normalize("/", moved) : xstrdup(rw0);
+	/* (a private instruction dir shows only the host's entries: none is made there) */
 	if (!writable_instructions)
-		push_dirs(pr->instructions, home, moved, rw0, to, out);
-	push_dirs(pr->hide, home, moved, rw0, to, out);
+		push_dirs(pr->instructions, pr->private_over, home, moved, rw0, to, out);
+	push_dirs(pr->hide, NULL, home, moved, rw0, to, out);
 }
 
-void profile_apply(const struct profile *pr, const char *home, const struct strv *env,
-		   struct policy *pol)
+void profile_apply_paths(const struct profile *pr, const char *home, const struct strv *env,
+			 struct policy *pol)
 {
-	free(pol->profile);
-	pol->profile = xstrdup(pr->name);
+	struct strv *lists[] = {&pol->agent_rw,	     &pol->protect,	  &pol->agent_hide,
+				&pol->agent_private, &pol->agent_private_over, &pol->agent_ro};
+	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+		strv_free(lists[i]);
 	/* the variable that moves the config dir (CODEX_HOME=/x): rw[0] and what is protected
 	 * inside it move along */
 	const char *moved = moved_home(pr, env);
@@ -365,14 +429,43 @@ void profile_apply(const struct profile *pr, const char *home, const struct strv
 		}
 		strv_push_take(&pol->agent_rw, n);
 	}
-	push_moved(pr->protect, home, moved, rw0, pol->agent_rw.v[0], &pol->protect);
-	if (!pol->agent_writable_instructions)
-		push_moved(pr->instructions, home, moved, rw0, pol->agent_rw.v[0], &pol->protect);
+	/* a dir the agent writes its own entries in is private, the host's entries read-only
+	 * inside it: what the profile protects there needs no bind of its own; one that is an
+	 * instruction dir is the host's, writable, with --agent-writable-instructions */
+	struct strv overs = STRV_INIT;
+	for (size_t i = 0; pr->private_over && pr->private_over[i]; i++)
+		if (!pol->agent_writable_instructions || !in_list(pr->instructions,
+								   pr->private_over[i]))
+			strv_push(&overs, pr->private_over[i]);
+	const char *const *over = (const char *const *)strv_data(&overs);
+	struct strv prot = STRV_INIT;
+	for (size_t i = 0; pr->protect && pr->protect[i]; i++)
+		if (!in_dir_list(over, pr->protect[i]))
+			strv_push(&prot, pr->protect[i]);
+	for (size_t i = 0; !pol->agent_writable_instructions && pr->instructions &&
+			   pr->instructions[i];
+	     i++)
+		if (!in_dir_list(over, pr->instructions[i]))
+			strv_push(&prot, pr->instructions[i]);
+	push_moved((const char *const *)strv_data(&prot), home, moved, rw0, pol->agent_rw.v[0],
+		   &pol->protect);
+	strv_free(&prot);
+	push_moved(over, home, moved, rw0, pol->agent_rw.v[0], &pol->agent_private_over);
+	strv_free(&overs);
 	push_moved(pr->hide, home, moved, rw0, pol->agent_rw.v[0], &pol->agent_hide);
+	push_moved(pr->private_dirs, home, moved, rw0, pol->agent_rw.v[0], &pol->agent_private);
 	for (size_t i = 0; pr->ro && pr->ro[i]; i++) {
 		_cleanup_free_ char *x = path_expand_home(home, pr->ro[i]);
-		strv_push_take(&pol->ro, path_normalize("/", x));
+		strv_push_take(&pol->agent_ro, path_normalize("/", x));
 	}
+}
+
+void profile_apply(const struct profile *pr, const char *home, const struct strv *env,
+		   struct policy *pol)
+{
+	free(pol->profile);
+	pol->profile = xstrdup(pr->name);
+	profile_apply_paths(pr, home, env, pol);
 	for (size_t i = 0; pr->setenv && pr->setenv[i]; i++)
 		strv_push(&pol->setenv, pr->setenv[i]);
 	if (pol->net == NET_ALLOW) {
@@ -429,14 +522,6 @@ bool profile_args_choose_session(const struct profile *pr, const struct strv *ar
 {
 	/* "--resume=ID" counts as "--resume"; a subcommand only as the first word */
 	return match_arg(pr->subcommands, args) != NULL;
-}
-
-static bool in_list(const char *const *l, const char *s)
-{
-	for (size_t i = 0; l && l[i]; i++)
-		if (!strcmp(l[i], s))
-			return true;
-	return false;
 }
 
 void profile_argv(const struct profile *pr, const char *exe, bool sandboxed, const char *session_id,
@@ -509,6 +594,8 @@ char *profile_to_json(const struct profile *pr)
 		abort();
 	json_object_set_new(o, "instructions", list_json(pr->instructions));
 	json_object_set_new(o, "hide", list_json(pr->hide));
+	json_object_set_new(o, "private", list_json(pr->private_dirs));
+	json_object_set_new(o, "private_over", list_json(pr->private_over));
 	json_object_set_new(o, "private_copy",
 			    pr->private_copy ? json_string(pr->private_copy) : json_null());
 	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -32,6 +32,19 @@ struct profile {
 					   * '/') is made empty first, a missing file is watched */
 	const char *const *hide;          /* "~/.../" dirs inside rw masked in the jail (IDE auth
 					   * tokens); made empty first when missing */
+	const char *const *private_dirs;  /* "~/.../" dirs where the agent keeps what it runs or
+					   * loads later (downloaded programs, installed packages,
+					   * git dirs it runs git in, shell snapshots it sources):
+					   * in a jail the workspace's own directory in agentjail's
+					   * state (as the package caches), never the host's */
+	const char *const *private_over;  /* "~/.../" dirs holding the host's files the agent runs
+					   * or follows and its own (codex removes and remakes
+					   * skills/.system; opencode adds programs to
+					   * ~/.cache/opencode/bin): private like private_dirs, with
+					   * the host's entries shown read-only inside (not hidden
+					   * ones nor a package install: the agent's own); one that
+					   * is an instruction dir is the host's, writable, with
+					   * --agent-writable-instructions */
 	const char *private_copy;         /* "~/..." an rw file the jail gets a private copy of */
 	const char *private_copy_moved;   /* its name inside the dir home_env names, when set
 					   * (CLAUDE_CONFIG_DIR/.claude.json) */
@@ -61,6 +74,13 @@ const struct profile *profile_by_exe(const char *exe);
  * only variables that are set are passed (by name: values are read when the jail is built). */
 void profile_apply(const struct profile *pr, const char *home, const struct strv *env,
 		   struct policy *pol);
+
+/* The profile's paths alone (agent_rw, protect, the instruction dirs unless
+ * pol->agent_writable_instructions, agent_hide, agent_private, agent_private_over, agent_ro),
+ * replacing what pol had: resume recomputes them for a stored session, so one stored before
+ * the profile learned another place where the agent runs code from gets it. */
+void profile_apply_paths(const struct profile *pr, const char *home, const struct strv *env,
+			 struct policy *pol);
 
 /* The profile's private-copy file for this home (moved with home_env like rw[0]), or NULL;
  * the caller frees. */

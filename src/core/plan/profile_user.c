@@ -29,6 +29,7 @@ enum check {
 	C_RW,        /* C_PATH in the home ("~/..."), not holding agentjail's own directories */
 	C_INSIDE,    /* C_PATH, and inside one of the profile's rw paths */
 	C_HIDE,      /* C_INSIDE, a directory (ends in '/') */
+	C_PRIVATE,   /* a directory in the home (starts "~/", ends '/'), not agentjail's own */
 	C_VAR,       /* a variable name, not one agentjail refuses */
 	C_ENV,       /* a variable name or "PREFIX*" */
 	C_SETENV,    /* NAME=VALUE */
@@ -66,6 +67,7 @@ static const struct key keys[] = {
 	{"protect", S_LIST, C_INSIDE, F(protect)},
 	{"instructions", S_LIST, C_INSIDE, F(instructions)},
 	{"hide", S_LIST, C_HIDE, F(hide)},
+	{"private", S_LIST, C_PRIVATE, F(private_dirs)},
 	{"ro", S_LIST, C_PATH, F(ro)},
 	{"env", S_LIST, C_ENV, F(env)},
 	{"setenv", S_LIST, C_SETENV, F(setenv)},
@@ -225,7 +227,8 @@ static int check_one(const struct key *k, const struct toml_value *v, const char
 	case C_PATH:
 	case C_RW:
 	case C_INSIDE:
-	case C_HIDE: {
+	case C_HIDE:
+	case C_PRIVATE: {
 		if (strncmp(s, "~/", 2) && s[0] != '/')
 			return at(e, file, l, c, "`%s`: \"%s\" must start with \"~/\" (in your "
 				  "home) or '/'", k->name, s);
@@ -235,13 +238,17 @@ static int check_one(const struct key *k, const struct toml_value *v, const char
 		if (strspn(s + (s[0] == '~'), "/") == strlen(s + (s[0] == '~')))
 			return at(e, file, l, c, "`%s`: \"%s\" is the whole %s; a profile names "
 				  "its own directories", k->name, s, s[0] == '~' ? "home" : "tree");
-		if (k->check == C_RW && strncmp(s, "~/", 2))
-			return at(e, file, l, c, "`rw`: \"%s\" must start with \"~/\": an agent "
-				  "keeps its settings in the home (made there when missing)", s);
-		if (k->check == C_RW && own_dir(s))
-			return at(e, file, l, c, "`rw`: \"%s\" would make agentjail's own "
-				  "configuration or state writable in the jail", s);
-		if (k->check != C_PATH && k->check != C_RW && !inside_rw(s, pr))
+		bool home = k->check == C_RW || k->check == C_PRIVATE;
+		if (home && strncmp(s, "~/", 2))
+			return at(e, file, l, c, "`%s`: \"%s\" must start with \"~/\": an agent "
+				  "keeps its files in the home", k->name, s);
+		if (home && own_dir(s))
+			return at(e, file, l, c, "`%s`: \"%s\" would make agentjail's own "
+				  "configuration or state writable in the jail", k->name, s);
+		if (k->check == C_PRIVATE && s[strlen(s) - 1] != '/')
+			return at(e, file, l, c, "`private`: \"%s\" must be a directory, written "
+				  "with a trailing '/'", s);
+		if (k->check != C_PATH && !home && !inside_rw(s, pr))
 			return at(e, file, l, c, "`%s`: \"%s\" is not inside one of the profile's "
 				  "`rw` paths", k->name, s);
 		if (k->check == C_HIDE && s[strlen(s) - 1] != '/')
@@ -411,7 +418,7 @@ int profile_from_toml(const char *name, const struct toml_value *tbl, const char
 		if (near)
 			err_hint(e, "did you mean `%s`?", near);
 		else
-			err_hint(e, "the keys of a profile are listed in agentjail.toml(5)");
+			err_hint(e, "`man 5 agentjail.toml` lists the keys of a profile");
 		return -1;
 	}
 

@@ -22,46 +22,70 @@ void resolved_free(struct resolved *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* The rest of a walk after a symlink: its target, then what followed the link. */
+static char *after_link(const char *target, const char *rest)
+{
+	return *rest ? xasprintf("%s/%s", target, rest) : xstrdup(target);
+}
+
+/* As the kernel walks a path: a component is looked up in the real directory reached so far
+ * (never a symlink), a symlink's target is walked the same way from its directory (or "/"), and
+ * ".." takes the parent of where the walk really is, so a `..` after a link leaves the link's
+ * target, not the link's directory. */
 char *hf_realpath(struct hostfacts *hf, const char *path, struct strv *links)
 {
-	char *cur = path_normalize("/", path);
-	int hops = 0;
-restart:;
+	char *todo = path_normalize("/", path);
 	char *acc = xstrdup("/");
-	const char *p = cur;
-	while (*p == '/')
-		p++;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-		_cleanup_free_ char *comp = xstrndup(p, n);
-		char *next = path_join(acc, comp);
-		const struct hf_stat *st = hf_stat(hf, next);
-		p += n;
+	const char *p = todo;
+	int hops = 0;
+	for (;;) {
 		while (*p == '/')
 			p++;
-		if (st->type == HF_MISSING || (st->type == HF_SYMLINK && ++hops > MAX_LINKS)) {
+		if (!*p)
+			break;
+		size_t n = strcspn(p, "/");
+		_cleanup_free_ char *comp = xstrndup(p, n);
+		p += n;
+		if (!strcmp(comp, "."))
+			continue;
+		if (!strcmp(comp, "..")) {
+			char *up = path_dirname(acc);
+			free(acc);
+			acc = up;
+			continue;
+		}
+		char *next = path_join(acc, comp);
+		const struct hf_stat *st = hf_stat(hf, next);
+		bool more = strspn(p, "/") < strlen(p);
+		if (st->type == HF_MISSING || (st->type == HF_SYMLINK && ++hops > MAX_LINKS) ||
+		    (more && st->type != HF_DIR && st->type != HF_SYMLINK)) {
 			free(next);
 			free(acc);
-			free(cur);
-			return NULL;
+			acc = NULL; /* missing, not a directory on the way, or a loop */
+			break;
 		}
-		if (st->type == HF_SYMLINK) {
-			if (links) {
-				strv_push(links, next);
-				strv_push(links, st->link);
-			}
-			_cleanup_free_ char *target = path_normalize(acc, st->link);
-			char *again = *p ? path_normalize(target, p) : xstrdup(target);
-			free(next);
+		if (st->type != HF_SYMLINK) {
 			free(acc);
-			free(cur);
-			cur = again;
-			goto restart;
+			acc = next;
+			continue;
 		}
-		free(acc);
-		acc = next;
+		if (links) {
+			strv_push(links, next);
+			strv_push(links, st->link);
+		}
+		free(next);
+		while (*p == '/')
+			p++;
+		char *again = after_link(st->link, p);
+		if (st->link[0] == '/') {
+			free(acc);
+			acc = xstrdup("/");
+		}
+		free(todo);
+		todo = again;
+		p = todo;
 	}
-	free(cur);
+	free(todo);
 	return acc;
 }
 

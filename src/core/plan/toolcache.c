@@ -4,12 +4,14 @@
 
 #include <ctype.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/plan/resolve.h"
 #include "util/cleanup.h"
 #include "util/path.h"
+#include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -24,6 +26,34 @@ const struct toolcache toolcaches[] = {
 	{"maven", "mvn", ".m2", NULL, false},
 	{NULL, NULL, NULL, NULL, false},
 };
+
+char *toolcache_key(const char *workspace)
+{
+	struct sha256 c;
+	uint8_t d[32];
+	sha256_init(&c);
+	sha256_update(&c, workspace, strlen(workspace));
+	sha256_final(&c, d);
+	char hex[TOOLCACHE_KEY_HEX + 1];
+	for (size_t i = 0; i < TOOLCACHE_KEY_HEX / 2; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	return xstrdup(hex);
+}
+
+char *toolcache_root(const char *state_dir, const char *workspace, enum cache_mode mode)
+{
+	if (!state_dir)
+		return NULL;
+	if (mode == CACHE_SHARED || !workspace)
+		return xasprintf("%s/cache/shared", state_dir);
+	_cleanup_free_ char *key = toolcache_key(workspace);
+	return xasprintf("%s/cache/ws/%s", state_dir, key);
+}
+
+char *toolcache_agent_dir(const char *root, const char *profile, const char *dest)
+{
+	return xasprintf("%s/agent/%s%s", root, profile, dest);
+}
 
 const struct toolconf toolconfs[] = {
 	{".npmrc", "npmrc", false},
@@ -62,10 +92,10 @@ static bool on_path(struct hostfacts *hf, const char *name, const char *path_env
 	return false;
 }
 
-void toolcache_plan(struct hostfacts *hf, const char *path_env, struct strv *mounts,
-		    struct strv *vars, struct strv *skipped)
+void toolcache_plan(struct hostfacts *hf, const char *path_env, const char *root,
+		    struct strv *mounts, struct strv *vars, struct strv *skipped)
 {
-	if (!hf->home || !hf->state_dir)
+	if (!hf->home || !root)
 		return;
 	for (size_t i = 0; toolcaches[i].name; i++) {
 		const struct toolcache *c = &toolcaches[i];
@@ -78,7 +108,7 @@ void toolcache_plan(struct hostfacts *hf, const char *path_env, struct strv *mou
 			continue;
 		}
 		_cleanup_free_ char *dest = path_join(base, c->home_rel);
-		_cleanup_free_ char *src = xasprintf("%s/cache/%s", hf->state_dir, c->name);
+		_cleanup_free_ char *src = path_join(root, c->name);
 		if (hf_type(hf, src) != HF_DIR) {
 			/* made by toolprep before the plan; unusable state dir: no private cache,
 			 * the tool writes into the home tmpfs (the jail's alone) */
@@ -228,15 +258,27 @@ bool toolenv_value_has_credentials(const char *value)
 	return has_url_userinfo(value);
 }
 
+/* Whether the parent of `src` is a cache root: …/cache/shared or …/cache/ws/KEY. */
+static bool cache_root_dir(const char *src)
+{
+	_cleanup_free_ char *d = path_dirname(src);
+	_cleanup_free_ char *up = path_dirname(d);
+	const char *last = path_basename(d);
+	if (!strcmp(last, "shared"))
+		return !strcmp(path_basename(up), "cache");
+	if (strlen(last) != TOOLCACHE_KEY_HEX || strspn(last, "0123456789abcdef") != TOOLCACHE_KEY_HEX)
+		return false;
+	_cleanup_free_ char *upup = path_dirname(up);
+	return !strcmp(path_basename(up), "ws") && !strcmp(path_basename(upup), "cache");
+}
+
 bool toolcache_is_private_mount(const char *home, const char *root, const char *point)
 {
 	if (!home || !path_is_under(point, home))
 		return false;
 	for (size_t i = 0; toolcaches[i].name; i++) {
 		const struct toolcache *c = &toolcaches[i];
-		_cleanup_free_ char *tail = xasprintf("/cache/%s", c->name);
-		size_t rn = strlen(root), tn = strlen(tail);
-		if (rn < tn || strcmp(root + rn - tn, tail) != 0)
+		if (strcmp(path_basename(root), c->name) != 0 || !cache_root_dir(root))
 			continue;
 		/* cargo's lie in CARGO_HOME, wherever under $HOME that is */
 		_cleanup_free_ char *want = path_join(home, c->home_rel);

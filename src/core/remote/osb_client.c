@@ -267,9 +267,12 @@ int osb_create(struct osb_client *c, const char *body, char **id, struct err *e)
 	if (call_json(c, LIFECYCLE, "POST", url, body, true, &code, &o, e) < 0)
 		return -1;
 	const char *s = json_string_value(json_object_get(o, "id"));
-	if (!s || !*s || strpbrk(s, "/?#%\\ \r\n") || strlen(s) > 128) {
+	if (!s || !osb_id_ok(s)) {
 		json_decref(o);
-		return err_set(e, 0, url, "POST: the service's answer has no usable sandbox id");
+		err_set(e, 0, url, "POST: the service's answer has no usable sandbox id (letters, "
+				   "digits, . _ -, at most 128)");
+		err_hint(e, "a sandbox may have been made all the same: look for it on the service");
+		return -1;
 	}
 	*id = xstrdup(s);
 	json_decref(o);
@@ -505,7 +508,9 @@ struct cmd_ctx {
 static int on_cmd_event(void *arg, const struct osb_event *ev)
 {
 	struct cmd_ctx *x = arg;
-	if (ev->type == OSB_EV_INIT && ev->text && !*x->cmd_id)
+	/* an id that could not go into a URL as it is is not kept: no interrupt by it then, the
+	 * sandbox's delete still ends the command */
+	if (ev->type == OSB_EV_INIT && ev->text && !*x->cmd_id && osb_id_ok(ev->text))
 		*x->cmd_id = xstrdup(ev->text);
 	if ((ev->type == OSB_EV_COMPLETE || ev->type == OSB_EV_ERROR) && !x->ended) {
 		x->ended = true;

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/plan/osb_names.h"
 #include "core/plan/osb_plan.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -19,7 +20,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-#define UP_NAME ".agentjail-up.tar"
+#define UP_NAME OSB_UP_NAME
 /* a service cannot make us hold an unbounded listing */
 #define LIST_MAX 1000000
 
@@ -88,7 +89,7 @@ static void split_nul(const char *buf, size_t n, struct strv *v)
 	for (size_t i = 0; i < n;) {
 		size_t l = strnlen(buf + i, n - i);
 		if (l)
-			strv_push(v, xstrndup(buf + i, l));
+			strv_push_take(v, xstrndup(buf + i, l));
 		i += l + 1;
 	}
 }
@@ -275,38 +276,64 @@ int osb_push(struct osb_client *c, const char *archive, const char *workdir, str
 	return 0;
 }
 
-static const struct osb_file *find(const struct osb_manifest *m, const char *rel)
+static int cmp_file(const void *a, const void *b)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->v[i].rel, rel))
-			return &m->v[i];
-	return NULL;
+	return strcmp((*(const struct osb_file *const *)a)->rel,
+		      (*(const struct osb_file *const *)b)->rel);
+}
+
+/* The manifest's file rel, from idx (its files sorted by name), or NULL. */
+static const struct osb_file *find(struct osb_file *const *idx, size_t n, const char *rel)
+{
+	struct osb_file key = {.rel = (char *)rel};
+	const struct osb_file *kp = &key;
+	struct osb_file *const *f = bsearch(&kp, idx, n, sizeof *idx, cmp_file);
+	return f ? *f : NULL;
+}
+
+/* Whether rel is in a directory that git here would take for a git dir: D/config, D/hooks/…
+ * (osb_exec_dirs) with a D/HEAD in the workspace. The listing's own HEADs are osb_names'. */
+static bool gitdir_here(int wsfd, const char *rel)
+{
+	size_t lens[8];
+	size_t k = osb_exec_dirs(rel, lens, 8);
+	for (size_t i = 0; i < k; i++) {
+		_cleanup_free_ char *head = lens[i] ? xasprintf("%.*s/HEAD", (int)lens[i], rel)
+						    : xstrdup("HEAD");
+		struct stat st;
+		if (fstatat(wsfd, head, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* The directory of rel inside ws, opened through real directories only (made when missing):
- * -1 if a component is a symlink or not a directory. */
+ * -1 if a component is a symlink or not a directory, or is empty, "." or ".." (EINVAL; names
+ * are checked before, osb_name_check: this is the last line). */
 static int open_parent(int wsfd, const char *rel, const char **base)
 {
-	_cleanup_free_ char *dirs = xstrdup(rel);
-	char *slash = strrchr(dirs, '/');
-	*base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	const char *slash = strrchr(rel, '/');
+	*base = slash ? slash + 1 : rel;
 	int fd = fcntl(wsfd, F_DUPFD_CLOEXEC, 0);
-	if (!slash || fd < 0)
-		return fd;
-	*slash = '\0';
-	for (char *save = NULL, *c = strtok_r(dirs, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(c, ".") || !strcmp(c, "..")) {
+	for (const char *c = rel; fd >= 0 && slash && c <= slash;) {
+		size_t l = strcspn(c, "/");
+		_cleanup_free_ char *name = xstrndup(c, l);
+		if (!l || !strcmp(name, ".") || !strcmp(name, "..")) {
 			close(fd);
 			errno = EINVAL;
 			return -1;
 		}
-		int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && errno == ENOENT && mkdirat(fd, c, 0755) == 0)
-			next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && mkdirat(fd, name, 0755) == 0)
+			next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(fd);
-		if (next < 0)
-			return -1;
 		fd = next;
+		c += l + 1;
+	}
+	if (fd >= 0 && !**base) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
 	}
 	return fd;
 }
@@ -330,6 +357,72 @@ static void remove_staging(int wsfd, const char *name, size_t n)
 	(void)unlinkat(wsfd, name, AT_REMOVEDIR);
 }
 
+/* What the listing says, against the manifest and the workspace: the files to bring back into
+ * todo (*nt of them), everything else into the report. */
+static void judge(const struct osb_listing *L, const struct osb_manifest *m, int wsfd,
+		  const char *ws, struct todo *todo, size_t *nt, struct osb_pull_report *r)
+{
+	struct osb_file **idx = xcalloc(m->n ? m->n : 1, sizeof *idx);
+	for (size_t i = 0; i < m->n; i++)
+		idx[i] = &m->v[i];
+	qsort(idx, m->n, sizeof *idx, cmp_file);
+	for (size_t i = 0; i < L->n; i++) {
+		const struct osb_entry *e = &L->v[i];
+		const struct osb_file *f = find(idx, m->n, e->rel);
+		if (f && !f->symlink && !memcmp(f->sha, e->sha, 32))
+			continue; /* unchanged */
+		if (e->protected_ || gitdir_here(wsfd, e->rel)) {
+			strv_push(&r->protected_, e->rel);
+			continue;
+		}
+		_cleanup_free_ char *full = path_join(ws, e->rel);
+		struct stat st;
+		bool here = lstat(full, &st) == 0;
+		bool conflict = f ? !here || (uint64_t)st.st_size != f->size ||
+					    (int64_t)st.st_mtim.tv_sec * 1000000000 +
+							    st.st_mtim.tv_nsec !=
+						    f->mtime_ns || f->symlink
+				  : here;
+		if (conflict) {
+			strv_push(&r->conflicts, e->rel);
+			continue;
+		}
+		todo[*nt].rel = xstrdup(e->rel);
+		memcpy(todo[*nt].sha, e->sha, 32);
+		todo[*nt].mode = e->mode;
+		(*nt)++;
+	}
+	/* a refused name that pointed at a protected path is a violation too: nothing of it came
+	 * back, whatever its spelling */
+	for (size_t i = 0; i < L->aimed.n; i++)
+		if (!strv_contains(&r->protected_, L->aimed.v[i]))
+			strv_push(&r->protected_, L->aimed.v[i]);
+	for (size_t i = 0; i < L->refused.n; i++)
+		strv_push(&r->skipped, L->refused.v[i]);
+	if (L->refused_more)
+		strv_pushf(&r->skipped, "%zu more lines of the sandbox's listing refused; not brought "
+					"back",
+			   L->refused_more);
+	for (size_t i = 0; i < L->links.n; i++) {
+		const char *l = L->links.v[i];
+		const struct osb_file *f = find(idx, m->n, l);
+		if (f && f->symlink)
+			continue; /* uploaded as a symlink */
+		if (osb_protected(l))
+			strv_push(&r->protected_, l);
+		else if (f)
+			strv_pushf(&r->skipped, "%s: replaced by a symlink in the sandbox; kept here", l);
+		else
+			strv_pushf(&r->skipped, "%s: a symlink made in the sandbox is not brought back",
+				   l);
+	}
+	for (size_t i = 0; i < m->n; i++)
+		if (!osb_listing_file(L, m->v[i].rel) && !osb_listing_link(L, m->v[i].rel) &&
+		    !osb_listing_dup(L, m->v[i].rel))
+			strv_pushf(&r->skipped, "%s: deleted in the sandbox; kept here", m->v[i].rel);
+	free(idx);
+}
+
 int osb_pull(struct osb_client *c, const char *ws, const char *workdir,
 	     const struct osb_manifest *m, uint64_t max, struct osb_pull_report *r, struct err *e)
 {
@@ -341,76 +434,21 @@ int osb_pull(struct osb_client *c, const char *ws, const char *workdir,
 		err_wrap(e, "listing the sandbox's files");
 		return -1;
 	}
-	_cleanup_strv_ struct strv modes = STRV_INIT; /* "MODE REL" */
-	struct todo *todo = xcalloc(out.n ? out.n : 1, sizeof *todo);
+	_cleanup_close_ int wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wsfd < 0)
+		return err_set(e, errno, ws, "cannot open the workspace to bring the changes back");
+	struct osb_listing L;
+	osb_listing_parse(&out, &L);
+	struct todo *todo = xcalloc(L.n ? L.n : 1, sizeof *todo);
 	size_t nt = 0;
+	judge(&L, m, wsfd, ws, todo, &nt, r);
+	osb_listing_free(&L);
 	uint64_t bytes = 0;
-	_cleanup_strv_ struct strv seen = STRV_INIT;
-	for (size_t i = 0; i < out.n; i++) {
-		const char *l = out.v[i];
-		if (!strncmp(l, "L ", 2)) {
-			if (!find(m, l + 2) && !osb_protected(l + 2))
-				strv_pushf(&r->skipped, "%s: a symlink made in the sandbox is not "
-							"brought back",
-					   l + 2);
-			strv_push(&seen, l + 2);
-			continue;
-		}
-		if (!strncmp(l, "M ", 2)) {
-			strv_push(&modes, l + 2);
-			continue;
-		}
-		uint8_t sha[32];
-		const char *rel;
-		if (osb_parse_sum_line(l, sha, &rel) < 0) {
-			if (l[0] == '\\')
-				strv_pushf(&r->skipped, "%s: a name with a newline or backslash is not "
-							"brought back",
-					   l + 68 < l + strlen(l) ? l + 68 : l);
-			continue;
-		}
-		strv_push(&seen, rel);
-		const struct osb_file *f = find(m, rel);
-		if (f && !f->symlink && !memcmp(f->sha, sha, 32))
-			continue; /* unchanged */
-		if (osb_protected(rel)) {
-			strv_push(&r->protected_, rel);
-			continue;
-		}
-		_cleanup_free_ char *full = path_join(ws, rel);
-		struct stat st;
-		bool here = lstat(full, &st) == 0;
-		bool conflict = f ? !here || (uint64_t)st.st_size != f->size ||
-					    (int64_t)st.st_mtim.tv_sec * 1000000000 +
-							    st.st_mtim.tv_nsec !=
-						    f->mtime_ns || f->symlink
-				  : here;
-		if (conflict) {
-			strv_push(&r->conflicts, rel);
-			continue;
-		}
-		todo[nt].rel = xstrdup(rel);
-		memcpy(todo[nt].sha, sha, 32);
-		todo[nt].mode = 0644;
-		nt++;
-	}
-	for (size_t i = 0; i < m->n; i++)
-		if (!strv_contains(&seen, m->v[i].rel))
-			strv_pushf(&r->skipped, "%s: deleted in the sandbox; kept here", m->v[i].rel);
-	for (size_t i = 0; i < modes.n; i++) {
-		char *sp = strchr(modes.v[i], ' ');
-		if (!sp)
-			continue;
-		for (size_t j = 0; j < nt; j++)
-			if (!strcmp(sp + 1, todo[j].rel))
-				todo[j].mode = (mode_t)strtoul(modes.v[i], NULL, 8) & 0777;
-	}
 	/* download everything into the staging directory, checked, before anything moves */
 	int rc = 0;
-	_cleanup_close_ int wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	char sname[64];
-	snprintf(sname, sizeof sname, ".agentjail-sync.%d", (int)getpid());
-	if (wsfd < 0 || mkdirat(wsfd, sname, 0700) < 0)
+	snprintf(sname, sizeof sname, OSB_STAGING_PREFIX "%d", (int)getpid());
+	if (mkdirat(wsfd, sname, 0700) < 0)
 		rc = err_set(e, errno, ws, "cannot make the staging directory %s", sname);
 	_cleanup_close_ int sfd = rc ? -1 : openat(wsfd, sname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 	for (size_t i = 0; rc == 0 && i < nt; i++) {
@@ -451,7 +489,7 @@ int osb_pull(struct osb_client *c, const char *ws, const char *workdir,
 		if (pfd >= 0)
 			close(pfd);
 	}
-	if (wsfd >= 0 && sfd >= 0)
+	if (sfd >= 0)
 		remove_staging(wsfd, sname, nt);
 	if (rc < 0)
 		err_wrap(e, "bringing the changes back (nothing was written)");

@@ -6,7 +6,9 @@
  * A manifest keeps each regular file's size, mtime and SHA-256 as uploaded.
  *
  * Back: the sandbox lists its files with their SHA-256; only those new or changed there come
- * back. Never written back: protected paths (osb_protected), symlinks, a file also changed here
+ * back. The listing is the sandbox's to forge: it is read by osb_listing_parse (every name
+ * checked whole, core/plan/osb_names.h). Never written back: protected paths (osb_protected, or
+ * in a directory with a HEAD here or there), symlinks, refused names, a file also changed here
  * during the run (a conflict, reported). Everything is downloaded into a staging directory first
  * and checked; only then are the files moved into place, each through directories opened
  * without following a symlink, so a failure applies nothing and nothing lands outside the
@@ -48,9 +50,10 @@ int osb_push(struct osb_client *c, const char *archive, const char *workdir, str
 /* What came back and what did not, for the report. */
 struct osb_pull_report {
 	struct strv written;    /* rel paths written into the workspace */
-	struct strv protected_; /* rel paths changed in the sandbox, protected: not written */
+	struct strv protected_; /* rel paths changed in the sandbox, protected (or pointed at by a
+				 * refused name): not written, under any spelling */
 	struct strv conflicts;  /* rel paths changed both here and there: not written */
-	struct strv skipped;    /* "REL: why" (symlinks, unrepresentable names, deletions) */
+	struct strv skipped;    /* "REL: why" (symlinks, refused names shown escaped, deletions) */
 };
 void osb_pull_report_free(struct osb_pull_report *r);
 

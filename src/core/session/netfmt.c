@@ -1,11 +1,13 @@
 /* netfmt: the egress proxy's decisions as text. Pure (see netfmt.h). */
 #include "core/session/netfmt.h"
+#include "core/session/evdetail.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/session/sessfmt.h"
+#include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -27,8 +29,10 @@ char *netfmt_hostport(const char *host, size_t hostsize, int port)
 	char *h = fmt_cut(raw, HOST_MAX_COLS);
 	free(raw);
 	char *out;
-	if (port == 0)
-		out = xasprintf("%s (dns)", h[0] ? h : "?");
+	if (port == 0 && !h[0])
+		out = xstrdup("(malformed DNS request)"); /* netevent.h: no name could be read */
+	else if (port == 0)
+		out = xasprintf("%s (dns)", h);
 	else if (strchr(h, ':'))
 		out = xasprintf("[%s]:%d", h, port);
 	else
@@ -85,43 +89,133 @@ static void add_list(struct strbuf *b, const struct net_count *v, size_t n, long
 		sb_addf(b, "%s… %lld more", listed ? ", " : "", total - listed);
 }
 
-char *netfmt_denied_line(const struct net_count *v, size_t n, long long conns,
-			 long long lookups, size_t width)
+/* The text after a reason's leading "HOST:PORT" (or "[HOST]:PORT"), or NULL when it does not
+ * start so: the proxy's reasons name the host first, and a line that names it already does
+ * not say it twice. */
+static const char *after_hostport(const char *why, const char *host)
 {
-	if (conns < 0)
-		conns = 0;
-	if (lookups < 0)
-		lookups = 0;
-	if (conns + lookups == 0)
-		return xstrdup("");
-	struct strbuf b = STRBUF_INIT;
-	sb_add(&b, "denied ");
-	if (conns > 0)
-		plural(&b, conns, "connection", "connections");
-	if (conns > 0 && lookups > 0)
-		sb_add(&b, " and ");
-	if (lookups > 0)
-		plural(&b, lookups, "name lookup", "name lookups");
-	sb_add(&b, ": ");
-	size_t head = fmt_width(sb_str(&b));
-	add_list(&b, v, n, conns + lookups, width ? (width > head + 20 ? width - head : 20) : 0);
-	char *out = width && fmt_width(sb_str(&b)) > width ? fmt_cut(sb_str(&b), width)
-							  : fmt_clean(sb_str(&b));
-	sb_free(&b);
+	size_t hl = strlen(host);
+	const char *p = why;
+	bool v6 = p[0] == '[';
+	if (v6)
+		p++;
+	if (!hl || strncmp(p, host, hl) != 0)
+		return NULL;
+	p += hl;
+	if (v6 && *p++ != ']')
+		return NULL;
+	if (*p++ != ':' || *p < '0' || *p > '9')
+		return NULL;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p;
+}
+
+/* One host of an end-of-run line: "evil.example:443 ×2 is not on the allow list (add
+ * --allow-domain evil.example)", "pypi.org:443 ×7 could not resolve: …". */
+static void add_item(struct strbuf *b, const struct net_count *c)
+{
+	const char *host = c->host ? c->host : "";
+	char *hp = netfmt_hostport(host, SIZE_MAX, c->port);
+	sb_add(b, hp);
+	free(hp);
+	if (c->n > 1)
+		sb_addf(b, " ×%lld", c->n);
+	if (!c->why || !c->why[0])
+		return;
+	const char *rest = after_hostport(c->why, host);
+	if (rest && (rest[0] == ' ' || rest[0] == ':'))
+		sb_add(b, rest); /* " is not on the allow list …", ": port 8080 is not …" */
+	else
+		sb_addf(b, " %s", c->why);
+}
+
+/* "ITEM; ITEM; and N more (MORE)": the first NETFMT_LINE_HOSTS entries whole, the rest
+ * counted; then the line is cleaned. */
+static char *end_line(struct strbuf *b, const struct net_count *v, size_t n, long long total,
+		      const char *more)
+{
+	long long listed = 0;
+	size_t i = 0;
+	for (; i < n && i < NETFMT_LINE_HOSTS; i++) {
+		sb_add(b, i ? "; " : ": ");
+		add_item(b, &v[i]);
+		listed += v[i].n;
+	}
+	if (total > listed) {
+		sb_addf(b, "%s %lld more", i ? "; and" : ": and", total - listed);
+		if (more && more[0])
+			sb_addf(b, " (%s)", more);
+	}
+	char *out = fmt_clean(sb_str(b));
+	sb_free(b);
 	return out;
 }
 
-char *netfmt_summary(long long allowed, long long denied, const struct net_count *v, size_t n,
+char *netfmt_denied_line(const struct net_count *v, size_t n, long long conns,
+			 long long lookups, long long malformed, const char *more)
+{
+	long long c[3] = {conns > 0 ? conns : 0, lookups > 0 ? lookups : 0,
+			  malformed > 0 ? malformed : 0};
+	static const char *const one[3] = {"connection", "name lookup", "malformed DNS request"};
+	static const char *const many[3] = {"connections", "name lookups",
+					     "malformed DNS requests"};
+	if (c[0] + c[1] + c[2] == 0)
+		return xstrdup("");
+	struct strbuf b = STRBUF_INIT;
+	sb_add(&b, "denied ");
+	for (int i = 0, said = 0, left = (c[0] > 0) + (c[1] > 0) + (c[2] > 0); i < 3; i++) {
+		if (!c[i])
+			continue;
+		if (said)
+			sb_add(&b, said + 1 == left ? " and " : ", ");
+		plural(&b, c[i], one[i], many[i]);
+		said++;
+	}
+	if (c[0] + c[1] == 0) { /* malformed requests alone: no names to list */
+		char *out = fmt_clean(sb_str(&b));
+		sb_free(&b);
+		return out;
+	}
+	return end_line(&b, v, n, c[0] + c[1], more);
+}
+
+char *netfmt_failed_line(const struct net_count *v, size_t n, long long allowed,
+			 long long failed, const char *more)
+{
+	if (failed <= 0)
+		return xstrdup("");
+	struct strbuf b = STRBUF_INIT;
+	sb_addf(&b, "%lld allowed, %lld failed upstream", allowed, failed);
+	return end_line(&b, v, n, failed, more);
+}
+
+char *netfmt_summary(long long allowed, long long failed, long long denied,
+		     const struct net_count *fv, size_t fn, const struct net_count *dv, size_t dn,
 		     size_t width)
 {
 	if (allowed <= 0 && denied <= 0)
 		return xstrdup("none");
 	struct strbuf b = STRBUF_INIT;
-	sb_addf(&b, "%lld allowed, %lld denied", allowed, denied);
-	if (denied > 0 && n > 0) {
+	sb_addf(&b, "%lld allowed", allowed);
+	if (failed > 0) {
+		sb_addf(&b, ", %lld failed upstream", failed);
+		if (fn > 0) {
+			long long listed = 0;
+			for (size_t i = 0; i < fn; i++) {
+				sb_add(&b, i ? "; " : " (");
+				add_item(&b, &fv[i]);
+				listed += fv[i].n;
+			}
+			if (failed > listed)
+				sb_addf(&b, "; … %lld more", failed - listed);
+			sb_add(&b, ")");
+		}
+	}
+	sb_addf(&b, ", %lld denied", denied);
+	if (denied > 0 && dn > 0) {
 		sb_add(&b, " (");
-		size_t head = fmt_width(sb_str(&b));
-		add_list(&b, v, n, denied, width ? (width > head + 21 ? width - head - 1 : 20) : 0);
+		add_list(&b, dv, dn, denied, 0);
 		sb_add(&b, ")");
 	}
 	char *out = width && fmt_width(sb_str(&b)) > width ? fmt_cut(sb_str(&b), width)
@@ -130,15 +224,22 @@ char *netfmt_summary(long long allowed, long long denied, const struct net_count
 	return out;
 }
 
-char *netfmt_cell(long long allowed, long long denied)
+char *netfmt_cell(long long allowed, long long failed, long long denied)
 {
 	if (allowed <= 0 && denied <= 0)
 		return xstrdup("-");
-	if (denied <= 0)
-		return xasprintf("%lld ok", allowed);
-	if (allowed <= 0)
-		return xasprintf("%lld denied", denied);
-	return xasprintf("%lld ok, %lld denied", allowed, denied);
+	if (failed < 0)
+		failed = 0;
+	if (failed > allowed)
+		failed = allowed;
+	struct strbuf b = STRBUF_INIT;
+	if (allowed - failed > 0)
+		sb_addf(&b, "%lld ok", allowed - failed);
+	if (failed > 0)
+		sb_addf(&b, "%s%lld failed", b.len ? ", " : "", failed);
+	if (denied > 0)
+		sb_addf(&b, "%s%lld denied", b.len ? ", " : "", denied);
+	return sb_steal(&b);
 }
 
 /* ---- log lines ---- */
@@ -186,6 +287,25 @@ char *netfmt_log_header(size_t width)
 	return finish(&b, width);
 }
 
+/* Where a log line's rule or reason goes on lines of its own: this far in. */
+#define LOG_WRAP_INDENT 4
+
+/* The line b (its columns) with why under RULE / REASON: never cut; where the line is too
+ * narrow for it, it follows on lines of its own. Takes b. */
+static char *with_reason(struct strbuf *b, const char *why, size_t width)
+{
+	if (width && fmt_width(sb_str(b)) + fmt_width(why) > width) {
+		char *head = finish(b, width);
+		char *wrapped = fmt_wrap(why, width, LOG_WRAP_INDENT);
+		char *out = xasprintf("%s\n%s", head, wrapped);
+		free(head);
+		free(wrapped);
+		return out;
+	}
+	sb_add(b, why);
+	return finish(b, width);
+}
+
 char *netfmt_log_line(const struct net_event *ev, long utc_offset_s, size_t width)
 {
 	struct strbuf b = STRBUF_INIT;
@@ -198,17 +318,21 @@ char *netfmt_log_line(const struct net_event *ev, long utc_offset_s, size_t widt
 	char *took = sessfmt_duration(ev->dur_ms);
 	cell(&b, t, W_TIME, false);
 	cell(&b, net_proto_name(ev->proto), W_PROTO, false);
-	cell(&b, ev->allowed ? "ALLOW" : "DENY", W_ACTION, false);
+	cell(&b, !ev->allowed ? "DENY" : ev->failed ? "FAIL" : "ALLOW", W_ACTION, false);
 	cell(&b, hp, W_HOST, false);
 	cell(&b, addr[0] ? addr : "-", W_ADDR, false);
 	cell(&b, up, W_NUM, true);
 	cell(&b, down, W_NUM, true);
 	cell(&b, took, W_NUM, true);
-	sb_add(&b, rule[0] ? rule : "-");
+	struct strbuf why = STRBUF_INIT;
+	sb_add(&why, rule[0] ? rule : "-");
 	if (error[0])
-		sb_addf(&b, " — error: %s", error);
+		sb_addf(&why, " — error: %s", error);
 	free(t), free(hp), free(addr), free(rule), free(error), free(up), free(down), free(took);
-	return finish(&b, width);
+	/* the reason and its fix are never cut */
+	char *out = with_reason(&b, sb_str(&why), width);
+	sb_free(&why);
+	return out;
 }
 
 char *netfmt_log_violation(const struct event *ev, long utc_offset_s, size_t width)
@@ -219,10 +343,16 @@ char *netfmt_log_violation(const struct event *ev, long utc_offset_s, size_t wid
 	free(t);
 	cell(&b, "-", W_PROTO, false);
 	cell(&b, "VIOL", W_ACTION, false);
+	/* no host, address, bytes or duration: its text goes under RULE / REASON (issue 26: it
+	 * stood under HOST) */
+	cell(&b, "-", W_HOST, false);
+	cell(&b, "-", W_ADDR, false);
+	for (int i = 0; i < 3; i++)
+		cell(&b, "-", W_NUM, true);
 	json_t *d = ev->detail_json ? json_loads(ev->detail_json, 0, NULL) : NULL;
-	const char *path = json_string_value(json_object_get(d, "path"));
-	const char *what = json_string_value(json_object_get(d, "what"));
-	const char *moved = json_string_value(json_object_get(d, "moved_to"));
+	_cleanup_free_ char *path = evdetail_get(d, "path");
+	_cleanup_free_ char *what = evdetail_get(d, "what");
+	_cleanup_free_ char *moved = evdetail_get(d, "moved_to");
 	struct strbuf txt = STRBUF_INIT;
 	sb_add(&txt, ev->kind ? ev->kind : "violation");
 	if (path)
@@ -236,7 +366,7 @@ char *netfmt_log_violation(const struct event *ev, long utc_offset_s, size_t wid
 	json_decref(d);
 	char *c = fmt_clean(sb_str(&txt));
 	sb_free(&txt);
-	sb_add(&b, c);
+	char *out = with_reason(&b, c, width);
 	free(c);
-	return finish(&b, width);
+	return out;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "core/session/store.h"
+#include "util/termtext.h"
 #include "util/strv.h"
 
 /* "just now" (under 5 s, or less than a minute in the future), "42s ago", "5m ago", "3h ago",
@@ -49,15 +50,7 @@ struct sessfmt_opts {
  * decisions. */
 char *sessfmt_sessions(const struct session *v, size_t n, const struct sessfmt_opts *o);
 
-/* ---- text for a terminal ---- */
-
-/* Columns the string takes: one per code point, two for East Asian wide and fullwidth ones,
- * none for combining marks, one per replaced byte (see fmt_clean). */
-size_t fmt_width(const char *s);
-/* s with control characters, bidirectional overrides and invalid UTF-8 replaced by '?'. */
-char *fmt_clean(const char *s);
-/* s cleaned and cut to at most `width` columns, ending with "…" when it was cut. */
-char *fmt_cut(const char *s, size_t width);
+/* ---- text for a terminal: fmt_width, fmt_clean, fmt_cut (util/termtext.h) ---- */
 
 struct fmt_col {
 	const char *title;

@@ -390,7 +390,7 @@ static bool id_chars_ok(const char *s)
 	" started_ms, ended_ms, status, exit_status, attempts, n_events, n_violations,"      \
 	" (SELECT a.started_ms FROM attempts a WHERE a.session_id = sessions.id"           \
 	"  AND a.n = sessions.attempts), n_net_allowed, n_net_denied, backend, backend_url,"  \
-	" sandbox_id"
+	" sandbox_id, n_net_failed"
 #define SESSION_COLS SESSION_COLS_("bwrap")
 /* a listing leaves out the bwrap argv: the largest column, and no listing shows it */
 #define SESSION_LIST_COLS SESSION_COLS_("NULL")
@@ -421,6 +421,7 @@ static void row_session(sqlite3_stmt *s, struct session *o)
 	o->backend = st_col_str(s, 19);
 	o->backend_url = st_col_str(s, 20);
 	o->sandbox_id = st_col_str(s, 21);
+	o->n_net_failed = sqlite3_column_int64(s, 22);
 }
 
 static int begin_tx(struct store *st, const struct session *s, long long started,

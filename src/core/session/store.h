@@ -29,6 +29,8 @@
  *       and the sessions counters (attempts, n_events, n_violations)
  *   v3  net_events (the egress proxy's decisions, doc/design.md §4) and the sessions counters
  *       n_net_allowed, n_net_denied
+ *   v4  where a session ran (backend, backend_url, sandbox_id)
+ *   v5  net_events.failed (allowed, the upstream failed) and the counter n_net_failed
  *
  * Lost sessions. store_open marks `lost` each running session whose recorded process is gone:
  * no /proc/PID, a zombie, or a PID now used by a process with another start time. When /proc
@@ -49,7 +51,7 @@
 #include "util/err.h"
 #include "util/strv.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_DB_NAME "agentjail.db"
 #define STORE_ID_LEN 36 /* a UUID: 8-4-4-4-12 lowercase hex digits */
 
@@ -101,6 +103,7 @@ struct session {
 	long long n_events;
 	long long n_violations; /* events whose kind is "violation" or starts with "violation." */
 	long long n_net_allowed, n_net_denied; /* the egress proxy's decisions (net_events) */
+	long long n_net_failed; /* … of the allowed ones, those whose upstream failed */
 	char *backend;          /* NULL: local; "opensandbox" (doc/design.md §4b) */
 	char *backend_url;      /* the service's URL (never its key) */
 	char *sandbox_id;       /* the latest attempt's sandbox there */
@@ -132,11 +135,13 @@ struct net_row {
 	struct net_event ev;
 };
 
-/* Denied requests counted by host and port (port 0: a DNS lookup). */
+/* Denied (or failed) requests counted by host and port (port 0: a DNS lookup). */
 struct net_count {
 	char *host;
 	int port;
 	long long n;
+	char *why; /* the first one's reason (denied: the rule's words and fix; failed: the
+		    * upstream error), as recorded; NULL when unknown */
 };
 
 void session_free(struct session *s);
@@ -233,7 +238,7 @@ int store_events(struct store *st, const char *id, struct event **out, size_t *n
 int store_open_again(const struct store *st, struct store **out, struct err *e) WUR;
 
 /* The egress proxy's decisions ev[0..n) for session id, in one transaction with the session's
- * counters (n_net_allowed, n_net_denied): all of them or none. attempt <= 0: the session's
+ * counters (n_net_allowed, n_net_denied, n_net_failed): all of them or none. attempt <= 0: the session's
  * current attempt. Text fields are read up to their array's size (a missing NUL is no
  * overrun); byte counts beyond INT64_MAX are stored as INT64_MAX. 0, STORE_NONE, -1. */
 int store_add_net_events(struct store *st, const char *id, int attempt,
@@ -242,10 +247,12 @@ int store_add_net_events(struct store *st, const char *id, int attempt,
  * NULL when there are none; free it. 0, STORE_NONE, -1. */
 int store_net_events(struct store *st, const char *id, long long since_seq, size_t limit,
 		     struct net_row **out, size_t *n, struct err *e) WUR;
-/* The session's denied requests by host and port, most frequent first (then by host, port),
- * at most limit (0: all). 0, STORE_NONE, -1. */
-int store_net_denied(struct store *st, const char *id, size_t limit, struct net_count **out,
-		     size_t *n, struct err *e) WUR;
+/* The session's denied requests (NET_DENIED) or allowed ones whose upstream failed
+ * (NET_FAILED) by host and port, most frequent first (then by host, port), each with the first
+ * one's reason, at most limit (0: all). 0, STORE_NONE, -1. */
+enum net_which { NET_DENIED, NET_FAILED };
+int store_net_counts(struct store *st, const char *id, enum net_which which, size_t limit,
+		     struct net_count **out, size_t *n, struct err *e) WUR;
 
 /* Delete a session (full id) with its attempts, events and net events. 0, STORE_NONE, -1. */
 int store_rm(struct store *st, const char *id, struct err *e) WUR;

@@ -6,8 +6,10 @@
 
 void net_counts_free(struct net_count *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(v[i].host);
+		free(v[i].why);
+	}
 	free(v);
 }
 
@@ -44,6 +46,8 @@ static int bind_event(sqlite3_stmt *s, const char *id, int attempt, const struct
 		rc = sqlite3_bind_int64(s, 12, ev->dur_ms);
 	if (rc == SQLITE_OK)
 		rc = BIND_FIELD(s, 13, ev->error);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int(s, 14, ev->allowed && ev->failed ? 1 : 0);
 	return rc;
 }
 
@@ -59,11 +63,11 @@ static int net_tx(struct store *st, const char *id, int attempt, const struct ne
 	_cleanup_stmt_ sqlite3_stmt *ins = NULL;
 	if (st_prep(st, &ins, doing, e,
 		 "INSERT INTO net_events (session_id, attempt, at_ms, proto, host, port, allowed,"
-		 " rule, addr, bytes_up, bytes_down, dur_ms, error)"
-		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		 " rule, addr, bytes_up, bytes_down, dur_ms, error, failed)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 "") < 0)
 		return -1;
-	long long allowed = 0, denied = 0;
+	long long allowed = 0, denied = 0, failed = 0;
 	for (size_t i = 0; i < n; i++) {
 		int rc = bind_event(ins, id, attempt, &ev[i]);
 		if (rc != SQLITE_OK)
@@ -75,12 +79,14 @@ static int net_tx(struct store *st, const char *id, int attempt, const struct ne
 			allowed++;
 		else
 			denied++;
+		if (ev[i].allowed && ev[i].failed)
+			failed++;
 	}
 	_cleanup_stmt_ sqlite3_stmt *up = NULL;
 	if (st_prep(st, &up, doing, e,
 		 "UPDATE sessions SET n_net_allowed = n_net_allowed + ?,"
-		 " n_net_denied = n_net_denied + ? WHERE id = ?",
-		 "LLs", allowed, denied, id) < 0 ||
+		 " n_net_denied = n_net_denied + ?, n_net_failed = n_net_failed + ? WHERE id = ?",
+		 "LLLs", allowed, denied, failed, id) < 0 ||
 	    st_step_done(st, up, doing, e) < 0)
 		return -1;
 	return 0;
@@ -129,6 +135,7 @@ static void row_net(sqlite3_stmt *s, struct net_row *r)
 	ev->bytes_down = (uint64_t)sqlite3_column_int64(s, 10);
 	ev->dur_ms = sqlite3_column_int64(s, 11);
 	col_field(s, 12, ev->error, sizeof ev->error);
+	ev->failed = ev->allowed && sqlite3_column_int(s, 13) != 0;
 }
 
 int store_net_events(struct store *st, const char *id, long long since_seq, size_t limit,
@@ -143,7 +150,7 @@ int store_net_events(struct store *st, const char *id, long long since_seq, size
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
 	if (st_prep(st, &s, doing, e,
 		 "SELECT seq, attempt, at_ms, proto, host, port, allowed, rule, addr, bytes_up,"
-		 " bytes_down, dur_ms, error FROM net_events WHERE session_id = ? AND seq > ?"
+		 " bytes_down, dur_ms, error, failed FROM net_events WHERE session_id = ? AND seq > ?"
 		 " ORDER BY seq LIMIT ?",
 		 "sLL", id, since_seq, limit ? (long long)limit : -1LL) < 0)
 		return -1;
@@ -165,19 +172,26 @@ int store_net_events(struct store *st, const char *id, long long since_seq, size
 	return 0;
 }
 
-int store_net_denied(struct store *st, const char *id, size_t limit, struct net_count **out,
-		     size_t *n, struct err *e)
+int store_net_counts(struct store *st, const char *id, enum net_which which, size_t limit,
+		     struct net_count **out, size_t *n, struct err *e)
 {
-	static const char doing[] = "cannot read the session's denied connections";
+	static const char doing[] = "cannot read the session's denied or failed requests";
 	*out = NULL;
 	*n = 0;
 	int r = st_exists(st, id, doing, e);
 	if (r < 0)
 		return r;
+	/* the reason is the group's first row's: SQLite takes a bare column from the row min()
+	 * picked */
 	_cleanup_stmt_ sqlite3_stmt *s = NULL;
 	if (st_prep(st, &s, doing, e,
-		 "SELECT host, port, count(*) AS c FROM net_events WHERE session_id = ?"
-		 " AND allowed = 0 GROUP BY host, port ORDER BY c DESC, host, port LIMIT ?",
+		 which == NET_DENIED
+			 ? "SELECT host, port, count(*) AS c, rule, min(seq) FROM net_events"
+			   " WHERE session_id = ? AND allowed = 0 GROUP BY host, port"
+			   " ORDER BY c DESC, host, port LIMIT ?"
+			 : "SELECT host, port, count(*) AS c, error, min(seq) FROM net_events"
+			   " WHERE session_id = ? AND allowed = 1 AND failed = 1 GROUP BY host, port"
+			   " ORDER BY c DESC, host, port LIMIT ?",
 		 "sL", id, limit ? (long long)limit : -1LL) < 0)
 		return -1;
 	struct net_count *v = NULL;
@@ -188,6 +202,7 @@ int store_net_denied(struct store *st, const char *id, size_t limit, struct net_
 			.host = st_col_str(s, 0),
 			.port = sqlite3_column_int(s, 1),
 			.n = sqlite3_column_int64(s, 2),
+			.why = st_col_str(s, 3),
 		};
 		if (!v[k - 1].host)
 			v[k - 1].host = xstrdup("");

@@ -88,9 +88,19 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	"ALTER TABLE sessions ADD COLUMN backend TEXT;"
 	"ALTER TABLE sessions ADD COLUMN backend_url TEXT;"
 	"ALTER TABLE sessions ADD COLUMN sandbox_id TEXT;",
-	/* 5: the captured direct connections (doc/design.md §4, capture) are decisions of their
+	/* 5: allowed requests whose upstream failed (issue 26), counted apart. Older rows: an
+	 * allowed request with an error and no address connected to failed before its tunnel
+	 * (the name, the connect); a DNS answer "no data" is an answer, not a failure. */
+	"ALTER TABLE net_events ADD COLUMN failed INTEGER NOT NULL DEFAULT 0"
+	" CHECK (failed IN (0, 1));"
+	"UPDATE net_events SET failed = 1 WHERE allowed = 1 AND addr = '' AND error != ''"
+	" AND error NOT LIKE '%no data%';"
+	"ALTER TABLE sessions ADD COLUMN n_net_failed INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE sessions SET n_net_failed = (SELECT count(*) FROM net_events n"
+	" WHERE n.session_id = sessions.id AND n.failed = 1) WHERE n_net_allowed > 0;",
+	/* 6: the captured direct connections (doc/design.md §4, capture) are decisions of their
 	 * own, proto 'tcp': SQLite changes a CHECK only by rebuilding the table */
-	"CREATE TABLE net_events_v5 ("
+	"CREATE TABLE net_events_v6 ("
 	" seq INTEGER PRIMARY KEY,"
 	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
 	" attempt INTEGER NOT NULL,"
@@ -104,11 +114,15 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	" bytes_up INTEGER NOT NULL,"
 	" bytes_down INTEGER NOT NULL,"
 	" dur_ms INTEGER NOT NULL,"
-	" error TEXT NOT NULL"
+	" error TEXT NOT NULL,"
+	" failed INTEGER NOT NULL DEFAULT 0 CHECK (failed IN (0, 1))"
 	") STRICT;"
-	"INSERT INTO net_events_v5 SELECT * FROM net_events;"
+	"INSERT INTO net_events_v6 (seq, session_id, attempt, at_ms, proto, host, port, allowed,"
+	" rule, addr, bytes_up, bytes_down, dur_ms, error, failed)"
+	" SELECT seq, session_id, attempt, at_ms, proto, host, port, allowed, rule, addr,"
+	" bytes_up, bytes_down, dur_ms, error, failed FROM net_events;"
 	"DROP TABLE net_events;"
-	"ALTER TABLE net_events_v5 RENAME TO net_events;"
+	"ALTER TABLE net_events_v6 RENAME TO net_events;"
 	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);",
 };
 /* ---- opening ---- */

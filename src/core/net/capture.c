@@ -754,15 +754,6 @@ static int jail_sock(struct proxy *p, const struct seccomp_notif *req)
 	return sfd;
 }
 
-/* Whether sfd lives in the jail's network namespace (else it is one of ours). */
-static bool in_jail(const struct proxy *p, int sfd)
-{
-	uint64_t cookie = 0;
-	socklen_t len = sizeof cookie;
-	return getsockopt(sfd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) == 0 &&
-	       cookie == p->jail_netns;
-}
-
 /* One connect() of the jail. */
 static void on_connect(struct proxy *p, const struct seccomp_notif *req)
 {
@@ -822,7 +813,7 @@ static void on_connect(struct proxy *p, const struct seccomp_notif *req)
 	int type = sockopt_int(sfd, SOL_SOCKET, SO_TYPE);
 	int proto = sockopt_int(sfd, SOL_SOCKET, SO_PROTOCOL);
 	bool tcp = type == SOCK_STREAM && (proto == IPPROTO_TCP || proto == IPPROTO_MPTCP);
-	if (!in_jail(p, sfd)) {
+	if (!px_in_jail_netns(p, sfd)) {
 		if (!ours_again(p, req->id, sfd, outside && fam == domain))
 			capture(p, req, sfd, dfam, da, port);
 	} else if (domain == AF_UNIX) {
@@ -843,7 +834,7 @@ static void on_listen(struct proxy *p, const struct seccomp_notif *req)
 	int sfd = jail_sock(p, req);
 	if (sfd < 0)
 		return;
-	int err = !in_jail(p, sfd) ? EINVAL /* what a connected socket answers */
+	int err = !px_in_jail_netns(p, sfd) ? EINVAL /* what a connected socket answers */
 		  : listen(sfd, (int)req->data.args[1]) == 0 ? 0 : errno;
 	(void)close(sfd);
 	respond(p, req->id, -err);

@@ -18,9 +18,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include "core/net/proxy_internal.h"
 #include "util/clock.h"
@@ -123,6 +127,30 @@ void px_set_text(char *dst, size_t cap, const char *s)
 	for (; s && s[n] && n < cap - 1; n++)
 		dst[n] = s[n];
 	dst[n] = '\0';
+}
+
+/* The inode of socket fd's network namespace (SIOCGSKNS), 0 when it cannot be had: the
+ * namespace's owner lacks CAP_NET_ADMIN over it (EPERM: for us, not the jail's), or no such
+ * ioctl. */
+static uint64_t netns_ino(int fd)
+{
+	int ns = ioctl(fd, SIOCGSKNS);
+	struct stat st;
+	uint64_t ino = ns >= 0 && fstat(ns, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	if (ns >= 0)
+		(void)close(ns);
+	return ino;
+}
+
+bool px_in_jail_netns(const struct proxy *p, int fd)
+{
+	if (p->jail_netns) {
+		uint64_t cookie = 0;
+		socklen_t len = sizeof cookie;
+		return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) == 0 &&
+		       cookie == p->jail_netns;
+	}
+	return p->jail_netns_ino && netns_ino(fd) == p->jail_netns_ino;
 }
 
 int px_ep_set(struct proxy *p, struct px_handle *h, uint32_t mask)
@@ -418,6 +446,7 @@ int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 	if (l->tcp4 < 0 ||
 	    getsockopt(l->tcp4, SOL_SOCKET, SO_NETNS_COOKIE, &p->jail_netns, &clen) < 0)
 		p->jail_netns = 0;
+	p->jail_netns_ino = l->tcp4 >= 0 ? netns_ino(l->tcp4) : 0;
 	if (setup(p, e) < 0) {
 		teardown(p);
 		free(p);

@@ -69,7 +69,9 @@ struct proxy {
 	int head_ms, connect_ms;           /* from px_test_timeouts, or the defaults */
 	long long accept_paused_until;     /* out of fds: the listeners rest until then */
 	struct netsynth synth;             /* the DNS stub's own addresses, capture's way back */
-	uint64_t jail_netns;               /* SO_NETNS_COOKIE of the jail's network namespace */
+	uint64_t jail_netns;               /* SO_NETNS_COOKIE of the jail's network namespace, 0
+					    * before Linux 5.14: then jail_netns_ino is used */
+	uint64_t jail_netns_ino;           /* its inode (SIOCGSKNS of a listener), or 0 */
 	struct px_capture *cap;            /* the captured connects, from proxy_capture on */
 };
 
@@ -150,6 +152,8 @@ void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_
 void px_capture_sweep(struct proxy *p, long long now);  /* deadlines; interrupted callers */
 void px_capture_close(struct proxy *p);                 /* answer and free what waits */
 void px_capture_free(struct proxy *p);                  /* then the listener (teardown) */
+/* Whether socket fd lives in the network namespace of the jail's listener (proxy_start). */
+bool px_in_jail_netns(const struct proxy *p, int fd);
 /* The name a DNS-stub address stands for (netsynth.h), or NULL: outside the ranges *in_range
  * is false; inside but never given out, NULL with *in_range true. */
 const char *px_synth_name(const struct proxy *p, int family, const uint8_t *addr,

@@ -269,7 +269,7 @@ bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench
 	@bench/startup.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
-	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 5
+	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 11
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.

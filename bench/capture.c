@@ -3,9 +3,10 @@
  * measured alternately in one run:
  * - throughput: one connection downloading MIB MiB from a local server, captured (the client
  *   connects to the name the jail's DNS stub answers for, mapped to 127.0.0.1) against direct;
- *   the ratio of the median times (goal >= 0.95: nothing of ours is on the data's path);
+ *   the median of ROUNDS paired ratios of the times (goal >= 0.95: nothing of ours is on the
+ *   data's path);
  * - connect latency: N blocking connects, each timed around connect() alone, captured against
- *   direct; the added median (goal <= 0.3 ms).
+ *   direct; the median of the paired differences of their medians (goal <= 0.3 ms).
  * The servers run in threads of this process; the client is this program again (`client`
  * verbs), run directly and inside jails of AGENTJAIL from a scratch workspace.
  * usage: capture AGENTJAIL [MIB] [N] [ROUNDS] */
@@ -15,6 +16,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +131,8 @@ static void *serve_close(void *arg)
 	return NULL;
 }
 
+static char err_path[4200]; /* where a run's stderr goes */
+
 /* Run argv, return its stdout's first line in out. */
 static int run(char *const argv[], char *out, size_t cap)
 {
@@ -140,8 +144,9 @@ static int run(char *const argv[], char *out, size_t cap)
 		die("fork");
 	if (pid == 0) {
 		dup2(p[1], 1);
-		int devnull = open("/dev/null", O_WRONLY);
-		dup2(devnull, 2);
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (err >= 0)
+			dup2(err, 2); /* kept for a failure's words */
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -154,7 +159,16 @@ static int run(char *const argv[], char *out, size_t cap)
 	close(p[0]);
 	int ws;
 	waitpid(pid, &ws, 0);
-	return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && n ? 0 : -1;
+	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && n)
+		return 0;
+	char msg[2048] = "";
+	int ef = open(err_path, O_RDONLY | O_CLOEXEC);
+	ssize_t m = ef >= 0 ? read(ef, msg, sizeof msg - 1) : 0;
+	if (ef >= 0)
+		close(ef);
+	msg[m > 0 ? m : 0] = '\0';
+	fprintf(stderr, "capture bench: %s %s failed: %s%s", argv[0], argv[1], out, msg);
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -186,6 +200,7 @@ int main(int argc, char **argv)
 	self[sl] = '\0';
 	snprintf(client, sizeof client, "%s/capture", ws);
 	snprintf(state, sizeof state, "%s/.state", ws);
+	snprintf(err_path, sizeof err_path, "%s/.err", ws);
 	char cp[8400];
 	snprintf(cp, sizeof cp, "cp '%s' '%s'", self, client);
 	if (system(cp) != 0)
@@ -204,43 +219,59 @@ int main(int argc, char **argv)
 			NULL, NULL, NULL};
 	const int jc = 13; /* where the client's arguments go */
 
-	double down_d[16], down_j[16], con_d[16], con_j[16];
+	/* each round measures both, in turns (direct first, then captured first): a figure is the
+	 * median of the rounds' ratios, so load that comes and goes on a shared machine weighs on
+	 * both sides alike */
+	double ratio[32], added[32], mj[32], md[32], cj[32], cd[32];
 	char out[256];
-	if (rounds > 16)
-		rounds = 16;
-	for (int r = 0; r < rounds; r++) {
+	if (rounds > 32)
+		rounds = 32;
+	bool failed = false;
+	for (int r = 0; r < rounds && !failed; r++) {
 		char *direct_dl[] = {client, "client-download", "127.0.0.1", ssrc, NULL};
-		if (run(direct_dl, out, sizeof out) < 0)
-			die("the direct download");
-		down_d[r] = atof(out);
-		jail[jc] = "client-download", jail[jc + 1] = "bench.test", jail[jc + 2] = ssrc;
-		jail[jc + 3] = NULL;
-		if (run(jail, out, sizeof out) < 0 || atoll(strchr(out, ' ') + 1) != mib << 20) {
-			fprintf(stderr, "capture bench: the captured download failed: %s\n", out);
-			return 1;
-		}
-		down_j[r] = atof(out);
 		char *direct_c[] = {client, "client-connect", "127.0.0.1", sclose, ns, NULL};
-		if (run(direct_c, out, sizeof out) < 0)
-			die("the direct connects");
-		con_d[r] = atof(out);
-		jail[jc] = "client-connect", jail[jc + 1] = "bench.test", jail[jc + 2] = sclose;
-		jail[jc + 3] = ns;
-		if (run(jail, out, sizeof out) < 0) {
-			fprintf(stderr, "capture bench: the captured connects failed\n");
-			return 1;
+		for (int k = 0; k < 2; k++) {
+			if ((k == 0) == (r % 2 == 0)) {
+				if (run(direct_dl, out, sizeof out) < 0)
+					die("the direct download");
+				md[r] = atof(out);
+				if (run(direct_c, out, sizeof out) < 0)
+					die("the direct connects");
+				cd[r] = atof(out);
+				continue;
+			}
+			jail[jc] = "client-download", jail[jc + 1] = "bench.test";
+			jail[jc + 2] = ssrc, jail[jc + 3] = NULL;
+			if (run(jail, out, sizeof out) < 0 || !strchr(out, ' ') ||
+			    atoll(strchr(out, ' ') + 1) != mib << 20) {
+				fprintf(stderr, "capture bench: the captured download failed: %s\n", out);
+				failed = true;
+				break;
+			}
+			mj[r] = atof(out);
+			jail[jc] = "client-connect", jail[jc + 1] = "bench.test";
+			jail[jc + 2] = sclose, jail[jc + 3] = ns;
+			if (run(jail, out, sizeof out) < 0) {
+				fprintf(stderr, "capture bench: the captured connects failed\n");
+				failed = true;
+				break;
+			}
+			cj[r] = atof(out);
 		}
-		con_j[r] = atof(out);
+		ratio[r] = md[r] / mj[r];
+		added[r] = (cj[r] - cd[r]) / 1000;
 	}
-	double md = median(down_d, rounds), mj = median(down_j, rounds);
-	double cd = median(con_d, rounds), cj = median(con_j, rounds);
-	printf("bench: capture-throughput %.3f (goal >= 0.95; %lld MiB in %.3f s captured, %.3f s "
-	       "direct, median of %d)\n", md / mj, mib, mj, md, rounds);
-	printf("bench: capture-connect-added-ms %.3f (goal <= 0.3; median connect %.1f us "
-	       "captured, %.1f us direct, over %d connects, median of %d runs)\n",
-	       (cj - cd) / 1000, cj, cd, n, rounds);
 	snprintf(cp, sizeof cp, "rm -rf '%s'", ws);
 	if (system(cp) != 0)
 		fprintf(stderr, "capture bench: could not remove %s\n", ws);
+	if (failed)
+		return 1;
+	double mr = median(ratio, rounds), ma = median(added, rounds);
+	printf("bench: capture-throughput %.3f (goal >= 0.95; %lld MiB, median of %d paired ratios; "
+	       "captured %.3f s, direct %.3f s, medians)\n", mr, mib, rounds, median(mj, rounds),
+	       median(md, rounds));
+	printf("bench: capture-connect-added-ms %.3f (goal <= 0.3; the median connect over %d "
+	       "connects, captured %.1f us, direct %.1f us, median of %d paired differences)\n",
+	       ma, n, median(cj, rounds), median(cd, rounds), rounds);
 	return 0;
 }

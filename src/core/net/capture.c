@@ -59,7 +59,7 @@
 
 #define CAP_ADDRS 8       /* upstream addresses tried per connect */
 #define CAP_WAITING_MAX 4096 /* connects waiting for their upstream at once; more are refused */
-#define CAP_PORT_TRIES 8     /* local ports tried per address when ours is taken */
+#define CAP_PORT_TRIES 32    /* local ports tried per address when ours is taken */
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 

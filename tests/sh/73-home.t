@@ -194,6 +194,35 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 2 "$who: home --all --workspace: a usage error"
 	is "$(aj_tree "$HOMEDIR")" "$real_before" "$who: the real home is still untouched"
 
+	# --- per agent: [agent.NAME] home = "persist"; the agent's own paths stay the host's -------
+	mkdir -p "$HOMEDIR/.local/bin" "$HOMEDIR/.toy" "$HOMEDIR/.config/agentjail"
+	cat >"$HOMEDIR/.local/bin/toy" <<'TOY'
+#!/bin/sh
+cat "$HOME/.toyrc" 2>/dev/null || echo "no rc"
+echo "rc from $1" >"$HOME/.toyrc"
+echo "$1" >"$HOME/.toy/made-by-agent"
+if (echo x >>"$HOME/.toy/hooks.json") 2>/dev/null; then echo "hooks: writable"; else echo "hooks: read-only"; fi
+TOY
+	chmod 0755 "$HOMEDIR/.local/bin/toy"
+	echo '{}' >"$HOMEDIR/.toy/hooks.json"
+	printf '[profile.toy]\ncommand = "toy"\nrw = ["~/.toy/"]\nprotect = ["~/.toy/hooks.json"]\n\n[agent.toy]\nhome = "persist"\n' \
+		>"$HOMEDIR/.config/agentjail/config.toml"
+	chmod 0755 "$HOMEDIR/.config" "$HOMEDIR/.config/agentjail"
+	aj_chown "$HOMEDIR/.local" "$HOMEDIR/.toy" "$HOMEDIR/.config"
+	AJ_XENV=(PATH="$HOMEDIR/.local/bin:$AJ_SYS_PATH")
+	aj_run "$who" -C "$A" -- toy --net off -- one
+	is "$OUT" $'no rc\nhooks: read-only' "$who: [agent.toy] home = \"persist\": the agent runs, its hook file still read-only"
+	aj_run "$who" -C "$A" -- toy --net off -- two
+	like "$OUT" '^rc from one' "$who: ... its next run finds the ~/.toyrc the last one left"
+	is "$(cat "$HOMEDIR/.toy/made-by-agent" 2>&1)" two "$who: ... its own directory is the host's, as without it"
+	[ ! -e "$HOMEDIR/.toyrc" ]
+	ok $? "$who: ... the real home has no ~/.toyrc"
+	aj_run "$who" -C "$A" -- run -- sh -c 'cat ~/.toyrc 2>&1'
+	like "$OUT" 'No such file' "$who: ... and a plain run of the workspace keeps its empty home"
+	AJ_XENV=()
+	rm -rf "$HOMEDIR/.config" "$HOMEDIR/.toy" "$HOMEDIR/.local"
+	aj_run "$who" -C "$A" -- home clean
+
 	# --- in a terminal: the next shell runs the ~/.bashrc the last jail left, keeps history ----
 	if [ -z "$HAVE_TMUX" ]; then
 		skip "$who: an interactive shell in the persisted home (tmux)" "tmux is not installed"

@@ -3,7 +3,7 @@
 # Uses apt-get directly as root, through sudo otherwise. Prints nothing when all are present.
 set -eu
 PKGS="make gcc clang musl-tools pkg-config libseccomp-dev libjansson-dev libsqlite3-dev libc-ares-dev libidn2-dev libunistring-dev libcmocka-dev libncurses-dev libcurl4-openssl-dev bubblewrap scdoc \
-perl git procps util-linux iproute2 python3 ca-certificates curl openssl tmux zsh fish"
+perl git procps util-linux iproute2 python3 ca-certificates curl openssl tmux zsh fish bash-completion"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -112,11 +112,16 @@ int cmd_cache(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	const char *dir = NULL;
-	bool all = false, bad = false;
+	const char *dir = NULL, *bad = NULL; /* bad: the argument that is not one */
+	bool all = false;
+	static const char *const verbs[] = {"size", "clean", "--help", NULL};
+	static const char *const clean_opts[] = {"--all", "--workspace", NULL};
+	const char *const *known = verbs;
 	if (!strcmp(what, "size")) {
-		bad = argc > 1;
+		bad = argc > 1 ? argv[1] : NULL;
+		known = NULL;
 	} else if (!strcmp(what, "clean")) {
+		known = clean_opts;
 		for (int i = 1; i < argc && !bad; i++) {
 			if (!strcmp(argv[i], "--all") && !dir)
 				all = true;
@@ -125,16 +130,17 @@ int cmd_cache(int argc, char **argv)
 			else if (!strncmp(argv[i], "--workspace=", 12) && !all && !dir)
 				dir = argv[i] + 12;
 			else
-				bad = true;
+				bad = argv[i];
 		}
 	} else {
-		bad = true;
+		bad = what;
 	}
-	if (bad) {
-		cmd_warn("cache: unexpected arguments (%s …)", what);
-		fputs(usage, stderr);
+	if (bad && known == clean_opts && (!strcmp(bad, "--all") || !strncmp(bad, "--workspace", 11))) {
+		cmd_warn("cache clean: --all, or --workspace DIR, once (see `agentjail cache --help`)");
 		return EXIT_USAGE;
 	}
+	if (bad)
+		return cmd_unknown("cache", "argument", bad, known);
 	const char *home = getenv("HOME");
 	if (!home || home[0] != '/') {
 		cmd_warn("cache: HOME is unset or relative: cannot find agentjail's state directory");

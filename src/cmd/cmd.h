@@ -37,6 +37,13 @@ void cmd_put_text(FILE *f, const char *text);
  * the answer a line of stdin. false when stdin is not a terminal (nobody to ask: the caller
  * says how to confirm). */
 bool cmd_confirm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error in one line, with the nearest of known (NULL-terminated) when it is a likely
+ * typo: "agentjail: CMD: unknown WHAT: ARG (did you mean X? see `agentjail CMD --help`)";
+ * cmd NULL: agentjail's own command. Returns EXIT_USAGE. */
+int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known);
+/* Whether to colour what goes to fd: a terminal, NO_COLOR unset or empty (no-color.org), TERM
+ * not "dumb". */
+bool cmd_colour(int fd);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
 /* The canonical form of DIR (the key a jail there uses for its caches and home), or its normal
@@ -66,6 +73,9 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req);
 struct resolved;
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		   struct resolved *res, struct err *e);
+/* cmd_find_agent failed with e: how to install the agent, in one line when it is simply not
+ * there (e's own line first otherwise: found but not executable, …). */
+void cmd_agent_missing(const struct profile *pr, const struct err *e);
 int cmd_shim(int argc, char **argv);
 /* A shim invoked inside a jail: run the real agent directly (never returns on success). */
 int cmd_shim_in_jail(const char *exe, char **argv);
@@ -79,6 +89,9 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j);
 void cmd_dry_run_notes(const struct policy *p);
 /* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
+/* --dry-run's first line: "would run: CMD ARG…" (shell-quoted), before the plan that
+ * otherwise buries the command at the end of init's long line (issue 26). */
+void cmd_print_would_run(const struct run_request *req);
 /* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
  * user must know and returns the exit status. */
 struct sess_rec;

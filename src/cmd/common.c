@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "core/plan/dirs.h"
+#include "core/plan/suggest.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/termtext.h"
@@ -54,6 +55,21 @@ char *cmd_shown_workspace(const char *ws, const char *dir)
 double cmd_mib(uint64_t bytes)
 {
 	return (double)bytes / (1024.0 * 1024.0);
+}
+
+int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known)
+{
+	const char *near = closest_word(arg, known);
+	cmd_warn("%s%s%s: %s (%s%s%ssee `agentjail %s%s--help`)", cmd ? cmd : "",
+		 cmd ? ": unknown " : "unknown ", what, arg, near ? "did you mean " : "",
+		 near ? near : "", near ? "? " : "", cmd ? cmd : "", cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
+bool cmd_colour(int fd)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+	return isatty(fd) && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
 }
 
 char *cmd_state_dir(void)

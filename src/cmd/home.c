@@ -154,30 +154,37 @@ static int session_workspace(const char *id, char **ws)
 
 int cmd_home(int argc, char **argv)
 {
-	const char *dir = NULL, *id = NULL;
-	bool all = false, rm = false, bad = false;
-	for (int i = 0; i < argc && !bad; i++) {
+	static const char *const opts[] = {"clean", "--all", "--workspace", "--help", NULL};
+	const char *dir = NULL, *id = NULL, *bad = NULL;
+	bool all = false, rm = false, twice = false;
+	for (int i = 0; i < argc && !bad && !twice; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage, stdout);
 			return 0;
 		}
-		if (!strcmp(a, "clean") && !rm)
-			rm = true;
-		else if (!strcmp(a, "--all") && !all)
-			all = true;
-		else if (!strcmp(a, "--workspace") && i + 1 < argc && !dir)
-			dir = argv[++i];
-		else if (!strncmp(a, "--workspace=", 12) && !dir)
-			dir = a + 12;
+		if (!strcmp(a, "clean"))
+			twice = rm, rm = true;
+		else if (!strcmp(a, "--all"))
+			twice = all, all = true;
+		else if (!strcmp(a, "--workspace") && i + 1 < argc)
+			twice = dir != NULL, dir = argv[++i];
+		else if (!strncmp(a, "--workspace=", 12))
+			twice = dir != NULL, dir = a + 12;
 		else if (a[0] != '-' && !id)
 			id = a;
 		else
-			bad = true;
+			bad = a;
 	}
-	if (bad || (all && (dir || id)) || (dir && id)) {
-		cmd_warn("home: give one of ID, --workspace DIR or --all (with clean or without)");
-		fputs(usage, stderr);
+	if (bad && !strcmp(bad, "--workspace")) {
+		cmd_warn("home: --workspace needs a directory (see `agentjail home --help`)");
+		return EXIT_USAGE;
+	}
+	if (bad)
+		return cmd_unknown("home", "argument", bad, opts);
+	if (twice || (all && (dir || id)) || (dir && id)) {
+		cmd_warn("home: one of ID, --workspace DIR or --all, once, with clean or without (see "
+			 "`agentjail home --help`)");
 		return EXIT_USAGE;
 	}
 	_cleanup_free_ char *state = cmd_state_dir();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/netrun.h"
+#include "cmd/runlines.h"
 #include "core/jail/guard.h"
 #include "core/jail/launch.h"
 #include "core/jail/llrun.h"
@@ -74,6 +75,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 		return EXIT_JAIL;
 	}
 	if (req->dry_run) {
+		cmd_print_would_run(req);
 		_cleanup_free_ char *pj = policy_to_json(&req->pol);
 		_cleanup_free_ char *txt = ll_plan_render(&lp);
 		printf("# policy: %s\n# backend: landlock (no bwrap, no namespaces)\n%s", pj, txt);
@@ -128,6 +130,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	struct llrun_result r;
 	struct timespec since;
 	suidscan_mark(&since);
+	runlines_start(req);
 	int lr = llrun_run(&lp, &j->plan.limits, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
 	lres.oom_kills = r.oom_kills;
 	lres.pids_hits = r.pids_hits;
@@ -159,6 +162,10 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	if (r.tmp_left)
 		cmd_warn("could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;
+	size_t moved = 0;
+	for (size_t i = 0; i < lres.viol.n; i++)
+		moved += lres.viol.v[i].moved_to != NULL;
+	runlines_end(req, r.status, r.cmd_signal, req->interrupted, moved);
 	return r.status;
 }
 

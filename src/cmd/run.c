@@ -54,7 +54,8 @@ static const char usage[] =
 	"                               workspace's own, kept in agentjail's state between runs\n"
 	"                               (never the real home; agentjail home shows or cleans it)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
-	"  --quiet                      no start and end lines (printed on a terminal only)\n"
+	"  --quiet                      no start and end lines (printed on a terminal only),\n"
+	"                               no --net allow banner\n"
 	"  --backend local|landlock|opensandbox\n"
 	"                               where it runs: local, the bwrap jail (default);\n"
 	"                               landlock: no namespaces, Landlock + seccomp only (weaker);\n"
@@ -239,6 +240,19 @@ void report_limits(const struct launch_result *r, const struct bw_plan *plan)
 	}
 }
 
+void cmd_print_would_run(const struct run_request *req)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < req->cmd.n; i++) {
+		if (i)
+			sb_add(&b, " ");
+		sb_add_shquoted(&b, req->cmd.v[i]);
+	}
+	_cleanup_free_ char *shown = fmt_clean(sb_str(&b)); /* a stored argv, for resume */
+	printf("would run: %s\n", shown);
+	sb_free(&b);
+}
+
 void cmd_dry_run_notes(const struct policy *p)
 {
 	if (p->net != NET_ALLOW)
@@ -250,6 +264,7 @@ void cmd_dry_run_notes(const struct policy *p)
 
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 {
+	cmd_print_would_run(req);
 	char *bwrap = NULL;
 	struct err e = {0};
 	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;
@@ -316,7 +331,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					       "scoping)",
 			 req->pol.profile ? "; the default, --net allow, lets it reach its API only"
 					  : "");
-	else if (req->pol.net == NET_ALLOW)
+	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol);
 	runlines_start(req);
 	struct netrun net = {.pol = &req->pol, .rec = rec};
@@ -436,12 +451,14 @@ int cmd_run(int argc, char **argv)
 		cmd_warn("cannot read the current directory: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
+	static const char *const more[] = {"--backend", NULL};
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = getenv("HOME"),
 				.env_fs = getenv("AGENTJAIL_FS"),
 				.env_net = getenv("AGENTJAIL_NET"),
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
-				.env_pids = getenv("AGENTJAIL_PIDS")};
+				.env_pids = getenv("AGENTJAIL_PIDS"),
+				.more_opts = more};
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
@@ -463,7 +480,10 @@ int cmd_run(int argc, char **argv)
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else if (cmd_backend_remote(backend, &cc.cfg)) {
-		rc = cmd_osb_run(&req, &cc.cfg);
+		_cleanup_free_ char *by = backend ? xasprintf("--backend %s", backend)
+						  : xasprintf("backend = \"%s\" at %s", cc.cfg.backend.v,
+							      cc.cfg.backend.origin);
+		rc = cmd_osb_run(&req, &cc.cfg, by);
 	} else if (cmd_osb_linked) {
 		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
 		rc = EXIT_USAGE;

@@ -183,10 +183,8 @@ int cmd_sessions(int argc, char **argv)
 			       "example: agentjail sessions --all\n");
 			return 0;
 		} else {
-			cmd_warn("sessions: unexpected argument %s (usage: agentjail sessions [--all] "
-				 "[--json])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--all", "--json", "--help", NULL};
+			return cmd_unknown("sessions", "argument", argv[i], known);
 		}
 	}
 	_cleanup_store_ struct store *st = NULL;
@@ -491,7 +489,7 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 		strv_free(&env);
 	}
 	if (cmd_find_agent(pr, home ? home : "/", req->pol.workspace, &res, &e) < 0) {
-		cmd_print_err(&e);
+		cmd_agent_missing(pr, &e);
 		return EXIT_NOTFOUND;
 	}
 	bool sandboxed = req->pol.fs != FS_DANGER_FULL;
@@ -595,10 +593,9 @@ int cmd_resume(int argc, char **argv)
 		else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("resume: unexpected argument %s (usage: agentjail resume [ID | --last] "
-				 "[--dry-run] [--quiet])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--last", "--dry-run", "--quiet", "--help",
+							    NULL};
+			return cmd_unknown("resume", "argument", argv[i], known);
 		}
 	}
 	if ((id && last) || (!id && !last))

@@ -52,6 +52,23 @@ is "$(sort <<<"$out" | tr '\n' ' ')" "persist tmp " "bash: --home values"
 out=$(bc agentjail home "" 2>&1)
 like "$out" $'(^|\n)clean(\n|$)' "bash: home clean" && like "$out" "$sid" "bash: session ids for home"
 
+# bash completions are loaded by the bash-completion package: the dependencies install it, and
+# with it bash finds ours where ./quickstart installs them for a user (PREFIX ~/.local: its
+# XDG_DATA_HOME; root's /usr/local/share is in its default XDG_DATA_DIRS)
+grep -qw bash-completion "$AJ_SRC/scripts/deps.sh"
+ok $? "scripts/deps.sh installs bash-completion"
+bcomp=/usr/share/bash-completion/bash_completion
+if [ -r "$bcomp" ]; then
+	pfx=$HOMEDIR/.local
+	make -s --no-print-directory -C "$AJ_SRC" SAN="${AJ_SAN:-}" PREFIX="$pfx" install >"$AJ_TMP/inst.out" 2>&1
+	ok $? "make install PREFIX=… for the completion" || diag "$(cat "$AJ_TMP/inst.out")"
+	out=$(env -C "$WS" HOME="$HOMEDIR" PATH="$pfx/bin:$AJ_SYS_PATH" bash --norc --noprofile -c '
+		. "$1" >/dev/null 2>&1; __load_completion agentjail; complete -p agentjail' bash "$bcomp" 2>&1)
+	like "$out" '-F _agentjail agentjail$' "bash-completion loads ours from ~/.local/share (make install PREFIX=~/.local)"
+else
+	skip "bash-completion loads ours from ~/.local/share" "the bash-completion package is not installed (scripts/deps.sh installs it)"
+fi
+
 if command -v zsh >/dev/null 2>&1; then
 	out=$(zsh -n "$dir/_agentjail" 2>&1)
 	is "$out" "" "zsh: the file parses"

@@ -461,10 +461,10 @@ pyl() {
 		python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print($1)" 2>&1
 }
 
-# aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory),
-# run as that identity
+# aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory,
+# or AJ_TMUX_SOCK), run as that identity
 aj_tmux() {
-	local sock=$AJ_TMP/$AJ_WHO/tmux.sock
+	local sock=${AJ_TMUX_SOCK:-$AJ_TMP/$AJ_WHO/tmux.sock}
 	if [ "$AJ_WHO" = user ] && aj_is_root; then
 		setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups \
 			env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"

@@ -160,6 +160,22 @@ static void home_mode(void **state)
 	assert_string_equal(home_mode_name(HOME_TMP), "tmp");
 }
 
+/* A mistyped option: the nearest one, or none when nothing is close (issue 26). */
+static void suggestions(void **state)
+{
+	(void)state;
+	static const char *const more[] = {"--backend", "--json", NULL};
+	assert_string_equal(policy_opt_closest("--nett", NULL), "--net");
+	assert_string_equal(policy_opt_closest("--allow-domian=x.org", NULL), "--allow-domain");
+	assert_string_equal(policy_opt_closest("--dryrun", NULL), "--dry-run");
+	assert_string_equal(policy_opt_closest("--backnd", more), "--backend");
+	assert_string_equal(policy_opt_closest("--jsn", more), "--json");
+	assert_null(policy_opt_closest("--backnd", NULL));
+	assert_null(policy_opt_closest("--frobnicate", more));
+	const char *a[] = {"--memroy", "4G", "true", NULL};
+	expect_reject("/w", "/home/u", a, "did you mean --memory?");
+}
+
 /* --net allow: its lists, checked when parsed; what implies it; what contradicts it. */
 static void net_allow(void **state)
 {
@@ -485,7 +501,7 @@ int main(void)
 		cmocka_unit_test(refused_workspaces),
 		cmocka_unit_test(paths),	      cmocka_unit_test(env_rules),
 		cmocka_unit_test(json_redacts),    cmocka_unit_test(shell_quoting),
-		cmocka_unit_test(json_round_trip),
+		cmocka_unit_test(json_round_trip), cmocka_unit_test(suggestions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,7 +104,7 @@ static int unknown_key(struct err *e, const char *file, const struct toml_value 
 	if (s)
 		err_hint(e, "did you mean `%s`?", s);
 	else
-		err_hint(e, "see doc/agentjail.toml.5 for the keys");
+		err_hint(e, "`man 5 agentjail.toml` lists the keys");
 	return -1;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/plan/limits.h"
 #include "core/plan/netrules.h"
+#include "core/plan/suggest.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 
@@ -227,6 +228,21 @@ int policy_opt_arity(const char *arg)
 	return -1;
 }
 
+const char *policy_opt_closest(const char *arg, const char *const *more)
+{
+	enum { N_RUN = sizeof run_opts / sizeof *run_opts };
+	const char *names[N_RUN + 16 + 1];
+	size_t n = 0;
+	for (size_t k = 0; k < N_RUN; k++)
+		names[n++] = run_opts[k].name;
+	for (size_t k = 0; more && more[k] && k < 16; k++)
+		names[n++] = more[k];
+	names[n] = NULL;
+	const char *eq = strchr(arg, '=');
+	_cleanup_free_ char *name = eq ? xstrndup(arg, (size_t)(eq - arg)) : xstrdup(arg);
+	return closest_word(name, names);
+}
+
 /* --memory / AGENTJAIL_MEMORY, --pids / AGENTJAIL_PIDS: `from` names the source. */
 static int parse_memory(const char *v, const char *from, uint64_t *out, struct err *e)
 {
@@ -420,8 +436,16 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		while (k < sizeof run_opts / sizeof *run_opts &&
 		       !(strlen(run_opts[k].name) == n && !strncmp(run_opts[k].name, a, n)))
 			k++;
-		if (k == sizeof run_opts / sizeof *run_opts || (eq && !run_opts[k].value))
-			return usage_err(e, a, "unknown option");
+		if (k == sizeof run_opts / sizeof *run_opts || (eq && !run_opts[k].value)) {
+			const char *near = k == sizeof run_opts / sizeof *run_opts
+						   ? policy_opt_closest(a, ctx->more_opts)
+						   : NULL;
+			if (!near)
+				return usage_err(e, a, "unknown option");
+			err_set(e, 0, a, "unknown option");
+			err_hint(e, "did you mean %s? see `agentjail run --help`", near);
+			return -1;
+		}
 		const char *v = NULL;
 		if (run_opts[k].value) {
 			if (eq)

@@ -102,6 +102,9 @@ struct parse_ctx {
 	 * AGENTJAIL_* and the flags; NULL: none */
 	const struct policy *base;
 	bool base_fs, base_net;   /* whether the configuration sets fs / net */
+	/* the command's own options besides the policy's (--backend, --json), for the
+	 * suggestion after a mistyped one; NULL-terminated, or NULL */
+	const char *const *more_opts;
 };
 
 void policy_init(struct policy *p);
@@ -121,6 +124,9 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 /* How a policy option takes its value: 1 from the next argument, 0 a flag or "--opt=value",
  * -1 not a policy option. */
 int policy_opt_arity(const char *arg);
+/* The policy option (or one of more, NULL-terminated, may be NULL) nearest to a mistyped arg
+ * ("--nett", "--allow-domian=x"), or NULL when none is a likely typo (plan/suggest.h). */
+const char *policy_opt_closest(const char *arg, const char *const *more);
 
 /* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
 int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;

@@ -117,7 +117,17 @@ static int move_aside(int dfd, const char *name, const char *rel, const struct s
 			snprintf(to, sizeof to, "%s.agentjail-moved", base);
 		else
 			snprintf(to, sizeof to, "%s.agentjail-moved-%d", base, i);
-		if (renameat2(dfd, name, dfd, to, RENAME_NOREPLACE) == 0) {
+		int rc = renameat2(dfd, name, dfd, to, RENAME_NOREPLACE);
+		if (rc < 0 && errno == EINVAL) {
+			/* a file system without RENAME_NOREPLACE (NFS): the lock keeps every jail out,
+			 * so a name free now is free at the rename */
+			struct stat there;
+			if (fstatat(dfd, to, &there, AT_SYMLINK_NOFOLLOW) == 0)
+				errno = EEXIST;
+			else if (errno == ENOENT)
+				rc = renameat(dfd, name, dfd, to);
+		}
+		if (rc == 0) {
 			strv_pushf(moved, "~/%s (%s): renamed to %s", rel, kind_of(st->st_mode), to);
 			return 0;
 		}

@@ -50,6 +50,9 @@ static const char usage[] =
 	"                               skills/, …) writable; read-only by default\n"
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
+	"  --home tmp|persist           $HOME: empty each run (tmp, the default), or this\n"
+	"                               workspace's own, kept in agentjail's state between runs\n"
+	"                               (never the real home; agentjail home shows or cleans it)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"  --quiet                      no start and end lines (printed on a terminal only),\n"
 	"                               no --net allow banner\n"
@@ -384,6 +387,10 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 	struct jail_prep o = {.make_caches = !req->dry_run};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
 	if (st == JAIL_READY) {
+		for (size_t i = 0; i < j->home_moved.n; i++)
+			cmd_warn("persisted home: %s, out of the way of this jail's mount point (an "
+				 "earlier jail left it there; bwrap would have followed it)",
+				 j->home_moved.v[i]);
 		for (size_t i = 0; i < req->pol.hide.n; i++)
 			if (hf_type(&j->hf, req->pol.hide.v[i]) == HF_MISSING)
 				cmd_warn("--hide path does not exist: %s (nothing to hide there; "
@@ -392,7 +399,7 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 		return 0;
 	}
 	cmd_print_err(&e);
-	return st == JAIL_NO_FACTS ? EXIT_JAIL : EXIT_USAGE;
+	return st == JAIL_NO_FACTS || st == JAIL_NO_HOME ? EXIT_JAIL : EXIT_USAGE;
 }
 
 static int run_jailed(struct run_request *req, struct sess_rec *rec)

@@ -49,6 +49,7 @@
 #include "core/plan/gitprotect.h"
 #include "core/host/gitscan.h"
 #include "core/confine/landlock.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/toolcache.h"
 #include "util/cleanup.h"
 #include "util/fs.h"

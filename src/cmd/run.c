@@ -97,6 +97,12 @@ static int rec_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp
 	return netrun_ready(h->net, tcp4, tcp6, dns_udp, dns_tcp, e);
 }
 
+static void rec_net_capture(void *arg, int listener, int chan)
+{
+	struct rec_hook *h = arg;
+	netrun_capture(h->net, listener, chan);
+}
+
 static int run_full_access(struct run_request *req, struct sess_rec *rec)
 {
 	cmd_warn("danger-full-access: running WITHOUT a sandbox (the command sees and can "
@@ -339,6 +345,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
 				     .violation = live_violation,
 				     .net_ready = plan->net_allow ? rec_net_ready : NULL,
+				     .net_capture = plan->net_allow ? rec_net_capture : NULL,
 				     .arg = &rh};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);

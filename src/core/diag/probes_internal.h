@@ -235,4 +235,5 @@ void p_egress6(const struct probe_ctx *c, struct probe_out *o);
 /* probes_netallow.c */
 void p_raw_tcp(const struct probe_ctx *c, struct probe_out *o);
 void p_dns_stub(const struct probe_ctx *c, struct probe_out *o);
+void p_capture(const struct probe_ctx *c, struct probe_out *o);
 void p_links(const struct probe_ctx *c, struct probe_out *o);

@@ -1683,7 +1683,9 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_push(&out->cmd, BW_INIT_PATH);
 	/* Landlock in init mirrors the writable view: the writable roots and the private tmpfs
 	 * mounts (home included, when it is the jail's own: a tmpfs or the persisted home) */
-	struct init_args ia = {.ctl = BW_FD_CONTROL, .scope = true};
+	/* --net allow: init captures the command's direct connections for the proxy to decide
+	 * (doc/design.md §4, capture) */
+	struct init_args ia = {.ctl = BW_FD_CONTROL, .scope = true, .capture = out->net_allow};
 	strv_copy(&ia.writable, &writable);
 	static const char *const scratch[] = {"/tmp", "/var/tmp", "/run", "/dev/shm", NULL};
 	for (size_t i = 0; scratch[i]; i++)

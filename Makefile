@@ -110,7 +110,7 @@ INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/ja
 	src/util/fs.c src/util/termtext.c
 INIT_CC ?= musl-gcc
 
-.PHONY: all check test t unit-check clean install uninstall deps run bench format fuzz clang-build man
+.PHONY: all check test t unit-check clean install uninstall deps deps-test run bench format fuzz clang-build man
 all: agentjail
 
 agentjail: $(BIN) $(INIT) $(REMOTE)
@@ -241,7 +241,7 @@ fuzz: $(SC_PREBUILT).c
 
 # `make check` first installs missing Debian packages, then builds and tests in a fresh make
 # (pkg-config flags are read when the Makefile is parsed, so after the install).
-check: deps
+check: deps-test
 	@$(MAKE) --no-print-directory test
 
 test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
@@ -326,6 +326,8 @@ uninstall:
 
 deps:
 	@./scripts/deps.sh
+deps-test:
+	@./scripts/deps.sh --test
 
 run: deps
 	@$(MAKE) --no-print-directory agentjail

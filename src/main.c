@@ -27,6 +27,7 @@ static const char usage[] =
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the jails' private caches, per workspace\n"
+	"  home [ID | --workspace DIR] [clean]  a workspace's persisted home (--home persist)\n"
 	"  config [--json] [--path]         the effective configuration, each value's origin\n"
 	"  trust [DIR] | --list; untrust [DIR]  let a project's .agentjail.toml widen the jail\n"
 	"  --version                        print the version\n";
@@ -42,6 +43,7 @@ static const struct {
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
+	{"home", cmd_home},
 };
 
 /* One line (issue 26: the whole usage was printed): the nearest command or agent when it is

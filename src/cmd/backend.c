@@ -185,6 +185,12 @@ static int io_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp,
 	return netrun_ready(&c->net, tcp4, tcp6, dns_udp, dns_tcp, e);
 }
 
+static void io_net_capture(void *arg, int listener, int chan)
+{
+	struct cmd_io *c = arg;
+	netrun_capture(&c->net, listener, chan);
+}
+
 static void io_net_stop(void *arg)
 {
 	struct cmd_io *c = arg;
@@ -238,6 +244,7 @@ static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request 
 				  .record_violation = io_record_violation,
 				  .ended = io_ended,
 				  .net_ready = io_net_ready,
+				  .net_capture = io_net_capture,
 				  .net_stop = io_net_stop,
 				  .begin = io_begin,
 				  .end = io_end,

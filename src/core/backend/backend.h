@@ -102,6 +102,10 @@ struct backend_io {
 	 * with e: the run stops (exit 125). net_stop: the proxy stopped, its events written and
 	 * its summary said (before the session ends); nothing when it never started. */
 	int (*net_ready)(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e);
+	/* --net allow's capture (the bwrap jail): the proxy serves the capture filter's listener
+	 * and init's channel (owned by the callee); a failure is said, and the jail's direct
+	 * connections then fail. */
+	void (*net_capture)(void *arg, int listener, int chan);
 	void (*net_stop)(void *arg);
 	/* The session's start and end lines (on a terminal, not with --quiet: cmd/runlines.h). */
 	void (*begin)(void *arg);
@@ -148,6 +152,9 @@ struct backend {
 	/* Run a parsed, validated request to its end (--dry-run: what it would start, as text);
 	 * a resumed session's too (req->resume). The exit status. */
 	int (*run)(const struct backend *b, struct run_request *req, const struct backend_io *io);
+	/* What the backend refuses in a policy before anything is made (backend_local_run: exit
+	 * 2): -1 with e saying what and why; NULL: nothing beyond the policy's own checks. */
+	int (*policy_check)(const struct policy *p, struct err *e);
 	/* The local backends: a jail already prepared (backend_prepare), printed (--dry-run) or
 	 * launched and reported (verify's battery). The exit status. NULL for the others. */
 	int (*dry_run)(struct run_request *req, struct jail *j, const struct backend_io *io);

@@ -42,6 +42,11 @@ int backend_prepare(struct run_request *req, struct jail *j, const struct backen
 	struct jail_prep o = {.make_caches = !req->dry_run};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
 	if (st == JAIL_READY) {
+		for (size_t i = 0; i < j->home_moved.n; i++)
+			report_warn(io,
+				    "persisted home: %s, out of the way of this jail's mount point (an "
+				    "earlier jail left it there; bwrap would have followed it)",
+				    j->home_moved.v[i]);
 		for (size_t i = 0; i < req->pol.hide.n; i++)
 			if (hf_type(&j->hf, req->pol.hide.v[i]) == HF_MISSING)
 				report_warn(io,
@@ -51,7 +56,7 @@ int backend_prepare(struct run_request *req, struct jail *j, const struct backen
 		return 0;
 	}
 	io->error(io->arg, &e);
-	return st == JAIL_NO_FACTS ? EXIT_JAIL : EXIT_USAGE;
+	return st == JAIL_NO_FACTS || st == JAIL_NO_HOME ? EXIT_JAIL : EXIT_USAGE;
 }
 
 int backend_local_run(const struct backend *b, struct run_request *req,
@@ -68,6 +73,10 @@ int backend_local_run(const struct backend *b, struct run_request *req,
 	}
 	if (req->pol.fs == FS_DANGER_FULL)
 		return run_unjailed(req, io);
+	if (b->policy_check && b->policy_check(&req->pol, &e) < 0) {
+		io->error(io->arg, &e);
+		return EXIT_USAGE;
+	}
 	struct jail j;
 	int rc = backend_prepare(req, &j, io);
 	if (rc == 0)

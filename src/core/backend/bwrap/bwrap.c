@@ -91,6 +91,12 @@ static int on_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp,
 	return h->io->net_ready(h->io->arg, tcp4, tcp6, dns_udp, dns_tcp, e);
 }
 
+static void on_net_capture(void *arg, int listener, int chan)
+{
+	struct hooks_ctx *h = arg;
+	h->io->net_capture(h->io->arg, listener, chan);
+}
+
 static int bwrap_launch(struct run_request *req, struct jail *j, const struct backend_io *io)
 {
 	const struct bw_plan *plan = &j->plan;
@@ -117,6 +123,7 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 	struct launch_hooks hooks = {.started = on_started,
 				     .violation = on_violation,
 				     .net_ready = plan->net_allow ? on_net_ready : NULL,
+				     .net_capture = plan->net_allow ? on_net_capture : NULL,
 				     .arg = &hc};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);

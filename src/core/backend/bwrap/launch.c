@@ -617,7 +617,9 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 				  .watch_fd = guard_fd(c->guard),
 				  .err_fd = c->err_read,
 				  .on_watch = guard_fd(c->guard) >= 0 ? on_watch : NULL,
-				  .watch_arg = c};
+				  .watch_arg = c,
+				  .on_capture = c->hooks ? c->hooks->net_capture : NULL,
+				  .capture_arg = c->hooks ? c->hooks->arg : NULL};
 	if (c->which & PTY_STDIN) {
 		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
 		restore_on_crash();

@@ -181,6 +181,7 @@ const struct backend backend_landlock = {
 	.name = "landlock",
 	.caps = &backend_caps_landlock,
 	.run = backend_local_run,
+	.policy_check = llplan_policy_check,
 	.dry_run = ll_jail,
 	.launch = ll_jail,
 };

@@ -47,7 +47,7 @@ my %allowed = (
 my %pure_files = map { $_ => 1 } qw(
 	config/toml.c config/config.c config/config_edit.c config/profile_user.c config/osb_settings.c
 	net/netevent.c net/netsuggest.c net/httpreq.c net/socks5.c net/dnsmsg.c net/tlshello.c
-	net/firstbytes.c
+	net/firstbytes.c net/netsynth.c
 	cmd/tui/tui_model.c
 	backend/bwrap/bwrapmsg.c backend/bwrap/denial.c backend/bwrap/cmdwords.c
 	backend/landlock/llplan.c

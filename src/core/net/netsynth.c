@@ -1,5 +1,5 @@
 /* netsynth: the stub's addresses of its own and the way back to their names (see netsynth.h). */
-#include "core/plan/netsynth.h"
+#include "core/net/netsynth.h"
 
 #include <netinet/in.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 #include "core/plan/netrules.h"
 
 static void norm_is(const char *in, const char *want)

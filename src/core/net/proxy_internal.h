@@ -13,7 +13,7 @@
 #include <linux/filter.h>
 
 #include "core/net/proxy.h"
-#include "core/plan/netsynth.h"
+#include "core/net/netsynth.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71 /* Linux 5.14 */

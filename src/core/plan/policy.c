@@ -12,7 +12,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 
-int backend_parse(const char *s, enum backend *out)
+int backend_parse(const char *s, enum backend_id *out)
 {
 	if (!strcmp(s, "local") || !strcmp(s, "bwrap"))
 		*out = BACKEND_LOCAL;
@@ -25,7 +25,7 @@ int backend_parse(const char *s, enum backend *out)
 	return 0;
 }
 
-const char *backend_name(enum backend b)
+const char *backend_name(enum backend_id b)
 {
 	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
 }

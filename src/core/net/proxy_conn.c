@@ -280,6 +280,15 @@ static int read_in(struct px_conn *c, size_t max)
 
 /* ---------------------------------------------------------------- a tunnel's first bytes */
 
+enum fb_kind px_fb_kind(const struct proxy *p, const char *host, uint16_t port)
+{
+	if (px_test_tls_port && port == px_test_tls_port)
+		return FB_TLS;
+	if (px_test_http_port && port == px_test_http_port)
+		return FB_HTTP;
+	return fb_kind_for(p->rules, host, port);
+}
+
 /* They were refused: the reason in the event (it names both names), a TLS alert or a 403 to
  * the client after what it was already owed (the 200, the SOCKS reply), nothing upstream. */
 static void refuse_held(struct proxy *p, struct px_conn *c, const struct fb_result *r)
@@ -504,10 +513,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 	}
 	if (tunnel) {
 		/* nothing the client sends goes upstream before fb_judge has passed it */
-		uint16_t port = c->ev.port;
-		c->fb = port == px_test_tls_port    ? FB_TLS
-			: port == px_test_http_port ? FB_HTTP
-						    : fb_kind_for_port(port);
+		c->fb = px_fb_kind(p, c->ev.host, c->ev.port);
 		c->held = true;
 		c->deadline = c->fb == FB_SNIFF ? LLONG_MAX : clock_mono_ms() + p->head_ms;
 		if (rest) {

@@ -12,6 +12,7 @@
 
 #include <linux/filter.h>
 
+#include "core/net/firstbytes.h"
 #include "core/net/proxy.h"
 #include "core/plan/netsynth.h"
 
@@ -87,6 +88,9 @@ void px_accept(struct proxy *p, struct px_handle *listener);
 void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_CLIENT/UPSTREAM */
 void px_sweep(struct proxy *p, long long now); /* deadlines; the DNS stub's; resting listeners */
 void px_close_all(struct proxy *p);            /* every connection, its event delivered */
+/* What the first bytes of a connection to host (normalized):port are judged as (firstbytes.h:
+ * fb_kind_for, and the unit test's ports). FB_SNIFF for a port that is not judged. */
+enum fb_kind px_fb_kind(const struct proxy *p, const char *host, uint16_t port);
 
 /* proxy_events.c */
 int px_events_start(struct px_events *q, net_event_sink sink, void *arg, struct err *e) WUR;

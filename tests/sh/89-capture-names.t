@@ -20,8 +20,11 @@ CAPC=$AJ_BUILD/tests/helpers/capclient
 
 srv secure http --name secure --cert "$SRV/crt.pem" --key "$SRV/key.pem"
 srv one http --name one
+srv canary canary --bind 0.0.0.0
+HOSTIP=$(ip -4 -o addr show scope global 2>/dev/null | awk '{sub(/\/.*/, "", $4); print $4; exit}')
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-CLOSED=$(free_port) # an allowed port of secure.test, judged as TLS, where nothing listens
+CLOSED=$(free_port) # an allowed port of secure.test and one.test, judged, where nothing listens
+SQUAT=$(free_port)  # a host port a handed-over socket must not be bound to
 
 # Ports 443 and 80 themselves, on a loopback address of this run's own (other runs may hold
 # 127.0.0.1's): root can bind them.
@@ -49,6 +52,7 @@ jail() {
 		--map-host secure.test=127.0.0.1 --allow-domain "secure.test:$PORT_secure/tls" \
 		--allow-domain "secure.test:$CLOSED/tls" \
 		--map-host one.test=127.0.0.1 --allow-domain "one.test:$PORT_one/http" \
+		--allow-domain "one.test:$CLOSED/http" \
 		--map-host real.test="$REAL" --allow-domain real.test \
 		-- sh -c "$NOPROXY$2"
 }
@@ -141,6 +145,14 @@ print(\"py\", r.status, r.read().decode().strip())'"
 		"$who: a blocking connect to an allowed TLS port where nothing listens: ECONNREFUSED, as without agentjail"
 	like "$OUT" "${NL}einprogress${NL}fail (ECONNRESET|ECONNREFUSED) ms=[0-9]+$" \
 		"$who: … a non-blocking one: EINPROGRESS, then its connection reset"
+
+	# --- a relayed socket keeps the capture's hardening ------------------------------------
+	jail "$who" "./capclient hijack one.test $PORT_one $CLOSED ${HOSTIP:-127.0.0.1} $PORT_canary 200 $SQUAT"
+	like "$OUT" "^hijack get=ok failed=(connected|ECONNRESET) bind=EINVAL listen=EINVAL tried=[0-9]+ connected=0 fastopen=EOPNOTSUPP" \
+		"$who: a relayed socket whose upstream failed can be neither bound to another port of the host, nor made to listen, nor connected elsewhere, even by a thread racing its address"
+	diag "$who: $OUT"
+	grep -q '^accept' "$SRV/canary.out"
+	ok $((!$?)) "$who: … the canary on every address of the host was never reached"
 
 	# --- agentjail's listener takes only its own connections ---------------------------------
 	# The jail learns the listener's port (its socket's peer), and cannot reach it: its 127.0.0.1

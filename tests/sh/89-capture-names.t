@@ -182,15 +182,20 @@ import socket
 s = socket.create_connection((\"secure.test\", $PORT_secure), timeout=10)
 port = s.getpeername()[1]
 open(\"relay.port\", \"w\").write(str(port))
-for a in (\"127.0.0.1\", \"::ffff:127.0.0.1\"):
+for a in (\"127.0.0.1\", \"::ffff:127.0.0.1\", \"${HOSTIP:-192.0.2.1}\"):
     try:
         socket.create_connection((a, port), timeout=5); print(\"jail:\", a, \"connected\")
     except OSError as e:
         print(\"jail:\", a, e.strerror)
+p = socket.create_connection((\"127.0.0.1\", 3128), timeout=5)
+p.sendall(b\"CONNECT 127.0.0.1:%d HTTP/1.1\\r\\n\\r\\n\" % port)
+print(\"jail: proxy\", p.recv(4096).split(b\"\\r\\n\")[0].decode())
 '; python3 netclient.py sync . relay; echo jail-done"
 	wait "$HOSTJOB"
-	like "$OUT" "jail: 127.0.0.1 Connection refused${NL}jail: ::ffff:127.0.0.1 Connection refused${NL}jail-done" \
-		"$who: the jail cannot connect to agentjail's relay listener (its loopback is its own)"
+	like "$OUT" "jail: 127.0.0.1 Connection refused${NL}jail: ::ffff:127.0.0.1 Connection refused${NL}jail: ${HOSTIP:-192.0.2.1} Connection refused${NL}jail: proxy HTTP/1.1 403 Forbidden${NL}jail-done" \
+		"$who: the jail cannot connect to agentjail's relay listener: its 127.0.0.1 is its own, the host's address and the proxy refuse it"
+	aj_run "$who" -- log --last
+	like "$OUT" "tcp +DENY +${HOSTIP:-192.0.2.1}:[0-9]+ .*not on the allow list" "$who: … the captured connect to the host's address, refused by the capture"
 	like "$(cat "$AJ_TMP/relay.host")" "^host: no relay:" \
 		"$who: another process of the host that connects to the relay's listener gets no relay ($(cat "$AJ_TMP/relay.host"))"
 done

@@ -365,14 +365,18 @@ aj_cmd() {
 		*) bail "aj_cmd: unknown option $1" ;;
 		esac
 	done
-	AJ_STDIN=$stdin
+	AJ_STDIN=$stdin AJ_TTY=$tty
 	[ -n "$binpath" ] || binpath=$AJ_BIN/$bin
 	AJ_CMD=()
 	if [ "$who" = user ] && aj_is_root; then
 		AJ_CMD+=(setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups)
 	fi
+	# TERM: the host's, or xterm where it has none (bash itself sets TERM=dumb when it is
+	# unset, as in CI's minimal environment: doctor would not colour a terminal then)
+	local term=${TERM:-xterm}
+	[ "$term" = dumb ] && term=xterm
 	AJ_CMD+=(env -i -C "$cwd" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME"
-		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="${TERM:-xterm}"
+		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="$term"
 		AGENTJAIL_STATE_DIR="$STATE" "${AJ_XENV[@]}" "${xenv[@]}" "$binpath" "$@")
 	if [ -n "$tty" ]; then
 		local q
@@ -401,7 +405,7 @@ aj_run() {
 		"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
 		RC=$?
 	fi
-	if [ "${AJ_CMD[0]}" = script ]; then
+	if [ -n "$AJ_TTY" ]; then
 		# Through a terminal: drop CRs and the terminal's echo of control characters (e.g. "^@"
 		# or "^D" when script(1) forwards the end of its stdin), so the probe's line stands alone.
 		OUT=$(tr -d '\r\000' <"$AJ_TMP/out" | sed 's/\^[@-_]//g')

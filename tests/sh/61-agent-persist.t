@@ -166,6 +166,8 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	real_skip "npm or node is not installed"
 elif [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then
 	mkdir -m 0755 "$NPM" && cp -a "$AJ_NPM_PREFIX/." "$NPM/" && have_real=1
+elif why=$(aj_npm_why "${AJ_NPM_PREFIX:-}" @anthropic-ai/claude-code); then
+	real_skip "$why"
 elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \
 	>/dev/null 2>"$AJ_TMP/npm-view.err"; then
 	real_skip "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"

@@ -541,8 +541,9 @@ ns_run() {
 # when set, is that prefix. Otherwise `make check` and `make t` set AJ_SUITE_DIR (in the build
 # directory; `make check` empties it first) and the first test file to ask installs them there
 # under a lock, while the others that ask wait for it: one download per suite run, not one per
-# test file (41, 61, 83). A package that failed to install is missing from the prefix (its log
-# is $AJ_SUITE_DIR/npm.log); the test says so as before.
+# test file (41, 61, 83). A package that failed to install is missing from the prefix, and
+# aj_npm_why says why: the test skips with that reason rather than trying again itself (an
+# unreachable registry cost each of them npm's retries, up to 10 minutes).
 AJ_NPM_AGENTS=(@anthropic-ai/claude-code @openai/codex @google/gemini-cli
 	@earendil-works/pi-coding-agent opencode-ai)
 aj_npm_shared() {
@@ -556,21 +557,36 @@ aj_npm_shared() {
 	(
 		flock 9 || exit 1
 		[ -e "$d.done" ] && exit 0
-		rm -rf -- "$d" && mkdir -m 0755 "$d" || exit 1
+		rm -rf -- "$d" "$d".*.log "$d.unreachable" && mkdir -m 0755 "$d" || exit 1
 		if ! timeout 30 npm view --cache "$AJ_SUITE_DIR/npm-cache" @anthropic-ai/claude-code \
-			version >"$d.log" 2>&1; then
-			: # the registry is not reachable: an empty prefix; each test says why it skips
+			version >"$d.view.log" 2>&1; then
+			touch "$d.unreachable" # an empty prefix; aj_npm_why says why
 		else
 			for p in "${AJ_NPM_AGENTS[@]}"; do
 				timeout 600 npm install -g --prefix "$d" --cache "$AJ_SUITE_DIR/npm-cache" \
-					--no-audit --no-fund --loglevel=error "$p" >>"$d.log" 2>&1 ||
-					echo "npm install $p failed" >>"$d.log"
+					--no-audit --no-fund --loglevel=error "$p" >"$d.${p//\//_}.log" 2>&1
 			done
 			chmod -R a+rX "$d"
 		fi
 		touch "$d.done"
 	) 9>"$AJ_SUITE_DIR/npm.lock"
-	[ -d "$d/lib/node_modules" ] && printf '%s' "$d"
+	[ -e "$d.done" ] && printf '%s' "$d"
+	return 0
+}
+# aj_npm_why PREFIX PACKAGE: when PREFIX is the suite's install (aj_npm_shared), prints why
+# PACKAGE is missing from it (a skip's reason) and returns 0; else returns 1 (the test installs
+# it itself, as alone).
+aj_npm_why() {
+	local d=$1 p=$2
+	[ -n "$d" ] && [ -n "${AJ_SUITE_DIR:-}" ] && [ "$d" = "$AJ_SUITE_DIR/npm" ] &&
+		[ -e "$d.done" ] || return 1
+	if [ -e "$d.unreachable" ]; then
+		printf 'the npm registry is not reachable: %s' "$(tail -n1 "$d.view.log" 2>/dev/null)"
+	else
+		printf 'npm install %s failed: %s' "$p" \
+			"$(grep -v '^npm warn' "$d.${p//\//_}.log" 2>/dev/null | tail -n3 | tr '\n' ' ')"
+	fi
+	printf ' (the suite\x27s install in %s: `make check` empties it, or remove it)' "$AJ_SUITE_DIR"
 	return 0
 }
 

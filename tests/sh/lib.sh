@@ -390,10 +390,12 @@ aj_cmd() {
 # A root jail is planned to mask each root-only file of /etc, /opt, /usr/local; when the host
 # removes or replaces one (useradd or userdel of another test file rewriting /etc/gshadow, a
 # test making and removing its own) between that plan and bwrap's mount over it, bwrap fails
-# and nothing runs (exit 125; doc/design.md §7, "The test suite"). aj_run runs such a run once
-# more, saying so: the second run is whole and is what the test judges.
+# (no file to mount over, or none to create in a read-only tree: seen when another suite on
+# the machine removed its /usr/local/etc file) and nothing runs (exit 125; doc/design.md §7,
+# "The test suite"). aj_run runs such a run once more, saying so: the second run is whole and
+# is what the test judges.
 _aj_host_race() {
-	[ "$RC" = 125 ] && grep -qE "Can't bind mount /oldroot/dev/null on /newroot/(etc|opt|usr/local)/.*(No such file or directory|Unable to remount destination)" "$AJ_TMP/err"
+	[ "$RC" = 125 ] && grep -qE "Can't bind mount /oldroot/dev/null on /newroot/(etc|opt|usr/local)/.*(No such file or directory|Unable to remount destination)|Can't mkdir /(newroot/)?(etc|opt|usr/local)/[^:]*: (Read-only file system|No such file or directory)" "$AJ_TMP/err"
 }
 
 aj_run() {

@@ -134,12 +134,13 @@ bool osb_protected(const char *rel)
 			break;
 		p = q + 1;
 	}
-	for (int pass = 0; pass < 2; pass++)
-		for (const char *const *n = pass ? more : bw_protected_names; *n; n++) {
-			size_t l = strlen(*n);
-			if (!strncasecmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
-				return true;
-		}
+	if (bw_protected_prefix(rel))
+		return true;
+	for (const char *const *n = more; *n; n++) {
+		size_t l = strlen(*n);
+		if (!strncasecmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
+			return true;
+	}
 	return false;
 }
 

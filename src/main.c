@@ -25,6 +25,10 @@ static const char usage[] =
 	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
 	"  quarantine [ID] | restore ITEM   what the jail moved aside; put one back\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
+	"  diff [ID] [--stat | --json]      what a --fs review session changed, not yet applied\n"
+	"  apply [ID] [PATH...] [--force]   write a review session's changes into the workspace\n"
+	"  discard [ID]                     throw a review session's changes away\n"
+	"  checkpoint [ID] [NAME]; rollback [ID] NAME   snapshot a review session's changes\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the jails' private caches, per workspace\n"
 	"  config [--json] [--path]         the effective configuration, each value's origin\n"
@@ -42,6 +46,8 @@ static const struct {
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
+	{"diff", cmd_diff},	    {"apply", cmd_apply},     {"discard", cmd_discard},
+	{"checkpoint", cmd_checkpoint}, {"rollback", cmd_rollback},
 };
 
 /* One line (issue 26: the whole usage was printed): the nearest command or agent when it is

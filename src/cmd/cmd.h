@@ -9,6 +9,7 @@
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "core/plan/policy.h"
+#include "core/review/changeset.h"
 #include "util/err.h"
 
 /* `agentjail --version`; `shim install` compares it with the installed agentjail's. */
@@ -157,5 +158,32 @@ int cmd_config_profiles(void);
 int cmd_config(int argc, char **argv);
 int cmd_trust(int argc, char **argv);
 int cmd_untrust(int argc, char **argv);
+/* --fs review: a session's change set (cmd/review.c, doc/design.md §3c) */
+int cmd_diff(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_discard(int argc, char **argv);
+int cmd_checkpoint(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+/* A run of a review session: its change set made ready and locked before the jail starts
+ * (cmd_review_begin: 0, or the exit code, said: nothing runs), its baselines recorded after
+ * and its size said (cmd_review_end; keep false: a jail of its own, verify's, whose change set
+ * goes). */
+struct cmd_review_run {
+	bool on;
+	struct rv_paths p;
+	int lock;
+	long long since_ns;
+};
+int cmd_review_begin(struct run_request *req, const struct jail *j, struct cmd_review_run *rr);
+void cmd_review_end(struct run_request *req, const struct jail *j, struct cmd_review_run *rr,
+		    bool keep);
+/* show: the pending change set of a review session (o NULL: as text; else into that JSON
+ * object); nothing for another session. */
+struct json_t;
+void cmd_review_show(const struct session *s, struct json_t *o);
+/* The TUI's line about it, or NULL (not a review session). */
+char *cmd_review_pending(const struct session *s);
+/* rm: the session's change set removed. 0, or -1 (said). */
+int cmd_review_forget(const char *id);
 /* in-jail probe battery entry point (agentjail __probe) */
 int cmd_probe(int argc, char **argv);

@@ -32,7 +32,8 @@
 static const char usage[] =
 	"usage: agentjail run [POLICY] [--] CMD [ARG...]\n"
 	"POLICY:\n"
-	"  --fs read-only|workspace-write|danger-full-access   (ro|rw|full; default rw)\n"
+	"  --fs read-only|workspace-write|review|danger-full-access  (ro|rw|full; default rw);\n"
+	"                               review: writes go to a change set (agentjail diff, apply)\n"
 	"  --net off|on|allow           network (default off): on is the host's; allow only\n"
 	"                               through agentjail's proxy to the listed domains\n"
 	"  --allow-domain D[:PORT]      allow D (example.com, *.example.com for its\n"
@@ -330,6 +331,12 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					  : "");
 	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol);
+	struct cmd_review_run rr;
+	int rrc = cmd_review_begin(req, j, &rr);
+	if (rrc) {
+		free(bwrap);
+		return rrc;
+	}
 	runlines_start(req);
 	struct netrun net = {.pol = &req->pol, .rec = rec};
 	struct rec_hook rh = {rec, req, plan, bwrap, &net};
@@ -341,6 +348,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);
 	netrun_free(&net); /* the proxy stopped, its events written, before the session ends */
+	cmd_review_end(req, j, &rr, rec != NULL); /* the overlay is gone with the jail */
 	bool said = jailreport_bwrap(&r); /* bwrap's words, then its cause and fix */
 	if (lr < 0) {
 		cmd_print_err(&e);
@@ -407,6 +415,12 @@ int cmd_run_request(struct run_request *req)
 	}
 	if (!req->session_id && !(req->session_id = uuid_v4_new(&e))) {
 		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
+	if (req->pol.fs == FS_REVIEW && req->pol.backend == BACKEND_LANDLOCK) {
+		cmd_warn("--fs review cannot run in the Landlock backend: its overlay needs a mount "
+			 "namespace, which that backend does not have; nothing was run");
+		cmd_warn("fix: --backend local (the bwrap jail), or --fs workspace-write");
 		return EXIT_JAIL;
 	}
 	struct sess_rec rec = {0};

@@ -26,11 +26,12 @@ my %allowed = (
 	session => [qw(plan util)],
 	net => [qw(plan util)],
 	remote => [qw(plan util)],
+	review => [qw(plan util)],
 	host => [qw(confine plan util)],
 	jail => [qw(host confine plan util)],
-	diag => [qw(jail host confine session remote plan util)],
-	cmd => [qw(diag jail host confine session net remote plan util)],
-	main => [qw(cmd diag jail host confine session net remote plan util)],
+	diag => [qw(jail host confine session remote review plan util)],
+	cmd => [qw(diag jail host confine session net remote review plan util)],
+	main => [qw(cmd diag jail host confine session net remote review plan util)],
 );
 
 # The system headers plan/ may include: none of them declares a system call of consequence

@@ -1,0 +1,283 @@
+/* rvapply: a change set applied to the workspace (changeset.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/review/review_internal.h"
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/path.h"
+#include "util/xalloc.h"
+
+void rv_apply_report_free(struct rv_apply_report *r)
+{
+	strv_free(&r->applied);
+	strv_free(&r->held);
+	strv_free(&r->failed);
+}
+
+/* One change on its way: the directory it goes in (opened without following a symlink) and,
+ * for a file or a link, the temporary name it was staged under there. */
+struct step {
+	const struct rv_change *ch;
+	int pfd;
+	const char *base;
+	char tmp[64];
+	bool staged, done;
+};
+
+static int open_beneath(int root, const char *rel, int flags)
+{
+	struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+	return (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
+}
+
+/* Why the change is held back, or NULL when it is applied. */
+static char *held_why(const struct rv_change *ch, const struct rv_apply_opts *o,
+		      const char *upper)
+{
+	if (ch->why)
+		return xasprintf("not applied: %s", ch->why);
+	if (ch->guard == RV_NEVER)
+		return xasprintf("never applied: git runs or follows it; read it in %s/%s and copy "
+				 "it by hand if you want it",
+				 upper, ch->rel);
+	bool named = o->paths && o->paths->n && review_named(ch->rel, ch->root, o->paths);
+	if (ch->guard == RV_NAMED && !named)
+		return xasprintf("protected (%s): applied only when named: agentjail apply %.8s %s",
+				 ch->root ? ch->root : ch->rel, o->id ? o->id : "ID",
+				 ch->root ? ch->root : ch->rel);
+	if (ch->conflict && !o->force)
+		return xstrdup("conflict: the workspace changed there since the jail did (--force "
+			       "applies it over that)");
+	return NULL;
+}
+
+static unsigned stage_n;
+
+/* A file or a link written beside its place under a temporary name. */
+static int stage(struct step *st, int ufd)
+{
+	const struct rv_change *ch = st->ch;
+	for (int tries = 0; tries < 100; tries++) {
+		snprintf(st->tmp, sizeof st->tmp, REVIEW_TMP_PREFIX "%d.%u", (int)getpid(),
+			 stage_n++);
+		if (ch->op == RV_SYMLINK) {
+			if (symlinkat(ch->target, st->pfd, st->tmp) == 0)
+				break;
+		} else {
+			int out = openat(st->pfd, st->tmp,
+					 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (out >= 0) {
+				int in = open_beneath(ufd, ch->rel, O_RDONLY | O_NONBLOCK);
+				struct stat is;
+				int rc = in < 0 || fstat(in, &is) < 0 || !S_ISREG(is.st_mode) ? -1 : 0;
+				if (rc == 0)
+					rc = rv_copy_fd(in, out);
+				if (rc == 0)
+					rc = fchmod(out, ch->new_mode);
+				int saved = errno;
+				if (in >= 0)
+					(void)close(in);
+				(void)close(out);
+				if (rc == 0)
+					break;
+				(void)unlinkat(st->pfd, st->tmp, 0);
+				errno = saved ? saved : EINVAL;
+				return -1;
+			}
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	st->staged = true;
+	return 0;
+}
+
+/* A directory's mode set, the directory opened without following a link. */
+static int set_mode(int pfd, const char *base, mode_t mode, char want)
+{
+	struct stat st;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if ((want == 'd') != S_ISDIR(st.st_mode) || (want == 'f' && !S_ISREG(st.st_mode))) {
+		errno = ESTALE;
+		return -1;
+	}
+	int fd = openat(pfd, base,
+			(want == 'd' ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK) | O_NOFOLLOW |
+				O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fchmod(fd, mode);
+	int saved = errno;
+	(void)close(fd);
+	errno = saved;
+	return rc;
+}
+
+static int finish(struct step *st)
+{
+	const struct rv_change *ch = st->ch;
+	struct stat cur;
+	bool here = fstatat(st->pfd, st->base, &cur, AT_SYMLINK_NOFOLLOW) == 0;
+	switch (ch->op) {
+	case RV_DELETE:
+		return rv_remove_at(st->pfd, st->base);
+	case RV_MODE:
+		return set_mode(st->pfd, st->base, ch->new_mode, ch->old_kind);
+	case RV_MKDIR:
+		if (here && !S_ISDIR(cur.st_mode) && rv_remove_at(st->pfd, st->base) < 0)
+			return -1;
+		if ((!here || !S_ISDIR(cur.st_mode)) && mkdirat(st->pfd, st->base, 0700) < 0)
+			return -1;
+		return set_mode(st->pfd, st->base, ch->new_mode, 'd');
+	default:
+		/* a directory in the way (the jail replaced it by a file or a link) goes first:
+		 * rename cannot replace it */
+		if (here && S_ISDIR(cur.st_mode) && rv_remove_at(st->pfd, st->base) < 0)
+			return -1;
+		return renameat(st->pfd, st->tmp, st->pfd, st->base);
+	}
+}
+
+/* The upper layer's entry of an applied change removed (a whiteout, a file, a link). */
+static void drop_upper(int ufd, const struct rv_change *ch)
+{
+	if (ch->op == RV_MKDIR || ch->op == RV_MODE)
+		return; /* directories: pruned once empty */
+	const char *base;
+	int pfd = fs_open_parent(ufd, ch->rel, false, 0, &base);
+	if (pfd < 0)
+		return;
+	struct stat st;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+		(void)unlinkat(pfd, base, 0);
+	(void)close(pfd);
+}
+
+/* Empty directories of the upper layer that the workspace now has the same: gone, so the
+ * change set holds only what still differs. Returns whether ufd's directory is empty now. */
+static bool prune(int ufd, int wfd, int depth)
+{
+	struct strv names = STRV_INIT;
+	if (depth > RV_MAX_DEPTH || !rv_names(ufd, &names))
+		return false;
+	size_t left = names.n;
+	for (size_t i = 0; i < names.n; i++) {
+		struct stat us, ws;
+		if (fstatat(ufd, names.v[i], &us, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(us.st_mode) ||
+		    wfd < 0 || fstatat(wfd, names.v[i], &ws, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(ws.st_mode))
+			continue;
+		int cu = rv_opendir_at(ufd, names.v[i]), cw = rv_opendir_at(wfd, names.v[i]);
+		bool empty = cu >= 0 && prune(cu, cw, depth + 1);
+		struct rv_xattrs xa;
+		rv_xattrs_of(ufd, names.v[i], &xa);
+		struct strv theirs = STRV_INIT;
+		bool theirs_empty = cw >= 0 && rv_names(cw, &theirs) && theirs.n == 0;
+		strv_free(&theirs);
+		if (cu >= 0)
+			(void)close(cu);
+		if (cw >= 0)
+			(void)close(cw);
+		bool same_mode = review_mode(us.st_mode, true, ws.st_mode) == (ws.st_mode & 0777);
+		if (empty && same_mode && !xa.foreign && (!xa.opaque || theirs_empty) &&
+		    unlinkat(ufd, names.v[i], AT_REMOVEDIR) == 0)
+			left--;
+	}
+	strv_free(&names);
+	return left == 0;
+}
+
+/* A staged file's bytes on disk (when syncfs could not). */
+static int fsync_staged(const struct step *st)
+{
+	if (st->ch->op == RV_SYMLINK)
+		return 0;
+	int fd = openat(st->pfd, st->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = fd < 0 ? -1 : fsync(fd);
+	if (fd >= 0)
+		(void)close(fd);
+	return rc;
+}
+
+int rv_apply(struct rv_ctx *c, const struct rv_set *set, const struct rv_apply_opts *o,
+	     struct rv_apply_report *r, struct err *e)
+{
+	memset(r, 0, sizeof *r);
+	_cleanup_close_ int ws = rv_opendir_path(c->workspace);
+	if (ws < 0)
+		return err_set(e, errno, c->workspace, "apply: cannot open the workspace");
+	_cleanup_close_ int ufd = rv_opendir_path(c->p->upper);
+	if (ufd < 0)
+		return err_set(e, errno, c->p->upper, "apply: cannot read the change set");
+	struct step *steps = xcalloc(set->n ? set->n : 1, sizeof *steps);
+	size_t n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct rv_change *ch = &set->v[i];
+		if (o->paths && o->paths->n && !review_named(ch->rel, NULL, o->paths))
+			continue;
+		_cleanup_free_ char *why = held_why(ch, o, c->p->upper);
+		if (why) {
+			strv_pushf(&r->held, "%s: %s", ch->rel, why);
+			continue;
+		}
+		struct step *st = &steps[n];
+		st->ch = ch;
+		st->pfd = fs_open_parent(ws, ch->rel, ch->op != RV_DELETE && ch->op != RV_MODE, 0755,
+					 &st->base);
+		if (st->pfd < 0) {
+			strv_pushf(&r->failed, "%s: %s (a directory on its way is a symlink or not a "
+					       "directory in the workspace)",
+				   ch->rel, strerror(errno));
+			continue;
+		}
+		n++;
+		bool file = ch->op == RV_ADD || ch->op == RV_MODIFY || ch->op == RV_SYMLINK;
+		if (file && stage(st, ufd) < 0) {
+			strv_pushf(&r->failed, "%s: %s (staging it beside its place)", ch->rel,
+				   strerror(errno));
+			st->done = true; /* nothing more to do for it */
+		}
+	}
+	/* every staged file's bytes on disk before any rename makes it the file */
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any |= steps[i].staged;
+	if (any && syncfs(ws) < 0)
+		for (size_t i = 0; i < n; i++)
+			if (steps[i].staged && fsync_staged(&steps[i]) < 0)
+				break;
+	for (size_t i = 0; i < n; i++) {
+		struct step *st = &steps[i];
+		if (!st->done) {
+			if (finish(st) < 0) {
+				strv_pushf(&r->failed, "%s: %s", st->ch->rel, strerror(errno));
+				if (st->staged)
+					(void)unlinkat(st->pfd, st->tmp, 0);
+			} else {
+				strv_push(&r->applied, st->ch->rel);
+				drop_upper(ufd, st->ch);
+			}
+		}
+		(void)close(st->pfd);
+	}
+	free(steps);
+	if (r->applied.n) {
+		(void)prune(ufd, ws, 0);
+		struct err ignored = {0};
+		if (rv_record(c, LLONG_MAX, &ignored) < 0)
+			strv_pushf(&r->failed, "(the baselines): %s", ignored.what);
+	}
+	return 0;
+}

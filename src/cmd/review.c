@@ -380,7 +380,8 @@ static void show_change(const struct rvs *r, const struct rv_change *ch, struct 
 			file_diff(r, ch->rel, true, false, st, print);
 		} else if (ch->old_kind == 'd') {
 			if (print)
-				note("deleted directory (%llu entries): %s", ch->files, ch->rel);
+				note("deleted directory (%llu entr%s): %s", ch->files,
+				     ch->files == 1 ? "y" : "ies", ch->rel);
 			struct strv files = STRV_INIT;
 			rv_ws_files(&r->ctx, ch->rel, &files);
 			for (size_t i = 0; i < files.n; i++) {

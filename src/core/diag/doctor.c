@@ -28,6 +28,7 @@
 #include "core/host/shim.h"
 #include "core/jail/launch.h"
 #include "core/jail/netns.h"
+#include "core/jail/ovlns.h"
 #include "core/confine/seccomp.h"
 #include "core/host/userns_diag.h"
 #include "util/cleanup.h"
@@ -495,6 +496,36 @@ static void check_netns(struct doctor_report *r)
 	           "user who runs the agents",
 	           "--net allow (the agents' default) cannot work here, --net off and on still "
 	           "do: %s", line);
+}
+
+/* --fs review: a child mounts the review overlay exactly as a run's holder does (a user and
+ * a mount namespace of its own, overlayfs with userxattr, upper and work in the state
+ * directory), over the current directory as the workspace (core/jail/ovlns.c). */
+static void check_review(struct doctor_report *r, const char *state)
+{
+	_cleanup_free_ char *cwd = realpath(".", NULL);
+	/* a state directory inside the directory: a run there is refused; probe the file
+	 * systems anyway, over /tmp */
+	bool inside = cwd && path_is_under(state, cwd);
+	const char *lower = cwd && !inside ? cwd : "/tmp";
+	struct err e = {0};
+	char line[2200];
+	if (ovlns_probe(state, lower, &e) == 0) {
+		doctor_add(r, "review", inside ? DOCTOR_WARN : DOCTOR_OK,
+		           inside ? "run agents in a project directory, not one holding the state "
+		                    "directory"
+		                  : NULL,
+		           "--fs review works here: a child mounted overlayfs in a user namespace, "
+		           "lower %s, upper in %s%s",
+		           lower, state,
+		           inside ? "; but here the state directory lies inside this directory, "
+		                    "where review refuses to run"
+		                  : "");
+		return;
+	}
+	err_line(&e, line, sizeof line);
+	doctor_add(r, "review", DOCTOR_WARN, e.hint[0] ? e.hint : "see the detail",
+	           "--fs review cannot work here (the other modes still do): %s", line);
 }
 
 /* The kernel accepts seccomp filters (SECCOMP_GET_ACTION_AVAIL, Linux 4.14; before that the
@@ -981,6 +1012,7 @@ void doctor_run(struct doctor_report *r)
 	check_etcscan(&early, state); /* refreshed before the probe reads it */
 	check_jail(r);
 	check_netns(r);
+	check_review(r, state);
 	check_seccomp(r);
 	check_landlock(r);
 	check_limits(r);

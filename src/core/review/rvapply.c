@@ -199,6 +199,20 @@ static bool prune(int ufd, int wfd, int depth)
 	return left == 0;
 }
 
+/* The change made, reported, and gone from the change set when it was. */
+static void step_finish(struct step *st, int ufd, struct rv_apply_report *r)
+{
+	st->done = true;
+	if (finish(st) < 0) {
+		strv_pushf(&r->failed, "%s: %s", st->ch->rel, strerror(errno));
+		if (st->staged)
+			(void)unlinkat(st->pfd, st->tmp, 0);
+		return;
+	}
+	strv_push(&r->applied, st->ch->rel);
+	drop_upper(ufd, st->ch);
+}
+
 /* A staged file's bytes on disk (when syncfs could not). */
 static int fsync_staged(const struct step *st)
 {
@@ -228,50 +242,50 @@ int rv_apply(struct rv_ctx *c, const struct rv_set *set, const struct rv_apply_o
 		if (o->paths && o->paths->n && !review_named(ch->rel, NULL, o->paths))
 			continue;
 		_cleanup_free_ char *why = held_why(ch, o, c->p->upper);
-		if (why) {
+		if (why)
 			strv_pushf(&r->held, "%s: %s", ch->rel, why);
-			continue;
-		}
-		struct step *st = &steps[n];
-		st->ch = ch;
-		st->pfd = fs_open_parent(ws, ch->rel, ch->op != RV_DELETE && ch->op != RV_MODE, 0755,
-					 &st->base);
-		if (st->pfd < 0) {
-			strv_pushf(&r->failed, "%s: %s (a directory on its way is a symlink or not a "
-					       "directory in the workspace)",
-				   ch->rel, strerror(errno));
-			continue;
-		}
-		n++;
-		bool file = ch->op == RV_ADD || ch->op == RV_MODIFY || ch->op == RV_SYMLINK;
-		if (file && stage(st, ufd) < 0) {
-			strv_pushf(&r->failed, "%s: %s (staging it beside its place)", ch->rel,
-				   strerror(errno));
-			st->done = true; /* nothing more to do for it */
+		else
+			steps[n++] = (struct step){.ch = ch, .pfd = -1};
+	}
+	/* first what changes the tree (deletions, directories, modes), in path order, so the
+	 * files below find their directories; then the files and links staged beside their
+	 * places, their bytes on disk (one syncfs), and renamed into place */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			struct step *st = &steps[i];
+			const struct rv_change *ch = st->ch;
+			bool file = ch->op == RV_ADD || ch->op == RV_MODIFY || ch->op == RV_SYMLINK;
+			if (file != (pass == 1))
+				continue;
+			st->pfd = fs_open_parent(ws, ch->rel, ch->op != RV_DELETE && ch->op != RV_MODE,
+						 0755, &st->base);
+			if (st->pfd < 0) {
+				strv_pushf(&r->failed, "%s: %s (a directory on its way is a symlink or "
+						       "not a directory in the workspace)",
+					   ch->rel, strerror(errno));
+				st->done = true;
+			} else if (file && stage(st, ufd) < 0) {
+				strv_pushf(&r->failed, "%s: %s (staging it beside its place)", ch->rel,
+					   strerror(errno));
+				st->done = true;
+			} else if (!file) {
+				step_finish(st, ufd, r);
+			}
 		}
 	}
-	/* every staged file's bytes on disk before any rename makes it the file */
 	bool any = false;
 	for (size_t i = 0; i < n; i++)
-		any |= steps[i].staged;
+		any |= steps[i].staged && !steps[i].done;
 	if (any && syncfs(ws) < 0)
 		for (size_t i = 0; i < n; i++)
 			if (steps[i].staged && fsync_staged(&steps[i]) < 0)
 				break;
-	for (size_t i = 0; i < n; i++) {
-		struct step *st = &steps[i];
-		if (!st->done) {
-			if (finish(st) < 0) {
-				strv_pushf(&r->failed, "%s: %s", st->ch->rel, strerror(errno));
-				if (st->staged)
-					(void)unlinkat(st->pfd, st->tmp, 0);
-			} else {
-				strv_push(&r->applied, st->ch->rel);
-				drop_upper(ufd, st->ch);
-			}
-		}
-		(void)close(st->pfd);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (steps[i].staged && !steps[i].done)
+			step_finish(&steps[i], ufd, r);
+	for (size_t i = 0; i < n; i++)
+		if (steps[i].pfd >= 0)
+			(void)close(steps[i].pfd);
 	free(steps);
 	if (r->applied.n) {
 		(void)prune(ufd, ws, 0);

@@ -1,0 +1,298 @@
+#!/usr/bin/env bash
+# --fs review (issue 30, doc/design.md §3c): the workspace is an overlay whose upper layer, in
+# the state directory, takes every write; the real workspace changes only with `apply`.
+# An agent-like script (edits, creates, deletes, renames, chmods, a symlink, a commit) leaves
+# the workspace as it was; diff shows exactly that (and patch(1) reproduces it); apply of a
+# subset, a conflict, protected paths (only when named; git's hooks never), discard leaving
+# nothing, a checkpoint and its rollback, resume growing the change set; hostile upper-layer
+# content (a symlink out, a whiteout behind a workspace symlink, a device node, a setuid file,
+# a FIFO, a name with an escape sequence, a redirect attribute) refused or neutralised; the
+# protected paths stay read-only over the overlay; refusals with the reason (exit 125) where
+# the overlay cannot be mounted and in the Landlock backend; doctor's check; 10,000 changed
+# files diffed and applied in a time compared with diff(1) and cp(1) on the same files.
+. "$(dirname "$0")/lib.sh"
+aj_setup
+
+GIT_ID=(-c user.name=agentjail-test -c user.email=test@agentjail.invalid -c init.defaultBranch=main)
+
+# the newest session's id (as WHO)
+last_id() {
+	aj_run "$AJ_WHO" -- sessions --json
+	py 'd[0]["id"]'
+}
+
+# a digest of the workspace as the host sees it: names, kinds, modes, sizes and contents
+ws_digest() {
+	(cd "$WS" && find . -path ./.git/index -prune -o -printf '%p %y %m %s %l\n' | LC_ALL=C sort &&
+		find . -type f ! -path ./.git/index -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+		sha256sum | cut -c1-64
+}
+
+review_dirs() { find "$STATE/review" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+
+# A repository with a few files, committed.
+seed_ws() {
+	aj_fresh_ws "$AJ_WHO"
+	aj_host git -C "$WS" "${GIT_ID[@]}" init -q
+	printf '%s\n' 1 2 3 4 5 6 7 8 9 10 >"$WS/edit.txt"
+	printf 'keep\n' >"$WS/keep.txt"
+	printf 'gone\n' >"$WS/gone.txt"
+	mkdir -p "$WS/dir/old"
+	printf 'a\n' >"$WS/dir/old/a"
+	printf '#!/bin/sh\necho hi\n' >"$WS/mode.sh"
+	printf 'bin\0ary\n' >"$WS/bin.dat"
+	printf 'probe\n' >"$WS/.gitignore"
+	aj_chown "$WS"
+	aj_host git -C "$WS" add -A
+	aj_host git -C "$WS" "${GIT_ID[@]}" commit -qm seed
+}
+
+# What an agent does: every kind of change, and a commit.
+AGENT='set -e
+sed -i "s/^5$/five/" edit.txt
+printf "new\n" > new.txt
+rm gone.txt
+mv dir/old dir/new
+chmod +x mode.sh
+ln -s keep.txt link
+printf "bin\001ary\n" > bin.dat
+git -c user.name=agent -c user.email=agent@agentjail.invalid add edit.txt new.txt gone.txt dir mode.sh link bin.dat
+git -c user.name=agent -c user.email=agent@agentjail.invalid commit -qm agent
+printf "direnv\n" > .envrc
+if printf x >> .git/hooks/pre-commit 2>/dev/null; then echo HOOK-WRITTEN; fi
+if mv .git .git-away 2>/dev/null; then echo GIT-MOVED; fi
+echo agent-done'
+
+for who in "${AJ_WHOS[@]}"; do
+	aj_use "$who"
+	seed_ws
+	# does review work here at all? (the kernel, the state directory's file system)
+	aj_run "$who" -- run --fs review -- true
+	if [ "$RC" != 0 ]; then
+		skip "$who: --fs review" "the review overlay cannot be mounted here: ${ERR//$'\n'/ }"
+		continue
+	fi
+	aj_run "$who" -- discard --last
+
+	# --- 1. the agent's changes stay in the change set ----------------------------------------
+	before=$(ws_digest)
+	head_before=$(aj_host git -C "$WS" rev-parse HEAD)
+	aj_run "$who" -- run --fs review -- sh -c "$AGENT"
+	rc_is 0 "$who: the agent-like script ran in review mode"
+	like "$OUT" "agent-done" "$who: … to its end"
+	unlike "$OUT" "HOOK-WRITTEN" "$who: .git/hooks stays read-only over the overlay"
+	unlike "$OUT" "GIT-MOVED" "$who: .git cannot be renamed away (a mount point over the overlay)"
+	like "$ERR" "review: the change set holds [0-9]+ entries" "$who: the run says the change set's size"
+	is "$(ws_digest)" "$before" "$who: the real workspace is byte for byte unchanged"
+	is "$(aj_host git -C "$WS" rev-parse HEAD)" "$head_before" "$who: … and its git history too"
+	id=$(last_id)
+
+	# --- 2. diff shows exactly that -------------------------------------------------------------
+	aj_run "$who" -- diff "$id" --stat
+	rc_is 0 "$who: diff --stat"
+	paths=$(printf '%s\n' "$OUT" | sed -n 's/^ \([^ ]*\) *|.*/\1/p' | grep -v '^\.git/' | LC_ALL=C sort | tr '\n' ' ')
+	is "$paths" ".envrc bin.dat dir/new dir/new/a dir/old edit.txt gone.txt link mode.sh new.txt " \
+		"$who: … lists exactly the changed paths (and git's own under .git)"
+	like "$OUT" "\\.git/objects/" "$who: … the commit's objects are in the change set"
+	like "$OUT" "\\.envrc *\\| 1 \\+ \\(protected\\)" "$who: … .envrc flagged protected"
+	like "$OUT" "mode\\.sh *\\| mode 0644 -> 0755" "$who: … the chmod as a mode change"
+	like "$OUT" "bin\\.dat *\\| Bin" "$who: … the binary as Bin"
+	aj_run "$who" -- diff "$id"
+	like "$OUT" $'--- a/edit.txt\n\\+\\+\\+ b/edit.txt\n@@ -2,7 \\+2,7 @@\n 2\n 3\n 4\n-5\n\\+five' \
+		"$who: diff: a unified diff of the edit"
+	like "$OUT" "# symlink link -> keep.txt" "$who: … the symlink on one line"
+	like "$OUT" "Binary files a/bin.dat and b/bin.dat differ" "$who: … the binary on one line"
+	like "$OUT" "# never applied|# protected: applied only when named .*\\.envrc" "$who: … the protected flag"
+	# patch(1) reads it: the text changes (diff PATH…) reproduced on a copy of the workspace
+	if command -v patch >/dev/null; then
+		cp=$AJ_TMP/$who-patched
+		rm -rf "$cp" && cp -a "$WS" "$cp" && rm -rf "$cp/.git"
+		aj_run "$who" -- diff "$id" edit.txt new.txt gone.txt dir
+		printf '%s\n' "$OUT" >"$AJ_TMP/p.diff"
+		(cd "$cp" && patch -p1 -s -E <"$AJ_TMP/p.diff" >/dev/null 2>&1)
+		ok $? "$who: patch -p1 applies the diff to a copy of the workspace"
+		is "$(cat "$cp/edit.txt" | tr '\n' ' ')" "1 2 3 4 five 6 7 8 9 10 " "$who: … edit.txt as the jail left it"
+		[ ! -e "$cp/gone.txt" ] && [ "$(cat "$cp/dir/new/a")" = a ] && [ "$(cat "$cp/new.txt")" = new ]
+		ok $? "$who: … the deletion, the rename (delete + create) and the new file"
+	else
+		skip "$who: patch -p1 applies the diff" "patch is not installed"
+	fi
+	aj_run "$who" -- diff "$id" --json
+	is "$(py '[c["change"] for c in d["changes"] if c["path"] == "gone.txt"][0]')" "deleted" "$who: diff --json: the deletion"
+	is "$(py '[c["protected"] for c in d["changes"] if c["path"] == ".envrc"][0]')" "named" "$who: … .envrc protected"
+	is "$(py 'sorted({c["protected"] for c in d["changes"] if c["path"].startswith(".git/objects/")})')" "[None]" \
+		"$who: … git's objects are free to apply"
+	aj_run "$who" -- show "$id"
+	like "$OUT" "review +[0-9]+ entries pending \\([0-9]+ bytes\\)" "$who: show: the pending change set's size"
+
+	# --- 3. apply of a subset -------------------------------------------------------------------
+	aj_run "$who" -C "$WS/dir" -- apply "$id" ../edit.txt
+	rc_is 0 "$who: apply ID PATH (relative to the directory in the workspace)"
+	is "$(sed -n 5p "$WS/edit.txt")" "five" "$who: … edit.txt applied"
+	[ -e "$WS/gone.txt" ] && [ ! -e "$WS/new.txt" ] && [ -d "$WS/dir/old" ]
+	ok $? "$who: … nothing else"
+	aj_run "$who" -- diff "$id" --stat
+	unlike "$OUT" " edit\\.txt " "$who: … and edit.txt left the change set"
+
+	# --- 4. a conflict ------------------------------------------------------------------------
+	printf '#!/bin/sh\necho changed on the host\n' >"$WS/mode.sh"
+	aj_run "$who" -- apply "$id" mode.sh
+	rc_is 1 "$who: apply of a path changed in the workspace since the run: exit 1"
+	like "$ERR" "held back: mode\\.sh: conflict" "$who: … reported as a conflict"
+	like "$(cat "$WS/mode.sh")" "changed on the host" "$who: … the workspace's copy kept"
+	aj_run "$who" -- apply "$id" --force mode.sh
+	rc_is 0 "$who: --force applies it"
+	[ -x "$WS/mode.sh" ]
+	ok $? "$who: … its mode now the jail's"
+
+	# --- 5. protected paths, and the rest -------------------------------------------------------
+	# a hook planted in the change set (the jail cannot write one: above) is never applied
+	up=$STATE/review/$id/upper
+	aj_host mkdir -p "$up/.git/hooks"
+	aj_host sh -c "printf '#!/bin/sh\ntouch $EXTRA/hook-ran\n' > '$up/.git/hooks/post-checkout'; chmod 755 '$up/.git/hooks/post-checkout'"
+	aj_run "$who" -- apply "$id"
+	rc_is 1 "$who: apply of everything: exit 1 (some held back)"
+	like "$ERR" "held back: \\.envrc: protected" "$who: … .envrc held back (protected)"
+	like "$ERR" "held back: \\.git/hooks/post-checkout: never applied" "$who: … the hook never applied"
+	[ ! -e "$WS/.envrc" ] && [ ! -e "$WS/.git/hooks/post-checkout" ]
+	ok $? "$who: … neither written"
+	[ ! -e "$WS/gone.txt" ] && [ -e "$WS/new.txt" ] && [ -d "$WS/dir/new" ] && [ ! -e "$WS/dir/old" ] &&
+		[ "$(readlink "$WS/link")" = keep.txt ] && [ "$(od -An -c "$WS/bin.dat" | tr -d ' \n')" = 'bin001ary\n' ]
+	ok $? "$who: … everything else applied: the deletion, the rename, the symlink, the binary"
+	is "$(aj_host git -C "$WS" log -1 --format=%s)" "agent" "$who: … the jail's commit is the host's HEAD"
+	aj_host git -C "$WS" fsck --no-progress >/dev/null 2>&1
+	ok $? "$who: … and the repository is whole (git fsck)"
+	is "$(aj_host git -C "$WS" status --porcelain | tr '\n' ' ')" "" "$who: … git status clean (its index applied too)"
+	aj_run "$who" -- apply "$id" .git/hooks/post-checkout
+	rc_is 1 "$who: naming the hook: still never applied"
+	[ ! -e "$WS/.git/hooks/post-checkout" ]
+	ok $? "$who: … not written"
+	aj_run "$who" -- apply "$id" .envrc
+	rc_is 0 "$who: naming .envrc applies it"
+	is "$(cat "$WS/.envrc" 2>/dev/null)" "direnv" "$who: … written"
+	aj_host git -C "$WS" checkout -q -- . 2>/dev/null
+	[ ! -e "$EXTRA/hook-ran" ]
+	ok $? "$who: the planted hook never ran on the host"
+
+	# --- 6. discard leaves nothing ------------------------------------------------------------
+	n=$(review_dirs)
+	aj_run "$who" -- run --fs review -- sh -c 'echo x > thrown.txt'
+	id2=$(last_id)
+	[ -d "$STATE/review/$id2" ]
+	ok $? "$who: a new session has its change set"
+	aj_run "$who" -- discard "$id2"
+	rc_is 0 "$who: discard"
+	[ ! -e "$STATE/review/$id2" ] && [ "$(review_dirs)" = "$n" ] && [ ! -e "$WS/thrown.txt" ]
+	ok $? "$who: … leaves nothing of it in the state dir, nothing in the workspace"
+
+	# --- 7. resume grows the change set; checkpoint and rollback ------------------------------
+	aj_run "$who" -- run --fs review -- sh -c 'echo run >> log.txt; wc -l < log.txt'
+	id3=$(last_id)
+	is "$OUT" "1" "$who: first run: one line"
+	aj_run "$who" -- checkpoint "$id3" one
+	rc_is 0 "$who: checkpoint"
+	like "$OUT" "checkpoint one: [0-9]+ entr(y|ies), [0-9]+ bytes, as (reflinks|hard links|copies) in [0-9]+ ms" \
+		"$who: … says how it was copied and its cost"
+	aj_run "$who" -- resume "$id3"
+	is "$OUT" "2" "$who: resume continues on the same change set (two lines)"
+	[ ! -e "$WS/log.txt" ]
+	ok $? "$who: … still not in the workspace"
+	aj_run "$who" -- checkpoint "$id3" --list
+	is "$OUT" "one" "$who: checkpoint --list"
+	aj_run "$who" -- rollback "$id3" one
+	rc_is 0 "$who: rollback"
+	aj_run "$who" -- resume "$id3"
+	is "$OUT" "2" "$who: … back at one line: the next run adds the second again"
+	aj_run "$who" -- rollback "$id3" nope
+	rc_is 1 "$who: rollback to a checkpoint that does not exist fails"
+	aj_run "$who" -- discard "$id3"
+
+	# --- 8. hostile content in the upper layer ------------------------------------------------
+	seed_ws
+	mkdir -p "$EXTRA/outside"
+	printf 'victim\n' >"$EXTRA/outside/victim"
+	ln -s "$EXTRA/outside" "$WS/out"
+	aj_chown "$EXTRA/outside" "$WS/out"
+	aj_run "$who" -- run --fs review -- true
+	id4=$(last_id)
+	up=$STATE/review/$id4/upper
+	aj_host ln -s /etc/passwd "$up/evil-link"
+	aj_host mkdir "$up/out"
+	aj_host mknod "$up/out/victim" c 0 0
+	aj_host sh -c "echo planted > '$up/out/planted'"
+	aj_host sh -c "echo s > '$up/suid'; chmod 4755 '$up/suid'"
+	aj_host mkfifo "$up/fifo"
+	aj_host sh -c "echo esc > \"$up/\$(printf 'e\\033[2Jx')\""
+	aj_host python3 -c "import os; open('$up/redir','w').write('r'); os.setxattr('$up/redir', 'user.overlay.redirect', b'/etc')" 2>/dev/null
+	have_xattr=$?
+	if aj_is_root && [ "$who" = root ]; then mknod "$up/dev" c 1 3; fi
+	aj_run "$who" -- diff "$id4"
+	like "$OUT" "not applied: a symlink leading out of the workspace \\(to /etc/passwd\\): evil-link" \
+		"$who: a symlink out of the workspace: refused"
+	like "$OUT" "not applied: a FIFO: fifo" "$who: a FIFO: refused"
+	like "$OUT" "not applied: a name with a control character" "$who: a name with an escape sequence: refused"
+	[[ $OUT != *$'\033'* ]]
+	ok $? "$who: … and no escape byte reaches the output"
+	if [ "$have_xattr" = 0 ]; then
+		like "$OUT" "not applied: an overlay attribute agentjail never mounts with \\(user.overlay.redirect\\): redir" \
+			"$who: a redirect attribute: refused"
+	else
+		skip "$who: a redirect attribute: refused" "user extended attributes cannot be set here"
+	fi
+	if [ "$who" = root ]; then
+		like "$OUT" "not applied: a device node: dev" "$who: a device node: refused"
+	else
+		skip "$who: a device node: refused" "only root can make a device node to plant"
+	fi
+	aj_run "$who" -- apply "$id4"
+	like "$ERR" "held back: out: conflict" "$who: a directory over the workspace's symlink: a conflict"
+	[ -L "$WS/out" ] && [ -e "$EXTRA/outside/victim" ] && [ ! -e "$EXTRA/outside/planted" ]
+	ok $? "$who: … the symlink kept, nothing behind it removed or written"
+	aj_run "$who" -- apply "$id4" --force
+	[ ! -e "$WS/evil-link" ] && [ ! -e "$WS/fifo" ] && [ ! -e "$WS/dev" ] && [ ! -e "$WS/redir" ]
+	ok $? "$who: apply --force writes none of the refused entries"
+	[ -e "$EXTRA/outside/victim" ] && [ ! -e "$EXTRA/outside/planted" ] && [ ! -L "$WS/out" ] &&
+		[ -d "$WS/out" ] && [ "$(cat "$WS/out/planted")" = planted ]
+	ok $? "$who: … forced, the symlink is replaced by a directory, never followed: nothing outside removed or written"
+	is "$(stat -c %a "$WS/suid" 2>/dev/null)" "755" "$who: a setuid file: applied without the bit"
+	find "$WS" -name 'e*x' -newer "$WS/edit.txt" 2>/dev/null | grep -q .
+	ok $((! $?)) "$who: the name with the escape sequence: not written"
+	aj_run "$who" -- discard "$id4"
+	rm -rf "$WS/out"
+
+	# --- 9. refusals ----------------------------------------------------------------------------
+	aj_run "$who" -b agentjail-testbuild -e AGENTJAIL_TEST_OVL_FAIL=mount -- run --fs review -- sh -c 'echo RAN'
+	rc_is 125 "$who: the overlay cannot be mounted: exit 125"
+	like "$ERR" "overlay could not be mounted: mount overlayfs .* failed" "$who: … with the step that failed"
+	like "$ERR" "nothing was run" "$who: … and says nothing ran"
+	unlike "$OUT" "RAN" "$who: … the command did not run (no fallback to workspace-write)"
+	aj_run "$who" -- run --fs review --backend landlock -- sh -c 'echo RAN'
+	rc_is 125 "$who: --backend landlock: refused (exit 125)"
+	like "$ERR" "review cannot run in the Landlock backend: its overlay needs a mount namespace" "$who: … with the reason"
+	aj_run "$who" -e AGENTJAIL_STATE_DIR="$WS/.state" -- run --fs review -- true
+	rc_is 2 "$who: a state directory inside the workspace: refused (exit 2)"
+	like "$ERR" "overlayfs cannot keep a layer inside the tree it covers" "$who: … with the reason"
+	rm -rf "$WS/.state"
+	aj_run "$who" -- run --fs workspace-write -- true
+	aj_run "$who" -- diff --last
+	rc_is 2 "$who: diff of a session that did not run with --fs review: exit 2"
+
+	# --- 10. doctor -----------------------------------------------------------------------------
+	aj_run "$who" -- doctor --json
+	is "$(py '[c["status"] for c in d["checks"] if c["id"] == "review"][0]')" "ok" "$who: doctor: review works here"
+done
+aj_skip_missing_whos "--fs review"
+
+# user namespaces refused: review refuses with the reason, never a silent workspace-write
+if aj_is_root; then
+	aj_use root
+	seed_ws
+	aj_cmd root -- run --fs review -- sh -c 'echo RAN > ran.txt; echo RAN'
+	ns_run "${AJ_CMD[@]}"
+	is "$RC" 125 "root, user namespaces disabled: --fs review exits 125"
+	like "$ERR" "overlay could not be mounted|user namespace" "… saying why"
+	[ ! -e "$WS/ran.txt" ] && [[ $OUT != *RAN* ]]
+	ok $? "… and nothing ran"
+fi
+
+done_testing

@@ -255,10 +255,12 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
-# root and as an unprivileged user; bench/mounts what each bwrap mount costs.
+# root and as an unprivileged user; bench/mounts what each bwrap mount costs; bench/review.sh
+# diff and apply of 10,000 changed files under --fs review.
 bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
 		$(BUILD)/bench/initexec
 	@bench/startup.sh $(abspath $(BUILD))
+	@bench/review.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200

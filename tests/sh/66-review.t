@@ -277,9 +277,54 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- diff --last
 	rc_is 2 "$who: diff of a session that did not run with --fs review: exit 2"
 
-	# --- 10. doctor -----------------------------------------------------------------------------
+	# --- 10. doctor, verify, --net allow ------------------------------------------------------
 	aj_run "$who" -- doctor --json
 	is "$(py '[c["status"] for c in d["checks"] if c["id"] == "review"][0]')" "ok" "$who: doctor: review works here"
+	n=$(review_dirs)
+	aj_run "$who" -- verify --fs review --json
+	rc_is 0 "$who: verify --fs review: the battery holds over the overlay"
+	is "$(py '[p["id"] for p in d["probes"] if p["result"] == "FAIL"]')" "[]" "$who: … no probe fails"
+	is "$(review_dirs)" "$n" "$who: … and its change set is gone with it"
+	aj_run "$who" -- run --fs review --net allow --allow-domain example.com -- sh -c 'echo n > net.txt'
+	rc_is 0 "$who: --fs review with --net allow (one holder, both namespaces)"
+	[ ! -e "$WS/net.txt" ]
+	ok $? "$who: … its write in the change set only"
+	aj_run "$who" -- discard --last
+
+	# --- 11. 10,000 changed files: diff and apply, against diff -ru and cp -a on the same ------
+	if [ "$who" = "${AJ_WHOS[0]}" ]; then
+		aj_fresh_ws "$who"
+		(cd "$WS" && for i in $(seq 0 99); do
+			mkdir "d$i" && for j in $(seq 0 99); do echo "line $i $j" >"d$i/f$j.txt"; done
+		done)
+		aj_chown "$WS"
+		aj_run "$who" -- run --quiet --fs review -- sh -c 'for f in d*/f*; do echo changed >> "$f"; done'
+		id5=$(last_id)
+		up=$STATE/review/$id5/upper
+		t() { date +%s%N; }
+		t0=$(t); diff -ru "$WS" "$up" >/dev/null; t1=$(t)
+		aj_run "$who" -- diff "$id5"
+		t2=$(t)
+		lines=$(printf '%s\n' "$OUT" | wc -l)
+		t3=$(t); cp -a "$up" "$AJ_TMP/cp1" && sync; t4=$(t)
+		aj_run "$who" -- apply "$id5"
+		t5=$(t); rm -rf "$AJ_TMP/cp1"; cp -a "$WS" "$AJ_TMP/cp2" && sync; t6=$(t)
+		rm -rf "$AJ_TMP/cp2"
+		ms() { echo $((($2 - $1) / 1000000)); }
+		d_ru=$(ms "$t0" "$t1") d_ours=$(ms "$t1" "$t2") cp=$(ms "$t3" "$t4") cp2=$(ms "$t5" "$t6")
+		a_ours=$(ms "$t4" "$t5")
+		[ "$cp2" -gt "$cp" ] && cp=$cp2
+		note "10,000 files: diff ${d_ours} ms (diff -ru ${d_ru} ms), apply ${a_ours} ms (cp -a + sync ${cp} ms)"
+		is "$lines" 50000 "$who: diff of 10,000 changed files: every hunk"
+		lim=$((4 * d_ru)); [ "$lim" -lt 2000 ] && lim=2000
+		[ "$d_ours" -le "$lim" ]
+		ok $? "$who: … in under 2 s, or 4 times diff -ru's time on this loaded machine (${d_ours} ms, limit ${lim})"
+		grep -q changed "$WS/d99/f99.txt" && grep -q changed "$WS/d0/f0.txt"
+		ok $? "$who: apply of 10,000 changed files: all written"
+		lim=$((8 * cp)); [ "$lim" -lt 5000 ] && lim=5000
+		[ "$a_ours" -le "$lim" ]
+		ok $? "$who: … in under 5 s, or 8 times cp -a + sync's time on this loaded machine (${a_ours} ms, limit ${lim})"
+	fi
 done
 aj_skip_missing_whos "--fs review"
 

@@ -23,8 +23,8 @@ void rv_apply_report_free(struct rv_apply_report *r)
 	strv_free(&r->failed);
 }
 
-/* One change on its way: the directory it goes in (opened without following a symlink) and,
- * for a file or a link, the temporary name it was staged under there. */
+/* One change on its way: the directory it goes in (opened without following a symlink; the
+ * cache's, not its own) and, for a file or a link, the temporary name it was staged under. */
 struct step {
 	const struct rv_change *ch;
 	int pfd;
@@ -32,6 +32,38 @@ struct step {
 	char tmp[64];
 	bool staged, done;
 };
+
+/* The directory of the last path asked for, kept open: the changes come in path order, so
+ * a directory's files follow each other; one fd open at a time, however large the set. */
+struct pcache {
+	int top;
+	char *dir;
+	int fd;
+};
+
+static void pcache_drop(struct pcache *c)
+{
+	if (c->fd >= 0)
+		(void)close(c->fd);
+	c->fd = -1;
+	free(c->dir);
+	c->dir = NULL;
+}
+
+/* The directory holding rel below c->top (fs_open_parent), *base its last component. */
+static int pcache_get(struct pcache *c, const char *rel, bool make, const char **base)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t dl = slash ? (size_t)(slash - rel) : 0;
+	*base = slash ? slash + 1 : rel;
+	if (c->dir && c->fd >= 0 && strlen(c->dir) == dl && !strncmp(c->dir, rel, dl))
+		return c->fd;
+	pcache_drop(c);
+	c->fd = fs_open_parent(c->top, rel, make, 0755, base);
+	if (c->fd >= 0)
+		c->dir = xstrndup(rel, dl);
+	return c->fd;
+}
 
 static int open_beneath(int root, const char *rel, int flags)
 {
@@ -151,18 +183,15 @@ static int finish(struct step *st)
 }
 
 /* The upper layer's entry of an applied change removed (a whiteout, a file, a link). */
-static void drop_upper(int ufd, const struct rv_change *ch)
+static void drop_upper(struct pcache *up, const struct rv_change *ch)
 {
 	if (ch->op == RV_MKDIR || ch->op == RV_MODE)
 		return; /* directories: pruned once empty */
 	const char *base;
-	int pfd = fs_open_parent(ufd, ch->rel, false, 0, &base);
-	if (pfd < 0)
-		return;
+	int pfd = pcache_get(up, ch->rel, false, &base);
 	struct stat st;
-	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
 		(void)unlinkat(pfd, base, 0);
-	(void)close(pfd);
 }
 
 /* Empty directories of the upper layer that the workspace now has the same: gone, so the
@@ -200,7 +229,7 @@ static bool prune(int ufd, int wfd, int depth)
 }
 
 /* The change made, reported, and gone from the change set when it was. */
-static void step_finish(struct step *st, int ufd, struct rv_apply_report *r)
+static void step_finish(struct step *st, struct pcache *up, struct rv_apply_report *r)
 {
 	st->done = true;
 	if (finish(st) < 0) {
@@ -210,15 +239,16 @@ static void step_finish(struct step *st, int ufd, struct rv_apply_report *r)
 		return;
 	}
 	strv_push(&r->applied, st->ch->rel);
-	drop_upper(ufd, st->ch);
+	drop_upper(up, st->ch);
 }
 
 /* A staged file's bytes on disk (when syncfs could not). */
-static int fsync_staged(const struct step *st)
+static int fsync_staged(struct pcache *wc, struct step *st)
 {
 	if (st->ch->op == RV_SYMLINK)
 		return 0;
-	int fd = openat(st->pfd, st->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	st->pfd = pcache_get(wc, st->ch->rel, false, &st->base);
+	int fd = st->pfd < 0 ? -1 : openat(st->pfd, st->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	int rc = fd < 0 ? -1 : fsync(fd);
 	if (fd >= 0)
 		(void)close(fd);
@@ -250,6 +280,7 @@ int rv_apply(struct rv_ctx *c, const struct rv_set *set, const struct rv_apply_o
 	/* first what changes the tree (deletions, directories, modes), in path order, so the
 	 * files below find their directories; then the files and links staged beside their
 	 * places, their bytes on disk (one syncfs), and renamed into place */
+	struct pcache wc = {.top = ws, .fd = -1}, uc = {.top = ufd, .fd = -1};
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n; i++) {
 			struct step *st = &steps[i];
@@ -257,8 +288,8 @@ int rv_apply(struct rv_ctx *c, const struct rv_set *set, const struct rv_apply_o
 			bool file = ch->op == RV_ADD || ch->op == RV_MODIFY || ch->op == RV_SYMLINK;
 			if (file != (pass == 1))
 				continue;
-			st->pfd = fs_open_parent(ws, ch->rel, ch->op != RV_DELETE && ch->op != RV_MODE,
-						 0755, &st->base);
+			st->pfd = pcache_get(&wc, ch->rel, ch->op != RV_DELETE && ch->op != RV_MODE,
+					     &st->base);
 			if (st->pfd < 0) {
 				strv_pushf(&r->failed, "%s: %s (a directory on its way is a symlink or "
 						       "not a directory in the workspace)",
@@ -269,7 +300,7 @@ int rv_apply(struct rv_ctx *c, const struct rv_set *set, const struct rv_apply_o
 					   strerror(errno));
 				st->done = true;
 			} else if (!file) {
-				step_finish(st, ufd, r);
+				step_finish(st, &uc, r);
 			}
 		}
 	}
@@ -278,14 +309,24 @@ int rv_apply(struct rv_ctx *c, const struct rv_set *set, const struct rv_apply_o
 		any |= steps[i].staged && !steps[i].done;
 	if (any && syncfs(ws) < 0)
 		for (size_t i = 0; i < n; i++)
-			if (steps[i].staged && fsync_staged(&steps[i]) < 0)
+			if (steps[i].staged && !steps[i].done && fsync_staged(&wc, &steps[i]) < 0)
 				break;
-	for (size_t i = 0; i < n; i++)
-		if (steps[i].staged && !steps[i].done)
-			step_finish(&steps[i], ufd, r);
-	for (size_t i = 0; i < n; i++)
-		if (steps[i].pfd >= 0)
-			(void)close(steps[i].pfd);
+	for (size_t i = 0; i < n; i++) {
+		struct step *st = &steps[i];
+		if (!st->staged || st->done)
+			continue;
+		/* the same directory, opened again the same way */
+		st->pfd = pcache_get(&wc, st->ch->rel, false, &st->base);
+		if (st->pfd < 0) {
+			strv_pushf(&r->failed, "%s: %s (its directory changed since it was staged)",
+				   st->ch->rel, strerror(errno));
+			st->done = true;
+			continue;
+		}
+		step_finish(st, &uc, r);
+	}
+	pcache_drop(&wc);
+	pcache_drop(&uc);
 	free(steps);
 	if (r->applied.n) {
 		(void)prune(ufd, ws, 0);

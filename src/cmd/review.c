@@ -45,16 +45,19 @@ static const char apply_usage[] =
 static const char discard_usage[] =
 	"usage: agentjail discard [ID | --last]\n"
 	"  throw a --fs review session's change set away (its checkpoints too); the workspace\n"
-	"  stays as it is\n";
+	"  stays as it is\n"
+	"example: agentjail discard --last\n";
 static const char checkpoint_usage[] =
 	"usage: agentjail checkpoint [ID | --last] [NAME] | --list\n"
 	"  snapshot a --fs review session's change set (while it runs too) as NAME (default: the\n"
 	"  time); rollback returns to it. Reflinks where the file system has them, else hard\n"
 	"  links (not while it runs), else copies: the cost is said\n"
-	"  --list   the session's checkpoints\n";
+	"  --list   the session's checkpoints\n"
+	"example: agentjail checkpoint --last before-refactor\n";
 static const char rollback_usage[] =
 	"usage: agentjail rollback [ID | --last] NAME\n"
-	"  return a --fs review session's change set to checkpoint NAME (not while it runs)\n";
+	"  return a --fs review session's change set to checkpoint NAME (not while it runs)\n"
+	"example: agentjail rollback --last before-refactor\n";
 
 static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 

@@ -508,9 +508,18 @@ static void check_review(struct doctor_report *r, const char *state)
 	 * systems anyway, over /tmp */
 	bool inside = cwd && path_is_under(state, cwd);
 	const char *lower = cwd && !inside ? cwd : "/tmp";
+	/* the upper layer's file system is the state directory's: a temporary directory in it,
+	 * or in its nearest existing ancestor (doctor never makes the state directory) */
+	_cleanup_free_ char *base = xstrdup(state);
+	struct stat st;
+	while (lstat(base, &st) < 0 && strcmp(base, "/")) {
+		char *up = path_dirname(base);
+		free(base);
+		base = up;
+	}
 	struct err e = {0};
 	char line[2200];
-	if (ovlns_probe(state, lower, &e) == 0) {
+	if (ovlns_probe(base, lower, &e) == 0) {
 		doctor_add(r, "review", inside ? DOCTOR_WARN : DOCTOR_OK,
 		           inside ? "run agents in a project directory, not one holding the state "
 		                    "directory"

@@ -388,20 +388,19 @@ int ovlns_receive(int sock, size_t n, int timeout_ms, struct ovlns_id *ids, stru
 	}
 }
 
-int ovlns_probe(const char *state_dir, const char *lower, struct err *e)
+int ovlns_probe(const char *base, const char *lower, struct err *e)
 {
-	_cleanup_free_ char *top = path_join(state_dir, REVIEW_DIR);
-	_cleanup_free_ char *name = xasprintf(".doctor-%d", (int)getpid());
+	_cleanup_free_ char *name = xasprintf(".agentjail-review-probe-%d", (int)getpid());
 	struct bw_plan plan = {0};
-	plan.ovl.dir = path_join(top, name);
+	plan.ovl.dir = path_join(base, name);
 	plan.ovl.lower = xstrdup(lower);
 	plan.ovl.upper = path_join(plan.ovl.dir, REVIEW_UPPER);
 	plan.ovl.work = path_join(plan.ovl.dir, REVIEW_WORK);
 	plan.ovl.mnt = path_join(plan.ovl.dir, REVIEW_MNT);
 	int rc = 0;
-	const char *dirs[] = {plan.ovl.upper, plan.ovl.work, plan.ovl.mnt};
-	for (size_t i = 0; i < 3 && rc == 0; i++)
-		if (fs_mkdirs(dirs[i], 0700, NULL) < 0)
+	const char *dirs[] = {plan.ovl.dir, plan.ovl.upper, plan.ovl.work, plan.ovl.mnt};
+	for (size_t i = 0; i < 4 && rc == 0; i++)
+		if (mkdir(dirs[i], 0700) < 0)
 			rc = err_set(e, errno, dirs[i], "cannot make the probe's directory");
 	struct ovlns_req req;
 	req_init(&req);

@@ -60,7 +60,8 @@ struct ovlns_id {
  * -1 with e saying which step failed, why, and what to do. */
 int ovlns_receive(int sock, size_t n, int timeout_ms, struct ovlns_id *ids, struct err *e) WUR;
 
-/* doctor: can the review overlay be mounted here, with upper and work below state_dir and
- * lower the directory `lower`? A forked child mounts it in namespaces of its own; the
- * directories it made are removed. 0, or -1 with e. */
-int ovlns_probe(const char *state_dir, const char *lower, struct err *e) WUR;
+/* doctor: can the review overlay be mounted here, with upper and work in a temporary
+ * directory made in `base` (the state directory, or its nearest existing ancestor) and lower
+ * the directory `lower`? A forked child mounts it in namespaces of its own; the temporary
+ * directory is removed. 0, or -1 with e. */
+int ovlns_probe(const char *base, const char *lower, struct err *e) WUR;

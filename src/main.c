@@ -31,6 +31,7 @@ static const char usage[] =
 	"  checkpoint [ID] [NAME]; rollback [ID] NAME   snapshot a review session's changes\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the jails' private caches, per workspace\n"
+	"  home [ID | --workspace DIR] [clean]  a workspace's persisted home (--home persist)\n"
 	"  config [--json] [--path]         the effective configuration, each value's origin\n"
 	"  trust [DIR] | --list; untrust [DIR]  let a project's .agentjail.toml widen the jail\n"
 	"  --version                        print the version\n";
@@ -48,6 +49,7 @@ static const struct {
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
 	{"diff", cmd_diff},	    {"apply", cmd_apply},     {"discard", cmd_discard},
 	{"checkpoint", cmd_checkpoint}, {"rollback", cmd_rollback},
+	{"home", cmd_home},
 };
 
 /* One line (issue 26: the whole usage was printed): the nearest command or agent when it is

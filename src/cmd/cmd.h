@@ -1,6 +1,7 @@
 /* The command layer: the only code that prints to the user or decides exit codes. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/host/config_load.h"
@@ -46,6 +47,14 @@ int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *
 bool cmd_colour(int fd);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
+/* The canonical form of DIR (the key a jail there uses for its caches and home), or its normal
+ * form when it is gone. */
+char *cmd_canonical_dir(const char *dir);
+/* A per-workspace directory's workspace as shown: cleaned of control characters, "(gone)" when
+ * it no longer exists, "? (KEY)" when unknown (dir: the directory named by the key). */
+char *cmd_shown_workspace(const char *ws, const char *dir);
+/* Bytes in MiB, for "%.1f MiB". */
+double cmd_mib(uint64_t bytes);
 
 int cmd_run(int argc, char **argv);
 /* Run a parsed, validated request: harden agentjail, then jail it (or not, for
@@ -135,6 +144,8 @@ int cmd_doctor(int argc, char **argv);
 int cmd_version(void);
 /* agentjail cache [size | clean] (cmd/cache.c) */
 int cmd_cache(int argc, char **argv);
+/* agentjail home [ID | --workspace DIR | --all] [clean] (cmd/home.c) */
+int cmd_home(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 /* agentjail tui: the session manager (cmd/tui.c) */
 int cmd_tui(int argc, char **argv);

@@ -187,6 +187,11 @@ int cmd_ll_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
 
 int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
 {
+	struct err e = {0};
+	if (llplan_policy_check(&req->pol, &e) < 0) {
+		cmd_print_err(&e);
+		return EXIT_USAGE;
+	}
 	struct jail j;
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc == 0)

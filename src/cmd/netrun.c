@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/netsink.h"
@@ -41,6 +42,20 @@ int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp
 		return -1;
 	}
 	return 0;
+}
+
+void netrun_capture(struct netrun *nr, int listener, int chan)
+{
+	struct err e = {0};
+	if (!nr->proxy) {
+		(void)close(listener);
+		(void)close(chan);
+		err_set(&e, 0, NULL, "the proxy is not running");
+	} else if (proxy_capture(nr->proxy, listener, chan, &e) == 0) {
+		return;
+	}
+	err_wrap(&e, "--net allow: direct connections cannot be captured (they fail)");
+	cmd_print_err(&e);
 }
 
 void netrun_stop(struct netrun *nr)

@@ -28,6 +28,10 @@ struct netrun {
  * -1 with e: the launch stops (exit 125). */
 int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)
 	WUR;
+/* The body of launch's net_capture hook: the proxy serves the capture's listener and init's
+ * channel (owned from here on). A failure is said on stderr: the jail's direct connections then fail, nothing
+ * else changes. */
+void netrun_capture(struct netrun *nr, int listener, int chan);
 /* After the run and before the session is marked ended: stop the proxy (its last events are
  * written), then say what was denied. Nothing when the proxy never started. */
 void netrun_stop(struct netrun *nr);

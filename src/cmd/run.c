@@ -51,6 +51,9 @@ static const char usage[] =
 	"                               skills/, …) writable; read-only by default\n"
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
+	"  --home tmp|persist           $HOME: empty each run (tmp, the default), or this\n"
+	"                               workspace's own, kept in agentjail's state between runs\n"
+	"                               (never the real home; agentjail home shows or cleans it)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"  --quiet                      no start and end lines (printed on a terminal only),\n"
 	"                               no --net allow banner\n"
@@ -93,6 +96,12 @@ static int rec_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp
 {
 	struct rec_hook *h = arg;
 	return netrun_ready(h->net, tcp4, tcp6, dns_udp, dns_tcp, e);
+}
+
+static void rec_net_capture(void *arg, int listener, int chan)
+{
+	struct rec_hook *h = arg;
+	netrun_capture(h->net, listener, chan);
 }
 
 static int run_full_access(struct run_request *req, struct sess_rec *rec)
@@ -343,6 +352,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
 				     .violation = live_violation,
 				     .net_ready = plan->net_allow ? rec_net_ready : NULL,
+				     .net_capture = plan->net_allow ? rec_net_capture : NULL,
 				     .arg = &rh};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
@@ -385,6 +395,10 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 	struct jail_prep o = {.make_caches = !req->dry_run};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
 	if (st == JAIL_READY) {
+		for (size_t i = 0; i < j->home_moved.n; i++)
+			cmd_warn("persisted home: %s, out of the way of this jail's mount point (an "
+				 "earlier jail left it there; bwrap would have followed it)",
+				 j->home_moved.v[i]);
 		for (size_t i = 0; i < req->pol.hide.n; i++)
 			if (hf_type(&j->hf, req->pol.hide.v[i]) == HF_MISSING)
 				cmd_warn("--hide path does not exist: %s (nothing to hide there; "
@@ -393,7 +407,7 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 		return 0;
 	}
 	cmd_print_err(&e);
-	return st == JAIL_NO_FACTS ? EXIT_JAIL : EXIT_USAGE;
+	return st == JAIL_NO_FACTS || st == JAIL_NO_HOME ? EXIT_JAIL : EXIT_USAGE;
 }
 
 static int run_jailed(struct run_request *req, struct sess_rec *rec)

@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "cmd/osbrun.h"
 #include "core/host/hostfacts_probe.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/profile.h"
 #include "core/plan/resolve.h"
 #include "core/session/netfmt.h"
@@ -60,6 +61,23 @@ static int help(const char *text)
 }
 
 /* ---- sessions, show, rm ------------------------------------------------------------------ */
+
+/* show's "home" line: the persisted home a --home persist session had. */
+static void show_home(const struct session *s)
+{
+	struct policy pol;
+	struct err e = {0};
+	if (!s->policy_json || policy_from_json(s->policy_json, &pol, &e) < 0)
+		return;
+	if (pol.home == HOME_PERSIST) {
+		_cleanup_free_ char *state = cmd_state_dir();
+		_cleanup_free_ char *dir = homekeep_dir(state, pol.workspace);
+		_cleanup_free_ char *d = fmt_clean(dir ? dir : "?");
+		_cleanup_free_ char *id = fmt_clean(s->id);
+		printf("home       persist: %s (agentjail home %.8s)\n", d, id);
+	}
+	policy_free(&pol);
+}
 
 static int open_existing(struct store **st)
 {
@@ -324,6 +342,7 @@ int cmd_show(int argc, char **argv)
 		printf("workspace  %s\n", ws);
 		_cleanup_free_ char *pj = fmt_clean(s.policy_json ? s.policy_json : "");
 		printf("policy     %s  %s\n", pol, pj);
+		show_home(&s);
 		printf("started    %s (%s)\n", started, ago);
 		printf("status     %s (took %s)\n", status, took);
 		if (s.agent_session_id) {

@@ -738,7 +738,9 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 				  .watch_fd = watch_fd(c->watch),
 				  .err_fd = c->err_read,
 				  .on_watch = c->watch ? on_watch : NULL,
-				  .watch_arg = c};
+				  .watch_arg = c,
+				  .on_capture = c->hooks ? c->hooks->net_capture : NULL,
+				  .capture_arg = c->hooks ? c->hooks->arg : NULL};
 	if (c->which & PTY_STDIN) {
 		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
 		restore_on_crash();

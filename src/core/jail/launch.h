@@ -62,6 +62,10 @@ struct launch_hooks {
 	 * them. Called after `started` and before the command may start. -1 with e filled stops
 	 * the launch: bwrap is killed (exit 125). */
 	int (*net_ready)(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e);
+	/* --net allow: the listener of the filter that captures the command's connects and the
+	 * proxy's end of init's capture channel (sent by init before the command's exec; the fds
+	 * are the callee's): serve them. */
+	void (*net_capture)(void *arg, int listener, int chan);
 	void *arg;
 };
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,

@@ -264,6 +264,17 @@ static int read_op(struct ll_plan *p, struct grants *g, const struct bw_op *o, s
 	return 0;
 }
 
+int llplan_policy_check(const struct policy *p, struct err *e)
+{
+	if (p->home != HOME_PERSIST)
+		return 0;
+	err_set(e, 0, "--home persist", "the landlock backend cannot give a jail its persisted home");
+	err_hint(e, "the persisted home is mounted at $HOME, and this backend has no mounts: its "
+		    "$HOME is out of reach (the real home is never given); run with --backend "
+		    "local, or --home tmp");
+	return -1;
+}
+
 int llplan_build(const struct bw_plan *bp, struct hostfacts *hf, const char *tmpdir,
 		 struct ll_plan *out, struct err *e)
 {

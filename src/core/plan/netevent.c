@@ -8,6 +8,7 @@ static const char *const proto_names[] = {
 	[NP_HTTP] = "http",
 	[NP_SOCKS] = "socks",
 	[NP_DNS] = "dns",
+	[NP_TCP] = "tcp",
 };
 
 const char *net_proto_name(enum net_proto p)

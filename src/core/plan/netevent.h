@@ -4,7 +4,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum net_proto { NP_CONNECT, NP_HTTP, NP_SOCKS, NP_DNS };
+enum net_proto {
+	NP_CONNECT, NP_HTTP, NP_SOCKS, NP_DNS,
+	NP_TCP, /* a direct connection of the jail, captured (doc/design.md §4, capture) */
+};
 
 struct net_event {
 	int64_t at_ms;          /* wall clock, ms since the epoch, when the request was read */
@@ -28,7 +31,7 @@ struct net_event {
 				 * → the 502/504 sent), "" if none */
 };
 
-const char *net_proto_name(enum net_proto p); /* "connect", "http", "socks", "dns" */
+const char *net_proto_name(enum net_proto p); /* "connect", "http", "socks", "dns", "tcp" */
 int net_proto_parse(const char *s, enum net_proto *out); /* 0, or -1 for another name */
 /* A DNS message the stub could read no question from (a response, a runt, two questions, a
  * name that is not letters, digits, '-' and '_'…): counted apart from refused names. */

@@ -45,6 +45,22 @@ const char *cache_mode_name(enum cache_mode m)
 {
 	return m == CACHE_SHARED ? "shared" : "workspace";
 }
+
+int home_mode_parse(const char *s, enum home_mode *out)
+{
+	if (!strcmp(s, "tmp"))
+		*out = HOME_TMP;
+	else if (!strcmp(s, "persist"))
+		*out = HOME_PERSIST;
+	else
+		return -1;
+	return 0;
+}
+
+const char *home_mode_name(enum home_mode m)
+{
+	return m == HOME_PERSIST ? "persist" : "tmp";
+}
 #include "util/xalloc.h"
 
 void policy_init(struct policy *p)
@@ -185,7 +201,7 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
 	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
-	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET };
+	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_HOME };
 
 static const struct {
 	const char *name;
@@ -199,7 +215,8 @@ static const struct {
 		{"--agent-writable-instructions", OPT_AGENT_WRITABLE_INSTR, false},
 		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true},
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
-		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false}};
+		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false},
+		{"--home", OPT_HOME, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -303,6 +320,12 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 			return usage_err(e, v, "unknown filesystem mode (%s)",
 					 "read-only|ro, workspace-write|rw, review, danger-full-access|full");
 		return 0;
+	case OPT_HOME:
+		if (home_mode_parse(v, &p->home) < 0)
+			return usage_err(e, v, "unknown home mode (%s)",
+					 "tmp: an empty home each run; persist: this workspace's own, "
+					 "kept in agentjail's state");
+		return 0;
 	case OPT_NET:
 		if (net_mode_parse(v, &p->net) < 0)
 			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow");
@@ -361,6 +384,7 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 	p->memory = b->memory;
 	p->pids = b->pids;
 	p->cache = b->cache;
+	p->home = b->home;
 	strv_copy(&p->rw, &b->rw);
 	strv_copy(&p->ro, &b->ro);
 	strv_copy(&p->hide, &b->hide);
@@ -544,6 +568,12 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 			    "--fs workspace-write");
 		return -1;
 	}
+	if (p->fs == FS_DANGER_FULL && p->home == HOME_PERSIST) {
+		err_set(e, 0, "--home persist", "danger-full-access runs without a jail: its home is your "
+					 "real one, never a persisted jail home");
+		err_hint(e, "drop --home persist, or keep a jail with --fs workspace-write");
+		return -1;
+	}
 	if (check_net(p, e) < 0)
 		return -1;
 	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
@@ -672,6 +702,9 @@ char *policy_to_json(const struct policy *p)
 	/* absent: each workspace's own caches (sessions stored before `cache` existed too) */
 	if (p->cache == CACHE_SHARED)
 		json_object_set_new(o, "cache", jstr("shared"));
+	/* absent: a tmpfs home (sessions stored before `home` existed too) */
+	if (p->home == HOME_PERSIST)
+		json_object_set_new(o, "home", jstr("persist"));
 	/* --net allow's lists (sessfmt counts allow_domains) */
 	if (p->net == NET_ALLOW || p->allow_domains.n)
 		json_object_set_new(o, "allow_domains", strv_json(&p->allow_domains));
@@ -761,6 +794,13 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
 		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",
 			json_string_value(json_object_get(o, "cache")));
+		goto out;
+	}
+	if (json_string_value(json_object_get(o, "home")) &&
+	    home_mode_parse(json_string_value(json_object_get(o, "home")), &out->home) < 0) {
+		err_set(e, 0, "policy", "stored policy has an unknown home mode `%s`",
+			json_string_value(json_object_get(o, "home")));
+		err_hint(e, "upgrade agentjail to resume this session");
 		goto out;
 	}
 	out->agent_writable_instructions =

@@ -24,6 +24,14 @@ enum cache_mode { CACHE_WORKSPACE, CACHE_SHARED };
 /* "workspace", "shared": 0, or -1 for anything else. */
 int cache_mode_parse(const char *s, enum cache_mode *out);
 const char *cache_mode_name(enum cache_mode m);
+/* What the jail's $HOME is (doc/design.md §3 step 5): an empty tmpfs for each run (the
+ * default), or the workspace's persisted home in the state directory (`--home persist`), so
+ * what tools the profile does not know keep in $HOME survives to the next jail of the same
+ * workspace; never the real home. */
+enum home_mode { HOME_TMP, HOME_PERSIST };
+/* "tmp", "persist": 0, or -1 for anything else. */
+int home_mode_parse(const char *s, enum home_mode *out);
+const char *home_mode_name(enum home_mode m);
 
 struct policy {
 	enum backend backend;
@@ -47,6 +55,7 @@ struct policy {
 				   * sanitizer builds, whose shadow is a huge writable mapping) */
 	uint64_t pids;            /* --pids tasks; the same (core/plan/limits.h) */
 	enum cache_mode cache;    /* the configuration's `cache` (user and system files only) */
+	enum home_mode home;      /* --home, `home` of [policy] or [agent.NAME] */
 	/* from an agent profile */
 	char *profile;            /* the profile's name, NULL for `run` */
 	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */

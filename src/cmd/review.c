@@ -721,14 +721,21 @@ int cmd_checkpoint(int argc, char **argv)
 		cmd_warn("checkpoint: session %s has no change set (nothing pending)", r.s.id);
 		rc = EXIT_USAGE;
 	} else if (rc == 0) {
+		/* not running: the lock held, so no run starts (and unshares) while hard links are
+		 * made; running: copies, which nothing of the run can reach */
 		struct rv_ckpt_cost cost;
 		struct err e = {0};
-		if (rv_checkpoint(&r.p, name, rv_busy(&r.p), &cost, &e) < 0) {
+		int lock = -1;
+		bool running = rv_lock(&r.p, "checkpoint", &lock, &e) < 0 && e.errnum == EBUSY;
+		err_clear(&e);
+		if (rv_checkpoint(&r.p, name, running, &cost, &e) < 0) {
 			cmd_print_err(&e);
 			rc = 1;
 		} else {
 			print_cost("checkpoint", name, &cost);
 		}
+		if (lock >= 0)
+			(void)close(lock);
 	}
 	rvs_free(&r);
 	return rc;

@@ -205,6 +205,23 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$OUT" "2" "$who: … back at one line: the next run adds the second again"
 	aj_run "$who" -- rollback "$id3" nope
 	rc_is 1 "$who: rollback to a checkpoint that does not exist fails"
+	# while it runs: a checkpoint copies (or reflinks), apply and discard wait for its end
+	aj_cmd "$who" -- run --fs review -- sh -c 'echo x > live.txt; sleep 4'
+	"${AJ_CMD[@]}" </dev/null >/dev/null 2>&1 &
+	bg=$!
+	for i in $(seq 1 200); do
+		live=$(ls -d "$STATE"/review/*/upper/live.txt 2>/dev/null | head -1)
+		[ -n "$live" ] && break
+		sleep 0.05
+	done
+	idl=$(basename "$(dirname "$(dirname "$live")")")
+	aj_run "$who" -- checkpoint "$idl" live
+	like "$OUT" "checkpoint live: .* as (reflinks|copies) in" "$who: a checkpoint while it runs: reflinks or copies, never hard links"
+	aj_run "$who" -- apply "$idl"
+	rc_is 2 "$who: apply while it runs: refused"
+	like "$ERR" "the session is running" "$who: … saying why"
+	wait "$bg"
+	aj_run "$who" -- discard "$idl"
 	aj_run "$who" -- discard "$id3"
 
 	# --- 8. hostile content in the upper layer ------------------------------------------------

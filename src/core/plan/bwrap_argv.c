@@ -1670,6 +1670,14 @@ static void review_protection(struct bw_plan *p, const struct hostfacts *hf,
 	p->watch.n = w;
 	if (p->watch.v)
 		p->watch.v[w] = NULL;
+	/* what the jail could not write there either: --ro and --hide inside the workspace */
+	const struct strv *narrow[] = {&pol->ro, &pol->hide};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < narrow[k]->n; i++) {
+			const char *rel = path_below(narrow[k]->v[i], pol->workspace);
+			if (rel && rel[0] && !strv_contains(&p->review_named, rel))
+				strv_push(&p->review_named, rel);
+		}
 	const char *hooks = hf->hooks_path ? path_below(hf->hooks_path, pol->workspace) : NULL;
 	if (hooks && hooks[0])
 		strv_push(&p->review_never, hooks);

@@ -206,8 +206,12 @@ static bool has_head(void *arg, const char *dir)
 	return stat_beneath(s->ws, head, &st) == 0;
 }
 
-/* rv_record: the entry's baseline, kept from before or taken now */
-static void keep_base(struct scan *s, int wfd, const char *name, const char *rel, bool tree)
+/* rv_record: the entry's baseline, kept from before or taken now. A workspace path changed
+ * since the run started is marked (a conflict), and so is one whose change set entry is older
+ * than the run (uctime, its ctime): its own run's baseline was lost (it did not end normally),
+ * and what the workspace holds now may be a change of the host's since. */
+static void keep_base(struct scan *s, int wfd, const char *name, const char *rel, bool tree,
+		      long long uctime)
 {
 	const struct rv_base *b = rv_manifest_find(&s->c->base, rel);
 	if (b) {
@@ -216,7 +220,7 @@ static void keep_base(struct scan *s, int wfd, const char *name, const char *rel
 	}
 	struct rv_base now;
 	base_of(wfd, name, rel, true, tree, &now);
-	now.during = now.kind != '-' && now.ctime_ns >= s->since;
+	now.during = now.kind != '-' && (now.ctime_ns >= s->since || uctime < s->since);
 	rv_manifest_add(&s->fresh, &now);
 }
 
@@ -333,14 +337,15 @@ static char kind_of(const struct stat *st)
 
 static void scan_dir(struct scan *s, int ufd, int wfd, const char *rel, bool opaque, int depth);
 
-/* What the jail removed: a whiteout, or an entry an opaque directory hides. */
-static void deleted(struct scan *s, int wfd, const char *name, const char *rel)
+/* What the jail removed: a whiteout, or an entry an opaque directory hides (uctime: the
+ * ctime of the whiteout or of that directory). */
+static void deleted(struct scan *s, int wfd, const char *name, const char *rel, long long uctime)
 {
 	struct stat ws;
 	if (wfd < 0 || fstatat(wfd, name, &ws, AT_SYMLINK_NOFOLLOW) < 0)
 		return; /* the workspace no longer has it: nothing to remove */
 	if (s->record) {
-		keep_base(s, wfd, name, rel, S_ISDIR(ws.st_mode));
+		keep_base(s, wfd, name, rel, S_ISDIR(ws.st_mode), uctime);
 		return;
 	}
 	struct rv_change *ch = add(s, rel, RV_DELETE);
@@ -375,7 +380,7 @@ static void entry(struct scan *s, int ufd, int wfd, const char *name, const char
 		return;
 	}
 	if (S_ISCHR(us.st_mode) && us.st_rdev == makedev(0, 0)) {
-		deleted(s, wfd, name, rel);
+		deleted(s, wfd, name, rel, rv_ns(&us.st_ctim));
 		return;
 	}
 	if (!S_ISREG(us.st_mode) && !S_ISDIR(us.st_mode) && !S_ISLNK(us.st_mode)) {
@@ -388,7 +393,7 @@ static void entry(struct scan *s, int ufd, int wfd, const char *name, const char
 	if (S_ISDIR(us.st_mode) && had && S_ISDIR(ws.st_mode)) {
 		mode_t m = review_mode(us.st_mode, true, ws.st_mode);
 		if (s->record && xa.opaque)
-			keep_base(s, wfd, name, rel, false);
+			keep_base(s, wfd, name, rel, false, rv_ns(&us.st_ctim));
 		if (!s->record && m != (ws.st_mode & 0777))
 			mode_change(s, wfd, name, rel, &us, &ws, m);
 		int cu = rv_opendir_at(ufd, name), cw = rv_opendir_at(wfd, name);
@@ -401,7 +406,7 @@ static void entry(struct scan *s, int ufd, int wfd, const char *name, const char
 		return;
 	}
 	if (s->record) {
-		keep_base(s, wfd, name, rel, false);
+		keep_base(s, wfd, name, rel, false, rv_ns(&us.st_ctim));
 		if (S_ISDIR(us.st_mode)) {
 			int cu = rv_opendir_at(ufd, name);
 			if (cu >= 0) {
@@ -463,12 +468,14 @@ static void scan_dir(struct scan *s, int ufd, int wfd, const char *rel, bool opa
 	if (opaque && wfd >= 0) {
 		struct strv theirs = STRV_INIT;
 		(void)rv_names(wfd, &theirs);
+		struct stat od;
+		long long octime = fstat(ufd, &od) == 0 ? rv_ns(&od.st_ctim) : 0;
 		for (size_t i = 0; i < theirs.n; i++) {
 			if (strv_contains(&names, theirs.v[i]))
 				continue;
 			_cleanup_free_ char *r = rel[0] ? xasprintf("%s/%s", rel, theirs.v[i])
 							: xstrdup(theirs.v[i]);
-			deleted(s, wfd, theirs.v[i], r);
+			deleted(s, wfd, theirs.v[i], r, octime);
 		}
 		strv_free(&theirs);
 	}

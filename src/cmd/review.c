@@ -63,6 +63,26 @@ static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "
 
 /* ---- one session's change set ---- */
 
+/* The state directory's real place (the part that exists resolved, the rest appended), as
+ * the plan has it (bwrap_argv.c's real_or_below): the change set's directories are opened
+ * without following a link, so a link on the way (/home -> /var/home) is followed here. */
+static char *real_state(const char *dir)
+{
+	char *r = realpath(dir, NULL);
+	if (r || !strcmp(dir, "/") || errno != ENOENT)
+		return r ? r : xstrdup(dir);
+	_cleanup_free_ char *up = path_dirname(dir);
+	_cleanup_free_ char *ru = real_state(up);
+	return path_join(ru, path_basename(dir));
+}
+
+/* rv_paths_init over the state directory's real place */
+static void paths_of(struct rv_paths *p, const char *state_dir, const char *id)
+{
+	_cleanup_free_ char *real = real_state(state_dir);
+	rv_paths_init(p, real, id);
+}
+
 struct rvs {
 	struct session s;
 	struct policy pol;
@@ -105,7 +125,7 @@ static int rvs_open(const char *id, const char *verb, struct rvs *r)
 		return EXIT_USAGE;
 	}
 	_cleanup_free_ char *state = cmd_state_dir();
-	rv_paths_init(&r->p, state, r->s.id);
+	paths_of(&r->p, state, r->s.id);
 	struct stat sb;
 	r->exists = lstat(r->p.upper, &sb) == 0;
 	r->ctx.p = &r->p;
@@ -788,7 +808,7 @@ int cmd_review_begin(struct run_request *req, const struct jail *j, struct cmd_r
 	if (req->pol.fs != FS_REVIEW)
 		return 0;
 	rr->on = true;
-	rv_paths_init(&rr->p, j->hf.state_dir, req->session_id);
+	paths_of(&rr->p, j->hf.state_dir, req->session_id);
 	struct timespec now;
 	(void)clock_gettime(CLOCK_REALTIME, &now);
 	rr->since_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
@@ -826,6 +846,14 @@ void cmd_review_end(struct run_request *req, const struct jail *j, struct cmd_re
 		rv_rules_free(&rules);
 		struct rv_size sz;
 		rv_size(&rr->p, &sz);
+		struct strv ck = STRV_INIT;
+		rv_checkpoints(&rr->p, &ck);
+		/* nothing pending and nothing kept (a run that wrote nothing, or failed before
+		 * its jail): nothing of it stays in the state directory */
+		struct err de = {0};
+		if (!sz.entries && !ck.n && rv_discard(&rr->p, &de) < 0)
+			cmd_print_err(&de);
+		strv_free(&ck);
 		if (!req->quiet && sz.entries)
 			cmd_warn("review: the change set holds %llu entr%s (%llu bytes); the workspace "
 				 "is untouched: agentjail diff %.8s, apply %.8s, discard %.8s",
@@ -851,7 +879,7 @@ static bool review_size(const struct session *s, struct rv_paths *p, struct rv_s
 	if (!review)
 		return false;
 	_cleanup_free_ char *state = cmd_state_dir();
-	rv_paths_init(p, state, s->id);
+	paths_of(p, state, s->id);
 	rv_size(p, sz);
 	return true;
 }
@@ -914,7 +942,7 @@ int cmd_review_forget(const char *id)
 {
 	_cleanup_free_ char *state = cmd_state_dir();
 	struct rv_paths p;
-	rv_paths_init(&p, state, id);
+	paths_of(&p, state, id);
 	struct stat sb;
 	int rc = 0;
 	if (lstat(p.dir, &sb) == 0) {

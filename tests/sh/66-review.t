@@ -72,7 +72,8 @@ for who in "${AJ_WHOS[@]}"; do
 		skip "$who: --fs review" "the review overlay cannot be mounted here: ${ERR//$'\n'/ }"
 		continue
 	fi
-	aj_run "$who" -- discard --last
+	[ "$(review_dirs)" = 0 ]
+	ok $? "$who: a run that wrote nothing leaves nothing in the state dir"
 
 	# --- 1. the agent's changes stay in the change set ----------------------------------------
 	before=$(ws_digest)
@@ -230,7 +231,7 @@ for who in "${AJ_WHOS[@]}"; do
 	printf 'victim\n' >"$EXTRA/outside/victim"
 	ln -s "$EXTRA/outside" "$WS/out"
 	aj_chown "$EXTRA/outside" "$WS/out"
-	aj_run "$who" -- run --fs review -- true
+	aj_run "$who" -- run --fs review -- sh -c 'echo seed > seed.txt'
 	id4=$(last_id)
 	up=$STATE/review/$id4/upper
 	aj_host ln -s /etc/passwd "$up/evil-link"

@@ -517,6 +517,11 @@ static void check_review(struct doctor_report *r, const char *state)
 		free(base);
 		base = up;
 	}
+	char *real = realpath(base, NULL); /* the probe opens it without following a link */
+	if (real) {
+		free(base);
+		base = real;
+	}
 	struct err e = {0};
 	char line[2200];
 	if (ovlns_probe(base, lower, &e) == 0) {

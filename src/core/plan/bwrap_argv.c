@@ -1620,7 +1620,7 @@ static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 
 /* --fs review (doc/design.md §3c): the overlay's places, <state>/review/<session id>, which
  * must lie outside the workspace (overlayfs refuses a layer inside another) */
-static int plan_review(struct bw_plan *p, const struct hostfacts *hf, const struct policy *pol,
+static int plan_review(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
 		       struct err *e)
 {
 	if (!hf->state_dir || !hf->session_id) {
@@ -1630,7 +1630,10 @@ static int plan_review(struct bw_plan *p, const struct hostfacts *hf, const stru
 			    "directory of yours");
 		return -1;
 	}
-	_cleanup_free_ char *dir = review_dir(hf->state_dir, hf->session_id);
+	/* its real place: the holder opens every directory on the way without following a link
+	 * (a $HOME reached through one, /home -> /var/home, is followed here, once) */
+	_cleanup_free_ char *state = real_or_below(hf, hf->state_dir);
+	_cleanup_free_ char *dir = review_dir(state ? state : hf->state_dir, hf->session_id);
 	if (path_is_under(dir, pol->workspace) || path_is_under(pol->workspace, dir)) {
 		err_set(e, 0, dir, "--fs review keeps the change set in agentjail's state directory, "
 				   "which lies inside the workspace %s (or holds it): overlayfs "

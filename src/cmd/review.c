@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/plan/osb_names.h"
+#include "core/jail/pipeline.h"
 #include "core/review/changeset.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
@@ -63,26 +63,6 @@ static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "
 
 /* ---- one session's change set ---- */
 
-/* The state directory's real place (the part that exists resolved, the rest appended), as
- * the plan has it (bwrap_argv.c's real_or_below): the change set's directories are opened
- * without following a link, so a link on the way (/home -> /var/home) is followed here. */
-static char *real_state(const char *dir)
-{
-	char *r = realpath(dir, NULL);
-	if (r || !strcmp(dir, "/") || errno != ENOENT)
-		return r ? r : xstrdup(dir);
-	_cleanup_free_ char *up = path_dirname(dir);
-	_cleanup_free_ char *ru = real_state(up);
-	return path_join(ru, path_basename(dir));
-}
-
-/* rv_paths_init over the state directory's real place */
-static void paths_of(struct rv_paths *p, const char *state_dir, const char *id)
-{
-	_cleanup_free_ char *real = real_state(state_dir);
-	rv_paths_init(p, real, id);
-}
-
 struct rvs {
 	struct session s;
 	struct policy pol;
@@ -125,7 +105,7 @@ static int rvs_open(const char *id, const char *verb, struct rvs *r)
 		return EXIT_USAGE;
 	}
 	_cleanup_free_ char *state = cmd_state_dir();
-	paths_of(&r->p, state, r->s.id);
+	rv_paths_real(&r->p, state, r->s.id);
 	struct stat sb;
 	r->exists = lstat(r->p.upper, &sb) == 0;
 	r->ctx.p = &r->p;
@@ -158,7 +138,7 @@ static int rvs_rules(struct rvs *r, const char *verb)
 		cmd_warn("%s: what is protected in the workspace comes from the session's plan, "
 			 "which cannot be built now; nothing was done",
 			 verb);
-		rc = stage == JAIL_NO_FACTS ? EXIT_JAIL : EXIT_USAGE;
+		rc = stage == JAIL_NO_FACTS || stage == JAIL_NO_HOME ? EXIT_JAIL : EXIT_USAGE;
 	}
 	jail_free(&j);
 	run_request_free(&req);
@@ -801,72 +781,6 @@ int cmd_rollback(int argc, char **argv)
 
 /* ---- run, show, rm ---- */
 
-int cmd_review_begin(struct run_request *req, const struct jail *j, struct cmd_review_run *rr)
-{
-	memset(rr, 0, sizeof *rr);
-	rr->lock = -1;
-	if (req->pol.fs != FS_REVIEW)
-		return 0;
-	rr->on = true;
-	paths_of(&rr->p, j->hf.state_dir, req->session_id);
-	struct timespec now;
-	(void)clock_gettime(CLOCK_REALTIME, &now);
-	rr->since_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-	struct err e = {0};
-	if (rv_open_run(&rr->p, req->pol.workspace, &rr->lock, &e) < 0) {
-		cmd_print_err(&e);
-		cmd_warn("nothing was run (--fs review never falls back to workspace-write)");
-		return EXIT_JAIL;
-	}
-	return 0;
-}
-
-void cmd_review_end(struct run_request *req, const struct jail *j, struct cmd_review_run *rr,
-		    bool keep)
-{
-	if (!rr->on)
-		return;
-	if (!keep) {
-		/* a jail of its own (verify): its change set goes with it */
-		struct err e = {0};
-		if (rv_discard(&rr->p, &e) < 0)
-			cmd_print_err(&e);
-	} else {
-		struct rv_rules rules = {STRV_INIT, STRV_INIT};
-		strv_copy(&rules.named, &j->plan.review_named);
-		strv_copy(&rules.never, &j->plan.review_never);
-		struct rv_ctx c = {.p = &rr->p, .workspace = req->pol.workspace, .rules = &rules};
-		struct err e = {0};
-		if (rv_load_baselines(&c, &e) < 0 || rv_record(&c, rr->since_ns, &e) < 0) {
-			cmd_print_err(&e);
-			cmd_warn("review: the baselines of the change set were not recorded: apply "
-				 "will call every change a conflict (--force overrides)");
-		}
-		rv_ctx_free(&c);
-		rv_rules_free(&rules);
-		struct rv_size sz;
-		rv_size(&rr->p, &sz);
-		struct strv ck = STRV_INIT;
-		rv_checkpoints(&rr->p, &ck);
-		/* nothing pending and nothing kept (a run that wrote nothing, or failed before
-		 * its jail): nothing of it stays in the state directory */
-		struct err de = {0};
-		if (!sz.entries && !ck.n && rv_discard(&rr->p, &de) < 0)
-			cmd_print_err(&de);
-		strv_free(&ck);
-		if (!req->quiet && sz.entries)
-			cmd_warn("review: the change set holds %llu entr%s (%llu bytes); the workspace "
-				 "is untouched: agentjail diff %.8s, apply %.8s, discard %.8s",
-				 sz.entries, sz.entries == 1 ? "y" : "ies", sz.bytes, req->session_id,
-				 req->session_id, req->session_id);
-	}
-	if (rr->lock >= 0)
-		(void)close(rr->lock);
-	rv_paths_free(&rr->p);
-	memset(rr, 0, sizeof *rr);
-	rr->lock = -1;
-}
-
 /* A review session's change set: its places and size; false for another session. */
 static bool review_size(const struct session *s, struct rv_paths *p, struct rv_size *sz)
 {
@@ -879,7 +793,7 @@ static bool review_size(const struct session *s, struct rv_paths *p, struct rv_s
 	if (!review)
 		return false;
 	_cleanup_free_ char *state = cmd_state_dir();
-	paths_of(p, state, s->id);
+	rv_paths_real(p, state, s->id);
 	rv_size(p, sz);
 	return true;
 }
@@ -942,7 +856,7 @@ int cmd_review_forget(const char *id)
 {
 	_cleanup_free_ char *state = cmd_state_dir();
 	struct rv_paths p;
-	paths_of(&p, state, id);
+	rv_paths_real(&p, state, id);
 	struct stat sb;
 	int rc = 0;
 	if (lstat(p.dir, &sb) == 0) {

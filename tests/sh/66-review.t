@@ -285,8 +285,9 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$ERR" "nothing was run" "$who: … and says nothing ran"
 	unlike "$OUT" "RAN" "$who: … the command did not run (no fallback to workspace-write)"
 	aj_run "$who" -- run --fs review --backend landlock -- sh -c 'echo RAN'
-	rc_is 125 "$who: --backend landlock: refused (exit 125)"
-	like "$ERR" "review cannot run in the Landlock backend: its overlay needs a mount namespace" "$who: … with the reason"
+	rc_is 2 "$who: --backend landlock: refused (exit 2)"
+	like "$ERR" "landlock backend cannot run --fs review: its overlay needs a mount namespace" "$who: … with the reason"
+	unlike "$OUT" "RAN" "$who: … nothing ran"
 	aj_run "$who" -e AGENTJAIL_STATE_DIR="$WS/.state" -- run --fs review -- true
 	rc_is 2 "$who: a state directory inside the workspace: refused (exit 2)"
 	like "$ERR" "overlayfs cannot keep a layer inside the tree it covers" "$who: … with the reason"

@@ -11,7 +11,7 @@
 
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
-#include "core/plan/llplan.h"
+#include "core/backend/landlock/llplan.h"
 #include "core/plan/policy.h"
 #include "util/path.h"
 #include "util/strv.h"

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_plan.h"
-#include "core/plan/osb_stream.h"
+#include "core/backend/remote/osb_plan.h"
+#include "core/backend/remote/osb_stream.h"
 #include "util/strbuf.h"
 
 struct seen {
@@ -304,7 +304,7 @@ static void keys(void **state)
 	assert_false(osb_id_ok(long_id));
 	long_id[128] = '\0';
 	assert_true(osb_id_ok(long_id));
-	enum backend b;
+	enum backend_id b;
 	assert_int_equal(backend_parse("opensandbox", &b), 0);
 	assert_int_equal(b, BACKEND_OPENSANDBOX);
 	assert_int_equal(backend_parse("docker", &b), -1);

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/jail/ovlns.h"
+#include "core/backend/bwrap/ovlns.h"
 #include "util/fs.h"
 #include "util/path.h"
 #include "util/xalloc.h"

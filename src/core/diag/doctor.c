@@ -20,15 +20,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/diag/avail.h"
+#include "core/backend/bwrap/avail.h"
 #include "core/confine/cgroup.h"
 #include "core/host/etcscan.h"
 #include "core/confine/landlock.h"
 #include "core/plan/profile.h"
 #include "core/host/shim.h"
-#include "core/jail/launch.h"
-#include "core/jail/netns.h"
-#include "core/jail/ovlns.h"
+#include "core/backend/bwrap/launch.h"
+#include "core/backend/bwrap/netns.h"
+#include "core/backend/bwrap/ovlns.h"
 #include "core/confine/seccomp.h"
 #include "core/host/userns_diag.h"
 #include "util/cleanup.h"
@@ -428,7 +428,8 @@ static void check_jail(struct doctor_report *r)
 	struct avail_result a;
 	struct err e = {0};
 	char line[2200];
-	if (avail_probe(&a, &e) < 0) {
+	/* the jail `run` builds by default: the bwrap backend's test run */
+	if (backend_by_id(BACKEND_LOCAL)->available(&a, &e) < 0) {
 		err_line(&e, line, sizeof line);
 		doctor_add(r, "jail", DOCTOR_FAIL,
 		           e.hint[0] ? e.hint
@@ -479,7 +480,7 @@ static void check_jail(struct doctor_report *r)
 }
 
 /* --net allow: a child builds the namespace the holder builds (user + net, maps, lo up, the
- * listeners) and hands the listeners over, exactly as a run does (core/jail/netns.c). */
+ * listeners) and hands the listeners over, exactly as a run does (core/backend/bwrap/netns.c). */
 static void check_netns(struct doctor_report *r)
 {
 	struct err e = {0};
@@ -500,7 +501,7 @@ static void check_netns(struct doctor_report *r)
 
 /* --fs review: a child mounts the review overlay exactly as a run's holder does (a user and
  * a mount namespace of its own, overlayfs with userxattr, upper and work in the state
- * directory), over the current directory as the workspace (core/jail/ovlns.c). */
+ * directory), over the current directory as the workspace (core/backend/bwrap/ovlns.c). */
 static void check_review(struct doctor_report *r, const char *state)
 {
 	_cleanup_free_ char *cwd = realpath(".", NULL);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 #include "core/plan/netrules.h"
 #include "util/err.h"
 

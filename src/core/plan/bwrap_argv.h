@@ -37,7 +37,7 @@ struct bw_op {
 			    * memfd at fd; else NULL */
 	char *ovl_rel;     /* --fs review: the source is this path inside the review overlay
 			    * ("" its top), opened by the namespace holder once it mounted it
-			    * (core/jail/ovlns.h), never the host's src; else NULL */
+			    * (core/backend/bwrap/ovlns.h), never the host's src; else NULL */
 };
 
 struct bw_plan {
@@ -59,7 +59,7 @@ struct bw_plan {
 			       * (the private package caches) are reachable by nobody else */
 	int next_fd;
 	bool net_allow;       /* --net allow: bwrap runs in the namespace holder's network
-			       * namespace (core/jail/netns.h), with --share-net */
+			       * namespace (core/backend/bwrap/netns.h), with --share-net */
 	/* --fs review (doc/design.md §3c): the overlay the namespace holder mounts before bwrap
 	 * runs, the workspace its lower layer; every path NULL in the other modes */
 	struct bw_overlay {
@@ -112,7 +112,7 @@ char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);
 /* Whether the jail's view shows the host's `path` (absolute, normalized) as the host has it:
  * the deepest mount over it, and over the file its symlinks lead to, binds the same host path
  * there (or is a link the host has too). false where a tmpfs, a mask, or nothing (bwrap's empty
- * root) is over it. For the "not in the jail's view" line (cmd/jailreport.c). */
+ * root) is over it. For the "not in the jail's view" line (core/backend/bwrap/jailreport.c). */
 bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *path);
 
 /* The protected names inside every writable root (doc/design.md §3 step 7). */

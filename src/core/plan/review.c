@@ -9,7 +9,7 @@
 
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/gitprotect.h"
-#include "core/plan/osb_names.h"
+#include "core/plan/relname.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/xalloc.h"
@@ -127,7 +127,7 @@ enum rv_guard review_guard(const char *rel, bool is_dir, const struct rv_rules *
 		return g;
 	/* D/config, D/hooks/… with a D/HEAD: a git dir planted without the name .git */
 	size_t lens[8];
-	size_t k = has_head ? osb_exec_dirs(rel, lens, 8) : 0;
+	size_t k = has_head ? relname_exec_dirs(rel, lens, 8) : 0;
 	for (size_t i = 0; i < k; i++) {
 		_cleanup_free_ char *d = xstrndup(rel, lens[i]);
 		if (!has_head(arg, d))

@@ -54,7 +54,7 @@ void rv_rules_free(struct rv_rules *r);
  * dir, whose config, hooks/, info/ … git would run ("" is the workspace's top). */
 typedef bool (*rv_has_head_fn)(void *arg, const char *dir);
 
-/* How far rel (a checked relative name, osb_name_check) is protected: the names of a git dir
+/* How far rel (a checked relative name, relname_check) is protected: the names of a git dir
  * (any .git component, ASCII case ignored: objects/, refs/, logs/, HEAD, index … are free,
  * objects/info/ and names git does not keep there are protected, hooks, config, info/,
  * commondir, gitdir, modules/, worktrees/, config.worktree never applied), a .git that is not

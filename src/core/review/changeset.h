@@ -59,7 +59,21 @@ struct rv_paths {
 	char *dir, *upper, *work, *mnt, *baseline, *lock, *ckpts;
 };
 void rv_paths_init(struct rv_paths *p, const char *state_dir, const char *id);
+/* The same over the state directory's real place (the part that exists resolved, the rest
+ * appended), as the plan has it: the change set's directories are opened without following a
+ * link, so a link on the way (/home -> /var/home) is followed here, once. */
+void rv_paths_real(struct rv_paths *p, const char *state_dir, const char *id);
 void rv_paths_free(struct rv_paths *p);
+
+/* A run of a review session (the bwrap backend: core/backend/bwrap/bwrap.c): before it, the
+ * change set made ready (rv_open_run) with the time it started; after it, the baselines
+ * recorded (rv_record), and a change set left with nothing pending nor kept removed. */
+struct rv_run {
+	bool on;
+	struct rv_paths p;
+	int lock;
+	long long since_ns;
+};
 
 /* Before a run: the directories made (0700, the user's; upper with the workspace's mode, as
  * the overlay's top shows it) and the lock taken (flock, held while the overlay is mounted;

@@ -29,6 +29,23 @@ void rv_paths_init(struct rv_paths *p, const char *state_dir, const char *id)
 	p->ckpts = path_join(p->dir, REVIEW_CKPTS);
 }
 
+/* the part of dir that exists resolved, the rest appended */
+static char *real_or_below(const char *dir)
+{
+	char *r = realpath(dir, NULL);
+	if (r || !strcmp(dir, "/") || errno != ENOENT)
+		return r ? r : xstrdup(dir);
+	_cleanup_free_ char *up = path_dirname(dir);
+	_cleanup_free_ char *ru = real_or_below(up);
+	return path_join(ru, path_basename(dir));
+}
+
+void rv_paths_real(struct rv_paths *p, const char *state_dir, const char *id)
+{
+	_cleanup_free_ char *real = real_or_below(state_dir);
+	rv_paths_init(p, real, id);
+}
+
 void rv_paths_free(struct rv_paths *p)
 {
 	free(p->dir);

@@ -10,7 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core/plan/osb_names.h"
+#include "core/plan/relname.h"
 #include "core/review/review_internal.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -488,8 +488,8 @@ static void scan_dir(struct scan *s, int ufd, int wfd, const char *rel, bool opa
 		_cleanup_free_ char *r = rel[0] ? xasprintf("%s/%s", rel, name) : xstrdup(name);
 		if (!rel[0] && !strncmp(name, REVIEW_TMP_PREFIX, strlen(REVIEW_TMP_PREFIX)))
 			continue; /* never ours to apply */
-		if (osb_name_check(r, strlen(r), NULL) != OSB_NAME_OK) {
-			_cleanup_free_ char *shown = osb_name_shown(r, strlen(r));
+		if (relname_check(r, strlen(r), NULL) != RELNAME_OK) {
+			_cleanup_free_ char *shown = relname_shown(r, strlen(r));
 			refuse(s, r, RV_REFUSED, "a name with a control character (%s)", shown);
 			continue;
 		}

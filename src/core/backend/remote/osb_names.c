@@ -18,7 +18,8 @@ enum osb_name_fault osb_name_check(const char *s, size_t n, char **aim)
 	enum osb_name_fault f = (enum osb_name_fault)relname_check(s, n, aim);
 	if (f != OSB_NAME_OK)
 		return f;
-	size_t l = strcspn(s, "/");
+	const char *slash = memchr(s, '/', n); /* s is n bytes, not a C string */
+	size_t l = slash ? (size_t)(slash - s) : n;
 	if ((l == strlen(OSB_UP_NAME) && !memcmp(s, OSB_UP_NAME, l)) ||
 	    (l >= strlen(OSB_STAGING_PREFIX) &&
 	     !memcmp(s, OSB_STAGING_PREFIX, strlen(OSB_STAGING_PREFIX))))

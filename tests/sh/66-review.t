@@ -240,6 +240,7 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_host sh -c "echo planted > '$up/out/planted'"
 	aj_host sh -c "echo s > '$up/suid'; chmod 4755 '$up/suid'"
 	aj_host mkfifo "$up/fifo"
+	aj_host ln "$up/seed.txt" "$up/hardlink.txt"
 	aj_host sh -c "echo esc > \"$up/\$(printf 'e\\033[2Jx')\""
 	aj_host python3 -c "import os; open('$up/redir','w').write('r'); os.setxattr('$up/redir', 'user.overlay.redirect', b'/etc')" 2>/dev/null
 	have_xattr=$?
@@ -273,6 +274,10 @@ for who in "${AJ_WHOS[@]}"; do
 		[ -d "$WS/out" ] && [ "$(cat "$WS/out/planted")" = planted ]
 	ok $? "$who: … forced, the symlink is replaced by a directory, never followed: nothing outside removed or written"
 	is "$(stat -c %a "$WS/suid" 2>/dev/null)" "755" "$who: a setuid file: applied without the bit"
+	[ "$(cat "$WS/hardlink.txt" 2>/dev/null)" = seed ] &&
+		[ "$(stat -c %i "$WS/hardlink.txt")" != "$(stat -c %i "$WS/seed.txt")" ] &&
+		[ "$(stat -c %h "$WS/hardlink.txt")" = 1 ]
+	ok $? "$who: a hard link in the change set: applied as a copy of its bytes, never a link"
 	find "$WS" -name 'e*x' -newer "$WS/edit.txt" 2>/dev/null | grep -q .
 	ok $((! $?)) "$who: the name with the escape sequence: not written"
 	aj_run "$who" -- discard "$id4"

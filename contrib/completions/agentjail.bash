@@ -103,7 +103,7 @@ _agentjail() {
 		fi ;;
 	apply)
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "--last --force --help" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "--last --force --expect --help" -- "$cur")
 		else
 			mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -f -- "$cur")
 		fi ;;

@@ -72,6 +72,7 @@ complete -c agentjail -n '__fish_seen_subcommand_from log resume diff apply disc
 complete -c agentjail -n '__fish_seen_subcommand_from diff' -l stat -d 'one line per change'
 complete -c agentjail -n '__fish_seen_subcommand_from diff' -l json -d 'one JSON document'
 complete -c agentjail -n '__fish_seen_subcommand_from apply' -l force -d 'over what changed since'
+complete -c agentjail -n '__fish_seen_subcommand_from apply' -l expect -r -d 'only the change set a diff showed'
 complete -c agentjail -n '__fish_seen_subcommand_from checkpoint' -l list -d 'the checkpoints'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l json -d 'one object per line'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l follow -d 'keep printing until it ends'

@@ -34,10 +34,13 @@ static const char diff_usage[] =
 	"           workspace, else to the workspace)\n"
 	"example: agentjail diff --last | less\n";
 static const char apply_usage[] =
-	"usage: agentjail apply [ID | --last] [--force] [PATH...]\n"
+	"usage: agentjail apply [ID | --last] [--force] [--expect DIGEST] [PATH...]\n"
 	"  write a --fs review session's changes into the workspace: all, or those at or below\n"
 	"  each PATH; each file written beside its place and renamed into place\n"
 	"  --force  apply a change whose place the workspace changed since the jail did\n"
+	"  --expect DIGEST  apply nothing unless the change set (at PATH...) is still the one\n"
+	"           whose diff printed DIGEST (a diff read while the jail ran may not be what\n"
+	"           it left)\n"
 	"  a protected path (.envrc, .vscode, agent settings, …) is applied only when a PATH\n"
 	"  names it; what git runs (hooks, config, …) never is\n"
 	"exit: 0 every change applied; 1 some held back or failed (each said)\n"
@@ -165,10 +168,12 @@ static int rvs_scan(struct rvs *r, const char *verb, struct rv_set *set)
 }
 
 /* ID-or---last and the rest of the arguments; flags[] the command's own flags (set when
- * seen). 0, or the exit code (said). */
+ * seen; with value: the next argument, or what follows "=", is the flag's value). 0, or the
+ * exit code (said). */
 struct flag {
 	const char *name;
 	bool *set;
+	const char **value;
 };
 
 static int parse(int argc, char **argv, const char *cmd, const char *usage, const struct flag *fl,
@@ -193,9 +198,19 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, cons
 			continue;
 		}
 		bool known = false;
-		for (size_t k = 0; !dashdash && fl && fl[k].name; k++)
-			if (!strcmp(a, fl[k].name))
-				*fl[k].set = known = true;
+		for (size_t k = 0; !dashdash && fl && fl[k].name; k++) {
+			size_t nl = strlen(fl[k].name);
+			if (strncmp(a, fl[k].name, nl) || (a[nl] && (a[nl] != '=' || !fl[k].value)))
+				continue;
+			*fl[k].set = known = true;
+			if (!fl[k].value)
+				continue;
+			*fl[k].value = a[nl] ? a + nl + 1 : i + 1 < argc ? argv[++i] : NULL;
+			if (!*fl[k].value || !**fl[k].value) {
+				cmd_warn("%s: %s needs a value", cmd, fl[k].name);
+				return EXIT_USAGE;
+			}
+		}
 		if (known)
 			continue;
 		if (!dashdash && a[0] == '-') {
@@ -502,7 +517,7 @@ static void stat_line(const struct rv_change *ch, const struct rv_diffstat *st, 
 int cmd_diff(int argc, char **argv)
 {
 	bool stat = false, json = false, help;
-	const struct flag fl[] = {{"--stat", &stat}, {"--json", &json}, {NULL, NULL}};
+	const struct flag fl[] = {{"--stat", &stat, NULL}, {"--json", &json, NULL}, {NULL, NULL, NULL}};
 	const char *id;
 	_cleanup_strv_ struct strv rest = STRV_INIT;
 	int rc = parse(argc, argv, "diff", diff_usage, fl, &id, &rest, &help);
@@ -527,6 +542,14 @@ int cmd_diff(int argc, char **argv)
 	}
 	out_tty = isatty(STDOUT_FILENO);
 	out_colour = out_tty && !json && !stat && cmd_colour(STDOUT_FILENO);
+	/* a diff read while the jail runs may not be what it leaves: apply --expect binds the
+	 * apply to what was shown (doc/design.md §3c) */
+	bool running = r.exists && rv_busy(&r.p);
+	char digest[RV_DIGEST_LEN + 1];
+	rv_set_digest(&set, &paths, digest);
+	if (running && !json)
+		note("the session is running: its change set may still change until it ends; "
+		     "apply --expect (the digest at the end) applies it only as shown here");
 	json_t *arr = json ? json_array() : NULL;
 	unsigned long ins = 0, del = 0;
 	size_t shown = 0;
@@ -551,8 +574,9 @@ int cmd_diff(int argc, char **argv)
 			stat_line(ch, &st, w);
 	}
 	if (json) {
-		json_t *o = json_pack("{s:s, s:o, s:o, s:b}", "session", r.s.id, "change_set",
-				      jtext(r.p.upper), "changes", arr, "truncated", set.truncated);
+		json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:s, s:b}", "session", r.s.id,
+				      "change_set", jtext(r.p.upper), "changes", arr, "truncated",
+				      set.truncated, "digest", digest, "running", running);
 		char *s = json_dumps(o, JSON_ENSURE_ASCII | JSON_INDENT(2));
 		if (s)
 			printf("%s\n", s);
@@ -566,6 +590,10 @@ int cmd_diff(int argc, char **argv)
 	} else if (!shown) {
 		note("session %s: no pending changes", r.s.id);
 	}
+	if (!json && shown)
+		note("digest %s: agentjail apply %.8s --expect %s%s applies these changes only as "
+		     "shown",
+		     digest, r.s.id, digest, paths.n ? " PATH... (the same)" : "");
 	rv_set_free(&set);
 	rvs_free(&r);
 	return 0;
@@ -575,8 +603,10 @@ int cmd_diff(int argc, char **argv)
 
 int cmd_apply(int argc, char **argv)
 {
-	bool force = false, help;
-	const struct flag fl[] = {{"--force", &force}, {NULL, NULL}};
+	bool force = false, expecting = false, help;
+	const char *expect = NULL;
+	const struct flag fl[] = {
+		{"--force", &force, NULL}, {"--expect", &expecting, &expect}, {NULL, NULL, NULL}};
 	const char *id;
 	_cleanup_strv_ struct strv rest = STRV_INIT;
 	int rc = parse(argc, argv, "apply", apply_usage, fl, &id, &rest, &help);
@@ -601,6 +631,15 @@ int cmd_apply(int argc, char **argv)
 	struct rv_set set = {0};
 	if (rc == 0)
 		rc = rvs_scan(&r, "apply", &set);
+	char digest[RV_DIGEST_LEN + 1];
+	if (rc == 0 && expect && (rv_set_digest(&set, &paths, digest), strcmp(digest, expect))) {
+		_cleanup_free_ char *shown = fmt_clean(expect);
+		cmd_warn("apply: the change set is not the one the diff showed (its digest is %s "
+			 "now, not %s): it changed since; nothing was applied: read it again with "
+			 "agentjail diff %.8s",
+			 digest, shown, r.s.id);
+		rc = 1;
+	}
 	struct rv_apply_report rep = {0};
 	struct rv_apply_opts o = {.paths = &paths, .force = force, .id = r.s.id};
 	if (rc == 0 && rv_apply(&r.ctx, &set, &o, &rep, &e) < 0) {
@@ -686,7 +725,7 @@ static void print_cost(const char *what, const char *name, const struct rv_ckpt_
 int cmd_checkpoint(int argc, char **argv)
 {
 	bool list = false, help;
-	const struct flag fl[] = {{"--list", &list}, {NULL, NULL}};
+	const struct flag fl[] = {{"--list", &list, NULL}, {NULL, NULL, NULL}};
 	const char *id;
 	_cleanup_strv_ struct strv rest = STRV_INIT;
 	int rc = parse(argc, argv, "checkpoint", checkpoint_usage, fl, &id, &rest, &help);

@@ -283,6 +283,67 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- discard "$id4"
 	rm -rf "$WS/out"
 
+	# --- 8b. a file swapped between review and apply ------------------------------------------
+	# the agent shows a benign file while the user reads the diff, then rewrites it in place
+	# with the same size and its old mtime: apply --expect (the digest the diff printed)
+	# applies only what was shown
+	aj_cmd "$who" -- run --fs review -- sh -c 'printf "benign\n" > swap.txt; cp -p swap.txt /tmp/ref
+		sleep 4; printf "EVIL!!\n" > swap.txt; touch -r /tmp/ref swap.txt'
+	"${AJ_CMD[@]}" </dev/null >/dev/null 2>&1 &
+	bg=$!
+	swap=
+	for i in $(seq 1 200); do
+		swap=$(ls "$STATE"/review/*/upper/swap.txt 2>/dev/null | head -1)
+		[ -n "$swap" ] && [ -s "$swap" ] && break
+		sleep 0.05
+	done
+	ids=$(basename "$(dirname "$(dirname "$swap")")")
+	aj_run "$who" -- diff "$ids"
+	like "$OUT" $'\\+benign' "$who: diff while the agent runs: the benign file"
+	like "$OUT" "# the session is running: its change set may still change" "$who: … and a warning that it may still change"
+	dg=$(printf '%s\n' "$OUT" | sed -n 's/.*--expect \([0-9a-f]\{16\}\).*/\1/p' | head -1)
+	like "$dg" '^[0-9a-f]{16}$' "$who: … and the digest of what it shows"
+	wait "$bg"
+	is "$(cat "$swap")|$(stat -c %s "$swap")" "EVIL!!|7" "$who: the agent swapped the file, same size, old mtime"
+	aj_run "$who" -- apply "$ids" --expect "$dg"
+	rc_is 1 "$who: apply --expect the reviewed digest after the swap: refused"
+	like "$ERR" "the change set is not the one the diff showed" "$who: … saying it changed since the diff"
+	[ ! -e "$WS/swap.txt" ]
+	ok $? "$who: … nothing written"
+	aj_run "$who" -- diff "$ids" --json
+	dg2=$(py 'd["digest"]')
+	[ -n "$dg2" ] && [ "$dg2" != "$dg" ]
+	ok $? "$who: diff --json: a new digest for the new content"
+	aj_run "$who" -- apply "$ids" --expect "$dg2"
+	rc_is 0 "$who: apply --expect the digest of the change set as it is: applied"
+	is "$(cat "$WS/swap.txt" 2>/dev/null)" "EVIL!!" "$who: … what that diff showed"
+	aj_run "$who" -- apply "$ids" --expect
+	rc_is 2 "$who: --expect without a digest: a usage error"
+	rm -f "$WS/swap.txt"
+	aj_run "$who" -- discard "$ids"
+
+	# --- 8c. the workspace changed while apply runs (after its walk, before the rename) -------
+	printf 'host\n' >"$WS/race.txt"
+	aj_chown "$WS/race.txt"
+	aj_run "$who" -- run --fs review -- sh -c 'echo jail > race.txt'
+	idr=$(last_id)
+	pause=$HOMEDIR/apply-pause
+	rm -f "$pause"
+	aj_cmd "$who" -b agentjail-testbuild -e AGENTJAIL_TEST_APPLY_PAUSE="$pause" -- apply "$idr"
+	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/race.out" 2>"$AJ_TMP/race.err" &
+	bg=$!
+	for i in $(seq 1 200); do [ -e "$pause" ] && break; sleep 0.05; done
+	printf 'host edit\n' >"$WS/race.txt"
+	rm -f "$pause"
+	wait "$bg"
+	rc=$?
+	is "$rc" 1 "$who: a file edited in the workspace while apply ran: held back (exit 1)"
+	like "$(cat "$AJ_TMP/race.err")" "held back: race\\.txt: conflict: the workspace changed there while apply ran" \
+		"$who: … as a conflict"
+	is "$(cat "$WS/race.txt")" "host edit" "$who: … the host's edit kept"
+	aj_run "$who" -- discard "$idr"
+	rm -f "$WS/race.txt"
+
 	# --- 9. refusals ----------------------------------------------------------------------------
 	aj_run "$who" -b agentjail-testbuild -e AGENTJAIL_TEST_OVL_FAIL=mount -- run --fs review -- sh -c 'echo RAN'
 	rc_is 125 "$who: the overlay cannot be mounted: exit 125"
@@ -329,7 +390,7 @@ for who in "${AJ_WHOS[@]}"; do
 		t0=$(t); diff -ru "$WS" "$up" >/dev/null; t1=$(t)
 		aj_run "$who" -- diff "$id5"
 		t2=$(t)
-		lines=$(printf '%s\n' "$OUT" | wc -l)
+		lines=$(printf '%s\n' "$OUT" | grep -vc '^# ')
 		t3=$(t); cp -a "$up" "$AJ_TMP/cp1" && sync; t4=$(t)
 		aj_run "$who" -- apply "$id5"
 		t5=$(t); rm -rf "$AJ_TMP/cp1"; cp -a "$WS" "$AJ_TMP/cp2" && sync; t6=$(t)

@@ -42,6 +42,16 @@ struct rv_change {
 	unsigned long long size;   /* a file's new size */
 	char *target;              /* RV_SYMLINK: its target */
 	unsigned long long files;  /* RV_DELETE of a directory: the entries it holds */
+	/* the upper layer's entry as the walk saw it (for a deletion from an opaque directory:
+	 * that directory): rv_set_digest's input, which a write through the overlay changes
+	 * (its ctime moves even when the size and the mtime are put back) */
+	unsigned long long uino;
+	long long umtime_ns, uctime_ns;
+	/* the workspace's entry as the walk saw it (old_kind != '-'): apply holds the change
+	 * back when it is not that any more when its turn comes (a conflict made while apply
+	 * ran) */
+	unsigned long long wino, wsize;
+	long long wmtime_ns;
 };
 
 struct rv_set {
@@ -50,6 +60,14 @@ struct rv_set {
 	bool truncated; /* the walk stopped at its bound (RV_MAX_ENTRIES): the set is partial */
 };
 void rv_set_free(struct rv_set *s);
+
+/* The digest of the changes chosen by paths (relative, normalized; NULL or none: all), as
+ * `diff` shows them and `apply --expect` compares them (doc/design.md §3c): each change's
+ * path, kind, mode, target, size and its upper entry's inode and times. Lower-case hex,
+ * RV_DIGEST_LEN characters, NUL-terminated. */
+#define RV_DIGEST_LEN 16
+void rv_set_digest(const struct rv_set *set, const struct strv *paths,
+		   char out[RV_DIGEST_LEN + 1]);
 
 #define RV_MAX_ENTRIES 2000000 /* entries walked in the upper layer */
 #define RV_MAX_DEPTH 256

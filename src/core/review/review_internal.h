@@ -45,5 +45,8 @@ char *rv_read_fd(int fd, size_t size, size_t *len);
 /* Copy the bytes of fd `from` into fd `to` (copy_file_range, read/write when it cannot). */
 int rv_copy_fd(int from, int to);
 
+/* What a stat says an entry is: 'f' file, 'd' directory, 'l' symlink, 'o' anything else. */
+char rv_kind_of(const struct stat *st);
+
 /* nanoseconds since the epoch */
 long long rv_ns(const struct timespec *t);

@@ -96,6 +96,21 @@ static char *held_why(const struct rv_change *ch, const struct rv_apply_opts *o,
 
 static unsigned stage_n;
 
+/* Test builds: AGENTJAIL_TEST_APPLY_PAUSE=FILE makes apply, its files staged, create FILE and
+ * wait (at most 30 s) until it is removed: a test changes the workspace in that window. */
+static void test_pause(void)
+{
+#ifdef AJ_TEST_BUILD
+	const char *f = getenv("AGENTJAIL_TEST_APPLY_PAUSE");
+	int fd = f ? open(f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+	if (fd < 0)
+		return;
+	(void)close(fd);
+	for (int i = 0; i < 600 && access(f, F_OK) == 0; i++)
+		(void)usleep(50000);
+#endif
+}
+
 /* A file or a link written beside its place under a temporary name. */
 static int stage(struct step *st, int ufd)
 {
@@ -228,10 +243,37 @@ static bool prune(int ufd, int wfd, int depth)
 	return left == 0;
 }
 
-/* The change made, reported, and gone from the change set when it was. */
-static void step_finish(struct step *st, struct pcache *up, struct rv_apply_report *r)
+/* Whether the workspace's entry at the step's place is still what the walk saw (the walk judged
+ * the conflict): kind, inode, size, mtime. Not the ctime: apply's own rename or chmod of a
+ * hard link of it moves that. A directory: its kind only (apply's steps below it change its
+ * times). */
+static bool still_seen(const struct step *st)
+{
+	const struct rv_change *ch = st->ch;
+	struct stat cur;
+	if (fstatat(st->pfd, st->base, &cur, AT_SYMLINK_NOFOLLOW) < 0)
+		return ch->old_kind == '-';
+	char k = rv_kind_of(&cur);
+	if (k != ch->old_kind)
+		return false;
+	return k == 'd' || ((unsigned long long)cur.st_ino == ch->wino &&
+			    (unsigned long long)cur.st_size == ch->wsize &&
+			    rv_ns(&cur.st_mtim) == ch->wmtime_ns);
+}
+
+/* The change made, reported, and gone from the change set when it was; held back when the
+ * workspace changed there while apply ran (unless forced). */
+static void step_finish(struct step *st, struct pcache *up, bool force, struct rv_apply_report *r)
 {
 	st->done = true;
+	if (!force && !still_seen(st)) {
+		strv_pushf(&r->held, "%s: conflict: the workspace changed there while apply ran "
+				     "(--force applies it over that)",
+			   st->ch->rel);
+		if (st->staged)
+			(void)unlinkat(st->pfd, st->tmp, 0);
+		return;
+	}
 	if (finish(st) < 0) {
 		strv_pushf(&r->failed, "%s: %s", st->ch->rel, strerror(errno));
 		if (st->staged)
@@ -300,13 +342,14 @@ int rv_apply(struct rv_ctx *c, const struct rv_set *set, const struct rv_apply_o
 					   strerror(errno));
 				st->done = true;
 			} else if (!file) {
-				step_finish(st, &uc, r);
+				step_finish(st, &uc, o->force, r);
 			}
 		}
 	}
 	bool any = false;
 	for (size_t i = 0; i < n; i++)
 		any |= steps[i].staged && !steps[i].done;
+	test_pause();
 	if (any && syncfs(ws) < 0)
 		for (size_t i = 0; i < n; i++)
 			if (steps[i].staged && !steps[i].done && fsync_staged(&wc, &steps[i]) < 0)
@@ -323,7 +366,7 @@ int rv_apply(struct rv_ctx *c, const struct rv_set *set, const struct rv_apply_o
 			st->done = true;
 			continue;
 		}
-		step_finish(st, &uc, r);
+		step_finish(st, &uc, o->force, r);
 	}
 	pcache_drop(&wc);
 	pcache_drop(&uc);

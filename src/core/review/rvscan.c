@@ -151,6 +151,8 @@ struct scan {
 				  * baseline instead of being judged */
 	long long since;
 	struct rv_manifest fresh; /* rv_record: the baselines of this walk */
+	struct stat cur;          /* the upper entry being judged (has_cur), for add() */
+	bool has_cur;
 };
 
 static struct rv_change *add(struct scan *s, const char *rel, enum rv_op op)
@@ -165,6 +167,11 @@ static struct rv_change *add(struct scan *s, const char *rel, enum rv_op op)
 	ch->rel = xstrdup(rel);
 	ch->op = op;
 	ch->old_kind = '-';
+	if (s->has_cur) {
+		ch->uino = (unsigned long long)s->cur.st_ino;
+		ch->umtime_ns = rv_ns(&s->cur.st_mtim);
+		ch->uctime_ns = rv_ns(&s->cur.st_ctim);
+	}
 	return ch;
 }
 
@@ -329,10 +336,20 @@ static bool same_bytes(int ufd, int wfd, const char *name, off_t size)
 	return same;
 }
 
-static char kind_of(const struct stat *st)
+char rv_kind_of(const struct stat *st)
 {
 	return S_ISREG(st->st_mode) ? 'f' : S_ISDIR(st->st_mode) ? 'd' : S_ISLNK(st->st_mode) ? 'l'
 													: 'o';
+}
+
+/* What the workspace held at the change's place when the walk saw it. */
+static void seen(struct rv_change *ch, const struct stat *ws)
+{
+	ch->old_kind = rv_kind_of(ws);
+	ch->old_mode = ws->st_mode & 07777;
+	ch->wino = (unsigned long long)ws->st_ino;
+	ch->wsize = (unsigned long long)ws->st_size;
+	ch->wmtime_ns = rv_ns(&ws->st_mtim);
 }
 
 static void scan_dir(struct scan *s, int ufd, int wfd, const char *rel, bool opaque, int depth);
@@ -349,8 +366,7 @@ static void deleted(struct scan *s, int wfd, const char *name, const char *rel, 
 		return;
 	}
 	struct rv_change *ch = add(s, rel, RV_DELETE);
-	ch->old_kind = kind_of(&ws);
-	ch->old_mode = ws.st_mode & 07777;
+	seen(ch, &ws);
 	judge(s, ch, wfd, name, S_ISDIR(ws.st_mode));
 }
 
@@ -359,8 +375,7 @@ static void mode_change(struct scan *s, int wfd, const char *name, const char *r
 			const struct stat *us, const struct stat *ws, mode_t m)
 {
 	struct rv_change *ch = add(s, rel, RV_MODE);
-	ch->old_kind = kind_of(ws);
-	ch->old_mode = ws->st_mode & 07777;
+	seen(ch, ws);
 	ch->new_mode = m;
 	ch->bits_dropped = (us->st_mode & 07777) != m;
 	judge(s, ch, wfd, name, S_ISDIR(ws->st_mode));
@@ -371,6 +386,8 @@ static void entry(struct scan *s, int ufd, int wfd, const char *name, const char
 	struct stat us, ws;
 	if (fstatat(ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
+	s->cur = us;
+	s->has_cur = true;
 	bool had = wfd >= 0 && fstatat(wfd, name, &ws, AT_SYMLINK_NOFOLLOW) == 0;
 	struct rv_xattrs xa;
 	rv_xattrs_of(ufd, name, &xa);
@@ -437,8 +454,8 @@ static void entry(struct scan *s, int ufd, int wfd, const char *name, const char
 			: had		     ? RV_MODIFY
 					     : RV_ADD;
 	struct rv_change *ch = add(s, rel, op);
-	ch->old_kind = had ? kind_of(&ws) : '-';
-	ch->old_mode = had ? ws.st_mode & 07777 : 0;
+	if (had)
+		seen(ch, &ws);
 	ch->new_mode = S_ISLNK(us.st_mode) ? 0777 : m;
 	ch->bits_dropped = !S_ISLNK(us.st_mode) && (us.st_mode & 07777) != m;
 	ch->size = (unsigned long long)us.st_size;
@@ -469,10 +486,14 @@ static void scan_dir(struct scan *s, int ufd, int wfd, const char *rel, bool opa
 		struct strv theirs = STRV_INIT;
 		(void)rv_names(wfd, &theirs);
 		struct stat od;
-		long long octime = fstat(ufd, &od) == 0 ? rv_ns(&od.st_ctim) : 0;
+		bool have = fstat(ufd, &od) == 0;
+		long long octime = have ? rv_ns(&od.st_ctim) : 0;
 		for (size_t i = 0; i < theirs.n; i++) {
 			if (strv_contains(&names, theirs.v[i]))
 				continue;
+			s->has_cur = have;
+			if (have)
+				s->cur = od;
 			_cleanup_free_ char *r = rel[0] ? xasprintf("%s/%s", rel, theirs.v[i])
 							: xstrdup(theirs.v[i]);
 			deleted(s, wfd, theirs.v[i], r, octime);
@@ -485,6 +506,7 @@ static void scan_dir(struct scan *s, int ufd, int wfd, const char *rel, bool opa
 			break;
 		}
 		const char *name = names.v[i];
+		s->has_cur = false;
 		_cleanup_free_ char *r = rel[0] ? xasprintf("%s/%s", rel, name) : xstrdup(name);
 		if (!rel[0] && !strncmp(name, REVIEW_TMP_PREFIX, strlen(REVIEW_TMP_PREFIX)))
 			continue; /* never ours to apply */
@@ -529,6 +551,31 @@ int rv_scan(struct rv_ctx *c, struct rv_set *out, struct err *e)
 	if (out->n > 1)
 		qsort(out->v, out->n, sizeof *out->v, cmp_change);
 	return 0;
+}
+
+void rv_set_digest(const struct rv_set *set, const struct strv *paths,
+		   char out[RV_DIGEST_LEN + 1])
+{
+	struct sha256 h;
+	sha256_init(&h);
+	for (size_t i = 0; i < set->n; i++) {
+		const struct rv_change *ch = &set->v[i];
+		if (paths && paths->n && !review_named(ch->rel, NULL, paths))
+			continue;
+		char line[160];
+		int l = snprintf(line, sizeof line, "%d %c %o %llu %llu %lld %lld", (int)ch->op,
+				 ch->old_kind, (unsigned)ch->new_mode, ch->size, ch->uino,
+				 ch->umtime_ns, ch->uctime_ns);
+		sha256_update(&h, ch->rel, strlen(ch->rel) + 1);
+		sha256_update(&h, line, (size_t)l + 1);
+		const char *t = ch->target ? ch->target : "";
+		sha256_update(&h, t, strlen(t) + 1);
+	}
+	unsigned char d[32];
+	sha256_final(&h, d);
+	for (int i = 0; i < RV_DIGEST_LEN / 2; i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+	out[RV_DIGEST_LEN] = '\0';
 }
 
 int rv_record(struct rv_ctx *c, long long since_ns, struct err *e)

@@ -151,10 +151,13 @@ for who in "${AJ_WHOS[@]}"; do
 	up=$STATE/review/$id/upper
 	aj_host mkdir -p "$up/.git/hooks"
 	aj_host sh -c "printf '#!/bin/sh\ntouch $EXTRA/hook-ran\n' > '$up/.git/hooks/post-checkout'; chmod 755 '$up/.git/hooks/post-checkout'"
+	# …and a config that makes git run a command (core.fsmonitor) on the host's next status
+	aj_host sh -c "cp '$WS/.git/config' '$up/.git/config'; printf '[core]\n\tfsmonitor = touch $EXTRA/fsmon-ran; false\n' >> '$up/.git/config'"
 	aj_run "$who" -- apply "$id"
 	rc_is 1 "$who: apply of everything: exit 1 (some held back)"
 	like "$ERR" "held back: \\.envrc: protected" "$who: … .envrc held back (protected)"
 	like "$ERR" "held back: \\.git/hooks/post-checkout: never applied" "$who: … the hook never applied"
+	like "$ERR" "held back: \\.git/config: never applied" "$who: … nor git's config"
 	[ ! -e "$WS/.envrc" ] && [ ! -e "$WS/.git/hooks/post-checkout" ]
 	ok $? "$who: … neither written"
 	[ ! -e "$WS/gone.txt" ] && [ -e "$WS/new.txt" ] && [ -d "$WS/dir/new" ] && [ ! -e "$WS/dir/old" ] &&
@@ -172,8 +175,8 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 0 "$who: naming .envrc applies it"
 	is "$(cat "$WS/.envrc" 2>/dev/null)" "direnv" "$who: … written"
 	aj_host git -C "$WS" checkout -q -- . 2>/dev/null
-	[ ! -e "$EXTRA/hook-ran" ]
-	ok $? "$who: the planted hook never ran on the host"
+	[ ! -e "$EXTRA/hook-ran" ] && [ ! -e "$EXTRA/fsmon-ran" ] && ! grep -q fsmonitor "$WS/.git/config"
+	ok $? "$who: the planted hook and fsmonitor never ran on the host"
 
 	# --- 6. discard leaves nothing ------------------------------------------------------------
 	n=$(review_dirs)
@@ -239,6 +242,7 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_host mknod "$up/out/victim" c 0 0
 	aj_host sh -c "echo planted > '$up/out/planted'"
 	aj_host sh -c "echo s > '$up/suid'; chmod 4755 '$up/suid'"
+	aj_host sh -c "echo g > '$up/sgid'; chmod 2755 '$up/sgid'; mkdir '$up/sgiddir'; chmod 3777 '$up/sgiddir'"
 	aj_host mkfifo "$up/fifo"
 	aj_host ln "$up/seed.txt" "$up/hardlink.txt"
 	aj_host sh -c "echo esc > \"$up/\$(printf 'e\\033[2Jx')\""
@@ -274,6 +278,8 @@ for who in "${AJ_WHOS[@]}"; do
 		[ -d "$WS/out" ] && [ "$(cat "$WS/out/planted")" = planted ]
 	ok $? "$who: … forced, the symlink is replaced by a directory, never followed: nothing outside removed or written"
 	is "$(stat -c %a "$WS/suid" 2>/dev/null)" "755" "$who: a setuid file: applied without the bit"
+	is "$(stat -c %a "$WS/sgid" 2>/dev/null)" "755" "$who: a setgid file: applied without the bit"
+	is "$(stat -c %a "$WS/sgiddir" 2>/dev/null)" "755" "$who: a setgid, sticky, world-writable directory: applied without those bits"
 	[ "$(cat "$WS/hardlink.txt" 2>/dev/null)" = seed ] &&
 		[ "$(stat -c %i "$WS/hardlink.txt")" != "$(stat -c %i "$WS/seed.txt")" ] &&
 		[ "$(stat -c %h "$WS/hardlink.txt")" = 1 ]

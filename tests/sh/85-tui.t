@@ -268,13 +268,26 @@ for who in "${AJ_WHOS[@]}"; do
 	tm send-keys -t tui v
 	wait_for 'change set of' && wait_for '\+from-review'
 	ok $? "$who: v shows its diff"
+	# the change set rewritten after v showed it (as a jail still running could): a applies
+	# nothing (apply --expect the digest v showed); v again, then a applies what it shows
+	rvid=$(aj_run "$who" -- sessions --json >/dev/null; py 'd[0]["id"]')
+	aj_host sh -c "echo from-review-later > '$STATE/review/$rvid/upper/rv-file'"
 	tm send-keys -t tui q a
 	wait_for 'Apply the change set of'
 	ok $? "$who: a asks first"
 	tm send-keys -t tui y
+	wait_for 'not the one the diff showed'
+	ok $? "$who: … and after v, applies nothing when the change set changed since"
+	[ ! -e "$WS/rv-file" ]
+	ok $? "$who: … nothing written"
+	tm send-keys -t tui q v
+	wait_for '\+from-review-later'
+	tm send-keys -t tui q a
+	wait_for 'Apply the change set of'
+	tm send-keys -t tui y
 	wait_for '1 change applied'
 	ok $? "$who: y applies it"
-	is "$(cat "$WS/rv-file" 2>/dev/null)" "from-review" "$who: … into the workspace"
+	is "$(cat "$WS/rv-file" 2>/dev/null)" "from-review-later" "$who: … into the workspace, as v showed it"
 	tm send-keys -t tui q q
 	restored "$who: q after apply"
 	tm kill-server 2>/dev/null

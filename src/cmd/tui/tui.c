@@ -48,7 +48,25 @@ struct tui_ctx {
 	long long data_version;
 	const char *home;
 	long utc_off;
+	/* the session whose change set `v` showed last, and that diff's digest: `a` applies it
+	 * only as shown (apply --expect, doc/design.md §3c) */
+	char *diff_id;
+	char diff_digest[17];
 };
+
+/* The digest a diff printed ("--expect" and 16 lower-case hex digits; the last one), or "". */
+static void diff_digest(const char *out, char d[17])
+{
+	d[0] = '\0';
+	for (const char *p = out; (p = strstr(p, "--expect ")); p++) {
+		const char *h = p + strlen("--expect ");
+		size_t n = strspn(h, "0123456789abcdef");
+		if (n == 16) {
+			memcpy(d, h, 16);
+			d[16] = '\0';
+		}
+	}
+}
 
 static long long data_version(struct store *st)
 {
@@ -481,12 +499,21 @@ static void do_simple(struct tui_ctx *c, struct tui_model *m, enum tui_action a)
 		strv_push(&args, "diff");
 		strv_push(&args, id);
 		_cleanup_free_ char *out = run_captured(&args, &rc);
+		free(c->diff_id);
+		c->diff_id = xstrdup(id);
+		diff_digest(out, c->diff_digest);
 		_cleanup_free_ char *title = xasprintf("change set of %s (agentjail diff %s)",
 						       r->short_id, r->short_id);
 		tui_set_text(m, title, out[0] ? out : "(nothing pending)\n");
 	} else if (a == TA_APPLY || a == TA_DISCARD) {
 		strv_push(&args, a == TA_APPLY ? "apply" : "discard");
 		strv_push(&args, id);
+		if (a == TA_APPLY && c->diff_id && !strcmp(c->diff_id, id) && c->diff_digest[0]) {
+			strv_push(&args, "--expect");
+			strv_push(&args, c->diff_digest);
+		}
+		free(c->diff_id);
+		c->diff_id = NULL;
 		_cleanup_free_ char *out = run_captured(&args, &rc);
 		tui_set_text(m, a == TA_APPLY ? "apply" : "discard", out);
 		reload(c, m);
@@ -641,6 +668,7 @@ int cmd_tui(int argc, char **argv)
 	}
 	tuiv_stop();
 	store_close(c.st);
+	free(c.diff_id);
 	tui_free(&m);
 	return quit_signal ? 128 + quit_signal : 0;
 }

@@ -246,6 +246,8 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_host mkfifo "$up/fifo"
 	aj_host ln "$up/seed.txt" "$up/hardlink.txt"
 	aj_host sh -c "echo esc > \"$up/\$(printf 'e\\033[2Jx')\""
+	# "bidi" + RIGHT-TO-LEFT OVERRIDE + "txt.sh": an editor shows it as bidihs.txt
+	aj_host sh -c "echo 'echo pwned' > \"$up/\$(printf 'bidi\\342\\200\\256txt.sh')\""
 	aj_host python3 -c "import os; open('$up/redir','w').write('r'); os.setxattr('$up/redir', 'user.overlay.redirect', b'/etc')" 2>/dev/null
 	have_xattr=$?
 	if aj_is_root && [ "$who" = root ]; then mknod "$up/dev" c 1 3; fi
@@ -256,6 +258,8 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" "not applied: a name with a control character" "$who: a name with an escape sequence: refused"
 	[[ $OUT != *$'\033'* ]]
 	ok $? "$who: … and no escape byte reaches the output"
+	like "$OUT" "not applied: a name with a mark that reorders text on a terminal \\(bidi\\?txt\\.sh\\)" \
+		"$who: a name with a right-to-left override: refused"
 	if [ "$have_xattr" = 0 ]; then
 		like "$OUT" "not applied: an overlay attribute agentjail never mounts with \\(user.overlay.redirect\\): redir" \
 			"$who: a redirect attribute: refused"
@@ -286,6 +290,8 @@ for who in "${AJ_WHOS[@]}"; do
 	ok $? "$who: a hard link in the change set: applied as a copy of its bytes, never a link"
 	find "$WS" -name 'e*x' -newer "$WS/edit.txt" 2>/dev/null | grep -q .
 	ok $((! $?)) "$who: the name with the escape sequence: not written"
+	[ -z "$(find "$WS" -name 'bidi*' 2>/dev/null)" ]
+	ok $? "$who: the name with the right-to-left override: not written"
 	aj_run "$who" -- discard "$id4"
 	rm -rf "$WS/out"
 

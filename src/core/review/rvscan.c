@@ -17,6 +17,7 @@
 #include "util/path.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 
 #define BASELINE_MAX (256u << 20) /* bytes of the baselines file */
@@ -513,6 +514,13 @@ static void scan_dir(struct scan *s, int ufd, int wfd, const char *rel, bool opa
 		if (relname_check(r, strlen(r), NULL) != RELNAME_OK) {
 			_cleanup_free_ char *shown = relname_shown(r, strlen(r));
 			refuse(s, r, RV_REFUSED, "a name with a control character (%s)", shown);
+			continue;
+		}
+		if (fmt_has_marks(name)) {
+			/* U+202E and its kind: "x<RLO>txt.sh" looks like "xhs.txt" in a file list */
+			_cleanup_free_ char *shown = fmt_clean(name);
+			refuse(s, r, RV_REFUSED, "a name with a mark that reorders text on a terminal (%s)",
+			       shown);
 			continue;
 		}
 		entry(s, ufd, wfd, name, r, depth);

@@ -234,7 +234,11 @@ for who in "${AJ_WHOS[@]}"; do
 	printf 'victim\n' >"$EXTRA/outside/victim"
 	ln -s "$EXTRA/outside" "$WS/out"
 	aj_chown "$EXTRA/outside" "$WS/out"
-	aj_run "$who" -- run --fs review -- sh -c 'echo seed > seed.txt'
+	# links the jail itself can make, inside the workspace but into what git runs or a
+	# protected path: a host tool that writes the link's name would write the hook
+	aj_run "$who" -- run --fs review -- sh -c 'echo seed > seed.txt
+		ln -s .git/hooks/post-checkout lockfile; ln -s ../.envrc dir/envlink
+		ln -s .git gitdir; ln -s gitdir/hooks/pre-commit chain'
 	id4=$(last_id)
 	up=$STATE/review/$id4/upper
 	aj_host ln -s /etc/passwd "$up/evil-link"
@@ -271,13 +275,19 @@ for who in "${AJ_WHOS[@]}"; do
 	else
 		skip "$who: a device node: refused" "only root can make a device node to plant"
 	fi
+	like "$OUT" "not applied: a symlink into what git runs \\(to \\.git/hooks/post-checkout\\): lockfile" \
+		"$who: a symlink into .git/hooks: refused"
+	like "$OUT" "not applied: a symlink into what git runs \\(to gitdir/hooks/pre-commit\\): chain" \
+		"$who: … and one that gets there through another link"
 	aj_run "$who" -- apply "$id4"
 	like "$ERR" "held back: out: conflict" "$who: a directory over the workspace's symlink: a conflict"
+	like "$ERR" "held back: dir/envlink: protected" "$who: a symlink to .envrc: protected (applied only when named)"
 	[ -L "$WS/out" ] && [ -e "$EXTRA/outside/victim" ] && [ ! -e "$EXTRA/outside/planted" ]
 	ok $? "$who: … the symlink kept, nothing behind it removed or written"
 	aj_run "$who" -- apply "$id4" --force
-	[ ! -e "$WS/evil-link" ] && [ ! -e "$WS/fifo" ] && [ ! -e "$WS/dev" ] && [ ! -e "$WS/redir" ]
-	ok $? "$who: apply --force writes none of the refused entries"
+	[ ! -e "$WS/evil-link" ] && [ ! -e "$WS/fifo" ] && [ ! -e "$WS/dev" ] && [ ! -e "$WS/redir" ] &&
+		[ ! -L "$WS/lockfile" ] && [ ! -L "$WS/dir/envlink" ] && [ ! -L "$WS/chain" ]
+	ok $? "$who: apply --force writes none of the refused entries, nor the protected link"
 	[ -e "$EXTRA/outside/victim" ] && [ ! -e "$EXTRA/outside/planted" ] && [ ! -L "$WS/out" ] &&
 		[ -d "$WS/out" ] && [ "$(cat "$WS/out/planted")" = planted ]
 	ok $? "$who: … forced, the symlink is replaced by a directory, never followed: nothing outside removed or written"

@@ -132,6 +132,16 @@ static void modes_links(void **state)
 	assert_false(review_link_inside("a/l", "/etc/passwd"));
 	assert_false(review_link_inside("a/l", ""));
 	assert_false(review_link_inside("a/l", "b/../../../x"));
+	char *at;
+	assert_string_equal((at = review_link_lands("lockfile", ".git/hooks/post-checkout")),
+			    ".git/hooks/post-checkout");
+	free(at);
+	assert_string_equal((at = review_link_lands("dir/envlink", "../.envrc")), ".envrc");
+	free(at);
+	assert_string_equal((at = review_link_lands("a/l", "..")), "");
+	free(at);
+	assert_null(review_link_lands("a/l", "../../x"));
+	assert_null(review_link_lands("l", "/etc"));
 }
 
 static void baselines(void **state)

@@ -168,16 +168,23 @@ mode_t review_mode(mode_t upper, bool had, mode_t workspace)
 	return m;
 }
 
-bool review_link_inside(const char *rel, const char *target)
+char *review_link_lands(const char *rel, const char *target)
 {
 	if (!target[0] || target[0] == '/')
-		return false;
+		return NULL;
 	/* a top of our own: ".." past it is clamped at "/", which is not under it */
 	_cleanup_free_ char *at = xasprintf("/rv-top/%s", rel);
 	_cleanup_free_ char *parent = path_dirname(at);
 	_cleanup_free_ char *joined = xasprintf("%s/%s", parent, target);
 	_cleanup_free_ char *norm = path_normalize("/", joined);
-	return path_is_under(norm, "/rv-top");
+	const char *below = path_below(norm, "/rv-top");
+	return below ? xstrdup(below) : NULL;
+}
+
+bool review_link_inside(const char *rel, const char *target)
+{
+	_cleanup_free_ char *at = review_link_lands(rel, target);
+	return at != NULL;
 }
 
 /* ---- baselines ---- */

@@ -76,6 +76,9 @@ mode_t review_mode(mode_t upper, bool had, mode_t workspace);
 /* Whether a symlink at rel with this target stays inside the workspace: relative, and its
  * target, taken lexically from rel's directory, does not leave the top. */
 bool review_link_inside(const char *rel, const char *target);
+/* Where it lands, taken the same way: the path relative to the top ("" for the top itself;
+ * a new string), or NULL when it leaves it. */
+char *review_link_lands(const char *rel, const char *target);
 
 /* ---- baselines ---- */
 

@@ -309,6 +309,101 @@ static void judge(struct scan *s, struct rv_change *ch, int wfd, const char *nam
 	ch->conflict = !rv_base_same(b, &now);
 }
 
+/* The target of rel when it is a symlink in the merged view (the change set's entry, else the
+ * workspace's), or NULL. */
+static char *merged_link(struct scan *s, const char *rel)
+{
+	for (int top = 0; top < 2; top++) {
+		struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						  RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+		int fd = (int)syscall(SYS_openat2, top ? s->ws : s->upper, rel, &how, sizeof how);
+		if (fd < 0)
+			continue; /* not there (or under a link: the caller follows that one first) */
+		struct stat st;
+		char t[4096];
+		ssize_t n = fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)
+				    ? readlinkat(fd, "", t, sizeof t - 1)
+				    : -1;
+		(void)close(fd);
+		if (n < 0)
+			return NULL; /* there, and not a link (a whiteout too) */
+		t[n] = '\0';
+		return xstrdup(t);
+	}
+	return NULL;
+}
+
+/* Where the link rel -> target lands in the merged view, every link on the way followed (each
+ * taken lexically from its directory, at most 40): the path inside the workspace, or NULL
+ * when it leaves it. */
+static char *link_lands(struct scan *s, const char *rel, const char *target)
+{
+	char *cur = review_link_lands(rel, target);
+	for (int hops = 0; cur && cur[0]; hops++) {
+		bool followed = false;
+		for (char *p = cur;; p++) {
+			if (*p != '/' && *p != '\0')
+				continue;
+			char saved = *p;
+			*p = '\0';
+			char *t = merged_link(s, cur);
+			char *next = t ? review_link_lands(cur, t) : NULL;
+			*p = saved;
+			if (t) {
+				char *rest = saved ? xstrdup(p + 1) : NULL;
+				free(cur);
+				cur = !next ? NULL
+				      : rest && next[0] ? xasprintf("%s/%s", next, rest)
+				      : rest		 ? xstrdup(rest)
+							 : xstrdup(next);
+				free(next);
+				free(rest);
+				free(t);
+				followed = true;
+				break;
+			}
+			if (!saved)
+				break;
+		}
+		if (!followed)
+			return cur;
+		if (hops >= 40) {
+			free(cur);
+			return NULL;
+		}
+	}
+	return cur;
+}
+
+/* A symlink is as protected as where it lands (link_lands): a host tool that writes the
+ * link's name writes there. Leaving the workspace through another link: refused; into what
+ * git runs: refused; into a protected path: applied only when the link is named. */
+static void link_guard(struct scan *s, struct rv_change *ch)
+{
+	_cleanup_free_ char *at = link_lands(s, ch->rel, ch->target);
+	if (!at) {
+		ch->why = xasprintf("a symlink leading out of the workspace through another link, "
+				    "or through more than 40 (to %s)",
+				    ch->target);
+		return;
+	}
+	if (!at[0])
+		return;
+	struct stat st;
+	bool dir = (stat_beneath(s->upper, at, &st) == 0 || stat_beneath(s->ws, at, &st) == 0) &&
+		   S_ISDIR(st.st_mode);
+	_cleanup_free_ char *root = NULL;
+	enum rv_guard g = review_guard(at, dir, s->c->rules, has_head, s, &root);
+	if (g == RV_NEVER) {
+		ch->why = xasprintf("a symlink into what git runs (to %s)", ch->target);
+	} else if (g == RV_NAMED && ch->guard == RV_FREE) {
+		ch->guard = RV_NAMED;
+		free(ch->root);
+		ch->root = xstrdup(ch->rel);
+	}
+}
+
 /* Whether two regular files hold the same bytes. */
 static bool same_bytes(int ufd, int wfd, const char *name, off_t size)
 {
@@ -466,6 +561,8 @@ static void entry(struct scan *s, int ufd, int wfd, const char *name, const char
 			ch->why = xasprintf("a symlink leading out of the workspace (to %s)", target);
 	}
 	judge(s, ch, wfd, name, S_ISDIR(us.st_mode));
+	if (op == RV_SYMLINK && !ch->why)
+		link_guard(s, ch);
 	if (op == RV_MKDIR) {
 		int cu = rv_opendir_at(ufd, name);
 		if (cu >= 0) {

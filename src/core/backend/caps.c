@@ -70,10 +70,9 @@ const struct backend_caps backend_caps_landlock = {
 		[BR_LIMITS] = "in a cgroup scope only (`--dry-run` says)",
 		[BR_OUTLIVE] = "every descendant killed, scope or not",
 	},
+	.agents = true,
 	.verify = true,
 	.net_by_port = true,
-	.agents_instead = "the bwrap jail",
-	.agents_why = "agents do not run in the Landlock backend yet",
 	.fallback = "where namespaces cannot be had, `agentjail run --backend landlock` is a weaker "
 		    "sandbox without them (Landlock and seccomp): reads and writes confined to the "
 		    "jail's allowlist, no ptrace, no new namespaces, network off or by port; but no "

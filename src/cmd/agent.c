@@ -214,13 +214,21 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 			 flag ? "--backend" : "backend =", chosen->name, pr->name,
 			 chosen->caps->agents_instead, chosen->caps->agents_why);
 	int parsed = run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e);
-	cmd_config_free(&cc);
 	if (parsed < 0) {
+		cmd_config_free(&cc);
 		cmd_print_err(&e);
 		strv_free(&pargs);
 		strv_free(&agent_args);
 		run_request_free(&req);
 		return EXIT_USAGE;
+	}
+	rc = cmd_backend_auto(flag, &cc.cfg, &req, &chosen);
+	cmd_config_free(&cc);
+	if (rc) {
+		strv_free(&pargs);
+		strv_free(&agent_args);
+		run_request_free(&req);
+		return rc;
 	}
 	req.pol.backend = backend_for_agents(chosen)->id; /* cmd_run_request runs it there */
 	if (!shim)

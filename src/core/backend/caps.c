@@ -79,6 +79,9 @@ const struct backend_caps backend_caps_landlock = {
 		    "private /proc, PIDs, hostname or mounts: the command sees the host's other "
 		    "processes and can reach those of the same user that Landlock's scoping does not "
 		    "cover (doc/design.md §4c)",
+	.min_landlock_abi = 3,     /* truncate (llrun.h's LLRUN_MIN_ABI) */
+	.min_landlock_abi_net = 4, /* TCP connect and bind by port */
+	.auto_note = "no private /proc, PIDs or mounts",
 };
 
 /* The service's isolation is the service's (doc/design.md §4b): not in the table. */

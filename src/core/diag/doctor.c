@@ -595,6 +595,40 @@ static void check_landlock(struct doctor_report *r)
 	}
 }
 
+/* What `backend = "auto"` would choose here (doc/design.md §2a), from the jail check's outcome
+ * and Landlock's ABI, as backend_auto_choose decides at a run. */
+static void check_auto(struct doctor_report *r)
+{
+	const struct doctor_check *jail = NULL;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].id, "jail"))
+			jail = &r->v[i];
+	if (jail && jail->status == DOCTOR_OK) {
+		doctor_add(r, "backend_auto", DOCTOR_OK, NULL,
+		           "backend = \"auto\" would choose the bwrap jail (the jail check passed)");
+		return;
+	}
+	const struct backend_caps *c = &backend_caps_landlock;
+	int abi = landlock_abi();
+	if (abi >= c->min_landlock_abi_net) {
+		doctor_add(r, "backend_auto", DOCTOR_WARN, "see the jail check's fix",
+		           "backend = \"auto\" would choose the Landlock backend (%s): the bwrap "
+		           "jail cannot be built here",
+		           c->auto_note);
+	} else if (abi >= c->min_landlock_abi) {
+		doctor_add(r, "backend_auto", DOCTOR_WARN, "see the jail check's fix",
+		           "backend = \"auto\" would choose the Landlock backend (%s) for --net off "
+		           "or on; with --net allow (the agents' default) it would refuse to run "
+		           "(Landlock ABI %d, %d needed)",
+		           c->auto_note, abi, c->min_landlock_abi_net);
+	} else {
+		doctor_add(r, "backend_auto", DOCTOR_FAIL, "see the jail check's fix",
+		           "backend = \"auto\" would refuse to run (exit 125): the bwrap jail "
+		           "cannot be built here and Landlock's ABI is %d (%d needed)",
+		           abi, c->min_landlock_abi);
+	}
+}
+
 /* How a jail's --memory and --pids hold on this host (cgroup.h). */
 static void check_limits(struct doctor_report *r)
 {
@@ -984,6 +1018,7 @@ void doctor_run(struct doctor_report *r)
 	check_netns(r);
 	check_seccomp(r);
 	check_landlock(r);
+	check_auto(r);
 	check_limits(r);
 	check_pty(r);
 	report_take(r, &early);

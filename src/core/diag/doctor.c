@@ -422,6 +422,39 @@ static void check_userns(struct doctor_report *r)
 	sb_free(&b);
 }
 
+static const char *aa_state(int v)
+{
+	return v == 1 ? "loaded" : v == 0 ? "not loaded" : "unknown (the list of profiles is unreadable)";
+}
+
+/* Ubuntu's AppArmor restriction of unprivileged user namespaces (issue 28): whether agentjail's
+ * profile (the --net allow namespace holder) and bwrap's are loaded, with the exact fix. */
+static void check_apparmor(struct doctor_report *r)
+{
+	struct userns_facts f;
+	avail_userns_facts(&f);
+	if (f.apparmor_restrict != 1) {
+		doctor_add(r, "apparmor", DOCTOR_OK, NULL,
+		           "AppArmor does not restrict user namespaces here "
+		           "(kernel.apparmor_restrict_unprivileged_userns %s)",
+		           f.apparmor_restrict < 0 ? "absent" : "= 0");
+		return;
+	}
+	const char *ours = aa_state(f.aa_agentjail), *theirs = aa_state(f.aa_bwrap);
+	if (f.uid == 0 || (f.aa_agentjail == 1 && f.aa_bwrap == 1)) {
+		doctor_add(r, "apparmor", DOCTOR_OK, NULL,
+		           "kernel.apparmor_restrict_unprivileged_userns = 1%s; agentjail's profile: "
+		           "%s; bwrap's: %s",
+		           f.uid == 0 ? " (root is not restricted)" : "", ours, theirs);
+		return;
+	}
+	doctor_add(r, "apparmor", DOCTOR_WARN, userns_aa_fix(&f),
+	           "kernel.apparmor_restrict_unprivileged_userns = 1: an unprivileged program needs "
+	           "an AppArmor profile granting `userns` to create a user namespace; agentjail's "
+	           "profile (for --net allow): %s; bwrap's (for every jail): %s",
+	           ours, theirs);
+}
+
 static void check_jail(struct doctor_report *r)
 {
 	struct avail_result a;
@@ -1013,6 +1046,7 @@ void doctor_run(struct doctor_report *r)
 
 	free(doctor_check_bwrap(r));
 	check_userns(r);
+	check_apparmor(r);
 	check_etcscan(&early, state); /* refreshed before the probe reads it */
 	check_jail(r);
 	check_netns(r);

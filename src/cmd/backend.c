@@ -66,7 +66,7 @@ int cmd_backend_auto(const char *flag, const struct config *cfg, struct run_requ
 	struct backend_auto a;
 	backend_auto_choose(req->pol.net == NET_ALLOW, &a);
 	if (!a.b) {
-		cmd_warn("backend auto: %s: nothing was run (never without a sandbox)", a.why);
+		cmd_warn("%s: nothing was run (never without a sandbox)", a.why);
 		cmd_warn("fix: %s", a.fix);
 		backend_auto_free(&a);
 		return EXIT_JAIL;

@@ -107,16 +107,17 @@ void backend_auto_choose(bool net_allow, struct backend_auto *out)
 		int need = net_allow ? c->min_landlock_abi_net : c->min_landlock_abi;
 		if (abi >= need) {
 			out->b = all[i];
-			out->why = xasprintf("%s; using the %s backend: %s", cannot, all[i]->name,
-					     c->auto_note);
+			out->why = xasprintf("backend auto: %s; using the %s backend: %s", cannot,
+					     all[i]->name, c->auto_note);
 			return;
 		}
-		out->why = xasprintf("%s, and the %s backend needs Landlock ABI %d%s (this kernel: %d)",
+		out->why = xasprintf("backend auto: %s, and the %s backend needs Landlock ABI %d%s (this "
+				     "kernel: %d)",
 				     cannot, all[i]->name, need,
 				     net_allow ? " for --net allow" : "", abi);
 		return;
 	}
-	out->why = xasprintf("%s, and no other backend runs here", cannot);
+	out->why = xasprintf("backend auto: %s, and no other backend runs here", cannot);
 }
 
 void backend_auto_free(struct backend_auto *a)

@@ -67,7 +67,9 @@ int userns_aa_loaded(const char *list, const char *name)
 
 void userns_facts_note_bwrap(struct userns_facts *f, const char *bwrap_msg)
 {
-	f->proc_refused = bwrap_msg && strstr(bwrap_msg, "Can't mount proc") != NULL;
+	f->container_refused = bwrap_msg && (strstr(bwrap_msg, "Can't mount proc") != NULL ||
+					     (f->in_container && f->userns_works &&
+					      strstr(bwrap_msg, "bwrap: ") != NULL));
 }
 
 const char *userns_aa_fix(const struct userns_facts *f)
@@ -151,10 +153,10 @@ void userns_facts_read(struct userns_facts *f)
 
 struct userns_cause userns_diagnose(const struct userns_facts *f)
 {
-	if (f->proc_refused)
+	if (f->container_refused)
 		return (struct userns_cause){
-			"bubblewrap cannot mount a new /proc: this looks like a container whose engine "
-			"masks paths of /proc (the kernel then refuses a new /proc in a user namespace)",
+			"this is a container whose engine refuses bubblewrap's setup in a new namespace "
+			"(a new /proc over the paths it masks, a hostname, mounts)",
 			"use the Landlock backend here: `--backend landlock`, or backend = \"auto\" in "
 			"~/.config/agentjail/config.toml (the bwrap jail where it can be built, else "
 			"Landlock); or start the container with /proc unmasked (podman: --security-opt "

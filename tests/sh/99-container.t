@@ -144,16 +144,7 @@ EOF2
 	rc_is 0 "$who: agentjail claude -p in the container (backend = \"auto\") ends normally"
 	like "$ERR" 'using the landlock backend: no private /proc, PIDs or mounts' "$who: … on the Landlock backend, said at the start"
 	like "$OUT" 'stand-in: done' "$who: claude printed the scripted model's final answer"
-	result=$(python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    for m in (r.get("body") or {}).get("messages", []):
-        c = m.get("content")
-        for b in c if isinstance(c, list) else []:
-            if isinstance(b, dict) and b.get("type") == "tool_result":
-                t = b.get("content")
-                print(t if isinstance(t, str) else " ".join(x.get("text", "") for x in t))' \
-		"$LOG" 2>/dev/null | head -c 4000)
+	result=$(fake_model_results "$LOG")
 	diag "tool_result: $result"
 	like "$result" 'WRITE-OK' "$who: the Bash tool ran and its result reached the model through the proxy"
 	[ "$(cat "$WS/e2e-written.txt" 2>/dev/null)" = written-in-the-container ]

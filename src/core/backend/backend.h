@@ -34,6 +34,14 @@ enum backend_row {
 	BR_WATCH,
 	BR_LIMITS,
 	BR_OUTLIVE,
+	/* the agent commands (issue 28): a row per capability of an agent's profile */
+	BR_AGENTS,
+	BR_AGENT_PROTECT,
+	BR_AGENT_COPY,
+	BR_AGENT_HIDE,
+	BR_AGENT_PRIVATE,
+	BR_AGENT_RESUME,
+	BR_AUTO,
 	BR__N
 };
 

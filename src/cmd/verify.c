@@ -33,7 +33,8 @@ static const char usage[] =
 	"  runs the integrity battery (agentjail __probe) inside a jail built exactly as\n"
 	"  `agentjail run` builds it for POLICY, against bait planted on the host for the run\n"
 	"  (a canary in $HOME, sockets, a loopback listener, a sentinel process, secret-looking\n"
-	"  variables, an inherited fd), removed afterwards.\n"
+	"  variables, an inherited fd; with --net allow a TLS listener the jail may reach by one\n"
+	"  name of its own, tls-TOKEN.verify.invalid), removed afterwards.\n"
 	"POLICY: as for `agentjail run` (--fs, --net, --workspace, --rw, --ro, --hide, --dev,\n"
 	"        --env, --allow-ptrace); danger-full-access is not a jail and cannot be verified\n"
 	"  --json      one JSON document: {version, policy, landlock_abi, probes[], summary}\n"
@@ -352,6 +353,18 @@ static int print_json(const struct run_request *req, json_t *probes, const struc
 
 /* ---- verify ---- */
 
+/* --net allow: the TLS bait's name goes to the host's 127.0.0.1 and is allowed at its port as
+ * TLS, so the net.sni_* probes can show a foreign name refused and its own passed. */
+static void allow_tls_bait(struct policy *pol, const struct bait *b)
+{
+	if (pol->net != NET_ALLOW || b->tls_port <= 0)
+		return;
+	char name[96];
+	probe_tls_bait_name(b->token, name, sizeof name);
+	strv_pushf(&pol->map_hosts, "%s=127.0.0.1", name);
+	strv_pushf(&pol->allow_domains, "%s:%d/tls", name, b->tls_port);
+}
+
 static int run_battery(const struct backend *b, struct run_request *req, const char *home,
 		       bool json)
 {
@@ -372,6 +385,7 @@ static int run_battery(const struct backend *b, struct run_request *req, const c
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
+	allow_tls_bait(&req->pol, &g_bait);
 	struct probe_ctx c;
 	bait_fill_ctx(&g_bait, &req->pol, home, &c);
 	/* without namespaces, the probes that need them SKIP with the reason (probes_nons.c) */

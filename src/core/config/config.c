@@ -141,7 +141,8 @@ static int check_entry(enum cfg_key k, const char *s, const char *file,
 	if (k == CK_ALLOW_DOMAINS || k == CK_DENY_DOMAINS) {
 		struct netrule r;
 		struct err ne = {0};
-		if (netrule_parse(s, &r, &ne) < 0)
+		if ((k == CK_DENY_DOMAINS ? netrule_parse_deny(s, &r, &ne)
+					  : netrule_parse(s, &r, &ne)) < 0)
 			return at_err(e, file, at->line, at->col, "`%s` entry `%s`: %s",
 				      cfg_key_name(k), s, ne.what);
 		netrule_free(&r);

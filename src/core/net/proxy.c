@@ -325,6 +325,7 @@ static void *loop(void *arg)
 			case PK_NOTIFY:
 			case PK_CAPTURE:
 			case PK_CAPCHAN:
+			case PK_RELAY:
 				px_capture_event(p, h, ev);
 				break;
 			}

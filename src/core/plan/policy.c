@@ -281,14 +281,17 @@ static int push_net_entry(struct strv *v, const char *flag, const char *spec, st
 	struct netrule r;
 	struct netmap m;
 	bool map = !strcmp(flag, "--map-host");
-	int rc = map ? netmap_parse(spec, &m, e) : netrule_parse(spec, &r, e);
+	int rc = map ? netmap_parse(spec, &m, e)
+		 : !strcmp(flag, "--deny-domain") ? netrule_parse_deny(spec, &r, e)
+						  : netrule_parse(spec, &r, e);
 	if (rc < 0) {
 		char what[sizeof e->what];
 		snprintf(what, sizeof what, "%s", e->what);
 		err_set(e, 0, spec, "%s: %s", flag, what);
 		err_hint(e, map ? "NAME=ADDR, e.g. --map-host api.test=127.0.0.1"
 				: "a host name (example.com), its subdomains (*.example.com), an "
-				  "address (1.2.3.4, ::1), each with an optional :PORT");
+				  "address (1.2.3.4, ::1), each with an optional :PORT (and, to "
+				  "allow, /tls or /http after it: what the port carries)");
 		return -1;
 	}
 	if (map)

@@ -189,6 +189,29 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$ERR" 'unlike the bwrap jail: ~/\.pi/agent/auth\.json: a private copy under bwrap; here the host.s file, kept by the guard' \
 		"$who: … and the run says why (no private copy without mounts)"
 
+	# codex, gemini, kiro: the files that make their unjailed CLI start commands are kept (each
+	# holds valid content, as the real CLIs below read them)
+	declare -A PLANT=([codex]='.codex/config.toml' [gemini]='.gemini/settings.json'
+		[kiro]='.kiro/settings/mcp.json')
+	declare -A MINE=([codex]='# mine' [gemini]='{}' [kiro]='{"mcpServers": {}}')
+	for a in codex gemini kiro; do
+		f=$HOMEDIR/${PLANT[$a]}
+		mkdir -p "$(dirname "$f")"
+		printf '%s\n' "${MINE[$a]}" >"$f"
+		cat >"$HOMEDIR/.local/bin/${EXE[$a]}" <<EOF2
+#!/bin/sh
+(echo '[mcp_servers.evil] command = "/bin/sh" {"mcpServers": {"evil": {"command": "/bin/sh"}}}' >"\$HOME/${PLANT[$a]}") 2>/dev/null && echo planted
+EOF2
+		chmod 0755 "$HOMEDIR/.local/bin/${EXE[$a]}"
+		aj_chown "$HOMEDIR"
+		llrun "$who" -e PATH="$APATH" -- "$a" --backend landlock
+		like "$OUT" planted "$who: $a: ~/${PLANT[$a]} is writable inside (its real config dir, no mounts) …"
+		is "$(cat "$f")" "${MINE[$a]}" "$who: … yet after the run it is as it was (it makes an unjailed $a start commands)"
+		v=$f
+		[ "$a" = kiro ] && v=$HOMEDIR/.kiro/settings # the protected path is the directory
+		like "$ERR" "violation: protected path $v changed.*restored" "$who: … the change was moved aside and said"
+	done
+
 	# opencode: its config dir is the workspace's own
 	fake_opencode "$HOMEDIR/.local/bin/opencode"
 	aj_chown "$HOMEDIR/.local/bin/opencode"

@@ -41,6 +41,12 @@ install)
 			exit 0
 		fi
 		rm -f "$tmp"
+		# a user's install (PREFIX=~/.local) cannot write the system's profiles: say how, as
+		# root, and go on (the binary is installed; doctor says what is missing)
+		if [ -z "$destdir" ] && [ -d "$dir" ] && [ ! -w "$dir" ]; then
+			echo "AppArmor profile not installed: $dir is not writable by this user; as root: sudo $src/scripts/apparmor.sh install '' $dir $bin 1 (it grants userns to whatever program is at $bin, so only where others cannot write that path), or install agentjail as root (sudo make install)"
+			exit 0
+		fi
 	fi
 	install -d "$destdir$dir"
 	render "$bin" >"$destdir$dir/agentjail"

@@ -3,6 +3,8 @@
 # `userns` to the installed binary; apparmor_parser parses it without loading (-Q -K: this
 # kernel need not have AppArmor); `make install` puts it in DESTDIR/etc/apparmor.d when asked
 # (APPARMOR=1) or where the system's parser accepts it (auto), `make uninstall` removes it;
+# a user's install (PREFIX=~/.local) on an AppArmor 4 host (a stand-in parser) writes no profile
+# and says the command as root, and still succeeds;
 # doctor reads kernel.apparmor_restrict_unprivileged_userns and the loaded profiles (simulated
 # through the test build's AGENTJAIL_TEST_PROCFS) and names what is missing with the fix.
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +57,31 @@ if command -v make >/dev/null 2>&1; then
 	fi
 else
 	skip "make install of the AppArmor profile" "make is not installed"
+fi
+
+# --- an install by a user (PREFIX=~/.local) where AppArmor 4 is in use: make install succeeds,
+# the profile is not written (the user cannot write there), and it says how, as root ----------
+if ! aj_is_root || [ -z "${AJ_USER:-}" ]; then
+	skip "make install by a user leaves the AppArmor profile out, saying how" "needs root (to run it as the test user)"
+elif [ ! -d /etc/apparmor.d ]; then
+	skip "make install by a user leaves the AppArmor profile out, saying how" "/etc/apparmor.d does not exist (apparmor is not installed)"
+else
+	aj_use user
+	src=$AJ_TMP/src
+	mkdir -p "$src/scripts" "$src/contrib/apparmor" "$AJ_TMP/aa-etc" "$AJ_TMP/aa4"
+	cp "$AJ_SRC/scripts/apparmor.sh" "$src/scripts/"
+	cp "$AJ_SRC/contrib/apparmor/agentjail.in" "$src/contrib/apparmor/"
+	# AppArmor 4's parser (it accepts the userns rule), standing in for Ubuntu 24.04's
+	printf '#!/bin/sh\n[ "$1" = --version ] && echo "AppArmor parser version 4.0.1"\nexit 0\n' >"$AJ_TMP/aa4/apparmor_parser"
+	chmod 0755 "$AJ_TMP/aa4/apparmor_parser"
+	chmod -R a+rX "$src" "$AJ_TMP/aa4" "$AJ_TMP/aa-etc"
+	out=$(setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups env -i PATH="$AJ_TMP/aa4:$AJ_SYS_PATH" \
+		HOME="$HOMEDIR" sh "$src/scripts/apparmor.sh" install "" "$AJ_TMP/aa-etc" "$HOMEDIR/.local/bin/agentjail" auto 2>&1)
+	ok $? "user: the AppArmor step of make install (PREFIX=~/.local, AppArmor 4) succeeds" || diag "$out"
+	[ ! -e "$AJ_TMP/aa-etc/agentjail" ]
+	ok $? "user: … writing no profile (the user cannot)"
+	like "$out" "AppArmor profile not installed: $AJ_TMP/aa-etc is not writable by this user; as root: sudo .*apparmor.sh install '' $AJ_TMP/aa-etc $HOMEDIR/.local/bin/agentjail 1" \
+		"user: … and it says why and the command, as root"
 fi
 
 # --- doctor: the restriction and the loaded profiles (simulated) ------------------------------

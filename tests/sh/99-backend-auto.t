@@ -51,6 +51,18 @@ for who in "${AJ_WHOS[@]}"; do
 		skip "$who: auto chooses the Landlock backend" "the kernel's Landlock ABI is $abi (4 needed)"
 		continue
 	fi
+	# a session auto put in the bwrap jail resumes there or not at all: never re-chosen
+	aj_run "$who" -- run --backend auto -- sh -c "echo ran >>'$WS/resumed'"
+	id=$(last_id "$who")
+	rm -f "$WS/resumed"
+	nsrun "$who" -- resume "$id"
+	rc_is 125 "$who: resume of an auto session that ran in the bwrap jail, where user namespaces are now refused: exit 125"
+	[ ! -e "$WS/resumed" ]
+	ok $? "$who: … nothing ran (not moved to the Landlock backend behind the user's back)"
+	like "$ERR" "resume: session $id ran on the local backend, chosen by backend = auto .*it resumes there" \
+		"$who: … it says the session resumes where auto put it"
+	like "$ERR" 'max_user_namespaces = 0' "$who: … and why that backend cannot run here"
+
 	nsrun "$who" -- run --backend auto -- sh -c "$WHERE"
 	rc_is 0 "$who: run --backend auto where user namespaces are refused"
 	like "$ERR" 'backend auto: bubblewrap cannot build its jail here \(user namespaces are disabled on this host \(user\.max_user_namespaces = 0\)\); using the landlock backend: no private /proc, PIDs or mounts' \

@@ -259,6 +259,14 @@ if [ -n "$have" ]; then
 				skip "$who: the real $a --version on the Landlock backend" "npm install ${PKG[$a]} failed"
 				continue
 			fi
+			# the host's node may be older than the package needs (Debian 12's is 18)
+			need=$(jq -r '.engines.node // ""' "$NPM/lib/node_modules/${PKG[$a]}/package.json" 2>/dev/null |
+				sed -n 's/^>= *\([0-9]*\).*/\1/p')
+			have_node=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
+			if [ -n "$need" ] && [ -n "$have_node" ] && [ "$have_node" -lt "$need" ]; then
+				skip "$who: the real $a --version on the Landlock backend" "${PKG[$a]} needs node >= $need (this host's: $have_node)"
+				continue
+			fi
 			llrun "$who" -e PATH="$HOMEDIR/.npm-global/bin:$AJ_SYS_PATH" -- "$a" --backend landlock -- --version
 			rc_is 0 "$who: the real $a --version on the Landlock backend exits 0"
 			like "$OUT" "${VERSION_RE[$a]}" "$who: … and prints its version from inside"

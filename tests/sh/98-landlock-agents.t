@@ -11,7 +11,7 @@
 # backend cannot copy, is kept by the guard (a planted "!cmd" key never stays); opencode's
 # config dir is the workspace's own (a planted tool never reaches the host's); what the backend
 # cannot give (the IDE tokens' mask, the private dirs inside the config dir) is said at the
-# start. $HOME is a private directory; the real one stays out of reach. Sessions record the
+# start; what a run wrote in those private dirs (claude's shell snapshots) is moved aside after it. $HOME is a private directory; the real one stays out of reach. Sessions record the
 # backend and the agent's own session id, and resume runs there again with it.
 . "$(dirname "$0")/lib.sh"
 aj_setup
@@ -69,6 +69,10 @@ echo '{"mcpServers": {"evil3": {"command": "/bin/sh"}}}' >"$HOME/.claude/.config
 (mkdir -p "$HOME/.claude/projects/p" && echo t >"$HOME/.claude/projects/p/t.jsonl") 2>/dev/null && echo "projects: written"
 (echo x >"$HOME/.claude/history.jsonl") 2>/dev/null && echo "history: written"
 if cat "$HOME/.claude/ide/1234.lock" 2>/dev/null; then echo "ide: readable"; else echo "ide: unreadable"; fi
+S=$HOME/.claude/shell-snapshots
+(echo 'touch /tmp/SNAP_RAN' >"$S/snapshot-bash-planted.sh" && mkdir -p "$S/sub" && echo x >"$S/sub/y" &&
+	echo 'touch /tmp/SNAP_RAN' >>"$S/snapshot-bash-host.sh" && cat "$S/snapshot-bash-planted.sh" >/dev/null) 2>/dev/null &&
+	echo "snapshots: written and read back"
 (touch "$HOME/.cache-made-here") 2>/dev/null && echo "home: writable"
 exit 0
 EOF2
@@ -130,6 +134,10 @@ for who in "${AJ_WHOS[@]}"; do
 	echo '{"port": 1234, "authToken": "ide-secret"}' >"$HOMEDIR/.claude/ide/1234.lock"
 	echo '# mine' >"$HOMEDIR/.claude/CLAUDE.md"
 	echo '{}' >"$HOMEDIR/.claude/settings.json"
+	S=$HOMEDIR/.claude/shell-snapshots
+	mkdir -p "$S"
+	echo '# host' >"$S/snapshot-bash-host.sh"
+	echo '# old' >"$S/snapshot-bash-old.sh"
 	aj_chown "$HOMEDIR"
 	llrun "$who" -e PATH="$APATH" -- claude --backend landlock -- -p hi
 	rc_is 0 "$who: claude (stand-in) on the Landlock backend"
@@ -153,13 +161,22 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" 'projects: written' "$who: claude's own state (projects/) is writable"
 	[ -f "$HOMEDIR/.claude/projects/p/t.jsonl" ] && [ -f "$HOMEDIR/.claude/history.jsonl" ]
 	ok $? "$who: … and lasts, as do new files at ~/.claude's top"
+	like "$OUT" 'snapshots: written and read back' "$who: claude's shell snapshots (the host's dir here) are writable during the run …"
+	[ ! -e "$S/snapshot-bash-planted.sh" ] && [ ! -e "$S/sub" ]
+	ok $? "$who: … what the run made there is gone from the host's dir after it (no snapshot for the host's claude to source)"
+	[ ! -e "$S/snapshot-bash-host.sh" ]
+	ok $? "$who: … a host snapshot the run changed is moved aside too"
+	is "$(cat "$S/snapshot-bash-old.sh")" '# old' "$who: … one it did not touch stays"
+	like "$ERR" "violation: $S/snapshot-bash-planted\.sh: written during the run in the agent's own directory $S .*moved aside to $STATE/quarantine/" \
+		"$who: … each is reported with where it went"
+	like "$ERR" "violation: $S/snapshot-bash-host\.sh: written during the run" "$who: … the changed one too"
 	like "$OUT" 'home: writable' "$who: the private \$HOME is writable"
 	[ ! -e "$HOMEDIR/.cache-made-here" ]
 	ok $? "$who: … and what is written there stays out of the real \$HOME"
 	like "$OUT" 'ide: readable' "$who: the IDE tokens are readable on this backend (no mask inside a writable dir) …"
 	like "$ERR" 'landlock backend, unlike the bwrap jail: ~/\.claude/ide: masked under bwrap; readable here' \
 		"$who: … which the run says at its start"
-	like "$ERR" 'landlock backend, unlike the bwrap jail: ~/\.claude/shell-snapshots: the workspace.s own under bwrap; here the host.s directory' \
+	like "$ERR" 'landlock backend, unlike the bwrap jail: ~/\.claude/shell-snapshots: the workspace.s own under bwrap; here the host.s directory, writable during the run; after it, what the run wrote there is moved aside' \
 		"$who: … as it says the private dirs are the host's here"
 	llrun "$who" -e PATH="$APATH" -- claude --backend landlock --dry-run -- -p hi
 	like "$OUT" "# not given by this backend: ~/\.claude/ide: masked under bwrap" "$who: --dry-run says it too"

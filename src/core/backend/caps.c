@@ -87,7 +87,7 @@ const struct backend_caps backend_caps_landlock = {
 		[BR_AGENT_PROTECT] = "watched: a change is moved aside at once and the original restored",
 		[BR_AGENT_COPY] = "yes (a link in the private $HOME); pi's auth.json: watched instead",
 		[BR_AGENT_HIDE] = "**no**: readable (said at the start)",
-		[BR_AGENT_PRIVATE] = "**no** inside the config dir: the host's (said); elsewhere the workspace's own",
+		[BR_AGENT_PRIVATE] = "inside the config dir the host's, writable during the run, what it wrote there moved aside after it (said); elsewhere the workspace's own",
 		[BR_AGENT_RESUME] = "yes",
 		[BR_AUTO] = "where bwrap cannot build its jail",
 	},

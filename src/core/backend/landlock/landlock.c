@@ -12,6 +12,7 @@
 #include "core/backend/landlock/llrun.h"
 #include "core/backend/report.h"
 #include "core/jail/guard.h"
+#include "core/jail/sweep.h"
 #include "core/jail/result.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/pipeline.h"
@@ -124,6 +125,15 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	}
 	for (size_t i = 0; i < lp.gaps.n; i++)
 		report_warn(io, "landlock backend, unlike the bwrap jail: %s", lp.gaps.v[i]);
+	/* the agent's own directories: recorded now, what the run leaves there moved aside after
+	 * it (core/jail/sweep.h) */
+	_cleanup_(sweep_free) struct sweep sw = {0};
+	sweep_take(&lp.sweep, &sw);
+	for (size_t i = 0; i < sw.n; i++)
+		if (sw.d[i].unswept)
+			report_warn(io, "%s is not swept after the run (%s): what the run leaves "
+					"there stays for the host's next run of the agent",
+				    sw.d[i].path, sw.d[i].unswept);
 	if (llhome_make(&lp, &e) < 0) {
 		io->error(io->arg, &e);
 		io->warn(io->arg, "nothing was run");
@@ -157,6 +167,14 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	 * stays */
 	if (guard_finish(g, &lres.viol, &lres.snap_err) < 0)
 		lres.snapshot_failed = true;
+	struct err swe = {0};
+	if (sweep_check(&sw, qdir, &lres.viol, &swe) < 0) {
+		if (lres.snapshot_failed)
+			io->error(io->arg, &swe);
+		else
+			lres.snap_err = swe;
+		lres.snapshot_failed = true;
+	}
 	if (lr == 0) /* setuid bits gained, git directories planted: as after a bwrap jail */
 		launch_scan_after(&j->plan, qdir, &since, &lres);
 	report_violations(&lres, io);

@@ -238,6 +238,13 @@ static char *shown(const struct ll_plan *p, const char *path)
 	return rel && *rel ? xasprintf("~/%s", rel) : xstrdup(path);
 }
 
+/* A private directory inside the agent's config dir: what the run leaves there is swept after it
+ * (core/jail/sweep.h) */
+#define PRIVATE_DIR_GAP                                                                          \
+	"the workspace's own under bwrap; here the host's directory, writable during the run; "  \
+	"after it, what the run wrote there is moved aside (an unjailed run of the agent "       \
+	"meanwhile could use it)"
+
 /* A bind inside a bind of the private home: what bwrap gives there and this backend cannot. */
 static void home_gap(struct ll_plan *p, const char *dest, const char *src, bool writable,
 		     struct hostfacts *hf)
@@ -254,10 +261,8 @@ static void home_gap(struct ll_plan *p, const char *dest, const char *src, bool 
 			   d);
 		strv_push(&p->guard_extra, dest);
 	} else {
-		strv_pushf(&p->gaps, "%s: the workspace's own under bwrap; here the host's directory, "
-				     "writable (what the agent leaves there stays for the host's "
-				     "next run of it)",
-			   d);
+		strv_pushf(&p->gaps, "%s: %s", d, PRIVATE_DIR_GAP);
+		strv_push(&p->sweep, dest);
 	}
 }
 
@@ -352,10 +357,10 @@ static void tmpfs_op(struct ll_plan *p, struct grants *g, const struct bw_op *o)
 		strv_pushf(&p->gaps,
 			   mask ? "%s: masked under bwrap; readable here (Landlock cannot take a "
 				  "path out of a writable directory)"
-				: "%s: the workspace's own under bwrap; here the host's directory, "
-				  "writable (what the agent leaves there stays for the host's next "
-				  "run of it)",
+				: "%s: " PRIVATE_DIR_GAP,
 			   d);
+		if (!mask)
+			strv_push(&p->sweep, dest);
 		return;
 	}
 	if (mask && strncmp(dest, "/proc/", 6) != 0) {
@@ -515,6 +520,7 @@ void ll_plan_free(struct ll_plan *p)
 	free(p->ents);
 	strv_free(&p->gaps);
 	strv_free(&p->guard_extra);
+	strv_free(&p->sweep);
 	*p = (struct ll_plan){0};
 }
 

@@ -57,6 +57,11 @@ struct ll_plan {
 	 * the guard keeps the host's file instead (a change is moved aside and the original put
 	 * back), so no planted key ever stays in it. */
 	struct strv guard_extra;
+	/* The agent's own directories inside such a bind (bwrap's private dirs: claude's
+	 * shell-snapshots/, codex's skills/, …): here the host's, writable while the command runs;
+	 * after it, what is new or changed in them is moved aside (core/jail/sweep.h), so the
+	 * host's next unjailed run of the agent finds nothing the jail left there. */
+	struct strv sweep;
 };
 
 #define LLP_TMP_VARS "TMPDIR", "TMP", "TEMP", "TEMPDIR"

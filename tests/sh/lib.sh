@@ -366,13 +366,17 @@ aj_cmd() {
 		esac
 	done
 	AJ_STDIN=$stdin
+	# the runs' terminal is script(1)'s pty: xterm unless the host names a real one (bash sets
+	# TERM=dumb where none was given, as in CI)
+	local term=${TERM:-xterm}
+	[ "$term" = dumb ] && term=xterm
 	[ -n "$binpath" ] || binpath=$AJ_BIN/$bin
 	AJ_CMD=()
 	if [ "$who" = user ] && aj_is_root; then
 		AJ_CMD+=(setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups)
 	fi
 	AJ_CMD+=(env -i -C "$cwd" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME"
-		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="${TERM:-xterm}"
+		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="$term"
 		AGENTJAIL_STATE_DIR="$STATE" "${AJ_XENV[@]}" "${xenv[@]}" "$binpath" "$@")
 	if [ -n "$tty" ]; then
 		local q
@@ -387,7 +391,7 @@ aj_run() {
 	aj_cmd "$@"
 	"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
 	RC=$?
-	if [ "${AJ_CMD[0]}" = script ]; then
+	if [ "${AJ_CMD[2]:-}" = script ]; then # env SHELL=/bin/bash script …
 		# Through a terminal: drop CRs and the terminal's echo of control characters (e.g. "^@"
 		# or "^D" when script(1) forwards the end of its stdin), so the probe's line stands alone.
 		OUT=$(tr -d '\r\000' <"$AJ_TMP/out" | sed 's/\^[@-_]//g')

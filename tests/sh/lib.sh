@@ -478,6 +478,21 @@ pyl() {
 		python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print($1)" 2>&1
 }
 
+# fake_model_results LOG — the tool_result texts a client sent back to the scripted model
+# (tests/helpers/fake_anthropic.py's --log), one per line, at most 4000 bytes
+fake_model_results() {
+	python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    for m in (r.get("body") or {}).get("messages", []):
+        c = m.get("content")
+        for b in c if isinstance(c, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                t = b.get("content")
+                print(t if isinstance(t, str) else " ".join(x.get("text", "") for x in t))' \
+		"$1" 2>/dev/null | head -c 4000
+}
+
 # aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory,
 # or AJ_TMUX_SOCK), run as that identity
 aj_tmux() {

@@ -445,6 +445,14 @@ if aj_is_root; then
 	like "$ERR" "overlay could not be mounted|user namespace" "… saying why"
 	[ ! -e "$WS/ran.txt" ] && [[ $OUT != *RAN* ]]
 	ok $? "… and nothing ran"
+	# backend auto would move to the Landlock backend there: review refuses first, as a jail
+	# that cannot be built (125), never a run without its overlay
+	aj_cmd root -- run --backend auto --fs review -- sh -c 'echo RAN > ran.txt; echo RAN'
+	ns_run "${AJ_CMD[@]}"
+	is "$RC" 125 "root, user namespaces disabled, --backend auto: --fs review exits 125"
+	like "$ERR" "--fs review needs the bwrap jail" "… saying review needs the bwrap jail"
+	[ ! -e "$WS/ran.txt" ] && [[ $OUT != *RAN* ]]
+	ok $? "… and nothing ran"
 fi
 
 done_testing

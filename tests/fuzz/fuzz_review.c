@@ -1,6 +1,6 @@
 /* Fuzz target: what a --fs review change set feeds the pure rules (core/plan/review.h): a
  * file's old and new bytes, which the jail chose, to the unified diff; a name to the
- * protection rule and the symlink rule; bytes to the baselines' reader. Whatever arrives: no
+ * protection rule and the symlink rules (inside, where it lands); bytes to the baselines' reader. Whatever arrives: no
  * crash, leak or read out of bounds; the diff's counts fit the lines there are, and its text
  * names the file only in its headers; a protected root is a prefix of the name; the baselines
  * read back as written. The input is split at its first 0xff byte: old bytes, then new. */
@@ -51,6 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!root || !strncasecmp(root, name, strlen(root)));
 	free(root);
 	(void)review_link_inside(name, name);
+	/* where a link lands: inside (relative, no "..", never absolute) or NULL */
+	char *at = review_link_lands("a/b/l", name);
+	FUZZ_CHECK(!at || (at[0] != '/' && strcmp(at, "..") && strncmp(at, "../", 3) &&
+			   !strstr(at, "/../") && (strlen(at) < 3 || strcmp(at + strlen(at) - 3, "/.."))));
+	FUZZ_CHECK((at != NULL) == review_link_inside("a/b/l", name));
+	free(at);
 	free(name);
 
 	/* bytes as the baselines file */

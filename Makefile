@@ -106,7 +106,7 @@ INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/co
 	src/core/plan/initargs.c src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
 	src/core/net/connreply.c \
 	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
-	src/util/fs.c src/util/termtext.c
+	src/util/fs.c src/util/termtext.c src/util/fdmsg.c
 INIT_CC ?= musl-gcc
 
 .PHONY: all check test t unit-check clean install uninstall deps run bench format fuzz clang-build man

@@ -180,6 +180,16 @@ int cmd_ll_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
 
 int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
 {
+	if (req->pol.publish.n) {
+		/* no network namespace: the jail's loopback is the host's, where any program of
+		 * the host reaches a server at once, on its own port only; and Landlock lets it
+		 * bind no port (doc/design.md §4c) */
+		cmd_warn("--publish %s cannot be used with --backend landlock: it has no network of "
+			 "its own (a server would listen on the host's loopback, and binding a port "
+			 "is refused there); run it in the bwrap jail (--backend local)",
+			 req->pol.publish.v[0]);
+		return EXIT_USAGE;
+	}
 	struct jail j;
 	int rc = cmd_jail_prepare(req, &j);
 	if (rc == 0)

@@ -41,6 +41,8 @@ static const char usage[] =
 	"  --deny-domain D[:PORT]       refuse D even when allowed\n"
 	"  --map-host NAME=ADDR         NAME resolves to ADDR (as curl --resolve); allowed\n"
 	"                               there, even on loopback\n"
+	"  --publish [HOSTPORT:]PORT    the jail's loopback port PORT on the host's\n"
+	"                               127.0.0.1:HOSTPORT (--net off or allow)\n"
 	"  --workspace DIR              the project (default: the current directory)\n"
 	"  --rw PATH  --ro PATH  --hide PATH   extra writable, read-only, masked paths\n"
 	"  --dev PATH                   a character device (e.g. /dev/kvm)\n"
@@ -91,6 +93,12 @@ static int rec_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp
 {
 	struct rec_hook *h = arg;
 	return netrun_ready(h->net, tcp4, tcp6, dns_udp, dns_tcp, e);
+}
+
+static int rec_publish(void *arg, int chan, struct err *e)
+{
+	struct rec_hook *h = arg;
+	return netrun_publish(h->net, chan, e);
 }
 
 static int run_full_access(struct run_request *req, struct sess_rec *rec)
@@ -315,12 +323,21 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					  : "");
 	else if (req->pol.net == NET_ALLOW)
 		net_allow_banner(&req->pol);
-	runlines_start(req);
 	struct netrun net = {.pol = &req->pol, .rec = rec};
+	if (netrun_publish_listen(&net, &e) < 0) { /* a host port in use: nothing is run */
+		free(bwrap);
+		netrun_free(&net);
+		cmd_print_err(&e);
+		return EXIT_USAGE;
+	}
+	if (!req->quiet)
+		netrun_publish_banner(&net);
+	runlines_start(req);
 	struct rec_hook rh = {rec, req, plan, bwrap, &net};
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
 				     .violation = live_violation,
 				     .net_ready = plan->net_allow ? rec_net_ready : NULL,
+				     .publish = plan->publish ? rec_publish : NULL,
 				     .arg = &rh};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);

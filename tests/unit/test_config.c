@@ -98,6 +98,8 @@ static void errors_and_suggestions(void **state)
 		{"[policy]\nenv = [\"LD_PRELOAD\"]\n", "f:2:8", "not a variable name", NULL},
 		{"[policy]\nmemory = 5\n", "f:2:10", "at least 32M", NULL},
 		{"[policy]\nallow_domains = [\"a b\"]\n", "f:2:18", "`allow_domains` entry", NULL},
+		{"[policy]\npublish = [\"8080:\"]\n", "f:2:12", "`publish` entry `8080:`", NULL},
+		{"[policy]\npublish = \"3000\"\n", "f:2:11", "`publish` needs an array", NULL},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct config c;
@@ -134,6 +136,7 @@ static void widening_refused_unless_trusted(void **state)
 		"[policy]\npids = 100000\n",
 		"[agent.claude]\nnet = \"on\"\n",
 		"[agent.claude]\nrw = [\"/srv\"]\n",
+		"[policy]\npublish = [\"8080:3000\"]\n",
 	};
 	for (size_t i = 0; i < sizeof widen / sizeof *widen; i++) {
 		for (int trusted = 0; trusted < 2; trusted++) {
@@ -157,7 +160,8 @@ static void widening_refused_unless_trusted(void **state)
 					 0);
 			bool widened = p.fs == FS_DANGER_FULL || p.net == NET_ON || p.rw.n ||
 				       p.ro.n || p.env.n || p.allow_domains.n > 1 ||
-				       p.map_hosts.n || p.memory == UINT64_MAX || p.pids;
+				       p.map_hosts.n || p.memory == UINT64_MAX || p.pids ||
+				       p.publish.n;
 			if (widened != (bool)trusted)
 				fail_msg("case %zu trusted %d: widened %d", i, trusted, widened);
 			policy_free(&p);

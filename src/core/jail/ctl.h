@@ -25,6 +25,10 @@ enum ctl_type {
 	CTL_BINDS,       /* host → init, before CTL_GO, with a memfd attached: what each bind
 			  * must show in the jail's view (core/jail/bindcheck.h); init checks it
 			  * before the command starts */
+	CTL_PUBLISH,     /* host → init, before CTL_GO, with an fd attached (--publish): init's
+			  * end of the publish channel, a SOCK_SEQPACKET socketpair of its own on
+			  * which the host asks for connections to the published ports
+			  * (core/plan/pubwire.h) */
 };
 
 /* CTL_NOTE bits */
@@ -43,7 +47,7 @@ struct ctl_msg {
 int ctl_send(int fd, uint32_t type, int32_t value);
 /* 1 with a message, 0 at EOF, -1 with errno (EAGAIN when non-blocking and empty). */
 int ctl_recv(int fd, struct ctl_msg *m);
-/* ctl_send with the fd `pass` attached (SCM_RIGHTS). */
+/* ctl_send with the fd `pass` attached (SCM_RIGHTS), none when pass < 0. */
 int ctl_send_fd(int fd, uint32_t type, int32_t value, int pass);
 /* ctl_recv that also takes an attached fd: *got is it (close-on-exec), or -1. */
 int ctl_recv_fd(int fd, struct ctl_msg *m, int *got);

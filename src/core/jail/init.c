@@ -25,16 +25,21 @@
 #include <sys/resource.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "core/jail/ctl.h"
 #include "core/jail/bindcheck.h"
 #include "core/plan/initargs.h"
+#include "core/plan/pubwire.h"
 #include "core/confine/landlock.h"
+#include "util/fdmsg.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
@@ -228,7 +233,51 @@ struct loop {
 	char *lock_name; /* the lock file's name there: NAME.lock */
 	int notes;      /* CTL_NOTE bits seen */
 	bool more;    /* orphans may wait to be reaped: poll without blocking */
+	int pub;      /* the publish channel (CTL_PUBLISH), or -1 */
 };
+
+/* One request of the host on the publish channel (core/plan/pubwire.h): a socket of the jail's
+ * network namespace connecting to a published port of its loopback, and only such a port: init
+ * is no connect-anywhere service (doc/design.md §4, "Dev servers"). Non-blocking, so a full
+ * backlog never holds PID 1; the host waits for the connect's end. false: the channel is
+ * gone. */
+static bool serve_publish(struct loop *l)
+{
+	struct pubwire_msg m;
+	int got = -1;
+	int r = fdmsg_recv(l->pub, &m, sizeof m, &got, MSG_DONTWAIT);
+	if (got >= 0)
+		(void)close(got); /* the host sends none */
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EMSGSIZE))
+		return false;
+	if (r < 0)
+		return true;
+	unsigned port = (unsigned)m.value & 0xffff;
+	bool v6 = m.value & PUB_V6;
+	bool known = false;
+	for (size_t i = 0; i < l->a->publish.n; i++)
+		known |= strtoul(l->a->publish.v[i], NULL, 10) == port;
+	int err = m.type != PUB_CONNECT ? EINVAL : !known || !port ? EPERM : 0;
+	int fd = err ? -1
+		     : socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (!err && fd < 0)
+		err = errno;
+	if (fd >= 0) {
+		struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+					  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+		int c = v6 ? connect(fd, (struct sockaddr *)&a6, sizeof a6)
+			   : connect(fd, (struct sockaddr *)&a4, sizeof a4);
+		if (c < 0 && errno != EINPROGRESS)
+			err = errno;
+	}
+	struct pubwire_msg a = {.type = err ? PUB_REFUSED : PUB_SOCKET, .value = err};
+	int sent = fdmsg_send(l->pub, &a, sizeof a, err ? -1 : fd, 0);
+	if (fd >= 0)
+		(void)close(fd);
+	return sent == 0;
+}
 
 /* --note-lock PATH: watch PATH's directory for PATH.lock being made (git writes a config file by
  * making NAME.lock and renaming it over NAME; over a read-only bind the rename fails with EBUSY
@@ -362,10 +411,11 @@ static int run_loop(struct loop *l, int sfd)
 {
 	bool ctl_open = l->a->ctl >= 0;
 	while (l->status < 0) {
-		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+		struct pollfd pfd[4] = {{.fd = sfd, .events = POLLIN},
 					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
-					{.fd = l->lock_fd, .events = POLLIN}};
-		int n = poll(pfd, 3, l->more ? 0 : -1);
+					{.fd = l->lock_fd, .events = POLLIN},
+					{.fd = l->pub, .events = POLLIN}};
+		int n = poll(pfd, 4, l->more ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -382,6 +432,10 @@ static int run_loop(struct loop *l, int sfd)
 			on_control(l, &ctl_open);
 		if (pfd[2].revents & POLLIN)
 			on_lock_events(l);
+		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_publish(l)) {
+			(void)close(l->pub); /* the host is gone */
+			l->pub = -1;
+		}
 	}
 	if (l->lock_fd >= 0)
 		on_lock_events(l); /* what came just before the command's end */
@@ -398,7 +452,8 @@ int init_main(int argc, char **argv)
 	struct init_args a;
 	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
-			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--note-lock PATH] -- CMD",
+			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--note-lock PATH] "
+			    "[--publish PORT]... -- CMD",
 			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);
@@ -411,7 +466,7 @@ int init_main(int argc, char **argv)
 		return fail("no_new_privs is not set: refusing to run", 0);
 	/* before Landlock, which could refuse reading the directory; close-on-exec, so the
 	 * command never holds it */
-	struct loop l = {.a = &a, .status = -1};
+	struct loop l = {.a = &a, .status = -1, .pub = -1};
 	watch_lock(&l);
 	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
 		return 125;
@@ -454,6 +509,10 @@ int init_main(int argc, char **argv)
 			return fail("cannot take the command's stderr", errno);
 		if (m.type == CTL_BINDS && got >= 0 && take_binds(got, &binds) < 0)
 			return fail("cannot read the binds' identities", errno);
+		if (m.type == CTL_PUBLISH && got >= 0 && l.pub < 0 && a.publish.n) {
+			l.pub = got; /* close-on-exec (ctl_recv_fd): the command never holds it */
+			got = -1;
+		}
 		if (got >= 0)
 			(void)close(got);
 		if (m.type == CTL_GO)

@@ -62,6 +62,10 @@ struct launch_hooks {
 	 * them. Called after `started` and before the command may start. -1 with e filled stops
 	 * the launch: bwrap is killed (exit 125). */
 	int (*net_ready)(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e);
+	/* --publish: the host's end of the publish channel (ctl.h CTL_PUBLISH; the callee's from
+	 * here on): serve the published ports with it. Called after net_ready and before the
+	 * command may start; -1 with e filled stops the launch (exit 125). */
+	int (*publish)(void *arg, int chan, struct err *e);
 	void *arg;
 };
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,

@@ -9,11 +9,13 @@
 
 #include "core/plan/netevent.h"
 #include "core/plan/netrules.h"
+#include "core/plan/publish.h"
 #include "util/err.h"
 
 struct proxy_listeners {
 	int tcp4, tcp6;           /* listening 127.0.0.1:3128 and [::1]:3128 (-1 if absent) */
-	int dns_udp, dns_tcp;     /* bound/listening 127.0.0.1:53 */
+	int dns_udp, dns_tcp;     /* bound/listening 127.0.0.1:53 (-1: none, as for --net off
+				   * with --publish, the proxy's only work then) */
 };
 
 /* Called from the proxy's own writer (never from the relay's path) with events in batches,
@@ -32,5 +34,15 @@ struct proxy;
  * failure). rules must outlive the proxy. */
 int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 		net_event_sink sink, void *arg, struct proxy **out, struct err *e) WUR;
+/* --publish (doc/design.md §4, "Dev servers"). The host's listeners, 127.0.0.1:HOSTPORT for each
+ * entry (fds[i] for v[i], non-blocking, close-on-exec), opened before the jail starts: -1 with e
+ * naming the entry and why (the port in use, below 1024 for a user), every fd closed. */
+int proxy_publish_listen(const struct publish *v, size_t n, int *fds, struct err *e) WUR;
+/* Serve them from the proxy's loop: for each connection accepted there the jail's init, asked
+ * over chan (core/plan/pubwire.h), connects to the jail's loopback at the entry's port, and
+ * the proxy relays; each connection is a net_event of proto publish. Takes fds and chan (closed
+ * by proxy_stop, or at once on failure); v is copied. Any thread, while the proxy runs. */
+int proxy_publish(struct proxy *p, const struct publish *v, const int *fds, size_t n, int chan,
+		  struct err *e) WUR;
 /* Stop: close the listeners and every connection, deliver the remaining events, join, free. */
 void proxy_stop(struct proxy *p, struct proxy_stats *st);

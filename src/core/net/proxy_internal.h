@@ -10,10 +10,11 @@
 #include <sys/socket.h>
 
 #include "core/net/proxy.h"
+#include "core/plan/publish.h"
 
 /* What an epoll registration points at: every registered object starts with one. */
 enum px_kind { PK_STOP, PK_LISTEN, PK_DNS_UDP, PK_DNS_LISTEN, PK_ARES, PK_CLIENT, PK_UPSTREAM,
-	       PK_DNS_TCP };
+	       PK_DNS_TCP, PK_WAKE, PK_PUB_LISTEN, PK_PUB_CHAN };
 struct px_handle {
 	enum px_kind kind;
 	int fd;
@@ -39,6 +40,37 @@ struct px_events {
 struct px_dns_tcp;
 struct px_dns_job;
 
+/* Work another thread hands the loop (px_post): the loop owns every connection and the epoll
+ * set, so what changes them from outside is queued and done there. Each kind embeds this
+ * first. */
+enum px_job_kind { PJ_PUBLISH };
+struct px_job {
+	enum px_job_kind kind;
+	struct px_job *next;
+};
+
+/* --publish: the job (proxy_publish) and what the loop keeps (proxy_conn.c). */
+struct px_pub_job {
+	struct px_job j;
+	size_t n;
+	struct publish v[PUBLISH_MAX];
+	int fds[PUBLISH_MAX];
+	int chan;
+};
+struct px_pub_listen {
+	struct px_handle h;       /* PK_PUB_LISTEN: the host's 127.0.0.1:host_port */
+	struct publish pub;
+};
+struct px_conn;
+#define PX_PUB_INFLIGHT 256 /* connections waiting for init's socket at once */
+struct px_pub {
+	struct px_pub_listen *l;
+	size_t n;
+	struct px_handle chan;    /* PK_PUB_CHAN: to the jail's init (core/plan/pubwire.h) */
+	struct px_conn *fifo[PX_PUB_INFLIGHT]; /* asked, in order (NULL: gone since) */
+	uint64_t head, tail;      /* the next answer is for fifo[head % N]; tail: next asked */
+};
+
 struct proxy {
 	int ep;
 	struct px_handle stop_h;           /* eventfd: proxy_stop writes it */
@@ -59,6 +91,10 @@ struct proxy {
 	bool thr_started;
 	int head_ms, connect_ms;           /* from px_test_timeouts, or the defaults */
 	long long accept_paused_until;     /* out of fds: the listeners rest until then */
+	struct px_handle wake_h;           /* eventfd: px_post wrote a job */
+	pthread_mutex_t inbox_mu;
+	struct px_job *inbox;              /* jobs posted, oldest first */
+	struct px_pub *pub;                /* --publish, once its job ran */
 };
 
 struct px_ares {
@@ -74,12 +110,19 @@ void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_CLI
 void px_sweep(struct proxy *p, long long now); /* deadlines; the DNS stub's; resting listeners */
 void px_close_all(struct proxy *p);            /* every connection, its event delivered */
 
+/* --publish (proxy_conn.c) */
+void px_pub_start(struct proxy *p, struct px_pub_job *j); /* takes j's fds; frees nothing */
+void px_pub_accept(struct proxy *p, struct px_pub_listen *l);
+void px_pub_answer(struct proxy *p);                      /* init answered on the channel */
+void px_pub_free(struct proxy *p);                        /* after px_close_all */
+
 /* proxy_events.c */
 int px_events_start(struct px_events *q, net_event_sink sink, void *arg, struct err *e) WUR;
 void px_events_push(struct px_events *q, const struct net_event *ev);
 void px_events_stop(struct px_events *q); /* deliver what is left, join, free */
 
 /* proxy.c, used by the others */
+void px_post(struct proxy *p, struct px_job *j); /* any thread: the loop runs it, then frees it */
 int px_ep_set(struct proxy *p, struct px_handle *h, uint32_t mask);
 void px_bury(struct proxy *p, struct px_handle *h); /* close its fd, free at the round's end */
 void px_close_fd(int *fd);                           /* close it if open, set it to -1 */

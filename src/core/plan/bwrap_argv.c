@@ -3,6 +3,7 @@
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/bindpath.h"
 #include "core/plan/initargs.h"
+#include "core/plan/publish.h"
 #include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
 #include "core/plan/netrules.h"
@@ -1550,6 +1551,25 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 /* Without a cgroup v2 scope, the jail's init sets rlimits: RLIMIT_DATA per process, and,
  * without a v1 pids scope either, RLIMIT_NPROC inside the jail's user namespace (it counts the
  * jail's processes only there; root is exempt from it, so not for root). */
+/* --publish: the jail ports init may connect to for the host (each once); the host ports are
+ * the command layer's (its listeners) */
+static void add_publish(struct bw_plan *p, const struct policy *pol, struct init_args *ia)
+{
+	struct publish *v = NULL;
+	size_t n = 0;
+	struct err e = {0};
+	if (pol->net == NET_ON || publish_list(&pol->publish, &v, &n, &e) < 0 || !n)
+		return; /* validated before: nothing to publish */
+	for (size_t i = 0; i < n; i++) {
+		char port[8];
+		(void)snprintf(port, sizeof port, "%u", (unsigned)v[i].port);
+		if (!strv_contains(&ia->publish, port))
+			strv_push(&ia->publish, port);
+	}
+	p->publish = true;
+	free(v);
+}
+
 static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 {
 	const struct bw_limits *l = &p->limits;
@@ -1648,6 +1668,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	_cleanup_free_ char *gitconfig = home_tmpfs ? path_join(hf->home, ".gitconfig") : NULL;
 	if (gitconfig && hf_type(hf, gitconfig) == HF_FILE)
 		ia.note_lock = gitconfig;
+	add_publish(out, pol, &ia);
 	initargs_build(&ia, &out->cmd);
 	initargs_free(&ia);
 	for (size_t i = 0; i < cmd->n; i++)

@@ -9,6 +9,7 @@
 #include "core/plan/limits.h"
 #include "core/plan/netrules.h"
 #include "core/plan/profile.h"
+#include "core/plan/publish.h"
 #include "core/plan/suggest.h"
 #include "core/plan/toml.h"
 #include "util/cleanup.h"
@@ -22,7 +23,7 @@
 static const char *const pol_keys[] = {"fs",	  "net",	   "memory",	    "pids",
 				       "rw",	  "ro",		   "hide",	    "devices",
 				       "env",	  "allow_domains", "deny_domains", "hosts",
-				       NULL};
+				       "publish", NULL};
 static const char *const top_keys[] = {"bwrap",   "state_dir", "policy",	   "agent",
 				       "profile", "backend",   "opensandbox", "cache", NULL};
 
@@ -145,6 +146,15 @@ static int check_entry(enum cfg_key k, const char *s, const char *file,
 			return at_err(e, file, at->line, at->col, "`%s` entry `%s`: %s",
 				      cfg_key_name(k), s, ne.what);
 		netrule_free(&r);
+	}
+	if (k == CK_PUBLISH) {
+		struct publish pub;
+		struct err pe = {0};
+		if (publish_parse(s, &pub, &pe) < 0)
+			return at_err(e, file, at->line, at->col,
+				      "`publish` entry `%s`: expected \"[HOSTPORT:]PORT\", each a port "
+				      "from 1 to 65535",
+				      s);
 	}
 	if (k == CK_HOSTS) {
 		struct netmap m;
@@ -323,6 +333,9 @@ static const char *why_list(enum cfg_key k)
 		return "allows a domain your own configuration does not";
 	case CK_HOSTS:
 		return "maps a host name to an address (reachable then)";
+	case CK_PUBLISH:
+		return "opens a port of your host's 127.0.0.1 to the jail (a program of yours "
+		       "connecting there talks to the jail)";
 	default:
 		return "widens the sandbox";
 	}
@@ -657,6 +670,7 @@ int config_base_policy(const struct config *c, const char *agent, const char *cw
 	strv_copy(&out->allow_domains, &m.l[CK_ALLOW_DOMAINS - CFG_NSCALAR].v);
 	strv_copy(&out->deny_domains, &m.l[CK_DENY_DOMAINS - CFG_NSCALAR].v);
 	strv_copy(&out->map_hosts, &m.l[CK_HOSTS - CFG_NSCALAR].v);
+	strv_copy(&out->publish, &m.l[CK_PUBLISH - CFG_NSCALAR].v);
 	pol_free(&m);
 	return rc;
 }

@@ -39,6 +39,9 @@ struct policy {
 	struct strv allow_domains; /* --allow-domain, plus an agent profile's domains */
 	struct strv deny_domains;  /* --deny-domain */
 	struct strv map_hosts;     /* --map-host NAME=ADDR */
+	/* --publish [HOSTPORT:]PORT (core/plan/publish.h): the jail's loopback ports reachable on
+	 * the host's 127.0.0.1; for --net off and allow (under on the jail is on the host's) */
+	struct strv publish;
 	uint64_t memory;          /* --memory bytes; LIMIT_UNSET (default) or LIMIT_UNLIMITED */
 	bool memory_default;      /* memory is the host-derived default, not asked for: only a
 				   * cgroup scope enforces it (as RLIMIT_DATA it would break

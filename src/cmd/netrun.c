@@ -37,7 +37,7 @@ int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp
 				       0);
 	struct proxy_listeners l = {.tcp4 = tcp4, .tcp6 = tcp6, .dns_udp = dns_udp,
 				    .dns_tcp = dns_tcp};
-	if (proxy_start(&l, &nr->rules, netsink_fn, nr->sink, &nr->proxy, e) < 0) {
+	if (proxy_start(&l, &nr->rules, nr->ask, netsink_fn, nr->sink, &nr->proxy, e) < 0) {
 		nr->proxy = NULL;
 		err_wrap(e, "--net allow: the proxy could not start");
 		return -1;

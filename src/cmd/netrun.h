@@ -20,6 +20,7 @@ struct netrun {
 	size_t n_pub;
 	int pub_fds[PUBLISH_MAX];   /* … their host listeners, until the proxy takes them */
 	struct sess_rec *rec;       /* set by the caller: the run's record, or NULL */
+	const struct proxy_ask *ask; /* set by the caller: --net ask (cmd/netask.h), or NULL */
 	struct netrules rules;
 	bool rules_built;
 	struct netsink *sink;       /* where the proxy's events go (cmd/netsink.h) */

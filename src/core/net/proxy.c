@@ -251,8 +251,22 @@ static void run_jobs(struct proxy *p)
 		next = j->next;
 		if (j->kind == PJ_PUBLISH)
 			px_pub_start(p, (struct px_pub_job *)j);
+		else if (j->kind == PJ_ANSWER)
+			px_ask_answer(p, (struct px_answer_job *)j);
 		free(j);
 	}
+}
+
+void proxy_answer(struct proxy *p, uint64_t id, const char *entry, enum ask_answer a,
+		  const char *by)
+{
+	struct px_answer_job *j = xcalloc(1, sizeof *j);
+	j->j.kind = PJ_ANSWER;
+	j->id = id;
+	(void)snprintf(j->entry, sizeof j->entry, "%s", entry ? entry : "");
+	j->a = a;
+	(void)snprintf(j->by, sizeof j->by, "%s", by ? by : "");
+	px_post(p, &j->j);
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -320,6 +334,7 @@ static void *loop(void *arg)
 		now = clock_mono_ms();
 		if (now >= next_sweep) {
 			px_sweep(p, now);
+			px_ask_sweep(p, now);
 			next_sweep = now + PX_SWEEP_MS;
 		}
 		for (size_t i = 0; i < p->n_grave; i++)
@@ -341,6 +356,7 @@ static void raise_nofile(void)
 static void teardown(struct proxy *p)
 {
 	px_close_all(p);
+	px_ask_free(p); /* the DNS queries still waiting are answered (denied) and freed */
 	px_dns_close_all(p);
 	px_pub_free(p);
 	for (struct px_job *j = p->inbox, *next; j; j = next) {
@@ -419,7 +435,8 @@ static int setup(struct proxy *p, struct err *e)
 }
 
 int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
-		net_event_sink sink, void *arg, struct proxy **out, struct err *e)
+		const struct proxy_ask *ask, net_event_sink sink, void *arg, struct proxy **out,
+		struct err *e)
 {
 	*out = NULL;
 	raise_nofile();
@@ -436,7 +453,7 @@ int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 	(void)pthread_mutex_init(&p->inbox_mu, NULL);
 	p->evq.sink = sink;
 	p->evq.arg = arg;
-	if (setup(p, e) < 0) {
+	if (px_ask_setup(p, ask) < 0 || setup(p, e) < 0) {
 		teardown(p);
 		free(p);
 		return -1;

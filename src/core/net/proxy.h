@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/plan/netask.h"
 #include "core/plan/netevent.h"
 #include "core/plan/netrules.h"
 #include "core/plan/publish.h"
@@ -30,10 +31,29 @@ struct proxy_stats {
 
 struct proxy;
 
+/* --net ask (doc/design.md §4, "Ask instead of fail"): a request the rules refuse — not on the
+ * list, or not at that port; never what a deny entry refuses — waits for the person's answer
+ * (proxy_answer) or timeout_s, then is allowed or refused. The callbacks run on the proxy's
+ * thread and must not block: `asked` once per question, `settled` when it is answered (by:
+ * who), timed out or given up. */
+struct proxy_ask {
+	int timeout_s;          /* 0: NETASK_TIMEOUT_S */
+	void (*asked)(void *arg, const struct net_question *q);
+	void (*settled)(void *arg, const struct net_question *q, enum ask_answer a,
+			bool timed_out, const char *by);
+	void *arg;
+};
+
 /* Start serving. Takes ownership of the listener fds (closed by proxy_stop, or here on
- * failure). rules must outlive the proxy. */
+ * failure). rules must outlive the proxy. ask: NULL, or --net ask (copied). */
 int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
-		net_event_sink sink, void *arg, struct proxy **out, struct err *e) WUR;
+		const struct proxy_ask *ask, net_event_sink sink, void *arg, struct proxy **out,
+		struct err *e) WUR;
+/* --net ask: the answer to question id, or with id 0 to every open question of entry (an
+ * allow_domains entry, net_suggest_entry's form) and, but for ASK_ONCE, to those to come (by:
+ * who answered, for the events). Any thread; the loop applies it. */
+void proxy_answer(struct proxy *p, uint64_t id, const char *entry, enum ask_answer a,
+		  const char *by);
 /* --publish (doc/design.md §4, "Dev servers"). The host's listeners, 127.0.0.1:HOSTPORT for each
  * entry (fds[i] for v[i], non-blocking, close-on-exec), opened before the jail starts: -1 with e
  * naming the entry and why (the port in use, below 1024 for a user), every fd closed. */

@@ -39,7 +39,8 @@
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
 enum cstate { CS_HEAD, CS_RESOLVING, CS_CONNECTING, CS_RELAY, CS_LINGER,
-	      CS_PUB_WAIT /* --publish: init has been asked for a socket of the jail's */ };
+	      CS_PUB_WAIT, /* --publish: init has been asked for a socket of the jail's */
+	      CS_ASKING    /* --net ask: waiting for the person's answer (proxy_ask.c) */ };
 
 /* One direction of the relay: src → pipe → dst, after `pre` (bytes of ours) is written. */
 struct px_dir {
@@ -89,6 +90,7 @@ struct px_conn {
 	bool pub_v6;               /* asked for ::1 (127.0.0.1 refused it) */
 	bool pub_asked;            /* in p->pub->fifo at pub_seq */
 	uint64_t pub_seq;
+	struct px_wait w;          /* --net ask: while CS_ASKING */
 };
 
 static void set_text(char *dst, size_t cap, const char *s)
@@ -129,6 +131,7 @@ static void conn_close(struct proxy *p, struct px_conn *c)
 	c->closed = true;
 	if (c->pub_asked) /* init's answer, when it comes, finds no one */
 		p->pub->fifo[c->pub_seq % PX_PUB_INFLIGHT] = NULL;
+	px_ask_leave(p, &c->w);
 	if (c->pub) { /* the event counts bytes from the jail's side: the upstream is the jail */
 		uint64_t up = c->ev.bytes_up;
 		c->ev.bytes_up = c->ev.bytes_down;
@@ -735,6 +738,24 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 	have_addresses(p, c, sas, lens, n);
 }
 
+static void proceed(struct proxy *p, struct px_conn *c, char *host, uint16_t port,
+		    const char *asked);
+
+/* --net ask: the person answered (or did not in time). */
+static void conn_answered(struct proxy *p, struct px_wait *w, const struct net_decision *d,
+			  char *reason)
+{
+	struct px_conn *c = container_of(w, struct px_conn, w);
+	if (!d) {
+		deny(p, c, 403, 2, reason);
+	} else { /* the answer's entry decides; a mapping of the name still holds */
+		c->d.v = d->v;
+		c->d.rule = d->rule;
+		proceed(p, c, xstrdup(c->ev.host), c->ev.port, reason);
+	}
+	free(reason);
+}
+
 /* The request names host:port (as received). Check it, then find its addresses. */
 static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t port)
 {
@@ -751,6 +772,26 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 	}
 	px_event_init(&c->ev, proto, host, port);
 	enum net_verdict v = netrules_check(p->rules, host, port, &c->d);
+	if (v == NV_NOT_ALLOWED || v == NV_BAD_PORT) { /* --net ask: the person may allow it */
+		char *why = NULL;
+		c->w.done = conn_answered;
+		int r = px_ask(p, host, port, proto, &c->d, &c->w, &why);
+		if (r == 0) { /* held, watched for errors only, until the answer */
+			c->st = CS_ASKING;
+			c->deadline = LLONG_MAX;
+			(void)ep_quiet(p, &c->c);
+			free(host);
+			return;
+		}
+		if (r > 0)
+			v = NV_ALLOW;
+		if (why) {
+			deny(p, c, 403, 2, why);
+			free(why);
+			free(host);
+			return;
+		}
+	}
 	if (v != NV_ALLOW) {
 		char *reason = net_deny_reason(&c->d, host, port);
 		deny(p, c, 403, 2, reason ? reason : "not allowed");
@@ -758,6 +799,15 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 		free(host);
 		return;
 	}
+	proceed(p, c, host, port, NULL);
+}
+
+/* host:port is allowed (c->d: why; asked: the answer's words when it was asked): check what
+ * the request says besides, then find its addresses. Takes host. */
+static void proceed(struct proxy *p, struct px_conn *c, char *host, uint16_t port,
+		    const char *asked)
+{
+	enum net_proto proto = c->ev.proto;
 	/* plain HTTP: a Host naming another host than the URI is refused, not rewritten */
 	enum net_name_match m = NM_SAME;
 	if (proto == NP_HTTP && c->req.host_header[0])
@@ -772,7 +822,9 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 	c->ev.allowed = true;
 	c->have_ev = true;
 	p->st.allowed++;
-	if (c->d.mapped)
+	if (asked)
+		set_text(c->ev.rule, sizeof c->ev.rule, asked);
+	else if (c->d.mapped)
 		set_text(c->ev.rule, sizeof c->ev.rule, c->d.mapped->spec);
 	else if (c->d.rule)
 		set_text(c->ev.rule, sizeof c->ev.rule, c->d.rule->spec);
@@ -960,6 +1012,7 @@ void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev)
 		return;
 	case CS_RESOLVING:
 	case CS_PUB_WAIT:
+	case CS_ASKING:
 		if (side == 0 && (ev & (EPOLLERR | EPOLLHUP)))
 			conn_close(p, c);
 		return;
@@ -1017,6 +1070,8 @@ void px_sweep(struct proxy *p, long long now)
 			break;
 		case CS_PUB_WAIT:
 			pub_retry(p, c, ETIMEDOUT, "the jail's init did not answer in time");
+			break;
+		case CS_ASKING: /* no deadline of its own: its question has one */
 			break;
 		case CS_CONNECTING:
 			c->timed_out = true;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "core/net/proxy.h"
+#include "core/plan/netask.h"
 #include "core/plan/publish.h"
 
 /* What an epoll registration points at: every registered object starts with one. */
@@ -43,7 +44,7 @@ struct px_dns_job;
 /* Work another thread hands the loop (px_post): the loop owns every connection and the epoll
  * set, so what changes them from outside is queued and done there. Each kind embeds this
  * first. */
-enum px_job_kind { PJ_PUBLISH };
+enum px_job_kind { PJ_PUBLISH, PJ_ANSWER };
 struct px_job {
 	enum px_job_kind kind;
 	struct px_job *next;
@@ -62,6 +63,26 @@ struct px_pub_listen {
 	struct publish pub;
 };
 struct px_conn;
+
+/* --net ask (proxy_ask.c): a request waiting for the person's answer, embedded in its owner
+ * (a connection, a DNS query). */
+struct px_question;
+struct px_wait {
+	struct px_wait *prev, *next;
+	struct px_question *q;
+	/* The answer came, or the time ran out, or the proxy stops: allowed (d filled, its rule
+	 * the answer's entry) or not (d NULL; reason says why, allocated: the callee's). */
+	void (*done)(struct proxy *p, struct px_wait *w, const struct net_decision *d,
+		     char *reason);
+};
+struct px_answer_job {           /* proxy_answer */
+	struct px_job j;
+	uint64_t id;                 /* a question, or 0: every question of entry, and later ones */
+	char entry[NET_HOST_MAX + 10];
+	enum ask_answer a;
+	char by[128];
+};
+struct px_ask;
 #define PX_PUB_INFLIGHT 256 /* connections waiting for init's socket at once */
 struct px_pub {
 	struct px_pub_listen *l;
@@ -95,6 +116,7 @@ struct proxy {
 	pthread_mutex_t inbox_mu;
 	struct px_job *inbox;              /* jobs posted, oldest first */
 	struct px_pub *pub;                /* --publish, once its job ran */
+	struct px_ask *ask;                /* --net ask, NULL without */
 };
 
 struct px_ares {
@@ -115,6 +137,18 @@ void px_pub_start(struct proxy *p, struct px_pub_job *j); /* takes j's fds; free
 void px_pub_accept(struct proxy *p, struct px_pub_listen *l);
 void px_pub_answer(struct proxy *p);                      /* init answered on the channel */
 void px_pub_free(struct proxy *p);                        /* after px_close_all */
+
+/* --net ask (proxy_ask.c). After the rules refused host:port (verdict v, not NV_DENY_LISTED):
+ * 1 allowed by an earlier answer (d set); 0 waiting (w linked: w->done follows); -1 refused,
+ * *reason (allocated) saying why — denied when asked, too many questions — or NULL when the
+ * proxy does not ask (the rules' own reason applies). */
+int px_ask_setup(struct proxy *p, const struct proxy_ask *cfg); /* before the loop starts */
+int px_ask(struct proxy *p, const char *host, uint16_t port, enum net_proto proto,
+	   struct net_decision *d, struct px_wait *w, char **reason);
+void px_ask_leave(struct proxy *p, struct px_wait *w); /* its request went away */
+void px_ask_answer(struct proxy *p, const struct px_answer_job *j);
+void px_ask_sweep(struct proxy *p, long long now);     /* questions out of time: denied */
+void px_ask_free(struct proxy *p);                     /* waiters told (denied), all freed */
 
 /* proxy_events.c */
 int px_events_start(struct px_events *q, net_event_sink sink, void *arg, struct err *e) WUR;

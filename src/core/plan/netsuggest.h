@@ -31,6 +31,10 @@ struct net_suggest {
 	size_t n_skip;
 };
 
+/* The allow_domains entry for a normalized host and port: "host" for the default ports (80,
+ * 443) and a name lookup (0), else "host:port" ("[v6]:port"). Allocated. */
+char *net_suggest_entry(const char *host, int port);
+
 /* From the denials (the session's, with the rules it ran under): one entry per host and port,
  * ports 80 and 443 and name lookups folded into the bare name (what an entry without a port
  * allows), the most denied first. A denial no allow entry would change is listed in skip with

@@ -21,6 +21,7 @@ static const char usage[] =
 	"  sessions [--all] [--json]        the recorded sessions of this workspace, newest first\n"
 	"  show ID [--json] | rm ID...      one session in full; forget sessions\n"
 	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
+	"  net questions|allow|deny ID ...  answer a --net ask session's questions\n"
 	"  quarantine [ID] | restore ITEM   what the jail moved aside; put one back\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
@@ -40,6 +41,7 @@ static const struct {
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
+	{"net", cmd_net},
 };
 
 int main(int argc, char **argv)

@@ -14,9 +14,9 @@ _agentjail() {
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="run verify doctor profiles shim sessions show log rm quarantine resume tui cache
-		config trust untrust"
-	local policy="--fs --net --allow-domain --deny-domain --map-host --publish --workspace --rw --ro --hide
+	local commands="run verify doctor profiles shim sessions show log net rm quarantine resume tui
+		cache config trust untrust"
+	local policy="--fs --net --ask-timeout --allow-domain --deny-domain --map-host --publish --workspace --rw --ro --hide
 		--dev --env --allow-ptrace --agent-writable-instructions --memory --pids --dry-run --quiet
 		--help"
 
@@ -32,13 +32,13 @@ _agentjail() {
 	case $prev in
 	--fs) mapfile -t COMPREPLY < <(compgen -W "read-only workspace-write danger-full-access ro rw full" -- "$cur"); return 0 ;;
 	--backend) mapfile -t COMPREPLY < <(compgen -W "local landlock opensandbox" -- "$cur"); return 0 ;;
-	--net) mapfile -t COMPREPLY < <(compgen -W "off on allow" -- "$cur"); return 0 ;;
+	--net) mapfile -t COMPREPLY < <(compgen -W "off on allow ask" -- "$cur"); return 0 ;;
 	--memory) mapfile -t COMPREPLY < <(compgen -W "unlimited 512M 1G 4G 8G 16G" -- "$cur"); return 0 ;;
 	--pids) mapfile -t COMPREPLY < <(compgen -W "unlimited 1024 4096" -- "$cur"); return 0 ;;
 	--workspace | --dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
 	--rw | --ro | --hide | --dev) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
 	--env) mapfile -t COMPREPLY < <(compgen -v -- "$cur"); return 0 ;;
-	--allow-domain | --deny-domain | --map-host | --publish) return 0 ;;
+	--allow-domain | --deny-domain | --map-host | --publish | --ask-timeout) return 0 ;;
 	esac
 
 	if [ -z "$cmd" ]; then
@@ -65,6 +65,14 @@ _agentjail() {
 	show) mapfile -t COMPREPLY < <(compgen -W "--json --help $(_agentjail_sessions)" -- "$cur") ;;
 	log) mapfile -t COMPREPLY < <(compgen -W "--last --json --follow --suggest --apply --yes --help $(_agentjail_sessions)" -- "$cur") ;;
 	rm) mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -- "$cur") ;;
+	net)
+		if [ "$COMP_CWORD" -eq $((i + 1)) ]; then
+			mapfile -t COMPREPLY < <(compgen -W "questions allow deny" -- "$cur")
+		elif [ "$COMP_CWORD" -eq $((i + 2)) ]; then
+			mapfile -t COMPREPLY < <(compgen -W "--last $(_agentjail_sessions)" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "--once --always --json" -- "$cur")
+		fi ;;
 	quarantine)
 		if [ "${COMP_WORDS[i + 1]}" = restore ] && [ "$COMP_CWORD" -gt $((i + 1)) ]; then
 			if [[ $cur == -* ]]; then

@@ -9,10 +9,12 @@
 #include "cmd/cmd.h"
 #include "cmd/jailreport.h"
 #include "cmd/llcmd.h"
+#include "cmd/netask.h"
 #include "cmd/netrun.h"
 #include "cmd/osbrun.h"
 #include "cmd/runlines.h"
 #include "core/plan/bwrap_argv.h"
+#include "core/plan/netask.h"
 #include "core/plan/netrules.h"
 #include "core/confine/cgroup.h"
 #include "core/host/hostfacts_probe.h"
@@ -33,8 +35,10 @@ static const char usage[] =
 	"usage: agentjail run [POLICY] [--] CMD [ARG...]\n"
 	"POLICY:\n"
 	"  --fs read-only|workspace-write|danger-full-access   (ro|rw|full; default rw)\n"
-	"  --net off|on|allow           network (default off): on is the host's; allow only\n"
-	"                               through agentjail's proxy to the listed domains\n"
+	"  --net off|on|allow|ask       network (default off): on is the host's; allow only\n"
+	"                               through agentjail's proxy to the listed domains; ask\n"
+	"                               is allow, asking you about the rest (agentjail net)\n"
+	"  --ask-timeout SECONDS        --net ask: deny a question not answered by then (60)\n"
 	"  --allow-domain D[:PORT]      allow D (example.com, *.example.com for its\n"
 	"                               subdomains, 1.2.3.4, [::1]); ports 80, 443 unless\n"
 	"                               given; implies --net allow\n"
@@ -285,9 +289,13 @@ static void net_allow_banner(const struct policy *p)
 	_cleanup_free_ char *extra = p->map_hosts.n || p->deny_domains.n
 		? xasprintf("; %zu mapped, %zu denied", p->map_hosts.n, p->deny_domains.n)
 		: NULL;
-	cmd_warn("network: allow-list (%zu domain%s%s)%s; everything else refused",
-		 p->allow_domains.n, p->allow_domains.n == 1 ? "" : "s", sb_str(&b),
-		 extra ? extra : "");
+	_cleanup_free_ char *rest =
+		p->ask ? xasprintf("everything else waits while you are asked (denied after %d s "
+				   "without an answer)",
+				   p->ask_timeout ? p->ask_timeout : NETASK_TIMEOUT_S)
+		       : xstrdup("everything else refused");
+	cmd_warn("network: allow-list (%zu domain%s%s)%s; %s", p->allow_domains.n,
+		 p->allow_domains.n == 1 ? "" : "s", sb_str(&b), extra ? extra : "", rest);
 	sb_free(&b);
 }
 
@@ -324,7 +332,11 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	else if (req->pol.net == NET_ALLOW)
 		net_allow_banner(&req->pol);
 	struct netrun net = {.pol = &req->pol, .rec = rec};
+	/* --net ask: the questions' hub, its control socket (cmd/netask.h) */
+	struct netask *ask = req->pol.ask && plan->net_allow ? netask_new(&net, req, rec) : NULL;
+	net.ask = netask_proxy(ask);
 	if (netrun_publish_listen(&net, &e) < 0) { /* a host port in use: nothing is run */
+		netask_free(ask);
 		free(bwrap);
 		netrun_free(&net);
 		cmd_print_err(&e);
@@ -338,11 +350,16 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 				     .violation = live_violation,
 				     .net_ready = plan->net_allow ? rec_net_ready : NULL,
 				     .publish = plan->publish ? rec_publish : NULL,
-				     .arg = &rh};
+				     .arg = &rh,
+				     .ext_fill = ask ? netask_fill : NULL,
+				     .ext_handle = ask ? netask_handle : NULL,
+				     .ext_arg = ask,
+				     .ask = netask_prompt(ask)};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);
 	netrun_free(&net); /* the proxy stopped, its events written, before the session ends */
+	netask_free(ask);
 	bool said = jailreport_bwrap(&r); /* bwrap's words, then its cause and fix */
 	if (lr < 0) {
 		cmd_print_err(&e);

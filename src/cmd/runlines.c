@@ -25,7 +25,7 @@ void runlines_start(const struct run_request *req)
 		"agentjail: jail %s%sfs %s, net %s, workspace %s, session %s; ~ and /tmp are private "
 		"and discarded\n",
 		p->profile ? p->profile : "", p->profile ? " " : "", fs_mode_name(p->fs),
-		net_mode_name(p->net), ws,
+		p->ask ? "ask" : net_mode_name(p->net), ws,
 		req->session_id ? req->session_id : "(none)");
 	(void)fflush(stderr);
 }

@@ -76,9 +76,11 @@ OURS = [
     ("cache.c", r"when", "a date strftime made"),
     ("cache.c", r"what", "agentjail's own words, or shown_workspace: the recorded workspace "
                          "cleaned (fmt_clean)"),
-    ("log_suggest.c", r"id|path|header",
+    ("log_suggest.c", r"id|ed\.path|ed\.header",
      "log --suggest: the session's UUID, the user's configuration file and the table of it "
      "that is written ([policy], or [agent.NAME] of a built-in or the user's profile)"),
+    ("net.c", r"s", "JSON text printed with JSON_ENSURE_ASCII: jansson "
+     "escapes every control character and every non-ASCII one"),
     ("osbrun.c", r"s\.(url|api_key_env|workdir)|body",
      "--dry-run of the remote backend: the user's configuration and the request built from it"),
     ("osbrun.c", r"note", "osb_timeout_note: agentjail's own sentence about the configured "

@@ -702,7 +702,11 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 				  .watch_fd = watch_fd(c->watch),
 				  .err_fd = c->err_read,
 				  .on_watch = c->watch ? on_watch : NULL,
-				  .watch_arg = c};
+				  .watch_arg = c,
+				  .ext_fill = c->hooks ? c->hooks->ext_fill : NULL,
+				  .ext_handle = c->hooks ? c->hooks->ext_handle : NULL,
+				  .ext_arg = c->hooks ? c->hooks->ext_arg : NULL,
+				  .ask = c->hooks ? c->hooks->ask : NULL};
 	if (c->which & PTY_STDIN) {
 		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
 		restore_on_crash();

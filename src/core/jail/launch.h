@@ -9,6 +9,8 @@
 #include "util/err.h"
 
 struct watch; /* core/jail/watch.h */
+struct pollfd;
+struct askprompt_src; /* core/jail/askprompt.h */
 
 /* Host self-hardening before anything else: not dumpable, no core files, a fresh session
  * keyring, every inherited fd >= 3 closed, and (when nnp) no_new_privs. */
@@ -67,6 +69,12 @@ struct launch_hooks {
 	 * command may start; -1 with e filled stops the launch (exit 125). */
 	int (*publish)(void *arg, int chan, struct err *e);
 	void *arg;
+	/* more fds in the supervising loop, and --net ask's questions for the terminal
+	 * (core/jail/supervise.h: ext_fill, ext_handle, ext_arg, ask) */
+	size_t (*ext_fill)(void *arg, struct pollfd *pfd, size_t max);
+	void (*ext_handle)(void *arg, const struct pollfd *pfd, size_t n);
+	void *ext_arg;
+	const struct askprompt_src *ask;
 };
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
 	       const char *quarantine_dir, const struct launch_hooks *hooks,

@@ -44,6 +44,8 @@ struct state {
 	bool status_open, ctl_open, err_open;
 	bool raw_on; /* the user's terminal is in raw mode now */
 	long long deadline; /* kill the jail at this time (after SIGTERM), 0 = none */
+	struct askprompt ask; /* --net ask's question on the terminal */
+	bool out_tty;         /* the relay writes to a terminal (the question can be shown) */
 };
 
 /* Pass a signal to the command's process group through init; without a control channel,
@@ -111,6 +113,7 @@ static void on_signal(struct state *s)
 	case SIGWINCH:
 		if (s->in->master >= 0 && s->in->tty_fd >= 0)
 			(void)pty_copy_winsize(s->in->tty_fd, s->in->master);
+		askprompt_resized(&s->ask);
 		break;
 	case SIGCONT:
 		/* continued by the shell (fg/bg) without a stop of ours: re-check who owns the
@@ -202,11 +205,19 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			  .status_open = true,
 			  .ctl_open = in->ctl >= 0,
 			  .err_open = in->err_fd >= 0};
-	if (in->master >= 0)
+	askprompt_init(&s.ask, in->ask);
+	if (in->master >= 0) {
 		pty_relay_init(&s.relay, in->in_fd, in->out_fd, in->master);
+		s.out_tty = in->ask && isatty(in->out_fd);
+		if (s.out_tty) {
+			s.relay.seen = askprompt_seen;
+			s.relay.seen_arg = &s.ask;
+		}
+	}
 	take_terminal(&s);
+	int ask_timeout = -1;
 	while (s.status_open) {
-		struct pollfd pfd[8];
+		struct pollfd pfd[8 + 1 + SUPERVISE_EXT_MAX];
 		nfds_t n = 0;
 		pfd[n++] = (struct pollfd){.fd = in->status_fd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = in->sfd, .events = POLLIN};
@@ -216,12 +227,19 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		nfds_t nrelay = 0;
 		if (in->master >= 0)
 			pty_relay_fill_pollfds(&s.relay, pfd + n, &nrelay);
-		int timeout = -1;
+		nfds_t iask = n + nrelay;
+		pfd[iask] = askprompt_fill(&s.ask, in->in_fd);
+		nfds_t iext = iask + 1, next = 0;
+		if (in->ext_fill)
+			next = in->ext_fill(in->ext_arg, pfd + iext, SUPERVISE_EXT_MAX);
+		int timeout = ask_timeout;
 		if (s.deadline) {
 			long long left = s.deadline - clock_mono_ms();
-			timeout = left > 0 ? (int)left : 0;
+			timeout = left > 0 && (timeout < 0 || left < timeout) ? (int)left
+				  : left > 0					? timeout
+										: 0;
 		}
-		int r = poll(pfd, n + nrelay, timeout);
+		int r = poll(pfd, iext + next, timeout);
 		if (r < 0 && errno != EINTR) {
 			sb_free(&s.status);
 			sb_free(&s.errtext);
@@ -231,7 +249,16 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			out->killed = true; /* the grace period is over */
 			(void)kill(in->bwrap, SIGKILL);
 		}
-		if (r <= 0)
+		if (r < 0)
+			continue;
+		if (next && r > 0)
+			in->ext_handle(in->ext_arg, pfd + iext, next);
+		if (in->master >= 0) {
+			bool can = s.out_tty && s.raw_on && s.relay.in_fd >= 0 && !s.relay.master_eof;
+			ask_timeout = askprompt_step(&s.ask, &s.relay, in->in_fd, in->tty_fd,
+						     in->master, can, &pfd[iask]);
+		}
+		if (r == 0)
 			continue;
 		if (pfd[1].revents & POLLIN)
 			on_signal(&s);
@@ -270,8 +297,10 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		out->status = (int)v;
 	}
 	sb_free(&s.status);
-	if (in->master >= 0)
+	if (in->master >= 0) {
+		askprompt_end(&s.ask, &s.relay, in->tty_fd, in->master);
 		(void)pty_relay_drain(&s.relay, 200);
+	}
 	give_terminal(&s);
 	return 0;
 }

@@ -5,7 +5,10 @@
 #include <sys/types.h>
 #include <termios.h>
 
+#include "core/jail/askprompt.h"
 #include "util/err.h"
+
+#define SUPERVISE_EXT_MAX 40 /* the caller's fds polled at once */
 
 struct supervise_in {
 	pid_t bwrap;
@@ -22,6 +25,14 @@ struct supervise_in {
 	void (*on_watch)(void *arg); /* called when watch_fd is readable */
 	void *watch_arg;
 	int err_fd;         /* bwrap's stderr (a non-blocking pipe), -1 if none: kept in out */
+	/* the caller's own fds in the loop (the session's control socket, --net ask's
+	 * questions): fill up to max entries and return how many; handle them after poll */
+	size_t (*ext_fill)(void *arg, struct pollfd *pfd, size_t max);
+	void (*ext_handle)(void *arg, const struct pollfd *pfd, size_t n);
+	void *ext_arg;
+	/* --net ask: the questions put to the person at the terminal (core/jail/askprompt.h),
+	 * NULL for none */
+	const struct askprompt_src *ask;
 };
 
 struct supervise_out {

@@ -188,9 +188,9 @@ char *askterm_draw(const struct net_question *q, const char *session, int rows, 
 	char *entry = fmt_clean(q->entry);
 	if (alt) {
 		/* a full-screen program: its last line, the cursor kept where it was */
-		char *text = xasprintf("agentjail asks: allow %s? [o]nce [s]ession [a]lways "
-				       "[d]eny, Esc later; denied in %lld s",
-				       what, left_s);
+		char *text = xasprintf("agentjail [%llds] allow %s? o once, s session, a always, "
+				       "d deny, Esc later",
+				       left_s, what);
 		sb_add(&b, "\0337");
 		line_at(&b, rows, text, cols, true);
 		sb_add(&b, "\0338");

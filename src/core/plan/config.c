@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/plan/limits.h"
+#include "core/plan/netask.h"
 #include "core/plan/netrules.h"
 #include "core/plan/profile.h"
 #include "core/plan/publish.h"
@@ -20,10 +21,10 @@
 /* where launch looks for bwrap when nothing names it (launch_find_bwrap) */
 #define BWRAP_DEFAULT "/usr/bin/bwrap or /usr/local/bin/bwrap (root-owned)"
 
-static const char *const pol_keys[] = {"fs",	  "net",	   "memory",	    "pids",
-				       "rw",	  "ro",		   "hide",	    "devices",
-				       "env",	  "allow_domains", "deny_domains", "hosts",
-				       "publish", NULL};
+static const char *const pol_keys[] = {"fs",	    "net",	     "memory",	      "pids",
+				       "ask",	    "ask_timeout",   "rw",	      "ro",
+				       "hide",	    "devices",	     "env",	      "allow_domains",
+				       "deny_domains", "hosts",	     "publish",	      NULL};
 static const char *const top_keys[] = {"bwrap",   "state_dir", "policy",	   "agent",
 				       "profile", "backend",   "opensandbox", "cache", NULL};
 
@@ -182,6 +183,20 @@ static int scalar_of(enum cfg_key k, const struct toml_value *v, const char *fil
 				      k == CK_FS ? "read-only, workspace-write or danger-full-access"
 						 : "off, on or allow");
 		*out = xstrdup(k == CK_FS ? fs_mode_name(fm) : net_mode_name(nm));
+		return 0;
+	}
+	if (k == CK_ASK) {
+		if (v->type != TOML_BOOL)
+			return type_err(e, file, v, key, "true or false");
+		*out = xstrdup(v->b ? "true" : "false");
+		return 0;
+	}
+	if (k == CK_ASK_TIMEOUT) {
+		if (v->type != TOML_INT || v->i < 1 || v->i > NETASK_TIMEOUT_MAX)
+			return at_err(e, file, v->line, v->col,
+				      "`ask_timeout` needs a number of seconds from 1 to %d",
+				      NETASK_TIMEOUT_MAX);
+		*out = xasprintf("%lld", (long long)v->i);
 		return 0;
 	}
 	char num[32];
@@ -358,6 +373,11 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 		} else if (i == CK_NET) {
 			wide = net_rank(v->v, net_default) > net_rank(lo, net_default);
 			why = "gives more network access";
+		} else if (i == CK_ASK) {
+			wide = !strcmp(v->v, "true") && !(lo && !strcmp(lo, "true"));
+			why = "asks you to allow hosts the lists do not";
+		} else if (i == CK_ASK_TIMEOUT) {
+			continue; /* how long a question waits allows nothing */
 		} else {
 			wide = !limit_le((enum cfg_key)i, v->v, lo);
 			why = lo ? "raises a limit" : "sets a limit your own configuration does not";
@@ -369,6 +389,7 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 			   lo ? lo
 			      : i == CK_FS    ? "workspace-write"
 			      : i == CK_NET ? net_mode_name(net_default)
+			      : i == CK_ASK ? "false"
 					    : "the default");
 		val_free(v);
 	}
@@ -661,6 +682,9 @@ int config_base_policy(const struct config *c, const char *agent, const char *cw
 		rc = err_set(e, 0, m.s[CK_MEMORY].origin, "memory: not a size");
 	if (m.s[CK_PIDS].v && limits_parse_count(m.s[CK_PIDS].v, &out->pids) < 0)
 		rc = err_set(e, 0, m.s[CK_PIDS].origin, "pids: not a count");
+	out->ask = m.s[CK_ASK].v && !strcmp(m.s[CK_ASK].v, "true");
+	if (m.s[CK_ASK_TIMEOUT].v)
+		out->ask_timeout = atoi(m.s[CK_ASK_TIMEOUT].v);
 	const char *h = home && home[0] == '/' ? home : "/";
 	push_paths(&out->rw, &m.l[CK_RW - CFG_NSCALAR].v, cwd, h);
 	push_paths(&out->ro, &m.l[CK_RO - CFG_NSCALAR].v, cwd, h);
@@ -700,7 +724,7 @@ int config_check_agents(const struct config *c, const char *const *names, struct
 static const char *scalar_default(int i)
 {
 	static const char *const d[] = {"workspace-write", "off (agents: allow)",
-					"half the RAM, at most 16G", "4096"};
+					"half the RAM, at most 16G", "4096", "false", "60"};
 	return d[i];
 }
 

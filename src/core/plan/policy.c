@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/plan/limits.h"
+#include "core/plan/netask.h"
 #include "core/plan/netrules.h"
 #include "core/plan/publish.h"
 #include "util/cleanup.h"
@@ -126,6 +127,19 @@ int fs_mode_parse(const char *s, enum fs_mode *out)
 	return 0;
 }
 
+int net_mode_parse_ask(const char *s, enum net_mode *out, bool *ask)
+{
+	if (!strcmp(s, "ask")) {
+		*out = NET_ALLOW;
+		*ask = true;
+		return 0;
+	}
+	if (net_mode_parse(s, out) < 0)
+		return -1;
+	*ask = false;
+	return 0;
+}
+
 int net_mode_parse(const char *s, enum net_mode *out)
 {
 	if (!strcmp(s, "off"))
@@ -182,7 +196,8 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
 	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
-	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_PUBLISH };
+	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_PUBLISH,
+	      OPT_ASK_TIMEOUT };
 
 static const struct {
 	const char *name;
@@ -197,7 +212,7 @@ static const struct {
 		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true},
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
 		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false},
-		{"--publish", OPT_PUBLISH, true}};
+		{"--publish", OPT_PUBLISH, true}, {"--ask-timeout", OPT_ASK_TIMEOUT, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -287,8 +302,8 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 					 "read-only|ro, workspace-write|rw, danger-full-access|full");
 		return 0;
 	case OPT_NET:
-		if (net_mode_parse(v, &p->net) < 0)
-			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow");
+		if (net_mode_parse_ask(v, &p->net, &p->ask) < 0)
+			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow, ask");
 		*net_given = true;
 		return 0;
 	case OPT_ALLOW_DOMAIN:
@@ -297,6 +312,15 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		return push_net_entry(&p->deny_domains, "--deny-domain", v, e);
 	case OPT_MAP_HOST:
 		return push_net_entry(&p->map_hosts, "--map-host", v, e);
+	case OPT_ASK_TIMEOUT: {
+		char *end = NULL;
+		long t = strtol(v, &end, 10);
+		if (!*v || *end || t < 1 || t > NETASK_TIMEOUT_MAX)
+			return usage_err(e, v, "--ask-timeout needs a number of seconds from 1 to %d",
+					 NETASK_TIMEOUT_MAX);
+		p->ask_timeout = (int)t;
+		return 0;
+	}
 	case OPT_PUBLISH: {
 		struct publish pub;
 		if (publish_parse(v, &pub, e) < 0)
@@ -362,6 +386,8 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 	strv_copy(&p->deny_domains, &b->deny_domains);
 	strv_copy(&p->map_hosts, &b->map_hosts);
 	strv_copy(&p->publish, &b->publish);
+	p->ask = b->ask;
+	p->ask_timeout = b->ask_timeout;
 }
 
 int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
@@ -377,9 +403,10 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		return usage_err(e, ctx->env_fs,
 				 "AGENTJAIL_FS has an unknown filesystem mode (%s)",
 				 "read-only, workspace-write or danger-full-access");
-	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
+	if (ctx->env_net && *ctx->env_net &&
+	    net_mode_parse_ask(ctx->env_net, &p->net, &p->ask) < 0)
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
-				 "off, on or allow");
+				 "off, on, allow or ask");
 	if (ctx->env_memory && *ctx->env_memory &&
 	    parse_memory(ctx->env_memory, "AGENTJAIL_MEMORY", &p->memory, e) < 0)
 		return -1;
@@ -452,6 +479,8 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	 * listen on the host's loopback already (a --publish flag with on is refused) */
 	if (!publish_given && p->net == NET_ON)
 		strv_free(&p->publish);
+	if (p->net != NET_ALLOW) /* asking is a way of allowing */
+		p->ask = false;
 	return 0;
 }
 
@@ -692,6 +721,10 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "map_hosts", strv_json(&p->map_hosts));
 	if (p->publish.n)
 		json_object_set_new(o, "publish", strv_json(&p->publish));
+	if (p->ask)
+		json_object_set_new(o, "ask", json_true());
+	if (p->ask_timeout)
+		json_object_set_new(o, "ask_timeout", json_integer(p->ask_timeout));
 	if (p->profile) {
 		json_object_set_new(o, "profile", jstr(p->profile));
 		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
@@ -770,6 +803,11 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    !strcmp(json_string_value(json_object_get(o, "backend")), "landlock"))
 		out->backend = BACKEND_LANDLOCK;
 	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
+	out->ask = json_is_true(json_object_get(o, "ask"));
+	if (json_is_integer(json_object_get(o, "ask_timeout")) &&
+	    json_integer_value(json_object_get(o, "ask_timeout")) >= 1 &&
+	    json_integer_value(json_object_get(o, "ask_timeout")) <= NETASK_TIMEOUT_MAX)
+		out->ask_timeout = (int)json_integer_value(json_object_get(o, "ask_timeout"));
 	if (json_string_value(json_object_get(o, "cache")) &&
 	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
 		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",

@@ -1221,11 +1221,11 @@ void px_pub_accept(struct proxy *p, struct px_pub_listen *l)
 		c->pub = &l->pub;
 		px_event_init(&c->ev, NP_PUBLISH, "127.0.0.1", l->pub.port);
 		publish_format(&l->pub, c->ev.rule, sizeof c->ev.rule);
-		char a[INET6_ADDRSTRLEN] = "?";
+		char a[INET_ADDRSTRLEN] = "?"; /* the host's listener is 127.0.0.1: IPv4 */
 		const struct sockaddr_in *in4 = (const struct sockaddr_in *)&peer;
 		if (peer.ss_family == AF_INET)
 			px_addr_text(AF_INET, (const uint8_t *)&in4->sin_addr, a, sizeof a);
-		(void)snprintf(c->ev.addr, sizeof c->ev.addr, "%s:%u", a,
+		(void)snprintf(c->ev.addr, sizeof c->ev.addr, "%.15s:%u", a,
 			       (unsigned)ntohs(in4->sin_port));
 		c->ev.allowed = true;
 		c->have_ev = true;

@@ -102,14 +102,15 @@ REMOTE := $(BUILD)/agentjail-remote
 # links it against glibc instead, also statically) and from these sources only: no SQLite,
 # jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
 # build links it dynamically with the sanitizers, from the sanitized objects.
-INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/confine/landlock.c \
-	src/core/plan/initargs.c src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
+INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/jail/capinit.c \
+	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c \
+	src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
 	src/core/net/connreply.c \
 	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
 	src/util/fs.c src/util/termtext.c src/util/fdmsg.c
 INIT_CC ?= musl-gcc
 
-.PHONY: all check test t unit-check clean install uninstall deps run bench format fuzz clang-build man
+.PHONY: all check test t unit-check clean install uninstall deps deps-test run bench format fuzz clang-build man
 all: agentjail
 
 agentjail: $(BIN) $(INIT) $(REMOTE)
@@ -195,6 +196,12 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -o $@ $<
 
+# capclient stands for a Go or Rust binary without proxy support (tests/sh/88-capture.t): linked
+# statically against musl, so nothing but the kernel is between it and its connects.
+$(BUILD)/tests/helpers/capclient: tests/helpers/capclient.c
+	@mkdir -p $(@D)
+	$(INIT_CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -static -pthread -o $@ $<
+
 # tomldump, the differential test's view of the TOML parser, links the library it tests.
 $(BUILD)/tests/helpers/tomldump: tests/helpers/tomldump.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)
@@ -234,7 +241,7 @@ fuzz: $(SC_PREBUILT).c
 
 # `make check` first installs missing Debian packages, then builds and tests in a fresh make
 # (pkg-config flags are read when the Makefile is parsed, so after the install).
-check: deps
+check: deps-test
 	@$(MAKE) --no-print-directory test
 
 test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
@@ -255,12 +262,14 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
-# root and as an unprivileged user; bench/mounts what each bwrap mount costs.
+# root and as an unprivileged user; bench/mounts what each bwrap mount costs; bench/capture
+# the captured direct connections of --net allow against the same client unjailed.
 bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
-		$(BUILD)/bench/initexec
+		$(BUILD)/bench/initexec $(BUILD)/bench/capture
 	@bench/startup.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
+	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 11
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.
@@ -317,6 +326,8 @@ uninstall:
 
 deps:
 	@./scripts/deps.sh
+deps-test:
+	@./scripts/deps.sh --test
 
 run: deps
 	@$(MAKE) --no-print-directory agentjail

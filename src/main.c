@@ -6,8 +6,10 @@
 #include "cmd/cmd.h"
 #include "cmd/osbrun.h"
 #include "core/plan/profile.h"
+#include "core/plan/suggest.h"
 #include "core/host/shim.h"
 #include "util/path.h"
+#include "util/strv.h"
 
 static const char usage[] =
 	"usage: agentjail COMMAND [ARGS]\n"
@@ -26,6 +28,7 @@ static const char usage[] =
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the jails' private caches, per workspace\n"
+	"  home [ID | --workspace DIR] [clean]  a workspace's persisted home (--home persist)\n"
 	"  config [--json] [--path]         the effective configuration, each value's origin\n"
 	"  trust [DIR] | --list; untrust [DIR]  let a project's .agentjail.toml widen the jail\n"
 	"  --version                        print the version\n";
@@ -41,8 +44,38 @@ static const struct {
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
+	{"home", cmd_home},
 	{"net", cmd_net},
 };
+
+/* One line (issue 26: the whole usage was printed): the nearest command or agent when it is
+ * a likely typo, else how to run a program of that name in a jail. */
+static int unknown_command(const char *cmd)
+{
+	struct strv known = STRV_INIT;
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (commands[i].name[0] != '_')
+			strv_push(&known, commands[i].name);
+	const struct profile *const *all = profile_all();
+	for (size_t i = 0; all[i]; i++)
+		strv_push(&known, all[i]->name);
+	strv_push(&known, "help");
+	strv_push(&known, "version");
+	strv_push(&known, "--help");
+	strv_push(&known, "--version");
+	const char *const *k = (const char *const *)strv_data(&known);
+	int rc;
+	if (cmd[0] == '-' || closest_word(cmd, k))
+		rc = cmd_unknown(NULL, cmd[0] == '-' ? "option" : "command", cmd, k);
+	else {
+		cmd_warn("unknown command: %s (to run it in a jail: agentjail run -- %s; see "
+			 "`agentjail --help`)",
+			 cmd, cmd);
+		rc = EXIT_USAGE;
+	}
+	strv_free(&known);
+	return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -86,7 +119,5 @@ int main(int argc, char **argv)
 	const struct profile *pr = profile_find(cmd);
 	if (pr && !strcmp(pr->name, cmd))
 		return cmd_agent(pr, argc - 2, argv + 2, false);
-	cmd_warn("unknown command: %s", cmd);
-	fputs(usage, stderr);
-	return EXIT_USAGE;
+	return unknown_command(cmd);
 }

@@ -37,6 +37,15 @@ int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 	return rc;
 }
 
+void cmd_agent_missing(const struct profile *pr, const struct err *e)
+{
+	/* "not found on PATH" says less than the line below: one line then (issue 26) */
+	if (e->errnum != ENOENT)
+		cmd_print_err(e);
+	cmd_warn("%s is not installed where agentjail can see it; install it: %s", pr->exe[0],
+		 pr->install);
+}
+
 static void warn_dropped(const char *file, const struct strv *dropped)
 {
 	if (!dropped->n)
@@ -134,9 +143,11 @@ static int split_args(const struct profile *pr, int argc, char **argv, int *nopt
 			break;
 		int ar = policy_opt_arity(a);
 		if (ar < 0) {
+			const char *near = policy_opt_closest(a, NULL);
 			err_set(e, 0, a, "not an agentjail option");
-			err_hint(e, "%s's own arguments go after --: agentjail %s -- %s", pr->name,
-				 pr->name, a);
+			err_hint(e, "%s%s%s%s's own arguments go after --: agentjail %s -- %s",
+				 near ? "did you mean " : "", near ? near : "", near ? "? " : "",
+				 pr->name, pr->name, a);
 			return -1;
 		}
 		i += 1 + ar;
@@ -227,9 +238,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		goto out;
 	}
 	if (cmd_find_agent(pr, home, cwd, &res, &e) < 0) {
-		cmd_print_err(&e);
-		cmd_warn("%s is not installed where agentjail can see it; install it: %s",
-			 pr->exe[0], pr->install);
+		cmd_agent_missing(pr, &e);
 		rc = EXIT_NOTFOUND;
 		goto out;
 	}

@@ -1,6 +1,7 @@
 /* The command layer: the only code that prints to the user or decides exit codes. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/host/config_load.h"
@@ -36,8 +37,23 @@ void cmd_put_text(FILE *f, const char *text);
  * the answer a line of stdin. false when stdin is not a terminal (nobody to ask: the caller
  * says how to confirm). */
 bool cmd_confirm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error in one line, with the nearest of known (NULL-terminated) when it is a likely
+ * typo: "agentjail: CMD: unknown WHAT: ARG (did you mean X? see `agentjail CMD --help`)";
+ * cmd NULL: agentjail's own command. Returns EXIT_USAGE. */
+int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known);
+/* Whether to colour what goes to fd: a terminal, NO_COLOR unset or empty (no-color.org), TERM
+ * not "dumb". */
+bool cmd_colour(int fd);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
+/* The canonical form of DIR (the key a jail there uses for its caches and home), or its normal
+ * form when it is gone. */
+char *cmd_canonical_dir(const char *dir);
+/* A per-workspace directory's workspace as shown: cleaned of control characters, "(gone)" when
+ * it no longer exists, "? (KEY)" when unknown (dir: the directory named by the key). */
+char *cmd_shown_workspace(const char *ws, const char *dir);
+/* Bytes in MiB, for "%.1f MiB". */
+double cmd_mib(uint64_t bytes);
 
 int cmd_run(int argc, char **argv);
 /* Run a parsed, validated request: harden agentjail, then jail it (or not, for
@@ -57,6 +73,9 @@ int cmd_agent_run_request(const struct profile *pr, struct run_request *req);
 struct resolved;
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		   struct resolved *res, struct err *e);
+/* cmd_find_agent failed with e: how to install the agent, in one line when it is simply not
+ * there (e's own line first otherwise: found but not executable, …). */
+void cmd_agent_missing(const struct profile *pr, const struct err *e);
 int cmd_shim(int argc, char **argv);
 /* A shim invoked inside a jail: run the real agent directly (never returns on success). */
 int cmd_shim_in_jail(const char *exe, char **argv);
@@ -70,6 +89,9 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j);
 void cmd_dry_run_notes(const struct policy *p);
 /* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
+/* --dry-run's first line: "would run: CMD ARG…" (shell-quoted), before the plan that
+ * otherwise buries the command at the end of init's long line (issue 26). */
+void cmd_print_would_run(const struct run_request *req);
 /* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
  * user must know and returns the exit status. */
 struct sess_rec;
@@ -139,6 +161,8 @@ int cmd_doctor(int argc, char **argv);
 int cmd_version(void);
 /* agentjail cache [size | clean] (cmd/cache.c) */
 int cmd_cache(int argc, char **argv);
+/* agentjail home [ID | --workspace DIR | --all] [clean] (cmd/home.c) */
+int cmd_home(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 /* agentjail tui: the session manager (cmd/tui.c) */
 int cmd_tui(int argc, char **argv);

@@ -206,9 +206,8 @@ int cmd_config(int argc, char **argv)
 		else if (!strcmp(argv[i], "--path"))
 			paths = true;
 		else {
-			cmd_warn("config: unknown argument %s", argv[i]);
-			fputs(config_usage, stderr);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--json", "--path", "--help", NULL};
+			return cmd_unknown("config", "argument", argv[i], known);
 		}
 	}
 	_cleanup_free_ char *cwd = getcwd(NULL, 0);

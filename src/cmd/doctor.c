@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/diag/doctor.h"
@@ -27,16 +28,15 @@ int cmd_doctor(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		} else {
-			cmd_warn("doctor: unknown argument: %s", argv[i]);
-			fputs(usage, stderr);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--json", "--help", NULL};
+			return cmd_unknown("doctor", "argument", argv[i], known);
 		}
 	}
 	/* the checks start programs: nothing of ours may be pending in stdio buffers then */
 	(void)fflush(NULL);
 	struct doctor_report r = {0};
 	doctor_run(&r);
-	char *out = json ? doctor_render_json(&r) : doctor_render_text(&r);
+	char *out = json ? doctor_render_json(&r) : doctor_render_text(&r, cmd_colour(STDOUT_FILENO));
 	fputs(out, stdout);
 	free(out);
 	int rc = doctor_report_ok(&r) ? 0 : 1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/netrun.h"
+#include "cmd/runlines.h"
 #include "core/jail/guard.h"
 #include "core/jail/launch.h"
 #include "core/jail/llrun.h"
@@ -74,6 +75,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 		return EXIT_JAIL;
 	}
 	if (req->dry_run) {
+		cmd_print_would_run(req);
 		_cleanup_free_ char *pj = policy_to_json(&req->pol);
 		_cleanup_free_ char *txt = ll_plan_render(&lp);
 		printf("# policy: %s\n# backend: landlock (no bwrap, no namespaces)\n%s", pj, txt);
@@ -128,6 +130,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	struct llrun_result r;
 	struct timespec since;
 	suidscan_mark(&since);
+	runlines_start(req);
 	int lr = llrun_run(&lp, &j->plan.limits, strv_data(&req->cmd), &sc, &ll, &watch, &r, &e);
 	lres.oom_kills = r.oom_kills;
 	lres.pids_hits = r.pids_hits;
@@ -159,6 +162,10 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir, st
 	if (r.tmp_left)
 		cmd_warn("could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;
+	size_t moved = 0;
+	for (size_t i = 0; i < lres.viol.n; i++)
+		moved += lres.viol.v[i].moved_to != NULL;
+	runlines_end(req, r.status, r.cmd_signal, req->interrupted, moved);
 	return r.status;
 }
 
@@ -180,14 +187,9 @@ int cmd_ll_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
 
 int cmd_ll_run(struct run_request *req, struct sess_rec *rec)
 {
-	if (req->pol.publish.n) {
-		/* no network namespace: the jail's loopback is the host's, where any program of
-		 * the host reaches a server at once, on its own port only; and Landlock lets it
-		 * bind no port (doc/design.md §4c) */
-		cmd_warn("--publish %s cannot be used with --backend landlock: it has no network of "
-			 "its own (a server would listen on the host's loopback, and binding a port "
-			 "is refused there); run it in the bwrap jail (--backend local)",
-			 req->pol.publish.v[0]);
+	struct err e = {0};
+	if (llplan_policy_check(&req->pol, &e) < 0) {
+		cmd_print_err(&e);
 		return EXIT_USAGE;
 	}
 	struct jail j;

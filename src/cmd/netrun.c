@@ -78,6 +78,20 @@ void netrun_publish_banner(const struct netrun *nr)
 			 (unsigned)nr->pub[i].port, (unsigned)nr->pub[i].host_port);
 }
 
+void netrun_capture(struct netrun *nr, int listener, int chan)
+{
+	struct err e = {0};
+	if (!nr->proxy) {
+		(void)close(listener);
+		(void)close(chan);
+		err_set(&e, 0, NULL, "the proxy is not running");
+	} else if (proxy_capture(nr->proxy, listener, chan, &e) == 0) {
+		return;
+	}
+	err_wrap(&e, "--net allow: direct connections cannot be captured (they fail)");
+	cmd_print_err(&e);
+}
+
 void netrun_stop(struct netrun *nr)
 {
 	if (!nr->proxy)

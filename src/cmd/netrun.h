@@ -42,6 +42,10 @@ int netrun_publish_listen(struct netrun *nr, struct err *e) WUR;
 int netrun_publish(struct netrun *nr, int chan, struct err *e) WUR;
 /* One line per published port, for the start of the run. */
 void netrun_publish_banner(const struct netrun *nr);
+/* The body of launch's net_capture hook: the proxy serves the capture's listener and init's
+ * channel (owned from here on). A failure is said on stderr: the jail's direct connections then fail, nothing
+ * else changes. */
+void netrun_capture(struct netrun *nr, int listener, int chan);
 /* After the run and before the session is marked ended: stop the proxy (its last events are
  * written), then say what was denied. Nothing when the proxy never started. */
 void netrun_stop(struct netrun *nr);

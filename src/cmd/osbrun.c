@@ -103,7 +103,22 @@ static long env_seconds(const char *name, long dflt)
 	return s > 0 ? s : dflt;
 }
 
-int cmd_osb_run(struct run_request *req, const struct config *cfg)
+/* After a failure: which backend it was, what chose it, and the key's variable when it is not
+ * set (issue 26: "POST: the service answered 401 MISSING_API_KEY" from a configuration the
+ * user had forgotten). */
+static void say_backend(const struct osb_settings *s, const char *chosen_by)
+{
+	const char *key = getenv(s->api_key_env);
+	cmd_warn("that was the opensandbox backend at %s, chosen by %s; `--backend local` runs a "
+		 "local jail instead",
+		 s->url, chosen_by ? chosen_by : "the configuration");
+	if (!key || !*key)
+		cmd_warn("$%s is not set: the service's API key goes there (api_key_env in "
+			 "[opensandbox] names the variable)",
+			 s->api_key_env);
+}
+
+int cmd_osb_run(struct run_request *req, const struct config *cfg, const char *chosen_by)
 {
 	struct osb_settings s;
 	if (settings_of(cfg, &s) < 0)
@@ -144,6 +159,7 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 	}
 	_cleanup_free_ char *note = osb_timeout_note(&s);
 	if (req->dry_run) {
+		cmd_print_would_run(req);
 		/* the key is never shown: only the name of its variable */
 		printf("# backend opensandbox: %s (API key from $%s)\n", s.url, s.api_key_env);
 		if (note)
@@ -237,6 +253,7 @@ int cmd_osb_run(struct run_request *req, const struct config *cfg)
 		status = 128 + sig;
 	} else if (rc < 0) {
 		cmd_print_err(&e);
+		say_backend(&s, chosen_by);
 		if (cmd_id) {
 			struct err ie = {0};
 			if (osb_interrupt(c, cmd_id, &ie) < 0)
@@ -287,7 +304,7 @@ int cmd_osb_resume(struct run_request *req)
 	struct cmd_config cc;
 	int rc = cmd_config_ctx(&cc, 0, NULL, NULL, &ctx);
 	if (rc == 0)
-		rc = cmd_osb_run(req, &cc.cfg);
+		rc = cmd_osb_run(req, &cc.cfg, "the session, which ran on it");
 	cmd_config_free(&cc);
 	return rc;
 }

@@ -16,8 +16,9 @@ bool cmd_backend_remote(const char *flag, const struct config *cfg);
 /* The backend the flag names, else the configuration's `backend`, else local. */
 enum backend cmd_backend_of(const char *flag, const struct config *cfg);
 /* Run req there: the command's exit status, EXIT_USAGE (refused), EXIT_JAIL (service failed,
- * or agentjail-remote missing: said, naming where it was looked for). */
-int cmd_osb_run(struct run_request *req, const struct config *cfg);
+ * or agentjail-remote missing: said, naming where it was looked for). chosen_by: what chose
+ * this backend ("--backend opensandbox", the configuration's FILE:LINE), said with a failure. */
+int cmd_osb_run(struct run_request *req, const struct config *cfg, const char *chosen_by);
 /* resume of a session that ran there: a new sandbox with the stored policy (req), the
  * [opensandbox] settings of today's configuration. */
 int cmd_osb_resume(struct run_request *req);

@@ -170,10 +170,8 @@ int cmd_profiles(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !name) {
 			name = argv[i];
 		} else {
-			cmd_warn("profiles: unexpected argument %s (usage: agentjail profiles [NAME] "
-				 "[--json])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--json", "--help", NULL};
+			return cmd_unknown("profiles", "argument", argv[i], known);
 		}
 	}
 	const char *home = getenv("HOME");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/session/evdetail.h"
 #include "core/session/sessfmt.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
@@ -54,18 +55,19 @@ static int add_items(struct store *st, const char *id, struct item **v, size_t *
 	}
 	for (size_t i = 0; i < nev; i++) {
 		json_t *d = ev[i].detail_json ? json_loads(ev[i].detail_json, 0, NULL) : NULL;
-		const char *path = json_string_value(json_object_get(d, "path"));
-		const char *moved = json_string_value(json_object_get(d, "moved_to"));
+		char *path = evdetail_get(d, "path"), *moved = evdetail_get(d, "moved_to");
 		struct stat sb;
 		if (path && moved && lstat(moved, &sb) == 0) {
 			struct item *nv = realloc(*v, (*n + 1) * sizeof **v);
 			if (nv) {
 				*v = nv;
-				nv[*n] = (struct item){strdup(path), strdup(moved), strdup(id),
-						       ev[i].at_ms};
+				nv[*n] = (struct item){path, moved, strdup(id), ev[i].at_ms};
 				(*n)++;
+				path = moved = NULL;
 			}
 		}
+		free(path);
+		free(moved);
 		json_decref(d);
 	}
 	events_free(ev, nev);

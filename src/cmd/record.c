@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/session/evdetail.h"
 #include "cmd/netsink.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
@@ -101,8 +102,12 @@ void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, c
 {
 	if (!r->id)
 		return;
-	json_t *o = json_pack("{s:s?, s:s?, s:s?}", "path", path, "what", what, "moved_to", moved);
-	char *d = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	/* path, what and moved_to hold names a jail chose: kept exactly (evdetail.h) */
+	json_t *o = json_object();
+	evdetail_set(o, "path", path);
+	evdetail_set(o, "what", what);
+	evdetail_set(o, "moved_to", moved);
+	char *d = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	struct err e = {0};
 	if (store_add_event(r->st, r->id, "violation.protected_path", d, &e) < 0)

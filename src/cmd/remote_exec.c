@@ -51,10 +51,11 @@ static int remote_exec(void)
 	return EXIT_JAIL;
 }
 
-int cmd_osb_run(struct run_request *req, const struct config *cfg)
+int cmd_osb_run(struct run_request *req, const struct config *cfg, const char *chosen_by)
 {
 	(void)req;
 	(void)cfg;
+	(void)chosen_by;
 	return remote_exec();
 }
 

@@ -56,8 +56,12 @@ static const char usage[] =
 	"                               skills/, …) writable; read-only by default\n"
 	"  --memory SIZE|unlimited      memory limit, e.g. 512M, 4G (default: half the RAM, <= 16G)\n"
 	"  --pids N|unlimited           process (task) limit (default 4096)\n"
+	"  --home tmp|persist           $HOME: empty each run (tmp, the default), or this\n"
+	"                               workspace's own, kept in agentjail's state between runs\n"
+	"                               (never the real home; agentjail home shows or cleans it)\n"
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
-	"  --quiet                      no start and end lines (printed on a terminal only)\n"
+	"  --quiet                      no start and end lines (printed on a terminal only),\n"
+	"                               no --net allow banner\n"
 	"  --backend local|landlock|opensandbox\n"
 	"                               where it runs: local, the bwrap jail (default);\n"
 	"                               landlock: no namespaces, Landlock + seccomp only (weaker);\n"
@@ -103,6 +107,12 @@ static int rec_publish(void *arg, int chan, struct err *e)
 {
 	struct rec_hook *h = arg;
 	return netrun_publish(h->net, chan, e);
+}
+
+static void rec_net_capture(void *arg, int listener, int chan)
+{
+	struct rec_hook *h = arg;
+	netrun_capture(h->net, listener, chan);
 }
 
 static int run_full_access(struct run_request *req, struct sess_rec *rec)
@@ -248,6 +258,19 @@ void report_limits(const struct launch_result *r, const struct bw_plan *plan)
 	}
 }
 
+void cmd_print_would_run(const struct run_request *req)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < req->cmd.n; i++) {
+		if (i)
+			sb_add(&b, " ");
+		sb_add_shquoted(&b, req->cmd.v[i]);
+	}
+	_cleanup_free_ char *shown = fmt_clean(sb_str(&b)); /* a stored argv, for resume */
+	printf("would run: %s\n", shown);
+	sb_free(&b);
+}
+
 void cmd_dry_run_notes(const struct policy *p)
 {
 	if (p->net != NET_ALLOW)
@@ -259,6 +282,7 @@ void cmd_dry_run_notes(const struct policy *p)
 
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
 {
+	cmd_print_would_run(req);
 	char *bwrap = NULL;
 	struct err e = {0};
 	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;
@@ -329,7 +353,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 					       "scoping)",
 			 req->pol.profile ? "; the default, --net allow, lets it reach its API only"
 					  : "");
-	else if (req->pol.net == NET_ALLOW)
+	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol);
 	struct netrun net = {.pol = &req->pol, .rec = rec};
 	/* --net ask: the questions' hub, its control socket (cmd/netask.h) */
@@ -349,6 +373,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
 				     .violation = live_violation,
 				     .net_ready = plan->net_allow ? rec_net_ready : NULL,
+				     .net_capture = plan->net_allow ? rec_net_capture : NULL,
 				     .publish = plan->publish ? rec_publish : NULL,
 				     .arg = &rh,
 				     .ext_fill = ask ? netask_fill : NULL,
@@ -396,6 +421,10 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 	struct jail_prep o = {.make_caches = !req->dry_run};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
 	if (st == JAIL_READY) {
+		for (size_t i = 0; i < j->home_moved.n; i++)
+			cmd_warn("persisted home: %s, out of the way of this jail's mount point (an "
+				 "earlier jail left it there; bwrap would have followed it)",
+				 j->home_moved.v[i]);
 		for (size_t i = 0; i < req->pol.hide.n; i++)
 			if (hf_type(&j->hf, req->pol.hide.v[i]) == HF_MISSING)
 				cmd_warn("--hide path does not exist: %s (nothing to hide there; "
@@ -404,7 +433,7 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 		return 0;
 	}
 	cmd_print_err(&e);
-	return st == JAIL_NO_FACTS ? EXIT_JAIL : EXIT_USAGE;
+	return st == JAIL_NO_FACTS || st == JAIL_NO_HOME ? EXIT_JAIL : EXIT_USAGE;
 }
 
 static int run_jailed(struct run_request *req, struct sess_rec *rec)
@@ -463,12 +492,14 @@ int cmd_run(int argc, char **argv)
 		cmd_warn("cannot read the current directory: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
+	static const char *const more[] = {"--backend", NULL};
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = getenv("HOME"),
 				.env_fs = getenv("AGENTJAIL_FS"),
 				.env_net = getenv("AGENTJAIL_NET"),
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
-				.env_pids = getenv("AGENTJAIL_PIDS")};
+				.env_pids = getenv("AGENTJAIL_PIDS"),
+				.more_opts = more};
 	struct run_request req;
 	struct err e = {0};
 	struct cmd_config cc;
@@ -490,7 +521,10 @@ int cmd_run(int argc, char **argv)
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
 	} else if (cmd_backend_remote(backend, &cc.cfg)) {
-		rc = cmd_osb_run(&req, &cc.cfg);
+		_cleanup_free_ char *by = backend ? xasprintf("--backend %s", backend)
+						  : xasprintf("backend = \"%s\" at %s", cc.cfg.backend.v,
+							      cc.cfg.backend.origin);
+		rc = cmd_osb_run(&req, &cc.cfg, by);
 	} else if (cmd_osb_linked) {
 		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
 		rc = EXIT_USAGE;

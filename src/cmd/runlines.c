@@ -20,13 +20,15 @@ void runlines_start(const struct run_request *req)
 	if (!runlines_wanted(req))
 		return;
 	const struct policy *p = &req->pol;
+	bool ll = p->backend == BACKEND_LANDLOCK; /* no namespaces: no private ~ (§4c) */
 	_cleanup_free_ char *ws = fmt_clean(p->workspace ? p->workspace : "(none)");
 	fprintf(stderr,
-		"agentjail: jail %s%sfs %s, net %s, workspace %s, session %s; ~ and /tmp are private "
-		"and discarded\n",
-		p->profile ? p->profile : "", p->profile ? " " : "", fs_mode_name(p->fs),
-		p->ask ? "ask" : net_mode_name(p->net), ws,
-		req->session_id ? req->session_id : "(none)");
+		"agentjail: %s %s%sfs %s, net %s, workspace %s, session %s; %s\n",
+		ll ? "landlock sandbox" : "jail", p->profile ? p->profile : "", p->profile ? " " : "",
+		fs_mode_name(p->fs), p->ask ? "ask" : net_mode_name(p->net), ws,
+		req->session_id ? req->session_id : "(none)",
+		ll ? "/tmp is private and discarded, ~ out of reach"
+		   : "~ and /tmp are private and discarded");
 	(void)fflush(stderr);
 }
 

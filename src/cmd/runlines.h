@@ -6,8 +6,9 @@
  *
  * Printed only when stderr is a terminal (an interactive session) and without --quiet: a script
  * that captures stderr (2>&1, CI logs) keeps the command's own output. Never on stdout. The
- * warnings (--net on, the allow-list banner, violations, the denied line) are printed as before,
- * whatever the terminal. */
+ * warnings (--net on, violations, the denied line) are printed as before, whatever the terminal;
+ * the allow-list banner too, but not with --quiet (it says nothing the policy did not). The
+ * landlock backend's start line says "landlock sandbox" and what it keeps private. */
 #ifndef AGENTJAIL_CMD_RUNLINES_H
 #define AGENTJAIL_CMD_RUNLINES_H
 

@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "cmd/osbrun.h"
 #include "core/host/hostfacts_probe.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/profile.h"
 #include "core/plan/resolve.h"
 #include "core/session/netfmt.h"
@@ -60,6 +61,23 @@ static int help(const char *text)
 }
 
 /* ---- sessions, show, rm ------------------------------------------------------------------ */
+
+/* show's "home" line: the persisted home a --home persist session had. */
+static void show_home(const struct session *s)
+{
+	struct policy pol;
+	struct err e = {0};
+	if (!s->policy_json || policy_from_json(s->policy_json, &pol, &e) < 0)
+		return;
+	if (pol.home == HOME_PERSIST) {
+		_cleanup_free_ char *state = cmd_state_dir();
+		_cleanup_free_ char *dir = homekeep_dir(state, pol.workspace);
+		_cleanup_free_ char *d = fmt_clean(dir ? dir : "?");
+		_cleanup_free_ char *id = fmt_clean(s->id);
+		printf("home       persist: %s (agentjail home %.8s)\n", d, id);
+	}
+	policy_free(&pol);
+}
 
 static int open_existing(struct store **st)
 {
@@ -165,10 +183,8 @@ int cmd_sessions(int argc, char **argv)
 			       "example: agentjail sessions --all\n");
 			return 0;
 		} else {
-			cmd_warn("sessions: unexpected argument %s (usage: agentjail sessions [--all] "
-				 "[--json])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--all", "--json", "--help", NULL};
+			return cmd_unknown("sessions", "argument", argv[i], known);
 		}
 	}
 	_cleanup_store_ struct store *st = NULL;
@@ -325,6 +341,7 @@ int cmd_show(int argc, char **argv)
 		printf("workspace  %s\n", ws);
 		_cleanup_free_ char *pj = fmt_clean(s.policy_json ? s.policy_json : "");
 		printf("policy     %s  %s\n", pol, pj);
+		show_home(&s);
 		printf("started    %s (%s)\n", started, ago);
 		printf("status     %s (took %s)\n", status, took);
 		if (s.agent_session_id) {
@@ -472,7 +489,7 @@ static int resume_agent(const struct profile *pr, const struct session *s, struc
 		strv_free(&env);
 	}
 	if (cmd_find_agent(pr, home ? home : "/", req->pol.workspace, &res, &e) < 0) {
-		cmd_print_err(&e);
+		cmd_agent_missing(pr, &e);
 		return EXIT_NOTFOUND;
 	}
 	bool sandboxed = req->pol.fs != FS_DANGER_FULL;
@@ -576,10 +593,9 @@ int cmd_resume(int argc, char **argv)
 		else if (argv[i][0] != '-' && !id)
 			id = argv[i];
 		else {
-			cmd_warn("resume: unexpected argument %s (usage: agentjail resume [ID | --last] "
-				 "[--dry-run] [--quiet])",
-				 argv[i]);
-			return EXIT_USAGE;
+			static const char *const known[] = {"--last", "--dry-run", "--quiet", "--help",
+							    NULL};
+			return cmd_unknown("resume", "argument", argv[i], known);
 		}
 	}
 	if ((id && last) || (!id && !last))

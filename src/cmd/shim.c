@@ -132,6 +132,26 @@ static void path_advice(const char *dir)
 	free(line);
 }
 
+/* The shims of names that something earlier on PATH shadows, each said (issue 26: `claude`
+ * still ran unjailed after `shim install`, without a word). */
+static bool shadowed(const struct strv *names, const char *dir, const char *home, const char *self)
+{
+	bool any = false;
+	for (size_t i = 0; i < names->n; i++) {
+		_cleanup_free_ char *shim = path_join(dir, names->v[i]);
+		char *first, *real;
+		where(names->v[i], home, self, &first, &real);
+		if (first && strcmp(first, shim)) {
+			cmd_warn("warning: %s comes before the shim on PATH: `%s` still runs unjailed",
+				 first, names->v[i]);
+			any = true;
+		}
+		free(first);
+		free(real);
+	}
+	return any;
+}
+
 static int status(const char *dir, const char *home, const char *self)
 {
 	const struct profile *const *all = profile_all();
@@ -195,10 +215,9 @@ int cmd_shim(int argc, char **argv)
 			free(dir);
 			dir = path_normalize(cwd ? cwd : "/", argv[i] + 6);
 		} else if (argv[i][0] == '-') {
-			cmd_warn("shim: unknown option %s", argv[i]);
-			fputs(usage, stderr);
+			static const char *const known[] = {"--dir", "--help", NULL};
 			strv_free(&names);
-			return EXIT_USAGE;
+			return cmd_unknown("shim", "option", argv[i], known);
 		} else {
 			const struct profile *pr = profile_find(argv[i]);
 			if (!pr) {
@@ -252,9 +271,12 @@ int cmd_shim(int argc, char **argv)
 		}
 		if (rc == 0 && !dir_on_path(dir))
 			path_advice(dir);
+		else if (rc == 0 && shadowed(&names, dir, home, self))
+			path_advice(dir);
 	} else if (!strcmp(verb, "remove")) {
-		for (size_t i = 0; !names.n && all[i]; i++)
-			strv_push(&names, all[i]->exe[0]);
+		if (!names.n) /* no name: every agent's (issue 26: the loop stopped after one) */
+			for (size_t i = 0; all[i]; i++)
+				strv_push(&names, all[i]->exe[0]);
 		size_t removed = 0;
 		for (size_t i = 0; i < names.n; i++) {
 			struct err e = {0};
@@ -274,9 +296,8 @@ int cmd_shim(int argc, char **argv)
 		if (!strcmp(def, dir) && rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY)
 			cmd_warn("shim: cannot remove %s: %s", dir, strerror(errno));
 	} else {
-		cmd_warn("shim: unknown action %s", verb);
-		fputs(usage, stderr);
-		rc = EXIT_USAGE;
+		static const char *const known[] = {"install", "remove", "status", "--help", NULL};
+		rc = cmd_unknown("shim", "action", verb, known);
 	}
 	strv_free(&names);
 	return rc;

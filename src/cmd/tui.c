@@ -22,6 +22,7 @@
 #include "core/jail/ctlsock.h"
 #include "core/plan/ctlproto.h"
 #include "core/plan/profile.h"
+#include "core/plan/resolve.h"
 #include "core/plan/tui_model.h"
 #include "core/session/netfmt.h"
 #include "core/session/sessfmt.h"
@@ -332,7 +333,8 @@ static int wait_child(pid_t pid)
 }
 
 /* Give the terminal to `agentjail ARGS` run in dir (NULL: here) and take it back when it ends.
- * A failure stays on screen until Enter, so its message can be read. */
+ * What it printed stays on screen until Enter, so it can be read: a failure's message, and a
+ * success's output too (issue 26: it vanished at once). */
 static int run_on_terminal(const struct strv *args, const char *dir)
 {
 	tuiv_suspend();
@@ -351,15 +353,13 @@ static int run_on_terminal(const struct strv *args, const char *dir)
 	}
 	int rc = pid < 0 ? -1 : wait_child(pid);
 	tuiv_shell_modes();
-	if (rc != 0) {
-		if (pid < 0)
-			fprintf(stderr, "agentjail tui: fork: %s\n", strerror(errno));
-		fprintf(stderr, "\r\n[agentjail tui] exit status %d; press Enter to return\r\n", rc);
-		int ch;
-		while ((ch = getchar()) != EOF && ch != '\n' && ch != '\r')
-			;
-		clearerr(stdin);
-	}
+	if (pid < 0)
+		fprintf(stderr, "agentjail tui: fork: %s\n", strerror(errno));
+	fprintf(stderr, "\r\n[agentjail tui] exit status %d; press Enter to return\r\n", rc);
+	int ch;
+	while ((ch = getchar()) != EOF && ch != '\n' && ch != '\r')
+		;
+	clearerr(stdin);
 	tuiv_resume();
 	return rc;
 }
@@ -501,12 +501,17 @@ static void do_run(struct tui_ctx *c, struct tui_model *m)
 		strv_free(&args);
 		return;
 	}
+	struct strv before = STRV_INIT;
+	tui_row_ids(m, &before);
 	int rc = run_on_terminal(&args, dir);
 	_cleanup_free_ char *msg = xasprintf("%s finished: exit status %d", args.v[0], rc);
 	tui_set_status(m, msg);
 	strv_free(&args);
 	reopen_store(c);
 	reload(c, m);
+	if (tui_select_new(m, &before)) /* the session just started, for l, Enter, d */
+		set_detail(c, m);
+	strv_free(&before);
 }
 
 static void do_simple(struct tui_ctx *c, struct tui_model *m, enum tui_action a)
@@ -587,6 +592,18 @@ static void model_init(struct tui_model *m)
 	tui_init(m, names, doms, n, cwd ? cwd : "/");
 	for (size_t i = 0; i <= n; i++)
 		config_defaults(m, i, i < n ? names[i] : NULL, cwd ? cwd : "/");
+	/* the dialog starts on an agent that is installed, and marks the others */
+	bool *installed = xcalloc(n + 1, sizeof *installed);
+	const char *home = getenv("HOME");
+	for (size_t i = 0; i < n; i++) {
+		struct resolved res = {0};
+		struct err e = {0};
+		installed[i] = cmd_find_agent(all[i], home ? home : "/", cwd ? cwd : "/", &res, &e) == 0;
+		if (installed[i])
+			resolved_free(&res);
+	}
+	tui_set_installed(m, installed);
+	free(installed);
 	for (size_t i = 0; i < n; i++)
 		strv_free(&doms[i]);
 	free(doms);

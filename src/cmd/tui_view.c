@@ -2,6 +2,7 @@
 #include "cmd/tui_view.h"
 
 #include <curses.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 enum { C_HEAD = 1, C_RUN, C_FAIL, C_WARN, C_SEL };
 
 static bool active, color, atexit_done;
+static bool utf8; /* the locale's; else text is drawn in ASCII (tui_ascii) */
 static struct termios shell_tio; /* the terminal as it was before curses */
 static bool have_tio;
 
@@ -35,6 +37,7 @@ static void crash(int sig)
 int tuiv_start(void)
 {
 	setlocale(LC_ALL, "");
+	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	have_tio = tcgetattr(STDIN_FILENO, &shell_tio) == 0;
 	if (!initscr())
 		return -1;
@@ -100,7 +103,15 @@ static void put(int y, int x, int width, const char *s, attr_t a)
 {
 	if (width <= 0 || y < 0 || y >= LINES)
 		return;
-	char *c = fmt_cut(s ? s : "", (size_t)width);
+	char *c;
+	if (utf8) {
+		c = fmt_cut(s ? s : "", (size_t)width);
+	} else { /* "…" shows as "~@" there: ASCII, a byte a column, cut with "..." */
+		c = tui_ascii(s);
+		size_t w = (size_t)width;
+		if (strlen(c) > w)
+			strcpy(c + (w >= 4 ? w - 3 : w), w >= 4 ? "..." : "");
+	}
 	attron(a);
 	mvaddstr(y, x, c);
 	int w = (int)fmt_width(c);
@@ -117,11 +128,13 @@ static void put_tail(int y, int x, int width, const char *s, attr_t a)
 		put(y, x, width, s, a);
 		return;
 	}
+	const char *ell = utf8 ? "…" : "...";
+	size_t room = (size_t)width > fmt_width(ell) ? (size_t)width - fmt_width(ell) : 1;
 	const char *p = s;
-	while (*p && fmt_width(p) > (size_t)width - 1)
+	while (*p && fmt_width(p) > room)
 		for (p++; ((unsigned char)*p & 0xC0) == 0x80; p++)
 			;
-	char *t = xasprintf("…%s", p);
+	char *t = xasprintf("%s%s", ell, p);
 	put(y, x, width, t, a);
 	free(t);
 }

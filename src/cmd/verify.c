@@ -118,12 +118,14 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 		cmd_warn("cannot read the current directory: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
+	static const char *const more[] = {"--backend", "--json", NULL};
 	struct parse_ctx ctx = {.cwd = cwd,
 				.home = home,
 				.env_fs = getenv("AGENTJAIL_FS"),
 				.env_net = getenv("AGENTJAIL_NET"),
 				.env_memory = getenv("AGENTJAIL_MEMORY"),
-				.env_pids = getenv("AGENTJAIL_PIDS")};
+				.env_pids = getenv("AGENTJAIL_PIDS"),
+				.more_opts = more};
 	struct err e = {0};
 	struct cmd_config cc;
 	int rc = cmd_config_ctx(&cc, (int)args->n, strv_data(args), NULL, &ctx);

@@ -4,6 +4,7 @@
 usage:
   netsrv.py http  [--name NAME] [--cert CRT --key KEY] [--git-root DIR]
   netsrv.py echo
+  netsrv.py canary [--bind ADDR]
 
 Every server binds 127.0.0.1 on an ephemeral port, prints "ready PORT" on stdout once it
 listens, and serves until killed.
@@ -13,6 +14,9 @@ http:  HTTP/1.1 with keep-alive (so a test can see whether a proxy lets one conn
        --key it speaks TLS (HTTPS). With --git-root, paths under /git/ are served by
        `git http-backend` (smart HTTP: clone and fetch), GIT_PROJECT_ROOT=DIR.
 echo:  raw TCP: every byte read is written back (a stand-in for a host loopback service).
+canary: a service nothing in the jail may reach (tests/sh/88-capture.t): on ADDR (default
+       127.0.0.1; 0.0.0.0 for every address of the host), prints "accept PEER" for each
+       connection it is handed, and closes it.
 Python standard library only.
 """
 import asyncio
@@ -144,6 +148,21 @@ def serve_echo(_args):
     asyncio.run(run())
 
 
+def serve_canary(args):
+    import socket
+    opts = dict(zip(args[::2], args[1::2]))
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((opts.get("--bind", "127.0.0.1"), 0))
+    s.listen(128)
+    ready(s.getsockname()[1])
+    while True:
+        c, peer = s.accept()
+        sys.stdout.write("accept %s:%d\n" % peer[:2])
+        sys.stdout.flush()
+        c.close()
+
+
 def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -154,6 +173,8 @@ def main():
         serve_http(args)
     elif mode == "echo":
         serve_echo(args)
+    elif mode == "canary":
+        serve_canary(args)
     else:
         sys.exit("netsrv: unknown mode %s" % mode)
 

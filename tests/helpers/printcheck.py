@@ -33,6 +33,7 @@ CLEANERS = {
     "sessfmt_duration", "sessfmt_policy",       # sessfmt.h: built from numbers or cleaned
     "netfmt_log_header", "netfmt_log_line", "netfmt_log_violation", "netfmt_summary",
     "netfmt_denied_line", "netfmt_cell", "netfmt_hostport", "netfmt_bytes",  # netfmt.h
+    "cmd_shown_workspace",                      # cmd.h: the recorded workspace, fmt_clean'd
 }
 
 # Expressions that are agentjail's own text or the user's own, never a jail's: (file or "*",
@@ -74,8 +75,10 @@ OURS = [
      "shell's rc file"),
     ("cache.c", r"cdir", "the cache directory under the user's state directory"),
     ("cache.c", r"when", "a date strftime made"),
-    ("cache.c", r"what", "agentjail's own words, or shown_workspace: the recorded workspace "
-                         "cleaned (fmt_clean)"),
+    ("cache.c", r"what", "agentjail's own words, or cmd_shown_workspace: the recorded "
+                         "workspace cleaned (fmt_clean)"),
+    ("home.c", r"hdir|dir", "the persisted homes' directories under the user's state directory"),
+    ("home.c", r"day|t", "a date and age sessfmt_time and sessfmt_ago made"),
     ("log_suggest.c", r"id|ed\.path|ed\.header",
      "log --suggest: the session's UUID, the user's configuration file and the table of it "
      "that is written ([policy], or [agent.NAME] of a built-in or the user's profile)"),

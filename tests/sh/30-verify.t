@@ -33,11 +33,11 @@ token_of() { grep -oE 'agentjail-verify-[0-9a-f]{16}' <<<"$OUT" | head -n1 | cut
 # Lines of the human report that are probe results.
 results() { grep -E '^(PASS|WARN|FAIL|SKIP)  ' <<<"$OUT"; }
 
-# The dry-run text with the command line dropped and the session id masked; verify's one extra
-# bind, agentjail itself for its battery (last of the binds, so the other fd numbers are run's),
-# left out.
+# The dry-run text with the command lines (init's, and the first: "would run: …") dropped and
+# the session id masked; verify's one extra bind, agentjail itself for its battery (last of the
+# binds, so the other fd numbers are run's), left out.
 plan_only() {
-	sed -E -e '/^-- /d' -e 's/(AGENTJAIL_SESSION )[0-9a-f-]+/\1<session>/' \
+	sed -E -e '/^-- /d' -e '/^would run: /d' -e 's/(AGENTJAIL_SESSION )[0-9a-f-]+/\1<session>/' \
 		-e '\|^--ro-bind-fd [0-9]+ /run/agentjail/agentjail |d' <<<"$1"
 }
 

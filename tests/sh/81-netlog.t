@@ -92,7 +92,8 @@ for who in "${AJ_WHOS[@]}"; do
 	# violations are listed with the decisions
 	tb -- run -- sh -c 'echo x > .envrc'
 	aj_run "$who" -- log --last
-	like "$OUT" "VIOL +violation\.protected_path $WS/\.envrc: appeared" "$who: log: a violation, in order"
+	like "$OUT" "VIOL +- +- +- +- +- +violation\.protected_path $WS/\.envrc: appeared" \
+		"$who: log: a violation, in order, its text under RULE / REASON (not HOST)"
 	aj_run "$who" -- log --last --json
 	is "$(pyl "[x['type'] for x in d]")" "['net', 'net', 'net', 'net', 'net', 'violation']" \
 		"$who: log --json: the violation after the decisions"

@@ -24,6 +24,11 @@ wait_for() { aj_tmux_wait tui "$@"; }
 # workspace; the pane records `stty -a` before and after, and the exit status
 start_tui() {
 	tm kill-server 2>/dev/null
+	# a server of its own each time: a killed server removes its socket when it is done
+	# exiting, which on a loaded machine came after the next one had made it (the new server
+	# then vanished mid-test: "no server running")
+	TUI_N=$((${TUI_N:-0} + 1))
+	export AJ_TMUX_SOCK=$AJ_TMP/$AJ_WHO/tmux-$TUI_N.sock
 	local d=$AJ_TMP/$AJ_WHO q
 	rm -f "$d/stty.before" "$d/stty.after" "$d/tui.rc"
 	q=$(printf '%q ' env -i -C "$WS" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME" \
@@ -32,6 +37,28 @@ start_tui() {
 		"$d" "$AJ_BIN/agentjail")
 	tm -f /dev/null new-session -d -s tui -x 80 -y 24 "$q"
 	AJ_PIDS+=("$(tm display-message -p '#{pid}')") # the server, killed at the end
+}
+
+# to_command — the dialog's agent field moved to "command…" (Left from the agent it starts on,
+# which is the first installed one: whatever the host has)
+to_command() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		screen | grep -Eq '< command(…|\.\.\.) >' && return 0
+		tm send-keys -t tui Left
+		sleep 0.1
+	done
+	diag "the dialog's agent field never showed command…"
+	return 1
+}
+
+# new_command CMD — a New Session dialog for the command CMD (not yet started: Enter does)
+new_command() {
+	tm send-keys -t tui n
+	wait_for 'New session'
+	to_command
+	tm send-keys -t tui Down
+	tm send-keys -t tui -l "$1"
 }
 
 # the terminal as it was: same stty, the alternate screen left
@@ -72,7 +99,8 @@ for who in "${AJ_WHOS[@]}"; do
 	ok $? "$who: n opens the New Session dialog, sandboxed by default"
 	like "$SCREEN" 'Allow-list +[a-z.*]+anthropic' \
 		"$who: ... the first agent's allow-list pre-filled from its profile"
-	tm send-keys -t tui Left Down
+	to_command
+	tm send-keys -t tui Down
 	tm send-keys -t tui -l "sh -c 'echo jailed >tui-file; exit 7'"
 	tm send-keys -t tui Down Down Down Space Down
 	wait_for '\(\*\) Read-only' && wait_for '\(\*\) Off'
@@ -96,8 +124,7 @@ for who in "${AJ_WHOS[@]}"; do
 
 	# a session whose agentjail is killed (its terminal left raw): the TUI comes back; the
 	# terminal's modes are checked at the end (q)
-	tm send-keys -t tui n Left Down
-	tm send-keys -t tui -l "sleep 30"
+	new_command "sleep 30"
 	tm send-keys -t tui Enter
 	for i in $(seq 1 200); do
 		pid=$(pgrep -U "$RUN_UID" -f -x "agentjail run --workspace $WS .*-- sleep 30" | head -1)
@@ -178,6 +205,48 @@ for who in "${AJ_WHOS[@]}"; do
 	unlike "$(screen)" 'Run WITHOUT a sandbox' "$who: ... it cannot be turned off"
 	tm send-keys -t tui Escape q
 	restored "$who: q after the dialog"
+
+	# --- issue 26 item 7: a session that succeeds keeps its output on screen until Enter, and
+	# is the one selected afterwards (l showed the previous row's log) -------------------------
+	start_tui
+	wait_for 'agentjail sessions \(3\)'
+	new_command "sh -c 'echo tui-said-this'"
+	tm send-keys -t tui Enter
+	wait_for 'tui-said-this' 20 && wait_for 'exit status 0; press Enter'
+	ok $? "$who: a session that exits 0 stays on screen until Enter"
+	tm send-keys -t tui Enter
+	wait_for 'agentjail sessions \(4\)'
+	aj_run "$who" -- sessions --json
+	new=$(py "d[0]['id']")
+	wait_for "session +$new"
+	ok $? "$who: … then the list selects the session just started"
+	tm send-keys -t tui l
+	wait_for "network log of ${new:0:8}"
+	ok $? "$who: … so l shows its log, not the previous row's"
+	tm send-keys -t tui q q
+	restored "$who: q after a session"
+
+	# --- issue 26 item 22: a POSIX locale gets ASCII, not "~@" for … and ·; the dialog starts on
+	# an installed agent and marks the others -----------------------------------------------------
+	fb=$AJ_TMP/$who-tuibin
+	mkdir -p "$fb"
+	for c in sh stty cat sleep; do ln -sf "$(command -v "$c")" "$fb/$c"; done
+	printf '#!/bin/sh\necho codex-cli 0.0.1\n' >"$fb/codex"
+	chmod 0755 "$fb" "$fb/codex"
+	start_tui LANG=C PATH="$fb"
+	wait_for 'agentjail sessions \(4\)'
+	ok $? "$who: LANG=C: the TUI starts"
+	like "$SCREEN" 'rw\.off' "$who: … the policy column in ASCII (rw.off)"
+	like "$SCREEN" ' \.\.\.[^ ]*/ws ' "$who: … a long workspace cut with ... at its start"
+	unlike "$SCREEN" '~@|M-' "$who: … and no multibyte character shown as ~@"
+	tm send-keys -t tui n
+	wait_for '< codex >'
+	ok $? "$who: the dialog starts on codex, the one agent installed"
+	tm send-keys -t tui Left
+	wait_for '< claude \(not installed\) >'
+	ok $? "$who: … and marks an agent that is not installed"
+	tm send-keys -t tui Escape q
+	restored "$who: q in a POSIX locale"
 	tm kill-server 2>/dev/null
 done
 done_testing

@@ -266,6 +266,30 @@ except (BrokenPipeError, ConnectionResetError):
 	took=$(sed -n 's/^took=//p' <<<"$out")
 	[ "${took:-99}" -lt 30 ]
 	ok $? "$who: ... long before the timeout (${took:-?} s of 60)"
+	# a direct connection (no proxy: captured, doc/design.md §4) waits in connect() as well
+	aj_cmd "$who" -- run --net ask --ask-timeout 60 "${MAP[@]}" -- env -u HTTP_PROXY \
+		-u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy python3 -c "
+import socket, time
+t = time.time()
+s = socket.create_connection(('ask.test', $WP), timeout=60)
+s.sendall(b'GET /direct HTTP/1.0\\r\\nHost: ask.test\\r\\n\\r\\n')
+print(s.recv(4096).decode().split('\\r\\n\\r\\n', 1)[1].strip(), 'after', int(time.time() - t), 's')"
+	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/bg.out" 2>"$AJ_TMP/bg.err" &
+	bg=$!
+	AJ_PIDS+=("$bg")
+	for i in $(seq 1 100); do
+		newest
+		aj_run "$who" -- net questions "$SID" --json
+		[ "$(py "d[0]['proto'] if d else ''" 2>/dev/null)" = tcp ] && break
+		sleep 0.1
+	done
+	is "$(py "d[0]['entry'] + ' ' + d[0]['proto']")" "ask.test:$WP tcp" \
+		"$who: a captured direct connection is asked about too"
+	aj_run "$who" -- net allow "$SID" "ask.test:$WP" --once
+	wait "$bg"
+	like "$(tr -d '\r' <"$AJ_TMP/bg.out")" "^hello from web host=ask.test path=/direct after [0-9]+ s" \
+		"$who: ... and, allowed, it connects (to the name's mapped address)"
+
 	aj_run "$who" -- net allow "$SID" "ask.test:$WP"
 	rc_is 1 "$who: a session that ended has nothing to answer"
 	like "$ERR" "is not running" "$who: ... it says so"

@@ -47,6 +47,27 @@ out=$(bc agentjail claude --qu 2>&1)
 is "$out" "--quiet" "bash: an agent's --quiet"
 out=$(bc agentjail show "" 2>&1)
 like "$out" "$sid" "bash: session ids for show"
+out=$(bc agentjail run --home "" 2>&1)
+is "$(sort <<<"$out" | tr '\n' ' ')" "persist tmp " "bash: --home values"
+out=$(bc agentjail home "" 2>&1)
+like "$out" $'(^|\n)clean(\n|$)' "bash: home clean" && like "$out" "$sid" "bash: session ids for home"
+
+# bash completions are loaded by the bash-completion package: the dependencies install it, and
+# with it bash finds ours where ./quickstart installs them for a user (PREFIX ~/.local: its
+# XDG_DATA_HOME; root's /usr/local/share is in its default XDG_DATA_DIRS)
+grep -qw bash-completion "$AJ_SRC/scripts/deps.sh"
+ok $? "scripts/deps.sh installs bash-completion"
+bcomp=/usr/share/bash-completion/bash_completion
+if [ -r "$bcomp" ]; then
+	pfx=$HOMEDIR/.local
+	make -s --no-print-directory -C "$AJ_SRC" SAN="${AJ_SAN:-}" PREFIX="$pfx" install >"$AJ_TMP/inst.out" 2>&1
+	ok $? "make install PREFIX=… for the completion" || diag "$(cat "$AJ_TMP/inst.out")"
+	out=$(env -C "$WS" HOME="$HOMEDIR" PATH="$pfx/bin:$AJ_SYS_PATH" bash --norc --noprofile -c '
+		. "$1" >/dev/null 2>&1; __load_completion agentjail; complete -p agentjail' bash "$bcomp" 2>&1)
+	like "$out" '-F _agentjail agentjail$' "bash-completion loads ours from ~/.local/share (make install PREFIX=~/.local)"
+else
+	skip "bash-completion loads ours from ~/.local/share" "the bash-completion package is not installed (scripts/deps.sh installs it)"
+fi
 
 if command -v zsh >/dev/null 2>&1; then
 	out=$(zsh -n "$dir/_agentjail" 2>&1)
@@ -57,6 +78,8 @@ if command -v zsh >/dev/null 2>&1; then
 	is "$out" "_agentjail" "zsh: compinit loads it for agentjail"
 	grep -q "'quarantine:" "$dir/_agentjail" && grep -q -- "--quiet\[" "$dir/_agentjail"
 	ok $? "zsh: it has quarantine and --quiet"
+	grep -q "'home:" "$dir/_agentjail" && grep -q -- "--home\[.*(tmp persist)" "$dir/_agentjail"
+	ok $? "zsh: it has home and --home"
 else
 	skip "zsh: the completion loads" "zsh is not installed (scripts/deps.sh installs it)"
 fi
@@ -83,6 +106,10 @@ if command -v fish >/dev/null 2>&1; then
 	is "$out" "--quiet" "fish: run --quiet"
 	out=$(fc 'agentjail show ')
 	like "$out" "$sid" "fish: session ids for show"
+	out=$(fc 'agentjail claude --home ')
+	is "$(sort <<<"$out" | tr '\n' ' ')" "persist tmp " "fish: --home values for an agent"
+	out=$(fc 'agentjail home ')
+	like "$out" $'(^|\n)clean(\n|$)' "fish: home clean"
 else
 	skip "fish: the completion loads" "fish is not installed (scripts/deps.sh installs it)"
 fi

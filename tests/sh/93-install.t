@@ -93,6 +93,15 @@ out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$AJ_SYS_PATH "$AJ_SRC/quickstart" install 
 ok $? "./quickstart install succeeds" || diag "$out"
 like "$out" "installed $qs/bin/agentjail" "it says where agentjail went"
 like "$out" "$qs/bin is not on PATH" "it says that the bin directory is not on PATH"
+is "$(head -n1 <<<"$out")" "agentjail: building agentjail (about a minute the first time)" \
+	"its first line says it is building (issue 26: 40-90 s of silence)"
+mkdir -p "$AJ_TMP/other-bin"
+printf '#!/bin/sh\necho other\n' >"$AJ_TMP/other-bin/agentjail"
+chmod 0755 "$AJ_TMP/other-bin/agentjail"
+out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$AJ_TMP/other-bin:$qs/bin:$AJ_SYS_PATH "$AJ_SRC/quickstart" install 2>&1)
+like "$out" "warning: \`agentjail\` on PATH is $AJ_TMP/other-bin/agentjail, not $qs/bin/agentjail" \
+	"another agentjail earlier on PATH: a warning"
+like "$out" $'\n  export PATH="'"$qs/bin"':\$PATH"(\n|$)' "… with the export PATH= line to copy"
 out=$(cd "$AJ_TMP" && PREFIX=$qs PATH=$qs/bin:$AJ_SYS_PATH "$AJ_SRC/quickstart" install 2>&1)
 like "$out" "$qs/bin is on PATH" "and when it is"
 "$qs/bin/agentjail" --version >/dev/null 2>&1

@@ -14,6 +14,8 @@ if [ -z "$have_py" ]; then
 fi
 
 SID_RE='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+ll_abi=$("$PROBE" landlock-abi 2>/dev/null)
+[[ $ll_abi =~ ^[0-9]+$ ]] || ll_abi=0
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
 	aj_wrapper "$who"
@@ -35,6 +37,30 @@ for who in "${AJ_WHOS[@]}"; do
 	pd_exit_is 0 "$who: --quiet runs the command"
 	ok "$(grep -q '^agentjail:' "$PD_TR"; [ $? = 1 ]; echo $?)" \
 		"$who: --quiet prints neither line"
+
+	# --- --quiet: no allow-list banner either (issue 26, item 16) -------------------------
+	pd "quiet-allow-$who" 'expect:^inside\n' wait -- "$W" run --quiet --net allow \
+		--allow-domain example.org -- sh -c 'echo inside'
+	pd_exit_is 0 "$who: --quiet --net allow runs the command"
+	ok "$(grep -q '^agentjail:' "$PD_TR"; [ $? = 1 ]; echo $?)" \
+		"$who: … and prints no network banner"
+	pd "allow-$who" 'expect:^inside\n' wait -- "$W" run --net allow --allow-domain example.org \
+		-- sh -c 'echo inside'
+	pd_text_like '^agentjail: network: allow-list \(1 domain: example.org\)' \
+		"$who: … which it prints without --quiet"
+
+	# --- the landlock backend: the same two lines, saying what it is (issue 26, item 16) --
+	if [ "$ll_abi" -ge 3 ]; then
+		pd "ll-$who" 'expect:^inside\n' wait -- "$W" run --backend landlock -- sh -c 'echo inside; exit 4'
+		pd_exit_is 4 "$who: --backend landlock on a terminal keeps the status"
+		pd_text_like "^agentjail: landlock sandbox fs workspace-write, net off, workspace $WS, session $SID_RE; /tmp is private and discarded, ~ out of reach\$" \
+			"$who: … a start line names the backend, the policy, the workspace and the session"
+		pd_text_like "^agentjail: end: exited 4, session $SID_RE\$" "$who: … an end line"
+		pd "ll-quiet-$who" 'expect:^inside\n' wait -- "$W" run --backend landlock --quiet -- sh -c 'echo inside'
+		ok "$(grep -q '^agentjail:' "$PD_TR"; [ $? = 1 ]; echo $?)" "$who: … neither with --quiet"
+	else
+		skip "$who: --backend landlock's start and end lines" "the kernel's Landlock ABI is $ll_abi (3 or later needed)"
+	fi
 
 	# --- stderr not a terminal: neither (scripts stay quiet) ------------------------------
 	aj_run "$who" -- run -- sh -c 'echo out; echo err >&2'

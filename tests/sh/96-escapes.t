@@ -93,6 +93,24 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" 'restored .*m\?\]0;PWNED' "$who: quarantine restore names what it put back"
 	term_safe "$who: … cleaned"
 
+	# --- a name that is not UTF-8 (a lone 0xff): its violation is recorded with the exact
+	# bytes, so the quarantine lists it and puts it back where it was (it had no detail at all:
+	# nothing to list, nothing to restore, and show named no path)
+	aj_fresh_ws "$who"
+	aj_run "$who" -- run -- sh -c 'exec 2>/dev/null
+		d=$(printf "q\377z"); git init -q "$d" && git -C "$d" config core.pager "sh -c true"'
+	like "$ERR" 'violation: .*q\?z/\.git/config' "$who: not UTF-8: the violation line names the path"
+	show_last "$who"
+	like "$OUT" 'q.z/\.git/config' "$who: not UTF-8: show names the path"
+	aj_run "$who" -- quarantine
+	like "$OUT" 'q\?z/\.git/config' "$who: not UTF-8: quarantine lists the item"
+	term_safe "$who: … cleaned"
+	item=$(find "$STATE/quarantine" -path '*/q?z/.git/config' 2>/dev/null | head -n1)
+	aj_run "$who" -- quarantine restore "$item" --yes
+	[ -f "$WS/$(printf 'q\377z')/.git/config" ]
+	ok $? "$who: not UTF-8: quarantine restore puts the file back under its exact name"
+	term_safe "$who: … cleaned"
+
 	# --- the session's command line: sessions and show
 	aj_fresh_ws "$who"
 	aj_run "$who" -- run -- sh -c : "$N"

@@ -96,6 +96,22 @@ for who in "${AJ_WHOS[@]}"; do
 	is "$RC" 125 "$who: a wrong key fails the run (125)"
 	like "$ERR" '401 INVALID_API_KEY' "$who: with the service's {code, message}"
 	unlike "$ERR" 'wrong-key' "$who: without echoing the key"
+	# issue 26 item 8: a failure names the backend, what chose it and the unset variable
+	aj_run "$who" -- run -- true
+	is "$RC" 125 "$who: no key at all fails the run (125)"
+	like "$ERR" '401 MISSING_API_KEY' "$who: … with the service's words"
+	cfgfile=$HOMEDIR/.config/agentjail/config.toml
+	like "$ERR" "that was the opensandbox backend at $MAIN_URL, chosen by backend = \"opensandbox\" at $cfgfile:1; \`--backend local\` runs a local jail instead" \
+		"$who: … naming the backend and the file:line that chose it"
+	like "$ERR" '\$OSB_TEST_KEY is not set' "$who: … and the variable that is not set"
+	aj_run "$who" -e OSB_TEST_KEY=wrong-key -- run -- true
+	unlike "$ERR" 'is not set' "$who: with a key set, no word about an unset one"
+	rm -f "$cfgfile"
+	printf '[opensandbox]\nurl = "%s"\napi_key_env = "OSB_TEST_KEY"\n' "$MAIN_URL" >"$cfgfile"
+	aj_chown "$cfgfile"
+	aj_run "$who" -- run --backend opensandbox -- true
+	like "$ERR" "that was the opensandbox backend at $MAIN_URL, chosen by --backend opensandbox;" \
+		"$who: chosen by the flag: says so"
 done
 
 # ---- timeout = 0 ("none"): the spec requires one; the longest it allows, said ----------------

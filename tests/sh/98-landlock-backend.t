@@ -138,7 +138,7 @@ guarded() {
 	is "$after" "$before" "$who: $name: the protected paths are as they were before the run"
 	like "$ERR" "violation: protected path $WS/$path " "$who: … the run says so"
 	last_show "$who"
-	like "$OUT" "VIOL +violation\.protected_path $WS/$path" "$who: … and the session records it"
+	like "$OUT" "VIOL .* violation\.protected_path $WS/$path" "$who: … and the session records it"
 }
 for who in "${AJ_WHOS[@]}"; do
 	aj_fresh_ws "$who"

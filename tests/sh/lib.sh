@@ -248,6 +248,17 @@ aj_setup() {
 	done
 }
 
+# A bare git repository DIR/repo.git whose main branch has one commit: a README saying TEXT
+# (its work tree is DIR/src). aj_git_repo DIR TEXT
+aj_git_repo() {
+	git -c init.defaultBranch=main init -q --bare "$1/repo.git"
+	git -c init.defaultBranch=main init -q "$1/src"
+	echo "$2" >"$1/src/README"
+	git -C "$1/src" add README
+	git -C "$1/src" -c user.name=t -c user.email=t@t.invalid commit -qm one
+	git -C "$1/src" push -q "$1/repo.git" main 2>/dev/null || bail "could not make the test repository"
+}
+
 # Render a manual page for the man tests: aj_man_render PAGE (e.g. agentjail.1) renders
 # doc/PAGE.scd with scdoc into $tmp/PAGE (tmp: a fresh directory removed at exit), checks that
 # it renders and that its .TH names it, and sets src and page (the roff text). Without scdoc the
@@ -461,10 +472,10 @@ pyl() {
 		python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print($1)" 2>&1
 }
 
-# aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory),
-# run as that identity
+# aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory,
+# or AJ_TMUX_SOCK), run as that identity
 aj_tmux() {
-	local sock=$AJ_TMP/$AJ_WHO/tmux.sock
+	local sock=${AJ_TMUX_SOCK:-$AJ_TMP/$AJ_WHO/tmux.sock}
 	if [ "$AJ_WHO" = user ] && aj_is_root; then
 		setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups \
 			env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"

@@ -1,4 +1,4 @@
-# Shared by the --net allow tests (82-net-allow.t, 86-net-names.t): the local test servers of
+# Shared by the --net allow tests (82-net-allow.t, 86-net-names.t, 88-capture.t): the local test servers of
 # tests/helpers/netsrv.py, on the host's 127.0.0.1. Needs lib.sh sourced first. Sets H (the
 # helpers), PROXY (the jail's proxy) and SRV (the servers' directory, with crt.pem and key.pem
 # for secure.test); bails when a tool it needs is missing.

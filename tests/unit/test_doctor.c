@@ -129,7 +129,7 @@ static void text_shape(void **state)
 {
 	(void)state;
 	struct doctor_report r = sample();
-	char *s = doctor_render_text(&r);
+	char *s = doctor_render_text(&r, false);
 	assert_string_equal(s, "ok    bwrap         /usr/bin/bwrap: trusted\n"
 	                       "warn  landlock      ABI 3: \"quoted\"\n"
 	                       "                    fix: upgrade the kernel\n"
@@ -138,10 +138,16 @@ static void text_shape(void **state)
 	free(s);
 	doctor_add(&r, "jail", DOCTOR_FAIL, "the fix", "it failed");
 	doctor_add(&r, "userns", DOCTOR_FAIL, "other fix", "disabled");
-	s = doctor_render_text(&r);
+	s = doctor_render_text(&r, false);
 	assert_non_null(strstr(s, "fail  jail          it failed\n"
 	                          "                    fix: the fix\n"));
 	assert_non_null(strstr(s, "\na sandboxed run cannot work here; failed: jail userns\n"));
+	free(s);
+	/* for a terminal: warn and fail in colour, the columns as wide as without */
+	s = doctor_render_text(&r, true);
+	assert_non_null(strstr(s, "ok    bwrap         /usr/bin/bwrap: trusted\n"));
+	assert_non_null(strstr(s, "\033[33mwarn\033[0m  landlock      ABI 3"));
+	assert_non_null(strstr(s, "\033[1;31mfail\033[0m  jail          it failed\n"));
 	free(s);
 	doctor_report_free(&r);
 }

@@ -265,6 +265,12 @@ static void refusals(void **state)
 	assert_int_equal(osb_policy_check(&p, &e), 0);
 	p.fs = FS_DANGER_FULL;
 	assert_int_equal(osb_policy_check(&p, &e), -1);
+	p.fs = FS_WORKSPACE_WRITE;
+	/* the persisted home is this host's: only a local jail mounts it */
+	p.home = HOME_PERSIST;
+	assert_int_equal(osb_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--home persist cannot be used with --backend opensandbox"));
+	assert_non_null(strstr(e.hint, "--backend local"));
 	policy_free(&p);
 }
 

@@ -296,7 +296,7 @@ static const struct bad bad[] = {
 	{"x", false, {OK_NEW, STR("comand", "y")}, 3, "cfg.toml:4:1", "unknown key `comand`",
 	 "did you mean `command`?"},
 	{"x", false, {OK_NEW, STR("nothing_like_it", "y")}, 3, "cfg.toml:4:1", "unknown key",
-	 "agentjail.toml(5)"},
+	 "man 5 agentjail.toml"},
 	/* wrong types */
 	{"x", false, {OK_NEW, INT("title", 3)}, 3, "cfg.toml:4:10",
 	 "`title` must be a string, not an integer", NULL},

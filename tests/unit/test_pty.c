@@ -664,6 +664,41 @@ static void test_drain(void **state)
 	assert_true(r.master_eof);
 }
 
+/* While the command runs: what it wrote is out before a line of ours, the slave left open, input
+ * untouched (issue 26: violation lines came before the output that preceded them). */
+static void test_flush(void **state)
+{
+	struct fx *f = *state;
+	struct pty_relay r;
+	inner_open(f, -1);
+	open_pipe(f->out);
+	pty_relay_init(&r, -1, f->out[1], f->p.master);
+	assert_int_equal(pty_relay_flush(&r, 1000), 0); /* nothing written: at once */
+	assert_int_equal(write(f->p.slave, "before\n", 7), 7);
+	assert_int_equal(pty_relay_flush(&r, 1000), 0);
+	assert_int_equal(r.to_out_len, 0);
+	assert_false(r.master_eof); /* the slave is still open: the command goes on */
+	char buf[64];
+	ssize_t n = read(f->out[0], buf, sizeof buf - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "before\r\n");
+	/* a full pipe downstream: bounded by the timeout */
+	int big = fcntl(f->out[1], F_GETPIPE_SZ);
+	char *fill = calloc(1, (size_t)big);
+	assert_non_null(fill);
+	assert_true(fcntl(f->out[1], F_SETFL, O_NONBLOCK) == 0);
+	while (write(f->out[1], fill, (size_t)big) > 0)
+		;
+	free(fill);
+	assert_int_equal(write(f->p.slave, "more\n", 5), 5);
+	long long t0 = now_ms();
+	assert_int_equal(pty_relay_flush(&r, 100), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	assert_true(now_ms() - t0 < 1000);
+	pty_close(&f->p);
+}
+
 static void test_relay_misuse(void **state)
 {
 	struct fx *f = *state;
@@ -698,6 +733,7 @@ int main(void)
 		T(test_winsize_and_settings),
 		T(test_open_without_terminal),
 		T(test_raw_roundtrip),
+		T(test_flush),
 		T(test_restore_now),
 		T(test_restore_atexit),
 		T(test_eof_forwarding),

@@ -105,6 +105,8 @@ static void policies(void **state)
 		{"{\"fs\":\"danger-full-access\",\"net\":\"on\"}", "full"},
 		{"{\"fs\":\"read-only\",\"net\":\"off\",\"allow_ptrace\":true}", "ro·off·ptrace"},
 		{"{\"fs\":\"read-only\",\"net\":\"off\",\"allow_ptrace\":false}", "ro·off"},
+		{"{\"fs\":\"workspace-write\",\"net\":\"off\",\"home\":\"persist\"}", "rw·off·home"},
+		{"{\"fs\":\"workspace-write\",\"net\":\"off\",\"home\":\"tmp\"}", "rw·off"},
 		{"{\"fs\":\"overlay\",\"net\":\"off\"}", "overlay·off"}, /* a later mode */
 		{"{\"fs\":\"read-only\"}", "?"},
 		{"[1,2]", "?"},
@@ -648,9 +650,23 @@ static void net_log_lines(void **state)
 			  .detail_json = (char *)"{\"path\":\"/w/.git/hooks/pre-commit\","
 						 "\"what\":\"created\",\"moved_to\":\"/q/1\"}"};
 	is(netfmt_log_violation(&v, 0, 0),
-	   "2024-03-05 14:03:22  -        VIOL    violation.protected_path "
-	   "/w/.git/hooks/pre-commit: created (moved to /q/1)",
-	   "violation");
+	   "2024-03-05 14:03:22  -        VIOL    -                                 -                "
+	   "    -      -      -  violation.protected_path /w/.git/hooks/pre-commit: created (moved "
+	   "to /q/1)",
+	   "violation: its text under RULE / REASON");
+	/* narrow: the columns, then the text on lines of its own, whole */
+	char *vn = netfmt_log_violation(&v, 0, 100);
+	assert_non_null(strstr(vn, "VIOL    -  "));
+	assert_non_null(strstr(vn, "\n    violation.protected_path /w/"));
+	assert_non_null(strstr(vn, "/w/.git/hooks/pre-commit"));
+	assert_non_null(strstr(vn, "/q/1)"));
+	for (char *p = vn, *e; p; p = e ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		char *one = e ? strndup(p, (size_t)(e - p)) : strdup(p);
+		assert_true(fmt_width(one) <= 100);
+		free(one);
+	}
+	free(vn);
 }
 
 /* NET appears in the listing only when a session has network decisions. */

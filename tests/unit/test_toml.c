@@ -225,6 +225,40 @@ static void invalid_documents(void **state)
 	}
 }
 
+/* A bare word where a value goes: the error says where, the hint how to quote it (issue 26);
+ * no hint when the word does not end where a value would (it would quote the wrong text). */
+static const struct {
+	const char *doc, *where, *what, *hint;
+} bare[] = {
+	{"memory = 4G\n", "1:10", "expected an integer, found `4G`", "quote it: \"4G\""},
+	{"memory = 512Mi # half\n", "1:10", "expected an integer, found `512Mi`",
+	 "quote it: \"512Mi\""},
+	{"memory = 1.5G", "1:10", "floats are not supported", "quote it: \"1.5G\""},
+	{"net = off", "1:7", "expected a value after `=`", "quote it: \"off\""},
+	{"fs = read-only\r\n", "1:6", "expected a value after `=`", "quote it: \"read-only\""},
+	{"rw = [~/src]", "1:7", "arrays may hold only strings here, found `~`",
+	 "quote it: \"~/src\""},
+	{"rw = ['a', ~/b ,]", "1:12", "arrays may hold only strings here", "quote it: \"~/b\""},
+	{"a = x\"y\"", "1:5", "expected a value after `=`", ""},
+	{"a = [1.5.5]", "1:6", "arrays may hold only strings here, found `1`", "quote it: \"1.5.5\""},
+	{"a = 4 G", "1:7", "expected the end of the line after the value, found `G`", ""},
+};
+
+static void bare_words(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
+		struct toml_value t;
+		struct err e = {0};
+		assert_int_equal(toml_parse(bare[i].doc, strlen(bare[i].doc), "c.toml", &t, &e), -1);
+		char want[64];
+		snprintf(want, sizeof want, "c.toml:%s", bare[i].where);
+		if (strcmp(e.path, want) || !strstr(e.what, bare[i].what) || strcmp(e.hint, bare[i].hint))
+			fail_msg("bare[%zu]:\n got %s: %s (%s)\nwant %s: …%s… (%s)", i, e.path, e.what,
+				 e.hint, want, bare[i].what, bare[i].hint);
+	}
+}
+
 static void positions(void **state)
 {
 	(void)state;
@@ -295,6 +329,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(valid_documents),
 		cmocka_unit_test(invalid_documents),
+		cmocka_unit_test(bare_words),
 		cmocka_unit_test(positions),
 		cmocka_unit_test(type_names),
 	};

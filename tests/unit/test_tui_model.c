@@ -316,6 +316,83 @@ static void dialog_agent_list(void **state)
 	tui_free(&m);
 }
 
+/* After a session started from the dialog, the new row is selected (issue 26: the selection
+ * stayed on the row it was on, so `l` showed that row's log). */
+static void select_new(void **state)
+{
+	(void)state;
+	struct tui_model m;
+	setup(&m);
+	keys(&m, "j");
+	assert_string_equal(sel_id(&m), "22222222-bbbb");
+	struct strv before = STRV_INIT;
+	tui_row_ids(&m, &before);
+	assert_int_equal(before.n, 3);
+	assert_false(tui_select_new(&m, &before)); /* nothing new: the selection stays */
+	assert_string_equal(sel_id(&m), "22222222-bbbb");
+	struct tui_row *r = xcalloc(4, sizeof *r);
+	r[0] = row("44444444-dddd", "-", "exited 0", false);
+	r[1] = row("11111111-aaaa", "claude", "exited 0", false);
+	r[2] = row("22222222-bbbb", "codex", "running", true);
+	r[3] = row("33333333-cccc", "-", "exited 3", false);
+	tui_set_rows(&m, r, 4);
+	assert_string_equal(sel_id(&m), "22222222-bbbb"); /* kept on its id, as before */
+	assert_true(tui_select_new(&m, &before));
+	assert_string_equal(sel_id(&m), "44444444-dddd");
+	assert_int_equal(m.top, 0);
+	assert_int_equal(tui_key(&m, 'l'), TA_LOG); /* for the session just started */
+	strv_free(&before);
+	tui_free(&m);
+}
+
+/* The dialog starts on an installed agent and marks the others; none installed: the first. */
+static void installed_agents(void **state)
+{
+	(void)state;
+	struct tui_model m;
+	setup(&m);
+	const bool only_codex[] = {false, true};
+	tui_set_installed(&m, only_codex);
+	(void)tui_key(&m, 'n');
+	assert_string_equal(tui_agent_label(&m, m.dlg.agent), "codex");
+	assert_string_equal(m.dlg.allow, "c.example"); /* codex's defaults, not claude's */
+	assert_string_equal(tui_agent_label(&m, 0), "claude (not installed)");
+	assert_string_equal(tui_agent_label(&m, 2), "command…");
+	(void)tui_key(&m, TK_ESC);
+	const bool none[] = {false, false};
+	tui_set_installed(&m, none);
+	(void)tui_key(&m, 'n');
+	assert_int_equal(m.dlg.agent, 0);
+	assert_string_equal(tui_agent_label(&m, 1), "codex (not installed)");
+	tui_free(&m);
+}
+
+/* A locale that is not UTF-8: ASCII for what the TUI draws (issue 26: "~@" for "…"). */
+static void ascii_fallbacks(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{"rw·off", "rw.off"},
+		{"…/src/proj", ".../src/proj"},
+		{"command…", "command..."},
+		{"a → b — c – d ×2", "a -> b - c - d x2"},
+		{"naïve 日本", "na?ve ??"},
+		{"plain ascii", "plain ascii"},
+		{"", ""},
+		{"\xff\x80x", "?x"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *got = tui_ascii(cases[i][0]);
+		if (strcmp(got, cases[i][1]))
+			fail_msg("tui_ascii(\"%s\") = \"%s\", want \"%s\"", cases[i][0], got,
+				 cases[i][1]);
+		free(got);
+	}
+	char *n = tui_ascii(NULL);
+	assert_string_equal(n, "");
+	free(n);
+}
+
 /* The configuration's defaults: the dialog opens with them, and the domains it adds stay the
  * agent's own (not repeated as flags: `agentjail NAME` reads the same files). */
 static void config_defaults(void **state)
@@ -500,6 +577,8 @@ int main(void)
 		cmocka_unit_test(dialog_agent_list), cmocka_unit_test(unsandboxed_needs_yes),
 		cmocka_unit_test(sandbox_unavailable), cmocka_unit_test(completion),
 		cmocka_unit_test(split_words),	     cmocka_unit_test(config_defaults),
+		cmocka_unit_test(select_new),	     cmocka_unit_test(installed_agents),
+		cmocka_unit_test(ascii_fallbacks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

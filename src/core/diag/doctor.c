@@ -844,8 +844,9 @@ static void report_agent(struct doctor_report *r, const struct profile *ag, cons
 		doctor_add(r, id, DOCTOR_WARN, fix, "%s: cannot run it: %s", path,
 		           strerror(c->spawn_errno));
 	else if (c->timed_out)
-		doctor_add(r, id, DOCTOR_WARN, fix, "%s: `%s --version` did not answer within %d s",
-		           path, ag->exe[0], DOCTOR_VERSION_TIMEOUT_MS / 1000);
+		doctor_add(r, id, DOCTOR_WARN, fix,
+		           "%s: slow to answer: `%s --version` said nothing in %d s (stopped)", path,
+		           ag->exe[0], DOCTOR_VERSION_TIMEOUT_MS / 1000);
 	else if (!WIFEXITED(c->wstatus) || WEXITSTATUS(c->wstatus) != 0)
 		doctor_add(r, id, DOCTOR_WARN, fix, "%s: `%s --version` %s %d: %s", path,
 		           ag->exe[0], WIFEXITED(c->wstatus) ? "exited" : "died of signal",

@@ -40,7 +40,8 @@ bool doctor_report_ok(const struct doctor_report *r);
 
 /* One line per check, `STATUS  ID  detail`, the fix indented on the next line for warn and
  * fail, then a summary line. */
-char *doctor_render_text(const struct doctor_report *r);
+/* colour: the status words warn (yellow) and fail (red) in ANSI colours, for a terminal. */
+char *doctor_render_text(const struct doctor_report *r, bool colour);
 /* The JSON document of doc/doctor-json.md (pretty-printed, keys in documented order). */
 char *doctor_render_json(const struct doctor_report *r);
 
@@ -66,8 +67,10 @@ char *doctor_clean_line(const char *text, size_t max);
 /* ---- the checks ------------------------------------------------------------------------- */
 
 
-/* Per-program timeout for `NAME --version` and `bwrap --version`. */
-#define DOCTOR_VERSION_TIMEOUT_MS 3000
+/* Per-program timeout for `NAME --version` and `bwrap --version`: a loaded machine made node
+ * agents take 1.4-4.9 s (issue 26), which 3 s called a hang; the checks run together, so this
+ * bounds doctor's wait once. */
+#define DOCTOR_VERSION_TIMEOUT_MS 10000
 
 /* Run every check on this host and append the results (in the documented order). */
 void doctor_run(struct doctor_report *r);

@@ -95,7 +95,17 @@ static void render_summary(const struct doctor_report *r, struct strbuf *b)
 	sb_add(b, "\n");
 }
 
-char *doctor_render_text(const struct doctor_report *r)
+/* The status word, coloured for a terminal (all three are 4 columns wide). */
+static const char *status_shown(enum doctor_status s, bool colour)
+{
+	if (colour && s == DOCTOR_WARN)
+		return "\033[33mwarn\033[0m";
+	if (colour && s == DOCTOR_FAIL)
+		return "\033[1;31mfail\033[0m";
+	return doctor_status_name(s);
+}
+
+char *doctor_render_text(const struct doctor_report *r, bool colour)
 {
 	int idw = 0;
 	for (size_t i = 0; i < r->n; i++)
@@ -104,7 +114,7 @@ char *doctor_render_text(const struct doctor_report *r)
 	struct strbuf b = STRBUF_INIT;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct doctor_check *c = &r->v[i];
-		sb_addf(&b, "%-4s  %-*s  %s\n", doctor_status_name(c->status), idw, c->id,
+		sb_addf(&b, "%-4s  %-*s  %s\n", status_shown(c->status, colour), idw, c->id,
 		        c->detail);
 		if (c->status != DOCTOR_OK && c->fix)
 			sb_addf(&b, "%*s  fix: %s\n", 4 + 2 + idw, "", c->fix);

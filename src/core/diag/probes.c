@@ -364,6 +364,7 @@ const struct probe_def probe_table[] = {
 	{"net.egress_ipv6",        "network",     p_egress6},
 	{"net.raw_tcp_fails_fast", "network",     p_raw_tcp},
 	{"net.dns_only_allowed",   "network",     p_dns_stub},
+	{"net.capture",            "network",     p_capture},
 	{"net.links_routes_fixed", "network",     p_links},
 };
 /* clang-format on */

@@ -1,16 +1,43 @@
 /* probes, category "network", the checks `--net allow` adds (doc/design.md §4): raw TCP to an
  * address fails at once, the DNS stub answers only allowed names, links and routes cannot be
- * changed. (The host's loopback services and abstract sockets are probed for every mode in
+ * changed, connections are captured (refused at once when not allowed; no Fast Open; no second
+ * listener). (The host's loopback services and abstract sockets are probed for every mode in
  * probes_net.c.) No packet leaves the machine: a route is looked up with a UDP connect() first,
  * and the TCP attempt goes to a documentation address (RFC 5737) only when there is none. */
 #include <net/if.h>
 #include <net/route.h>
 
+#include <netinet/tcp.h>
+#include <sys/wait.h>
+
+#include "core/confine/capfilter.h"
 #include "core/diag/probes_internal.h"
 #include "util/clock.h"
 
 #define RAW_TCP_ADDR "192.0.2.1" /* TEST-NET-1: never a real host */
 #define RAW_TCP_LIMIT_MS 1000
+#define CAPTURE_ADDR "198.19.255.254" /* in the DNS stub's range (netsynth.h), never given out */
+
+/* A non-blocking TCP connect to sa, waited for a little longer than RAW_TCP_LIMIT_MS: 0
+ * connected, the errno it failed with (ETIMEDOUT: no answer), -1 no socket. *ms: how long. */
+static int timed_connect(const struct sockaddr *sa, socklen_t salen, long long *ms)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	long long t0 = clock_mono_ms();
+	int err = connect(fd, sa, salen) == 0 ? 0 : errno;
+	if (err == EINPROGRESS) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		socklen_t len = sizeof err;
+		if (poll(&p, 1, RAW_TCP_LIMIT_MS + 500) != 1 ||
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+			err = ETIMEDOUT;
+	}
+	*ms = clock_mono_ms() - t0;
+	(void)close(fd);
+	return err;
+}
 
 /* Whether the kernel has a route to addr (a UDP connect only looks it up). */
 static bool has_route(const struct sockaddr_in *sa)
@@ -36,25 +63,13 @@ void p_raw_tcp(const struct probe_ctx *c, struct probe_out *o)
 		       RAW_TCP_ADDR, net_mode_name(c->net));
 		return;
 	}
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
+	long long ms;
+	int err = timed_connect((struct sockaddr *)&sa, sizeof sa, &ms);
+	if (err < 0) {
 		pr_set(o, PROBE_PASS, "socket: %s", pr_ename(errno));
 		return;
 	}
-	long long t0 = clock_mono_ms();
-	int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa), err = errno;
-	if (rc < 0 && err == EINPROGRESS) {
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		socklen_t len = sizeof err;
-		if (poll(&p, 1, RAW_TCP_LIMIT_MS + 500) == 1 &&
-		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
-			rc = err ? -1 : 0;
-		else
-			err = ETIMEDOUT;
-	}
-	long long ms = clock_mono_ms() - t0;
-	(void)close(fd);
-	if (rc == 0)
+	if (err == 0)
 		pr_set(o, PROBE_FAIL, "raw TCP to %s:443 connected (net %s)", RAW_TCP_ADDR,
 		       net_mode_name(c->net));
 	else if (ms >= RAW_TCP_LIMIT_MS)
@@ -174,4 +189,66 @@ void p_links(const struct probe_ctx *c, struct probe_out *o)
 	else
 		pr_set(o, PROBE_PASS, "setting lo's flags: %s, its MTU: %s; deleting a route: %s",
 		       pr_ename(e1), pr_ename(e2), pr_ename(e3));
+}
+
+/* --net allow's capture (doc/design.md §4): a connect to an address of the DNS stub's range
+ * that it never gave out is refused by agentjail at once (ECONNREFUSED; without the capture the
+ * namespace would answer ENETUNREACH), an IPv4-mapped one too; TCP Fast Open is refused
+ * (EOPNOTSUPP, ENOPROTOOPT: data in a SYN would leave before any decision); and no process of
+ * the jail can install a second listener to answer connects itself (EBUSY). */
+void p_capture(const struct probe_ctx *c, struct probe_out *o)
+{
+	if (c->net != NET_ALLOW) {
+		pr_set(o, PROBE_SKIP, "connections are captured only with --net allow (net %s)",
+		       net_mode_name(c->net));
+		return;
+	}
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(443)};
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(443)};
+	(void)inet_pton(AF_INET, CAPTURE_ADDR, &sa.sin_addr);
+	(void)inet_pton(AF_INET6, "::ffff:" CAPTURE_ADDR, &s6.sin6_addr);
+	long long ms4 = 0, ms6 = 0;
+	int e4 = timed_connect((struct sockaddr *)&sa, sizeof sa, &ms4);
+	int e6 = timed_connect((struct sockaddr *)&s6, sizeof s6, &ms6);
+	if (e4 != ECONNREFUSED || e6 != ECONNREFUSED || ms4 >= RAW_TCP_LIMIT_MS ||
+	    ms6 >= RAW_TCP_LIMIT_MS) {
+		pr_set(o, PROBE_FAIL, "a connect to %s:443 (never given out by the DNS stub) gave "
+				      "%s in %lld ms, IPv4-mapped %s in %lld ms: not refused by the "
+				      "capture (ECONNREFUSED at once)", CAPTURE_ADDR,
+		       e4 ? pr_ename(e4) : "a connection", ms4, e6 ? pr_ename(e6) : "a connection",
+		       ms6);
+		return;
+	}
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int tfo = fd < 0 ? errno
+		  : sendto(fd, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&sa, sizeof sa) < 0 ? errno
+											   : 0;
+	int tfoc = fd < 0 ? errno
+		   : setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof one) < 0 ? errno
+											     : 0;
+	if (fd >= 0)
+		(void)close(fd);
+	if (tfo != EOPNOTSUPP || tfoc != ENOPROTOOPT) {
+		pr_set(o, PROBE_FAIL, "TCP Fast Open is not refused: sendto(MSG_FASTOPEN) %s, "
+				      "TCP_FASTOPEN_CONNECT %s", tfo ? pr_ename(tfo) : "sent",
+		       tfoc ? pr_ename(tfoc) : "set");
+		return;
+	}
+	/* a second listener, in a child: a filter cannot be taken off again */
+	pid_t pid = fork();
+	if (pid == 0) {
+		int lfd = -1;
+		struct err e = {0};
+		_exit(capfilter_install(&lfd, &e) == 0 ? 0 : e.errnum == EBUSY ? 1 : 2);
+	}
+	int ws = 0;
+	if (pid < 0 || waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) != 1) {
+		pr_set(o, PROBE_FAIL, "a process of the jail %s a seccomp listener of its own",
+		       pid > 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? "could install"
+									: "could not be tested for");
+		return;
+	}
+	pr_set(o, PROBE_PASS, "connects to %s:443 (never given out) refused at once (%lld ms, "
+			      "IPv4-mapped %lld ms); Fast Open refused; no second listener (EBUSY)",
+	       CAPTURE_ADDR, ms4, ms6);
 }

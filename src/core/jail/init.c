@@ -34,9 +34,11 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "core/jail/capinit.h"
 #include "core/jail/ctl.h"
 #include "core/jail/bindcheck.h"
 #include "core/plan/initargs.h"
+#include "core/confine/capfilter.h"
 #include "core/plan/pubwire.h"
 #include "core/confine/landlock.h"
 #include "util/fdmsg.h"
@@ -202,9 +204,33 @@ static int check_binds(const struct strbuf *t)
 static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 #define NFWD (sizeof fwd_sigs / sizeof *fwd_sigs)
 
+/* --capture (--net allow): the command's connects go to agentjail's proxy, which decides them
+ * (doc/design.md §4). Installed in the child, so init itself is never held on one; the listener
+ * and the proxy's end of init's channel (chan: Unix-socket connects are carried out by init,
+ * core/jail/capinit.h) reach the host before the command runs, and are not kept here. */
+static int capture_connects(const struct init_args *a, int chan)
+{
+	int lfd = -1;
+	struct err e = {0};
+	if (a->ctl < 0 || chan < 0)
+		err_set(&e, 0, "", "connection capture: no channel to hand its listener to");
+	else if (capfilter_install(&lfd, &e) == 0 &&
+		 ctl_send_fds(a->ctl, CTL_CAPTURE, 0, (int[]){lfd, chan}, 2) < 0)
+		err_set(&e, errno, "", "connection capture: cannot hand its listener to the host");
+	if (lfd >= 0)
+		(void)close(lfd);
+	if (!e.what[0])
+		return 0;
+	char buf[ERR_FMT_MAX];
+	err_format(&e, buf, sizeof buf);
+	fprintf(stderr, "agentjail: jail init: %s; the command was not run\n", buf);
+	return -1;
+}
+
 /* In the child: its own process group, the terminal's foreground, the parent's signal mask
- * back, then the command. Reports an exec failure on the control channel. */
-static void exec_command(const struct init_args *a, int tty, const sigset_t *orig)
+ * back, the capture of its connects (--capture), then the command. Reports an exec failure
+ * on the control channel. */
+static void exec_command(const struct init_args *a, int tty, const sigset_t *orig, int chan)
 {
 	(void)setpgid(0, 0);
 	if (tty >= 0)
@@ -214,6 +240,8 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 	for (int s = 1; s < NSIG; s++)
 		(void)sigaction(s, &dfl, NULL);
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
+	if (a->capture && capture_connects(a, chan) < 0)
+		_exit(125);
 	execvp(a->cmd[0], a->cmd);
 	int err = errno;
 	fprintf(stderr, "agentjail: cannot run %s: %s\n", a->cmd[0], strerror(err));
@@ -225,6 +253,7 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 struct loop {
 	const struct init_args *a;
 	int tty;
+	int capchan;  /* --capture: init's end of the capture channel, -1 without */
 	pid_t child;
 	int status;   /* -1 while the command runs */
 	bool signalled; /* it died of a signal */
@@ -244,14 +273,11 @@ struct loop {
 static bool serve_publish(struct loop *l)
 {
 	struct pubwire_msg m;
-	int got = -1;
-	int r = fdmsg_recv(l->pub, &m, sizeof m, &got, MSG_DONTWAIT);
-	if (got >= 0)
-		(void)close(got); /* the host sends none */
-	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EMSGSIZE))
+	ssize_t r = fdmsg_recv(l->pub, &m, sizeof m, NULL, 0, MSG_DONTWAIT);
+	if (r == 0 || (r < 0 && errno != EAGAIN))
 		return false;
-	if (r < 0)
-		return true;
+	if (r != (ssize_t)sizeof m)
+		return true; /* nothing now, or not a message of the host's */
 	unsigned port = (unsigned)m.value & 0xffff;
 	bool v6 = m.value & PUB_V6;
 	bool known = false;
@@ -273,7 +299,7 @@ static bool serve_publish(struct loop *l)
 			err = errno;
 	}
 	struct pubwire_msg a = {.type = err ? PUB_REFUSED : PUB_SOCKET, .value = err};
-	int sent = fdmsg_send(l->pub, &a, sizeof a, err ? -1 : fd, 0);
+	int sent = fdmsg_send(l->pub, &a, sizeof a, &fd, err ? 0 : 1, 0);
 	if (fd >= 0)
 		(void)close(fd);
 	return sent == 0;
@@ -411,11 +437,12 @@ static int run_loop(struct loop *l, int sfd)
 {
 	bool ctl_open = l->a->ctl >= 0;
 	while (l->status < 0) {
-		struct pollfd pfd[4] = {{.fd = sfd, .events = POLLIN},
+		struct pollfd pfd[5] = {{.fd = sfd, .events = POLLIN},
 					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
 					{.fd = l->lock_fd, .events = POLLIN},
+					{.fd = l->capchan, .events = POLLIN},
 					{.fd = l->pub, .events = POLLIN}};
-		int n = poll(pfd, 4, l->more ? 0 : -1);
+		int n = poll(pfd, 5, l->more ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -432,7 +459,11 @@ static int run_loop(struct loop *l, int sfd)
 			on_control(l, &ctl_open);
 		if (pfd[2].revents & POLLIN)
 			on_lock_events(l);
-		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_publish(l)) {
+		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && !capinit_serve(l->capchan)) {
+			(void)close(l->capchan); /* the host is gone */
+			l->capchan = -1;
+		}
+		if ((pfd[4].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_publish(l)) {
 			(void)close(l->pub); /* the host is gone */
 			l->pub = -1;
 		}
@@ -453,7 +484,7 @@ int init_main(int argc, char **argv)
 	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
 			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--note-lock PATH] "
-			    "[--publish PORT]... -- CMD",
+			    "[--capture] [--publish PORT]... -- CMD",
 			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);
@@ -466,7 +497,7 @@ int init_main(int argc, char **argv)
 		return fail("no_new_privs is not set: refusing to run", 0);
 	/* before Landlock, which could refuse reading the directory; close-on-exec, so the
 	 * command never holds it */
-	struct loop l = {.a = &a, .status = -1, .pub = -1};
+	struct loop l = {.a = &a, .status = -1, .capchan = -1, .pub = -1};
 	watch_lock(&l);
 	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
 		return 125;
@@ -524,11 +555,16 @@ int init_main(int argc, char **argv)
 		return 125;
 	sb_free(&binds);
 	int tty = find_tty();
+	int chan[2] = {-1, -1};
+	if (a.capture && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
+		return fail("connection capture: cannot create its channel", errno);
 	pid_t child = fork();
 	if (child < 0)
 		return fail("cannot fork", errno);
 	if (child == 0)
-		exec_command(&a, tty, &orig);
+		exec_command(&a, tty, &orig, chan[1]);
+	if (chan[1] >= 0)
+		(void)close(chan[1]);
 	/* both sides set the group, whichever runs first */
 	(void)setpgid(child, child);
 	if (tty >= 0)
@@ -537,5 +573,6 @@ int init_main(int argc, char **argv)
 		(void)ctl_send(a.ctl, CTL_READY, child);
 	l.tty = tty;
 	l.child = child;
+	l.capchan = chan[0];
 	return run_loop(&l, sfd);
 }

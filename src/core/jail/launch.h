@@ -68,6 +68,10 @@ struct launch_hooks {
 	 * here on): serve the published ports with it. Called after net_ready and before the
 	 * command may start; -1 with e filled stops the launch (exit 125). */
 	int (*publish)(void *arg, int chan, struct err *e);
+	/* --net allow: the listener of the filter that captures the command's connects and the
+	 * proxy's end of init's capture channel (sent by init before the command's exec; the fds
+	 * are the callee's): serve them. */
+	void (*net_capture)(void *arg, int listener, int chan);
 	void *arg;
 	/* more fds in the supervising loop, and --net ask's questions for the terminal
 	 * (core/jail/supervise.h: ext_fill, ext_handle, ext_arg, ask) */

@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/confine/seccomp.h"
+#include "core/host/homeprep.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/host/toolprep.h"
 #include "core/plan/bindpath.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/initargs.h"
 #include "core/plan/limits.h"
 #include "core/plan/toolcache.h"
@@ -50,11 +53,35 @@ static int seccomp_test_errno(void)
 #endif
 }
 
+/* --home persist: the workspace's home made and locked for this run (homeprep.h). Without a
+ * state dir nothing is made: the plan refuses the policy (bwrap_argv's check_persist). */
+static int take_home(const struct run_request *req, struct jail *j, struct err *e)
+{
+	_cleanup_free_ char *root = homekeep_root(j->hf.state_dir, req->pol.workspace);
+	if (req->pol.home != HOME_PERSIST || !root)
+		return 0;
+	return homeprep_prepare(root, req->pol.workspace, req->session_id, &j->home_lock, e);
+}
+
+/* The way cleared for bwrap in the locked home: what an earlier jail left where this plan's
+ * mount points go is renamed aside (bwrap would follow it out of the home). */
+static int clear_home(const struct run_request *req, struct jail *j, struct err *e)
+{
+	_cleanup_free_ char *dir = homekeep_dir(j->hf.state_dir, req->pol.workspace);
+	struct homekeep_points pts;
+	homekeep_points(&j->plan, &j->hf, j->hf.home, dir, &pts);
+	int rc = homeprep_clear(dir, &pts, &j->home_moved, e);
+	homekeep_points_free(&pts);
+	return rc;
+}
+
 enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o, struct jail *j,
 			     struct err *e)
 {
 	hostfacts_init(&j->hf);
 	memset(&j->plan, 0, sizeof j->plan);
+	j->home_lock = -1;
+	j->home_moved = (struct strv)STRV_INIT;
 	if (req->session_id)
 		j->hf.session_id = xstrdup(req->session_id);
 	if (policy_canonicalize(&req->pol, e) < 0 || policy_validate(&req->pol, getenv("HOME"), e) < 0)
@@ -88,6 +115,8 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 			strv_push_take(&agent, toolcache_agent_dir(root, req->pol.profile, dirs.v[i]));
 		if (toolprep_prepare(&j->hf, root, ws, &agent, &ignored) < 0)
 			err_clear(&ignored);
+		if (take_home(req, j, e) < 0)
+			return JAIL_NO_HOME;
 	}
 	/* the defaults are resolved here, so --dry-run shows them and the session stores them */
 	if (req->pol.memory == LIMIT_UNSET)
@@ -95,6 +124,8 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 	limits_resolve(&req->pol.memory, &req->pol.pids, j->hf.mem_total);
 	if (bwrap_build(&req->pol, &j->hf, &req->cmd, &j->plan, e) < 0)
 		return JAIL_BAD_PLAN;
+	if (j->home_lock >= 0 && clear_home(req, j, e) < 0)
+		return JAIL_NO_HOME;
 #ifdef AJ_TEST_BUILD
 	test_drop_deny_read(&j->plan);
 #endif
@@ -105,6 +136,10 @@ void jail_free(struct jail *j)
 {
 	bw_plan_free(&j->plan);
 	hostfacts_free(&j->hf);
+	if (j->home_lock >= 0)
+		(void)close(j->home_lock);
+	j->home_lock = -1;
+	strv_free(&j->home_moved);
 }
 
 int jail_launch(const struct run_request *req, const struct jail *j, const char *bwrap,

@@ -17,6 +17,10 @@
 struct jail {
 	struct hostfacts hf;
 	struct bw_plan plan;
+	int home_lock;          /* --home persist: the persisted home's lock, held until
+				 * jail_free (core/host/homeprep.h); else -1 */
+	struct strv home_moved; /* what was renamed aside in the persisted home for bwrap's
+				 * mount points ("~/PATH (WHAT): renamed to NAME") */
 };
 
 /* Where jail_prepare stopped. */
@@ -25,11 +29,15 @@ enum jail_stage {
 	JAIL_BAD_POLICY, /* the policy is invalid: nothing on the host was touched */
 	JAIL_NO_FACTS,   /* the host facts could not be gathered */
 	JAIL_BAD_PLAN,   /* the plan was refused (a hostile git pointer, a contradiction) */
+	JAIL_NO_HOME,    /* --home persist: the persisted home is in use by another jail, or
+			  * cannot be made or readied */
 };
 
 struct jail_prep {
 	bool make_caches;      /* make the private caches and filtered configs first (not for a
-				* dry run); a failure costs them, never the run */
+				* dry run); a failure costs them, never the run; and with --home
+				* persist the persisted home, locked for the run (a failure stops
+				* it: JAIL_NO_HOME) */
 	bool no_new_state_dir; /* the state directory is never created: when it is missing, the
 				* jail is planned without it (doctor's probe) */
 };

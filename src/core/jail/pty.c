@@ -396,6 +396,37 @@ bool pty_relay_done(const struct pty_relay *r)
 	return r->master_eof && r->to_out_len == 0;
 }
 
+int pty_relay_flush(struct pty_relay *r, int timeout_ms)
+{
+	long long end = clock_mono_ms() + timeout_ms;
+	for (;;) {
+		struct err e = {0};
+		if (read_master(r, &e) < 0) { /* non-blocking: what is there now */
+			errno = e.errnum ? e.errnum : EIO;
+			return -1;
+		}
+		if (r->to_out_len == 0)
+			return 0;
+		long long left = end - clock_mono_ms();
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		struct pollfd out = {.fd = r->out_fd, .events = POLLOUT};
+		int rc = poll(&out, 1, (int)left);
+		if (rc < 0 && errno != EINTR)
+			return -1;
+		if (rc > 0 && (out.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+			errno = EPIPE;
+			return -1;
+		}
+		if (rc > 0 && write_out(r, &e) < 0) {
+			errno = e.errnum ? e.errnum : EIO;
+			return -1;
+		}
+	}
+}
+
 int pty_relay_drain(struct pty_relay *r, int timeout_ms)
 {
 	/* the command is gone: input has nowhere to go */

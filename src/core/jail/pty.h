@@ -108,6 +108,12 @@ int pty_relay_handle(struct pty_relay *r, const struct pollfd *pfd, nfds_t n, st
 int pty_relay_pull(struct pty_relay *r, struct err *e) WUR;
 /* True when everything the jail wrote has been written out and it can write no more. */
 bool pty_relay_done(const struct pty_relay *r);
+/* While the command runs, before agentjail writes a line of its own to the same terminal (a
+ * violation the live watch moved aside): copy what the master holds now, and what is still
+ * queued, to out_fd, for at most timeout_ms; input is left as it is. So the line comes after
+ * the output the command wrote before it, not in the middle of it (issue 26). 0 when nothing is
+ * left, else -1 with errno set (ETIMEDOUT: the command keeps writing, or out_fd is slow). */
+int pty_relay_flush(struct pty_relay *r, int timeout_ms);
 /* After the command exited: stop reading input and copy the master's remaining output to out_fd
  * until EIO on the master or timeout_ms. 0 when all of it went out, else -1 with errno set
  * (ETIMEDOUT: something in the jail still holds the slave open, or out_fd does not drain). */

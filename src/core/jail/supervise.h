@@ -33,6 +33,11 @@ struct supervise_in {
 	/* --net ask: the questions put to the person at the terminal (core/jail/askprompt.h),
 	 * NULL for none */
 	const struct askprompt_src *ask;
+	/* --net allow: init's child sent the capture filter's listener and the proxy's end of
+	 * init's capture channel (CTL_CAPTURE); the fds are the callee's. The first pair only;
+	 * without a callee they are closed, and the jail's connects then fail (ENOSYS). */
+	void (*on_capture)(void *arg, int listener, int chan);
+	void *capture_arg;
 };
 
 struct supervise_out {

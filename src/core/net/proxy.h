@@ -64,5 +64,11 @@ int proxy_publish_listen(const struct publish *v, size_t n, int *fds, struct err
  * by proxy_stop, or at once on failure); v is copied. Any thread, while the proxy runs. */
 int proxy_publish(struct proxy *p, const struct publish *v, const int *fds, size_t n, int chan,
 		  struct err *e) WUR;
+/* --net allow's capture (doc/design.md §4): serve the listener of the seccomp filter that
+ * stops the jail's connects (core/confine/capfilter.h) and init's channel for its Unix-socket
+ * connects (core/plan/capwire.h), from the proxy's thread. Called once, from another thread,
+ * while the proxy runs; takes ownership of both fds (closed by proxy_stop, or at once on
+ * failure). -1 with e: the jail's connects then fail (ENOSYS), nothing opens. */
+int proxy_capture(struct proxy *p, int listener, int chan, struct err *e) WUR;
 /* Stop: close the listeners and every connection, deliver the remaining events, join, free. */
 void proxy_stop(struct proxy *p, struct proxy_stats *st);

@@ -93,14 +93,6 @@ struct px_conn {
 	struct px_wait w;          /* --net ask: while CS_ASKING */
 };
 
-static void set_text(char *dst, size_t cap, const char *s)
-{
-	size_t n = 0;
-	for (; s && s[n] && n < cap - 1; n++)
-		dst[n] = s[n];
-	dst[n] = '\0';
-}
-
 /* Registered with no events: EPOLLERR and EPOLLHUP still come. */
 static int ep_quiet(struct proxy *p, struct px_handle *h)
 {
@@ -254,7 +246,7 @@ static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t sock
 		 const char *reason)
 {
 	c->ev.allowed = false;
-	set_text(c->ev.rule, sizeof c->ev.rule, reason);
+	px_set_text(c->ev.rule, sizeof c->ev.rule, reason);
 	c->have_ev = true;
 	p->st.denied++;
 	conn_fail(p, c, http_code, socks_rep, reason);
@@ -263,7 +255,7 @@ static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t sock
 /* An allowed request whose upstream failed: 502 (refused, unreachable, no address) or 504. */
 static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, const char *error)
 {
-	set_text(c->ev.error, sizeof c->ev.error, error);
+	px_set_text(c->ev.error, sizeof c->ev.error, error);
 	c->ev.failed = true;
 	char reason[512];
 	(void)snprintf(reason, sizeof reason, "%s:%u: %s", c->ev.host, c->ev.port, error);
@@ -311,7 +303,7 @@ static int read_in(struct px_conn *c, size_t max)
 static void refuse_held(struct proxy *p, struct px_conn *c, const struct fb_result *r)
 {
 	c->ev.allowed = false;
-	set_text(c->ev.rule, sizeof c->ev.rule, r->reason);
+	px_set_text(c->ev.rule, sizeof c->ev.rule, r->reason);
 	p->st.allowed--; /* counted when the name was allowed */
 	p->st.denied++;
 	c->held = false;
@@ -586,7 +578,7 @@ static void pub_retry(struct proxy *p, struct px_conn *c, int err, const char *e
 static void connect_next(struct proxy *p, struct px_conn *c, const char *last_error)
 {
 	char error[128];
-	set_text(error, sizeof error, last_error);
+	px_set_text(error, sizeof error, last_error);
 	while (c->i_addr < c->n_addrs) {
 		struct sockaddr_storage *sa = &c->addrs[c->i_addr];
 		int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -655,47 +647,22 @@ static void have_addresses(struct proxy *p, struct px_conn *c, const struct sock
 			? (const uint8_t *)&((const struct sockaddr_in *)&in[i])->sin_addr
 			: (const uint8_t *)&((const struct sockaddr_in6 *)&in[i])->sin6_addr;
 		if (!netrules_addr_ok(p->rules, &c->d, fam, a)) {
-			if (!refused[0]) {
-				char t[INET6_ADDRSTRLEN];
-				px_addr_text(fam, a, t, sizeof t);
-				(void)snprintf(refused, sizeof refused, "%s (%s)", t,
-					       netaddr_class_name(netaddr_classify(fam, a)));
-			}
+			if (!refused[0])
+				px_addr_class_text(fam, a, refused, sizeof refused);
 			continue;
 		}
 		c->addrs[c->n_addrs] = in[i];
 		c->addrlens[c->n_addrs++] = lens[i];
 	}
 	if (!c->n_addrs && refused[0]) {
-		char reason[sizeof c->ev.host * 2 + sizeof refused + 96];
-		(void)snprintf(reason, sizeof reason,
-			       "%s:%u resolves to %s, which is refused (add --map-host %s=ADDR to "
-			       "allow that address)", c->ev.host, c->ev.port, refused, c->ev.host);
+		char reason[PX_REASON_MAX];
+		px_addr_refused(c->ev.host, c->ev.port, refused, reason, sizeof reason);
 		p->st.allowed--; /* counted at the name check; the address check refused it */
 		deny(p, c, 403, 2, reason);
 		return;
 	}
 	c->i_addr = 0;
 	connect_next(p, c, NULL);
-}
-
-static void fill_sa(struct sockaddr_storage *sa, socklen_t *len, int fam, const uint8_t *a,
-		    uint16_t port)
-{
-	memset(sa, 0, sizeof *sa);
-	if (fam == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)sa;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(port);
-		memcpy(&s->sin_addr, a, 4);
-		*len = sizeof *s;
-	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)sa;
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(port);
-		memcpy(&s->sin6_addr, a, 16);
-		*len = sizeof *s;
-	}
 }
 
 static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
@@ -723,11 +690,11 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 	for (struct ares_addrinfo_node *nd = res->nodes; nd && n < PX_ADDRS_MAX * 2;
 	     nd = nd->ai_next) {
 		if (nd->ai_family == AF_INET)
-			fill_sa(&sas[n], &lens[n],  AF_INET,
+			lens[n] = px_fill_sa(&sas[n], AF_INET,
 				(const uint8_t *)&((struct sockaddr_in *)nd->ai_addr)->sin_addr,
 				c->ev.port);
 		else if (nd->ai_family == AF_INET6)
-			fill_sa(&sas[n], &lens[n], AF_INET6,
+			lens[n] = px_fill_sa(&sas[n], AF_INET6,
 				(const uint8_t *)&((struct sockaddr_in6 *)nd->ai_addr)->sin6_addr,
 				c->ev.port);
 		else
@@ -769,6 +736,26 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 			       e.what);
 		deny(p, c, 400, 2, reason);
 		return;
+	}
+	/* an address the DNS stub gave out stands for its name (a client that resolved the name
+	 * itself, as SOCKS5 without remote resolution does) */
+	uint8_t sa6[16];
+	int sfam = inet_pton(AF_INET, host, sa6) == 1 ? AF_INET
+		   : inet_pton(AF_INET6, host, sa6) == 1 ? AF_INET6 : 0;
+	bool synth = false;
+	const char *name = sfam ? px_synth_name(p, sfam, sa6, &synth) : NULL;
+	if (synth) {
+		px_event_init(&c->ev, proto, name ? name : host, port);
+		if (!name) {
+			char reason[sizeof c->ev.host + 96];
+			(void)snprintf(reason, sizeof reason, "%s is not an address the jail's DNS stub "
+				       "gave out", c->ev.host);
+			free(host);
+			deny(p, c, 403, 2, reason);
+			return;
+		}
+		free(host);
+		host = xstrdup(name);
 	}
 	px_event_init(&c->ev, proto, host, port);
 	enum net_verdict v = netrules_check(p->rules, host, port, &c->d);
@@ -823,11 +810,11 @@ static void proceed(struct proxy *p, struct px_conn *c, char *host, uint16_t por
 	c->have_ev = true;
 	p->st.allowed++;
 	if (asked)
-		set_text(c->ev.rule, sizeof c->ev.rule, asked);
+		px_set_text(c->ev.rule, sizeof c->ev.rule, asked);
 	else if (c->d.mapped)
-		set_text(c->ev.rule, sizeof c->ev.rule, c->d.mapped->spec);
+		px_set_text(c->ev.rule, sizeof c->ev.rule, c->d.mapped->spec);
 	else if (c->d.rule)
-		set_text(c->ev.rule, sizeof c->ev.rule, c->d.rule->spec);
+		px_set_text(c->ev.rule, sizeof c->ev.rule, c->d.rule->spec);
 	/* the client is watched for errors only until the tunnel is up */
 	(void)ep_quiet(p, &c->c);
 	c->deadline = clock_mono_ms() + p->connect_ms;
@@ -835,13 +822,13 @@ static void proceed(struct proxy *p, struct px_conn *c, char *host, uint16_t por
 	socklen_t len;
 	uint8_t a[16];
 	if (c->d.mapped) {
-		fill_sa(&sa, &len, c->d.mapped->family, c->d.mapped->addr, port);
+		len = px_fill_sa(&sa, c->d.mapped->family, c->d.mapped->addr, port);
 		free(host);
 		have_addresses(p, c, &sa, &len, 1);
 		return;
 	}
 	if (inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1) {
-		fill_sa(&sa, &len, strchr(host, ':') ? AF_INET6 : AF_INET, a, port);
+		len = px_fill_sa(&sa, strchr(host, ':') ? AF_INET6 : AF_INET, a, port);
 		free(host);
 		have_addresses(p, c, &sa, &len, 1);
 		return;
@@ -1110,7 +1097,7 @@ void px_close_all(struct proxy *p)
 static void pub_fail(struct proxy *p, struct px_conn *c, const char *error)
 {
 	c->ev.failed = true;
-	set_text(c->ev.error, sizeof c->ev.error, error);
+	px_set_text(c->ev.error, sizeof c->ev.error, error);
 	struct linger lg = {.l_onoff = 1, .l_linger = 0};
 	(void)setsockopt(c->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 	conn_close(p, c);
@@ -1125,7 +1112,7 @@ static void pub_ask(struct proxy *p, struct px_conn *c, bool v6)
 		pub_fail(p, c, "too many connections waiting for the jail");
 		return;
 	}
-	if (pb->chan.fd < 0 || fdmsg_send(pb->chan.fd, &m, sizeof m, -1, MSG_DONTWAIT) < 0) {
+	if (pb->chan.fd < 0 || fdmsg_send(pb->chan.fd, &m, sizeof m, NULL, 0, MSG_DONTWAIT) < 0) {
 		pub_fail(p, c, "the jail's init does not answer (the jail has ended)");
 		return;
 	}
@@ -1168,7 +1155,7 @@ static void pub_take(struct proxy *p, struct px_conn *c, const struct pubwire_ms
 		pub_retry(p, c, err, error);
 		return;
 	}
-	set_text(c->ev.host, sizeof c->ev.host, c->pub_v6 ? "::1" : "127.0.0.1");
+	px_set_text(c->ev.host, sizeof c->ev.host, c->pub_v6 ? "::1" : "127.0.0.1");
 	c->u.fd = fd;
 	c->u.dead = false;
 	c->u.mask = 0;
@@ -1187,10 +1174,10 @@ void px_pub_answer(struct proxy *p)
 	for (int k = 0; k < 64 && pb->chan.fd >= 0; k++) {
 		struct pubwire_msg m;
 		int fd = -1;
-		int r = fdmsg_recv(pb->chan.fd, &m, sizeof m, &fd, MSG_DONTWAIT);
+		ssize_t r = fdmsg_recv(pb->chan.fd, &m, sizeof m, &fd, 1, MSG_DONTWAIT);
 		if (r < 0 && errno == EAGAIN)
 			return;
-		if (r <= 0 || pb->head == pb->tail) {
+		if (r != (ssize_t)sizeof m || pb->head == pb->tail) {
 			/* init is gone (the jail ended), or says what no one asked: the channel is
 			 * closed, and what waits on it fails */
 			if (fd >= 0)

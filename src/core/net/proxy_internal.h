@@ -1,7 +1,8 @@
 /* proxy_internal.h: what the proxy's files share (proxy.c start, stop, the loop and c-ares;
  * proxy_conn.c the connections and the relay; proxy_dns.c the DNS stub; proxy_events.c the
- * event queue and its writer). Private to src/core/net/proxy*.c and the proxy's unit test.
- * Helpers carry the prefix px_. */
+ * event queue and its writer; capture.c the captured connects, capsock.c their upstream
+ * sockets). Private to src/core/net/proxy*.c, capture*.c, capsock.c and the proxy's unit
+ * tests. Helpers carry the prefix px_. */
 #pragma once
 #include <ares.h>
 #include <pthread.h>
@@ -9,13 +10,21 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <linux/filter.h>
+
 #include "core/net/proxy.h"
 #include "core/plan/netask.h"
+#include "core/plan/netsynth.h"
 #include "core/plan/publish.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71 /* Linux 5.14 */
+#endif
 
 /* What an epoll registration points at: every registered object starts with one. */
 enum px_kind { PK_STOP, PK_LISTEN, PK_DNS_UDP, PK_DNS_LISTEN, PK_ARES, PK_CLIENT, PK_UPSTREAM,
-	       PK_DNS_TCP, PK_WAKE, PK_PUB_LISTEN, PK_PUB_CHAN };
+	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_WAKE, PK_PUB_LISTEN,
+	       PK_PUB_CHAN };
 struct px_handle {
 	enum px_kind kind;
 	int fd;
@@ -40,6 +49,7 @@ struct px_events {
 
 struct px_dns_tcp;
 struct px_dns_job;
+struct px_capture;
 
 /* Work another thread hands the loop (px_post): the loop owns every connection and the epoll
  * set, so what changes them from outside is queued and done there. Each kind embeds this
@@ -117,6 +127,11 @@ struct proxy {
 	struct px_job *inbox;              /* jobs posted, oldest first */
 	struct px_pub *pub;                /* --publish, once its job ran */
 	struct px_ask *ask;                /* --net ask, NULL without */
+	struct netsynth synth;             /* the DNS stub's own addresses, capture's way back */
+	uint64_t jail_netns;               /* SO_NETNS_COOKIE of the jail's network namespace, 0
+					    * before Linux 5.14: then jail_netns_ino is used */
+	uint64_t jail_netns_ino;           /* its inode (SIOCGSKNS of a listener), or 0 */
+	struct px_capture *cap;            /* the captured connects, from proxy_capture on */
 };
 
 struct px_ares {
@@ -169,6 +184,15 @@ int px_send(int fd, const void *buf, size_t len, size_t *off);
 int px_recv(int fd, void *buf, size_t cap, size_t *len);
 void px_event_init(struct net_event *ev, enum net_proto proto, const char *host, uint16_t port);
 void px_addr_text(int family, const uint8_t *addr, char *out, size_t cap);
+/* "ADDR (its class)", as a refusal names an address */
+void px_addr_class_text(int family, const uint8_t *addr, char *out, size_t cap);
+#define PX_REASON_MAX 704
+/* The reason for a name whose addresses were all refused (refused: px_addr_class_text's). */
+void px_addr_refused(const char *host, uint16_t port, const char *refused, char *out,
+		     size_t cap);
+void px_set_text(char *dst, size_t cap, const char *s); /* copied, cut to fit */
+/* An IPv4 (4 bytes) or IPv6 (16) address and a port as a sockaddr; its length. */
+socklen_t px_fill_sa(struct sockaddr_storage *sa, int fam, const uint8_t *a, uint16_t port);
 
 /* proxy_dns.c */
 void px_dns_udp_ready(struct proxy *p);
@@ -176,6 +200,42 @@ void px_dns_accept(struct proxy *p);
 void px_dns_tcp_event(struct proxy *p, struct px_dns_tcp *c, uint32_t ev);
 void px_dns_sweep(struct proxy *p, long long now); /* close idle DNS-over-TCP connections */
 void px_dns_close_all(struct proxy *p);
+
+/* capsock.c: the upstream socket of a captured connect */
+struct px_sockopts {           /* the options a client set on its socket, to copy upstream */
+	size_t n;
+	struct {
+		int level, name;
+		socklen_t len;
+		uint8_t val[16];
+	} o[16];
+};
+struct px_ports {              /* the local ports upstream sockets are bound to */
+	unsigned lo, hi;
+	uint64_t rng;
+};
+#define PX_PEER_FILTER_MAX 16
+void px_sockopts_read(int s, struct px_sockopts *o);
+void px_ports_init(struct px_ports *pp);
+/* The locked socket filter's program: packets from addr (AF_INET 4 bytes, AF_INET6 16) and
+ * port only. Its length (at most PX_PEER_FILTER_MAX). */
+size_t px_peer_filter(int family, const uint8_t *addr, uint16_t port, struct sock_filter *out);
+/* A TCP socket of family fam ready to connect to peer (non-blocking, close-on-exec): bound to a
+ * port of its own, with the locked filter for peer and the client's options o. -1 with errno. */
+int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct px_sockopts *o,
+		    struct px_ports *pp);
+
+/* capture.c */
+void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_NOTIFY, PK_CAP* */
+void px_capture_sweep(struct proxy *p, long long now);  /* deadlines; interrupted callers */
+void px_capture_close(struct proxy *p);                 /* answer and free what waits */
+void px_capture_free(struct proxy *p);                  /* then the listener (teardown) */
+/* Whether socket fd lives in the network namespace of the jail's listener (proxy_start). */
+bool px_in_jail_netns(const struct proxy *p, int fd);
+/* The name a DNS-stub address stands for (netsynth.h), or NULL: outside the ranges *in_range
+ * is false; inside but never given out, NULL with *in_range true. */
+const char *px_synth_name(const struct proxy *p, int family, const uint8_t *addr,
+			  bool *in_range);
 
 /* May the DNS stub answer for this normalized name (netrules_check with port 0: an allow rule
  * or a mapping names it at some port, and no port-less deny rule refuses it)? */

@@ -6,6 +6,7 @@
 #include "core/plan/publish.h"
 #include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/netrules.h"
 #include "core/plan/resolve.h"
 #include "core/plan/toolcache.h"
@@ -445,10 +446,16 @@ static void add_self(struct bw_plan *p, const struct hostfacts *hf, const struct
  * where it really is: the target under /run (over the fresh tmpfs), /etc/resolv.conf itself,
  * or the plain file one symlink away; /etc/hosts stays the host's. Without a file glibc asks
  * 127.0.0.1 anyway. */
-static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf)
+static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf, bool ask)
 {
-	static const char stub[] = "# agentjail --net allow: the DNS stub answers allowed names "
-				   "only\nnameserver 127.0.0.1\n";
+	static const char allow[] = "# agentjail --net allow: the DNS stub answers allowed names "
+				    "only\nnameserver 127.0.0.1\n";
+	/* --net ask: a lookup waits while the person is asked; glibc's longest wait (30 s a
+	 * try, twice) rather than its 5 s, so an answer within a minute reaches the lookup */
+	static const char asking[] = "# agentjail --net ask: the DNS stub answers allowed names, "
+				     "and asks about others\nnameserver 127.0.0.1\noptions "
+				     "timeout:30 attempts:2\n";
+	const char *stub = ask ? asking : allow;
 	static const char why[] = "net allow: DNS to the stub (nameserver 127.0.0.1)";
 	const char *etc = "/etc/resolv.conf";
 	const struct hf_stat *st = hf_stat(hf, etc);
@@ -471,7 +478,7 @@ static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf)
 static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
 {
 	if (pol->net == NET_ALLOW) {
-		add_resolv_stub(p, hf);
+		add_resolv_stub(p, hf, pol->ask);
 		return;
 	}
 	if (pol->net == NET_OFF || !hf->resolv_target)
@@ -731,7 +738,23 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 	strv_free(&skipped);
 }
 
-/* Returns whether $HOME became a private tmpfs. */
+/* $HOME itself: an empty tmpfs, or with --home persist the workspace's persisted home
+ * (homekeep.h), which core/host/homeprep made and cleared the way in before bwrap runs. */
+static void add_home_base(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	if (pol->home == HOME_PERSIST) {
+		_cleanup_free_ char *dir = homekeep_dir(hf->state_dir, pol->workspace);
+		op_fd_bind(p, true, dir, hf->home,
+			   "$HOME is this workspace's persisted home (--home persist): what its "
+			   "earlier jails left there; never the real home");
+		return;
+	}
+	char sz[24];
+	op(p, "$HOME is an empty private tmpfs", 6, "--size", SZ(p->limits.tmpfs.home), "--perms",
+	   "0700", "--tmpfs", hf->home);
+}
+
+/* Returns whether $HOME became the jail's own (a tmpfs, or the persisted home). */
 static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
 		     const struct strv *cmd, struct strv *agent_roots, struct tools_memo *tools)
 {
@@ -744,9 +767,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		skip(p, home, "home lies inside the workspace: the workspace bind shows it");
 		return false;
 	}
-	char sz[24];
-	op(p, "$HOME is an empty private tmpfs", 6, "--size", SZ(p->limits.tmpfs.home), "--perms",
-	   "0700", "--tmpfs", home);
+	add_home_base(p, hf, pol);
 
 	_cleanup_free_ char *gitconfig = path_join(home, ".gitconfig");
 	enum hf_type gt = hf_type(hf, gitconfig);
@@ -1412,6 +1433,16 @@ static const char *made_dest(const struct bw_op *o)
 	return mount_dest(o);
 }
 
+const char *bw_op_verb(const struct bw_op *o)
+{
+	return op_verb(o);
+}
+
+const char *bw_op_made_dest(const struct bw_op *o)
+{
+	return made_dest(o);
+}
+
 static void op_free(struct bw_op *o)
 {
 	strv_free(&o->args);
@@ -1585,6 +1616,29 @@ static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 		ia->rlimit_nproc = (unsigned long long)l->pids;
 }
 
+/* --home persist needs a state directory to keep the home in, and a $HOME apart from the
+ * workspace (one inside it is the real home, which a jail is never given as its own). */
+static int check_persist(const struct policy *pol, const struct hostfacts *hf, struct err *e)
+{
+	const char *home = hf->home;
+	if (!hf->state_dir || hf->state_dir[0] != '/') {
+		err_set(e, 0, "--home persist", "a persisted home is kept in agentjail's state "
+					 "directory, and there is none here");
+		err_hint(e, "set AGENTJAIL_STATE_DIR (or state_dir in ~/.config/agentjail/"
+			    "config.toml), or run with --home tmp");
+		return -1;
+	}
+	if (!home || home[0] != '/' || !strcmp(home, "/") || path_is_under(home, pol->workspace)) {
+		err_set(e, 0, home ? home : "$HOME",
+			"--home persist: $HOME is unset, / or inside the workspace, so the jail's "
+			"home would be the real one, never a persisted jail home");
+		err_hint(e, "pick a project directory below $HOME as the workspace, or drop "
+			    "--home persist");
+		return -1;
+	}
+	return 0;
+}
+
 int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
 		struct bw_plan *out, struct err *e)
 {
@@ -1607,6 +1661,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		err_set(e, 0, pol->workspace, "the workspace is not a directory");
 		return -1;
 	}
+	if (pol->home == HOME_PERSIST && check_persist(pol, hf, e) < 0)
+		return -1;
 	plan_limits(out, pol, hf);
 	add_always(out, pol);
 	add_system(out, hf);
@@ -1618,7 +1674,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	struct strv agent_roots = STRV_INIT;
 	struct tools_memo tools = {.cache_root = toolcache_root(hf->state_dir, pol->workspace,
 								 pol->cache)};
-	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots, &tools);
+	bool home_own = add_home(out, hf, pol, cmd, &agent_roots, &tools);
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable, &agent_roots, pol,
@@ -1652,20 +1708,22 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 
 	strv_push(&out->cmd, BW_INIT_PATH);
 	/* Landlock in init mirrors the writable view: the writable roots and the private tmpfs
-	 * mounts (home included, when it is a tmpfs) */
-	struct init_args ia = {.ctl = BW_FD_CONTROL, .scope = true};
+	 * mounts (home included, when it is the jail's own: a tmpfs or the persisted home) */
+	/* --net allow: init captures the command's direct connections for the proxy to decide
+	 * (doc/design.md §4, capture) */
+	struct init_args ia = {.ctl = BW_FD_CONTROL, .scope = true, .capture = out->net_allow};
 	strv_copy(&ia.writable, &writable);
 	static const char *const scratch[] = {"/tmp", "/var/tmp", "/run", "/dev/shm", NULL};
 	for (size_t i = 0; scratch[i]; i++)
 		strv_push(&ia.writable, scratch[i]);
-	if (home_tmpfs)
+	if (home_own)
 		strv_push(&ia.writable, hf->home);
 	strv_copy(&ia.writable, &agent_roots);
 	strv_copy(&ia.deny_read, &out->deny_read);
 	add_rlimits(out, &ia);
 	/* ~/.gitconfig bound read-only (add_home): `git config --global` fails with EBUSY there,
 	 * and init tells the host when git tried, for a hint after the run */
-	_cleanup_free_ char *gitconfig = home_tmpfs ? path_join(hf->home, ".gitconfig") : NULL;
+	_cleanup_free_ char *gitconfig = home_own ? path_join(hf->home, ".gitconfig") : NULL;
 	if (gitconfig && hf_type(hf, gitconfig) == HF_FILE)
 		ia.note_lock = gitconfig;
 	add_publish(out, pol, &ia);

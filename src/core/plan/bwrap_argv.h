@@ -70,6 +70,11 @@ struct bw_plan {
 	} limits;
 };
 
+/* The option an op gives (past a leading "--size N" and "--perms M"), and the place it makes
+ * (a mount point, a link, a directory of the plan's own) or NULL. */
+const char *bw_op_verb(const struct bw_op *o);
+const char *bw_op_made_dest(const struct bw_op *o);
+
 /* Whether op i binds a host source (o->src) that the jail's final view shows at its
  * destination: no later mount is made there or above it (core/jail/bindcheck.h). */
 bool bw_plan_bind_final(const struct bw_plan *p, size_t i);

@@ -22,9 +22,10 @@
 #define BWRAP_DEFAULT "/usr/bin/bwrap or /usr/local/bin/bwrap (root-owned)"
 
 static const char *const pol_keys[] = {"fs",	    "net",	     "memory",	      "pids",
-				       "ask",	    "ask_timeout",   "rw",	      "ro",
-				       "hide",	    "devices",	     "env",	      "allow_domains",
-				       "deny_domains", "hosts",	     "publish",	      NULL};
+				       "home",	    "ask",	     "ask_timeout",   "rw",
+				       "ro",	    "hide",	     "devices",	      "env",
+				       "allow_domains", "deny_domains", "hosts",      "publish",
+				       NULL};
 static const char *const top_keys[] = {"bwrap",   "state_dir", "policy",	   "agent",
 				       "profile", "backend",   "opensandbox", "cache", NULL};
 
@@ -106,7 +107,7 @@ static int unknown_key(struct err *e, const char *file, const struct toml_value 
 	if (s)
 		err_hint(e, "did you mean `%s`?", s);
 	else
-		err_hint(e, "see doc/agentjail.toml.5 for the keys");
+		err_hint(e, "`man 5 agentjail.toml` lists the keys");
 	return -1;
 }
 
@@ -172,6 +173,16 @@ static int scalar_of(enum cfg_key k, const struct toml_value *v, const char *fil
 		     struct err *e)
 {
 	const char *key = cfg_key_name(k);
+	if (k == CK_HOME) {
+		enum home_mode hm;
+		if (v->type != TOML_STRING)
+			return type_err(e, file, v, key, "a string (tmp or persist)");
+		if (home_mode_parse(v->s, &hm) < 0)
+			return at_err(e, file, v->line, v->col, "`home` = \"%s\": expected tmp or "
+								"persist", v->s);
+		*out = xstrdup(home_mode_name(hm));
+		return 0;
+	}
 	if (k == CK_FS || k == CK_NET) {
 		if (v->type != TOML_STRING)
 			return type_err(e, file, v, key, "a string");
@@ -373,6 +384,12 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 		} else if (i == CK_NET) {
 			wide = net_rank(v->v, net_default) > net_rank(lo, net_default);
 			why = "gives more network access";
+		} else if (i == CK_HOME) {
+			/* a persisted home shows a jail what this workspace's earlier jails left
+			 * in theirs (a shell history with a token typed into it): the user's choice */
+			wide = !strcmp(v->v, "persist") && !(lo && !strcmp(lo, "persist"));
+			why = "keeps the jail's home between runs (what earlier jails of this "
+			      "workspace left there)";
 		} else if (i == CK_ASK) {
 			wide = !strcmp(v->v, "true") && !(lo && !strcmp(lo, "true"));
 			why = "asks you to allow hosts the lists do not";
@@ -389,6 +406,7 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 			   lo ? lo
 			      : i == CK_FS    ? "workspace-write"
 			      : i == CK_NET ? net_mode_name(net_default)
+			      : i == CK_HOME ? "tmp"
 			      : i == CK_ASK ? "false"
 					    : "the default");
 		val_free(v);
@@ -682,6 +700,8 @@ int config_base_policy(const struct config *c, const char *agent, const char *cw
 		rc = err_set(e, 0, m.s[CK_MEMORY].origin, "memory: not a size");
 	if (m.s[CK_PIDS].v && limits_parse_count(m.s[CK_PIDS].v, &out->pids) < 0)
 		rc = err_set(e, 0, m.s[CK_PIDS].origin, "pids: not a count");
+	if (m.s[CK_HOME].v && home_mode_parse(m.s[CK_HOME].v, &out->home) < 0)
+		rc = err_set(e, 0, m.s[CK_HOME].origin, "home: unknown mode %s", m.s[CK_HOME].v);
 	out->ask = m.s[CK_ASK].v && !strcmp(m.s[CK_ASK].v, "true");
 	if (m.s[CK_ASK_TIMEOUT].v)
 		out->ask_timeout = atoi(m.s[CK_ASK_TIMEOUT].v);
@@ -724,7 +744,7 @@ int config_check_agents(const struct config *c, const char *const *names, struct
 static const char *scalar_default(int i)
 {
 	static const char *const d[] = {"workspace-write", "off (agents: allow)",
-					"half the RAM, at most 16G", "4096", "false", "60"};
+					"half the RAM, at most 16G", "4096", "tmp", "false", "60"};
 	return d[i];
 }
 

@@ -37,6 +37,8 @@ void initargs_build(const struct init_args *a, struct strv *out)
 		strv_push(out, INIT_OPT_PUBLISH);
 		strv_push(out, a->publish.v[i]);
 	}
+	if (a->capture)
+		strv_push(out, INIT_OPT_CAPTURE);
 	strv_push(out, "--");
 }
 
@@ -68,6 +70,8 @@ int initargs_parse(int argc, char **argv, struct init_args *a)
 			a->note_lock = argv[++i]; /* points into argv, as cmd does */
 		else if (!strcmp(argv[i], INIT_OPT_PUBLISH) && i + 1 < argc)
 			strv_push(&a->publish, argv[++i]);
+		else if (!strcmp(argv[i], INIT_OPT_CAPTURE))
+			a->capture = true;
 		else
 			return -1;
 	}

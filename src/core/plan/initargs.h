@@ -21,6 +21,8 @@
  * jail's loopback there when the host asks on the publish channel (ctl.h CTL_PUBLISH), and to
  * no other port */
 #define INIT_OPT_PUBLISH "--publish"
+#define INIT_OPT_CAPTURE "--capture"     /* --net allow: the command's connects are captured
+					  * (core/confine/capfilter.h; listener sent as CTL_CAPTURE) */
 
 struct init_args {
 	int ctl;                         /* control channel, -1 without */
@@ -31,6 +33,7 @@ struct init_args {
 	unsigned long long rlimit_nproc; /* RLIMIT_NPROC (in the jail's user namespace), 0 none */
 	char *note_lock;                 /* INIT_OPT_NOTE_LOCK's PATH, or NULL */
 	struct strv publish;             /* INIT_OPT_PUBLISH's ports, as decimal text */
+	bool capture;                    /* install the capture filter on the command */
 	char **cmd;                      /* parsed: the command, pointing into argv */
 };
 

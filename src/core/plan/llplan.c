@@ -264,6 +264,27 @@ static int read_op(struct ll_plan *p, struct grants *g, const struct bw_op *o, s
 	return 0;
 }
 
+int llplan_policy_check(const struct policy *p, struct err *e)
+{
+	if (p->publish.n) {
+		/* no network namespace: the jail's loopback is the host's, where any program of
+		 * the host reaches a server at once, on its own port only; and Landlock lets it
+		 * bind no port (doc/design.md §4c) */
+		err_set(e, 0, p->publish.v[0], "--publish cannot be used with --backend landlock: it "
+					       "has no network of its own");
+		err_hint(e, "a server there would listen on the host's own loopback, and binding a "
+			    "port is refused there; run it in the bwrap jail (--backend local)");
+		return -1;
+	}
+	if (p->home != HOME_PERSIST)
+		return 0;
+	err_set(e, 0, "--home persist", "the landlock backend cannot give a jail its persisted home");
+	err_hint(e, "the persisted home is mounted at $HOME, and this backend has no mounts: its "
+		    "$HOME is out of reach (the real home is never given); run with --backend "
+		    "local, or --home tmp");
+	return -1;
+}
+
 int llplan_build(const struct bw_plan *bp, struct hostfacts *hf, const char *tmpdir,
 		 struct ll_plan *out, struct err *e)
 {

@@ -6,7 +6,7 @@
 
 enum net_proto {
 	NP_CONNECT, NP_HTTP, NP_SOCKS, NP_DNS,
-	NP_TCP,     /* reserved for the capture of direct connections (issue 25, item 1) */
+	NP_TCP,     /* a direct connection of the jail, captured (doc/design.md §4, capture) */
 	NP_PUBLISH, /* a connection from the host to a published port (--publish): host and port
 		     * are the jail's side (127.0.0.1 or ::1, PORT), addr the host's client
 		     * (ADDR:PORT), rule the entry ("8080:3000"), bytes_up what the jail sent */

@@ -224,6 +224,11 @@ int osb_policy_check(const struct policy *p, struct err *e)
 	if (p->allow_ptrace)
 		return refuse(e, "--allow-ptrace", NULL,
 			      "what runs in the sandbox is the service's to decide");
+	if (p->home == HOME_PERSIST)
+		return refuse(e, "--home persist", NULL,
+			      "the sandbox's home is the service's and goes with the sandbox; a "
+			      "persisted home lives in this host's state directory and only a local "
+			      "jail mounts it (--backend local)");
 	if (p->agent_rw.n)
 		return refuse(e, "an agent's credential paths", p->agent_rw.v[0],
 			      "they are never copied to a remote service; run agents with "

@@ -10,6 +10,7 @@
 #include "core/plan/netask.h"
 #include "core/plan/netrules.h"
 #include "core/plan/publish.h"
+#include "core/plan/suggest.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 
@@ -45,6 +46,22 @@ int cache_mode_parse(const char *s, enum cache_mode *out)
 const char *cache_mode_name(enum cache_mode m)
 {
 	return m == CACHE_SHARED ? "shared" : "workspace";
+}
+
+int home_mode_parse(const char *s, enum home_mode *out)
+{
+	if (!strcmp(s, "tmp"))
+		*out = HOME_TMP;
+	else if (!strcmp(s, "persist"))
+		*out = HOME_PERSIST;
+	else
+		return -1;
+	return 0;
+}
+
+const char *home_mode_name(enum home_mode m)
+{
+	return m == HOME_PERSIST ? "persist" : "tmp";
 }
 #include "util/xalloc.h"
 
@@ -196,7 +213,7 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
 	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
-	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_PUBLISH,
+	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_HOME, OPT_PUBLISH,
 	      OPT_ASK_TIMEOUT };
 
 static const struct {
@@ -212,7 +229,8 @@ static const struct {
 		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true},
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
 		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false},
-		{"--publish", OPT_PUBLISH, true}, {"--ask-timeout", OPT_ASK_TIMEOUT, true}};
+		{"--home", OPT_HOME, true}, {"--publish", OPT_PUBLISH, true},
+		{"--ask-timeout", OPT_ASK_TIMEOUT, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -226,6 +244,21 @@ int policy_opt_arity(const char *arg)
 		return run_opts[k].value && !eq ? 1 : 0;
 	}
 	return -1;
+}
+
+const char *policy_opt_closest(const char *arg, const char *const *more)
+{
+	enum { N_RUN = sizeof run_opts / sizeof *run_opts };
+	const char *names[N_RUN + 16 + 1];
+	size_t n = 0;
+	for (size_t k = 0; k < N_RUN; k++)
+		names[n++] = run_opts[k].name;
+	for (size_t k = 0; more && more[k] && k < 16; k++)
+		names[n++] = more[k];
+	names[n] = NULL;
+	const char *eq = strchr(arg, '=');
+	_cleanup_free_ char *name = eq ? xstrndup(arg, (size_t)(eq - arg)) : xstrdup(arg);
+	return closest_word(name, names);
 }
 
 /* --memory / AGENTJAIL_MEMORY, --pids / AGENTJAIL_PIDS: `from` names the source. */
@@ -300,6 +333,12 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		if (fs_mode_parse(v, &p->fs) < 0)
 			return usage_err(e, v, "unknown filesystem mode (%s)",
 					 "read-only|ro, workspace-write|rw, danger-full-access|full");
+		return 0;
+	case OPT_HOME:
+		if (home_mode_parse(v, &p->home) < 0)
+			return usage_err(e, v, "unknown home mode (%s)",
+					 "tmp: an empty home each run; persist: this workspace's own, "
+					 "kept in agentjail's state");
 		return 0;
 	case OPT_NET:
 		if (net_mode_parse_ask(v, &p->net, &p->ask) < 0)
@@ -377,6 +416,7 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 	p->memory = b->memory;
 	p->pids = b->pids;
 	p->cache = b->cache;
+	p->home = b->home;
 	strv_copy(&p->rw, &b->rw);
 	strv_copy(&p->ro, &b->ro);
 	strv_copy(&p->hide, &b->hide);
@@ -437,8 +477,16 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		while (k < sizeof run_opts / sizeof *run_opts &&
 		       !(strlen(run_opts[k].name) == n && !strncmp(run_opts[k].name, a, n)))
 			k++;
-		if (k == sizeof run_opts / sizeof *run_opts || (eq && !run_opts[k].value))
-			return usage_err(e, a, "unknown option");
+		if (k == sizeof run_opts / sizeof *run_opts || (eq && !run_opts[k].value)) {
+			const char *near = k == sizeof run_opts / sizeof *run_opts
+						   ? policy_opt_closest(a, ctx->more_opts)
+						   : NULL;
+			if (!near)
+				return usage_err(e, a, "unknown option");
+			err_set(e, 0, a, "unknown option");
+			err_hint(e, "did you mean %s? see `agentjail run --help`", near);
+			return -1;
+		}
 		const char *v = NULL;
 		if (run_opts[k].value) {
 			if (eq)
@@ -584,6 +632,12 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 			    "--fs workspace-write");
 		return -1;
 	}
+	if (p->fs == FS_DANGER_FULL && p->home == HOME_PERSIST) {
+		err_set(e, 0, "--home persist", "danger-full-access runs without a jail: its home is your "
+					 "real one, never a persisted jail home");
+		err_hint(e, "drop --home persist, or keep a jail with --fs workspace-write");
+		return -1;
+	}
 	if (check_net(p, e) < 0 || check_publish(p, e) < 0)
 		return -1;
 	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
@@ -712,6 +766,9 @@ char *policy_to_json(const struct policy *p)
 	/* absent: each workspace's own caches (sessions stored before `cache` existed too) */
 	if (p->cache == CACHE_SHARED)
 		json_object_set_new(o, "cache", jstr("shared"));
+	/* absent: a tmpfs home (sessions stored before `home` existed too) */
+	if (p->home == HOME_PERSIST)
+		json_object_set_new(o, "home", jstr("persist"));
 	/* --net allow's lists (sessfmt counts allow_domains) */
 	if (p->net == NET_ALLOW || p->allow_domains.n)
 		json_object_set_new(o, "allow_domains", strv_json(&p->allow_domains));
@@ -812,6 +869,13 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
 		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",
 			json_string_value(json_object_get(o, "cache")));
+		goto out;
+	}
+	if (json_string_value(json_object_get(o, "home")) &&
+	    home_mode_parse(json_string_value(json_object_get(o, "home")), &out->home) < 0) {
+		err_set(e, 0, "policy", "stored policy has an unknown home mode `%s`",
+			json_string_value(json_object_get(o, "home")));
+		err_hint(e, "upgrade agentjail to resume this session");
 		goto out;
 	}
 	out->agent_writable_instructions =

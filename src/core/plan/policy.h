@@ -22,6 +22,14 @@ enum cache_mode { CACHE_WORKSPACE, CACHE_SHARED };
 /* "workspace", "shared": 0, or -1 for anything else. */
 int cache_mode_parse(const char *s, enum cache_mode *out);
 const char *cache_mode_name(enum cache_mode m);
+/* What the jail's $HOME is (doc/design.md §3 step 5): an empty tmpfs for each run (the
+ * default), or the workspace's persisted home in the state directory (`--home persist`), so
+ * what tools the profile does not know keep in $HOME survives to the next jail of the same
+ * workspace; never the real home. */
+enum home_mode { HOME_TMP, HOME_PERSIST };
+/* "tmp", "persist": 0, or -1 for anything else. */
+int home_mode_parse(const char *s, enum home_mode *out);
+const char *home_mode_name(enum home_mode m);
 
 struct policy {
 	enum backend backend;
@@ -52,6 +60,7 @@ struct policy {
 				   * sanitizer builds, whose shadow is a huge writable mapping) */
 	uint64_t pids;            /* --pids tasks; the same (core/plan/limits.h) */
 	enum cache_mode cache;    /* the configuration's `cache` (user and system files only) */
+	enum home_mode home;      /* --home, `home` of [policy] or [agent.NAME] */
 	/* from an agent profile */
 	char *profile;            /* the profile's name, NULL for `run` */
 	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */
@@ -100,6 +109,9 @@ struct parse_ctx {
 	 * AGENTJAIL_* and the flags; NULL: none */
 	const struct policy *base;
 	bool base_fs, base_net;   /* whether the configuration sets fs / net */
+	/* the command's own options besides the policy's (--backend, --json), for the
+	 * suggestion after a mistyped one; NULL-terminated, or NULL */
+	const char *const *more_opts;
 };
 
 void policy_init(struct policy *p);
@@ -121,6 +133,9 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 /* How a policy option takes its value: 1 from the next argument, 0 a flag or "--opt=value",
  * -1 not a policy option. */
 int policy_opt_arity(const char *arg);
+/* The policy option (or one of more, NULL-terminated, may be NULL) nearest to a mistyped arg
+ * ("--nett", "--allow-domian=x"), or NULL when none is a likely typo (plan/suggest.h). */
+const char *policy_opt_closest(const char *arg, const char *const *more);
 
 /* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
 int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;

@@ -418,7 +418,7 @@ int profile_from_toml(const char *name, const struct toml_value *tbl, const char
 		if (near)
 			err_hint(e, "did you mean `%s`?", near);
 		else
-			err_hint(e, "the keys of a profile are listed in agentjail.toml(5)");
+			err_hint(e, "`man 5 agentjail.toml` lists the keys of a profile");
 		return -1;
 	}
 

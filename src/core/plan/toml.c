@@ -520,6 +520,28 @@ static int string_value(struct parser *p, struct toml_value *v)
 	return string(p, &v->s);
 }
 
+/* A bare word where a value should be (`memory = 4G`, `net = off`, `rw = [~/src]`): its length
+ * when it runs from start to a blank, a comment, `,`, `]`, `}` or the end of the line, else 0.
+ * quote_hint adds the hint to quote it and returns -1 (the error is already set). */
+static size_t bare_word(const struct parser *p, size_t start)
+{
+	size_t end = start;
+	while (end < p->len && end - start < 64 && p->s[end] > ' ' && p->s[end] < 0x7f &&
+	       !strchr("#,]}\"'=[{", p->s[end]))
+		end++;
+	char c = end < p->len ? p->s[end] : '\n';
+	bool ends = c == ' ' || c == '\t' || c == '\r' || c == '\n' || strchr("#,]}", c);
+	return ends ? end - start : 0;
+}
+
+static int quote_hint(struct parser *p, size_t start)
+{
+	size_t n = bare_word(p, start);
+	if (n)
+		err_hint(p->e, "quote it: \"%.*s\"", (int)n, p->s + start);
+	return -1;
+}
+
 /* The digits of a decimal integer (p->pos on the first), '_' only between two digits. */
 static int digits(struct parser *p, size_t start, uint64_t *mag, int *ndig)
 {
@@ -558,8 +580,16 @@ static int int_value(struct parser *p, struct toml_value *v)
 	if (digits(p, start, &mag, &ndig) < 0)
 		return -1;
 	char next = p->pos < p->len ? p->s[p->pos] : '\0';
-	if (next == '.' || next == 'e' || next == 'E')
-		return fail_at(p, start, "floats are not supported: write an integer or a string");
+	if (next == '.' || next == 'e' || next == 'E') {
+		fail_at(p, start, "floats are not supported: write an integer or a string");
+		return quote_hint(p, start);
+	}
+	if ((next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z')) {
+		size_t n = bare_word(p, start);
+		fail_at(p, start, "expected an integer, found `%.*s`",
+			(int)(n ? n : p->pos + 1 - start), p->s + start);
+		return quote_hint(p, start);
+	}
 	if (!sign && (next == '-' || next == ':'))
 		return fail_at(p, start, "dates and times are not supported: write a string");
 	if (p->s[first] == '0' && ndig > 1)
@@ -583,9 +613,11 @@ static int array_value(struct parser *p, struct toml_value *v)
 		char c = p->s[p->pos];
 		if (c == ']')
 			break;
-		if (c != '"' && c != '\'')
-			return fail_at(p, p->pos, "arrays may hold only strings here, found %s",
-				       found(p, p->pos, fb));
+		if (c != '"' && c != '\'') {
+			fail_at(p, p->pos, "arrays may hold only strings here, found %s",
+				found(p, p->pos, fb));
+			return quote_hint(p, p->pos);
+		}
 		grow(v);
 		struct toml_value *item = &v->items[v->n];
 		memset(item, 0, sizeof *item);
@@ -696,8 +728,9 @@ static int value(struct parser *p, struct toml_value *v)
 	}
 	if (at_word(p, "inf") || at_word(p, "nan"))
 		return fail_at(p, start, "floats are not supported: write an integer or a string");
-	return fail_at(p, start, "expected a value after `=` (a string, an integer, true, false, "
-		       "[…] or {…}), found %s", found(p, start, fb));
+	fail_at(p, start, "expected a value after `=` (a string, an integer, true, false, […] or "
+		"{…}), found %s", found(p, start, fb));
+	return quote_hint(p, start);
 }
 
 /* ---- lines ---- */

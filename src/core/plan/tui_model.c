@@ -2,6 +2,7 @@
 #include "core/plan/tui_model.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -117,6 +118,24 @@ void tui_init(struct tui_model *m, const char *const *agent_names,
 	agent_defaults(m);
 }
 
+void tui_set_installed(struct tui_model *m, const bool *installed)
+{
+	size_t first = SIZE_MAX;
+	for (size_t i = 0; i + 1 < m->nagents; i++) {
+		struct tui_agent *a = &m->agents[i];
+		a->missing = !installed[i];
+		free(a->label);
+		a->label = a->missing ? xasprintf("%s (not installed)", a->name) : NULL;
+		if (!a->missing && first == SIZE_MAX)
+			first = i;
+	}
+	m->agent0 = first != SIZE_MAX ? first : 0;
+	if (m->agent0 != m->dlg.agent) {
+		m->dlg.agent = m->agent0;
+		agent_defaults(m);
+	}
+}
+
 void tui_free(struct tui_model *m)
 {
 	free_rows(m->rows, m->nrows);
@@ -129,6 +148,7 @@ void tui_free(struct tui_model *m)
 	free(m->status);
 	for (size_t i = 0; i < m->nagents; i++) {
 		free(m->agents[i].name);
+		free(m->agents[i].label);
 		strv_free(&m->agents[i].domains);
 	}
 	free(m->agents);
@@ -211,6 +231,26 @@ static void refilter(struct tui_model *m, const char *id)
 	if (m->top > m->sel)
 		m->top = m->sel;
 	keep_visible(m);
+}
+
+void tui_row_ids(const struct tui_model *m, struct strv *out)
+{
+	for (size_t i = 0; i < m->nrows; i++)
+		strv_push(out, m->rows[i].id);
+}
+
+bool tui_select_new(struct tui_model *m, const struct strv *before)
+{
+	for (size_t k = 0; k < m->nvis; k++) { /* newest first */
+		if (strv_contains(before, m->rows[m->vis[k]].id))
+			continue;
+		m->sel = k;
+		if (m->top > m->sel)
+			m->top = m->sel;
+		keep_visible(m);
+		return true;
+	}
+	return false;
 }
 
 static bool same_id(const char *a, const char *b)
@@ -339,7 +379,7 @@ static enum tui_action list_key(struct tui_model *m, int key)
 		/* a fresh dialog each time; only the directory is remembered */
 		m->mode = TM_DIALOG;
 		m->dlg.focus = TF_AGENT;
-		m->dlg.agent = 0;
+		m->dlg.agent = m->agent0;
 		set_str(&m->dlg.command, "");
 		m->dlg.sandboxed = true;
 		m->dlg.read_only = false;
@@ -460,7 +500,8 @@ static bool is_command(const struct tui_model *m) { return !m->agents[m->dlg.age
 
 const char *tui_agent_label(const struct tui_model *m, size_t i)
 {
-	return m->agents[i].name ? m->agents[i].name : "command…";
+	const struct tui_agent *a = &m->agents[i];
+	return a->label ? a->label : a->name ? a->name : "command…";
 }
 
 bool tui_sandbox_enabled(const struct tui_model *m) { return !m->avail_known || m->avail; }
@@ -782,4 +823,31 @@ int tui_dialog_argv(struct tui_model *m, struct strv *out)
 	strv_free(&words);
 	strv_free(&list);
 	return 0;
+}
+
+char *tui_ascii(const char *s)
+{
+	static const struct {
+		const char *u, *a;
+	} map[] = {{"…", "..."}, {"·", "."}, {"→", "->"}, {"—", "-"}, {"–", "-"}, {"×", "x"}};
+	struct strbuf b = STRBUF_INIT;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	while (*p) {
+		if (*p < 0x80) {
+			sb_addc(&b, (char)*p++);
+			continue;
+		}
+		size_t k = 0;
+		while (k < sizeof map / sizeof *map && strncmp((const char *)p, map[k].u, strlen(map[k].u)))
+			k++;
+		if (k < sizeof map / sizeof *map) {
+			sb_add(&b, map[k].a);
+			p += strlen(map[k].u);
+			continue;
+		}
+		sb_addc(&b, '?'); /* one character: its lead byte, then its continuation bytes */
+		for (p++; (*p & 0xC0) == 0x80; p++)
+			;
+	}
+	return sb_steal(&b) ?: xstrdup("");
 }

@@ -63,6 +63,8 @@ struct tui_agent {
 	struct strv domains;  /* its --net allow domains (the profile's, then the configuration's) */
 	enum tui_net_default { TND_OFF, TND_ON, TND_ALLOW } net; /* the dialog's first choices */
 	bool read_only;
+	bool missing;         /* not installed where agentjail finds it (tui_set_installed) */
+	char *label;          /* "NAME (not installed)" when missing, else NULL: the name */
 };
 
 enum tui_mode { TM_LIST, TM_FILTER, TM_TEXT, TM_DIALOG, TM_CONFIRM_DELETE, TM_CONFIRM_UNSANDBOXED };
@@ -94,6 +96,7 @@ struct tui_model {
 	char *status;              /* a one-line message at the bottom, NULL when none */
 	struct tui_agent *agents;
 	size_t nagents;
+	size_t agent0;             /* the agent a new dialog starts on (tui_set_installed) */
 	bool avail_known, avail;   /* the availability check: done, and whether jails work */
 	char *avail_reason;
 	struct tui_dialog dlg;
@@ -110,6 +113,10 @@ void tui_init(struct tui_model *m, const char *const *agent_names,
  * filesystem, and domains its allow-list adds to the profile's. */
 void tui_set_agent_defaults(struct tui_model *m, size_t i, enum tui_net_default net,
 			    bool read_only, const struct strv *more_domains);
+/* Which agents are installed (installed[i] for agent i, the nagents given to tui_init): the
+ * missing ones are marked in the dialog ("gemini (not installed)"), and the dialog starts on
+ * the first installed one (issue 26: it started on claude, not installed), else on the first. */
+void tui_set_installed(struct tui_model *m, const bool *installed);
 void tui_free(struct tui_model *m);
 void tui_row_free(struct tui_row *r);
 
@@ -121,6 +128,12 @@ void tui_set_questions(struct tui_model *m, struct tui_question *q, size_t n);
  * there. Returns true when the selected id changed (its detail must be set again). */
 bool tui_set_rows(struct tui_model *m, struct tui_row *rows, size_t n);
 const struct tui_row *tui_selected(const struct tui_model *m);
+/* The ids of the rows, to give tui_select_new after a session was started. */
+void tui_row_ids(const struct tui_model *m, struct strv *out);
+/* Select the newest visible row whose id is not in before (the session the dialog just started:
+ * the selection stayed on the row it was on, so `l` showed that row's log, issue 26). True when
+ * one was found. */
+bool tui_select_new(struct tui_model *m, const struct strv *before);
 void tui_set_detail(struct tui_model *m, const char *id, const char *text);
 /* Show text (split at newlines) as a page with a title; Esc or q returns. */
 void tui_set_text(struct tui_model *m, const char *title, const char *text);
@@ -156,3 +169,7 @@ void tui_split_lines(const char *s, struct strv *out);
 
 /* The help page. */
 const char *tui_help_text(void);
+
+/* s for a terminal whose locale is not UTF-8 (a POSIX locale showed "…" as "~@"): "…" "...",
+ * "·" ".", "→" "->", "—" and "–" "-", "×" "x", any other non-ASCII character "?". */
+char *tui_ascii(const char *s);

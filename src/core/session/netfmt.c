@@ -1,11 +1,13 @@
 /* netfmt: the egress proxy's decisions as text. Pure (see netfmt.h). */
 #include "core/session/netfmt.h"
+#include "core/session/evdetail.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/session/sessfmt.h"
+#include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -288,6 +290,22 @@ char *netfmt_log_header(size_t width)
 /* Where a log line's rule or reason goes on lines of its own: this far in. */
 #define LOG_WRAP_INDENT 4
 
+/* The line b (its columns) with why under RULE / REASON: never cut; where the line is too
+ * narrow for it, it follows on lines of its own. Takes b. */
+static char *with_reason(struct strbuf *b, const char *why, size_t width)
+{
+	if (width && fmt_width(sb_str(b)) + fmt_width(why) > width) {
+		char *head = finish(b, width);
+		char *wrapped = fmt_wrap(why, width, LOG_WRAP_INDENT);
+		char *out = xasprintf("%s\n%s", head, wrapped);
+		free(head);
+		free(wrapped);
+		return out;
+	}
+	sb_add(b, why);
+	return finish(b, width);
+}
+
 char *netfmt_log_line(const struct net_event *ev, long utc_offset_s, size_t width)
 {
 	struct strbuf b = STRBUF_INIT;
@@ -311,20 +329,10 @@ char *netfmt_log_line(const struct net_event *ev, long utc_offset_s, size_t widt
 	if (error[0])
 		sb_addf(&why, " — error: %s", error);
 	free(t), free(hp), free(addr), free(rule), free(error), free(up), free(down), free(took);
-	/* the reason and its fix are never cut: where the line is too narrow for them, they
-	 * follow on lines of their own */
-	if (width && fmt_width(sb_str(&b)) + fmt_width(sb_str(&why)) > width) {
-		char *head = finish(&b, width);
-		char *wrapped = fmt_wrap(sb_str(&why), width, LOG_WRAP_INDENT);
-		char *out = xasprintf("%s\n%s", head, wrapped);
-		free(head);
-		free(wrapped);
-		sb_free(&why);
-		return out;
-	}
-	sb_add(&b, sb_str(&why));
+	/* the reason and its fix are never cut */
+	char *out = with_reason(&b, sb_str(&why), width);
 	sb_free(&why);
-	return finish(&b, width);
+	return out;
 }
 
 char *netfmt_log_violation(const struct event *ev, long utc_offset_s, size_t width)
@@ -335,10 +343,16 @@ char *netfmt_log_violation(const struct event *ev, long utc_offset_s, size_t wid
 	free(t);
 	cell(&b, "-", W_PROTO, false);
 	cell(&b, "VIOL", W_ACTION, false);
+	/* no host, address, bytes or duration: its text goes under RULE / REASON (issue 26: it
+	 * stood under HOST) */
+	cell(&b, "-", W_HOST, false);
+	cell(&b, "-", W_ADDR, false);
+	for (int i = 0; i < 3; i++)
+		cell(&b, "-", W_NUM, true);
 	json_t *d = ev->detail_json ? json_loads(ev->detail_json, 0, NULL) : NULL;
-	const char *path = json_string_value(json_object_get(d, "path"));
-	const char *what = json_string_value(json_object_get(d, "what"));
-	const char *moved = json_string_value(json_object_get(d, "moved_to"));
+	_cleanup_free_ char *path = evdetail_get(d, "path");
+	_cleanup_free_ char *what = evdetail_get(d, "what");
+	_cleanup_free_ char *moved = evdetail_get(d, "moved_to");
 	struct strbuf txt = STRBUF_INIT;
 	sb_add(&txt, ev->kind ? ev->kind : "violation");
 	if (path)
@@ -352,7 +366,7 @@ char *netfmt_log_violation(const struct event *ev, long utc_offset_s, size_t wid
 	json_decref(d);
 	char *c = fmt_clean(sb_str(&txt));
 	sb_free(&txt);
-	sb_add(&b, c);
+	char *out = with_reason(&b, c, width);
 	free(c);
-	return finish(&b, width);
+	return out;
 }

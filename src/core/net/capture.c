@@ -49,6 +49,7 @@
 #include "core/net/proxy_internal.h"
 #include "core/plan/capwire.h"
 #include "util/clock.h"
+#include "util/fdmsg.h"
 #include "util/xalloc.h"
 
 #ifndef PIDFD_THREAD
@@ -732,25 +733,12 @@ static void to_init(struct proxy *p, const struct seccomp_notif *req, int sfd,
 	const char *path = (const char *)rq.addr + sizeof(sa_family_t);
 	if (sa->ss_family == AF_UNIX && len > sizeof(sa_family_t) && path[0] && path[0] != '/')
 		rq.tid = jail_tid((pid_t)req->pid); /* a relative path: from its directory */
-	struct iovec iov = {.iov_base = &rq, .iov_len = sizeof rq};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof u.buf};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &sfd, sizeof sfd);
 	int err = 0;
 	if (p->cap->chan.fd < 0)
 		err = ECONNREFUSED; /* init is gone: so is the jail */
 	else if (p->cap->n_waiting >= CAP_WAITING_MAX)
 		err = EAGAIN;
-	else if (sendmsg(p->cap->chan.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof rq)
+	else if (fdmsg_send(p->cap->chan.fd, &rq, sizeof rq, &sfd, 1, MSG_DONTWAIT) < 0)
 		err = errno == EAGAIN ? EAGAIN : ECONNREFUSED;
 	(void)close(sfd);
 	if (err) {

@@ -273,7 +273,13 @@ import socket, time
 t = time.time()
 s = socket.create_connection(('ask.test', $WP), timeout=60)
 s.sendall(b'GET /direct HTTP/1.0\\r\\nHost: ask.test\\r\\n\\r\\n')
-print(s.recv(4096).decode().split('\\r\\n\\r\\n', 1)[1].strip(), 'after', int(time.time() - t), 's')"
+r = b''
+while True:
+    k = s.recv(4096)
+    if not k:
+        break
+    r += k
+print(r.decode().split('\\r\\n\\r\\n', 1)[1].strip(), 'after', int(time.time() - t), 's')"
 	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/bg.out" 2>"$AJ_TMP/bg.err" &
 	bg=$!
 	AJ_PIDS+=("$bg")
@@ -295,6 +301,23 @@ print(s.recv(4096).decode().split('\\r\\n\\r\\n', 1)[1].strip(), 'after', int(ti
 	like "$ERR" "is not running" "$who: ... it says so"
 	aj_run "$who" -- net allow "$SID" "a b"
 	rc_is 2 "$who: a HOST that is not one is refused"
+
+	# the control socket exists while the run lasts, outside the jail's view (the state
+	# directory is masked in every jail)
+	aj_cmd "$who" -- run --net ask -- sh -c \
+		"sleep 1; for s in $STATE/run/*.sock; do [ -S \"\$s\" ] && echo SEEN; done; echo looked"
+	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/bg.out" 2>"$AJ_TMP/bg.err" &
+	bg=$!
+	AJ_PIDS+=("$bg")
+	seen=
+	for i in $(seq 1 40); do
+		for sk in "$STATE"/run/*.sock; do [ -S "$sk" ] && seen=1; done
+		[ -n "$seen" ] && break
+		sleep 0.05
+	done
+	wait "$bg"
+	is "${seen:-no}:$(cat "$AJ_TMP/bg.out")" "1:looked" \
+		"$who: while the run lasts its control socket exists, and the jail does not see it"
 
 	# ---- agentjail tui ---------------------------------------------------------------------
 	aj_cmd "$who" -- run --net ask --ask-timeout 60 "${MAP[@]}" -- sh -c "$C; c TUI ask.test:$WP"

@@ -41,7 +41,7 @@ else
 PKG_LIBS += -Wl,-Bdynamic $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
-# libcurl (the opensandbox backend, src/core/remote/) is linked dynamically, and only into
+# libcurl (the opensandbox backend, src/core/backend/remote/) is linked dynamically, and only into
 # agentjail-remote (REMOTE_SRC below): its static archive would pull in TLS, HTTP/2, IDN, LDAP, …
 # archives Debian does not all ship, and agentjail itself stays static.
 CURL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
@@ -75,9 +75,10 @@ LDFLAGS += $(SANFLAGS)
 LDLIBS += $(PKG_LIBS)
 
 # The remote backend (doc/design.md §4b): agentjail-remote, linked dynamically with libcurl from
-# these sources and the library; agentjail links src/cmd/remote_exec.c (which execs it) instead.
-REMOTE_SRC := src/remote_main.c src/cmd/osbrun.c src/core/diag/doctor_remote.c \
-	$(sort $(wildcard src/core/remote/*.c))
+# these sources and the library; agentjail links src/core/backend/remote/remote_exec.c and
+# src/core/diag/doctor_remote_exec.c (which exec it) instead.
+REMOTE_SRC := src/remote_main.c src/core/backend/remote/osbrun.c src/core/diag/doctor_remote.c \
+	src/core/backend/remote/osb_client.c src/core/backend/remote/osb_sync.c
 LIB_SRC := $(sort $(filter-out $(REMOTE_SRC),$(shell find src -name '*.c' ! -name main.c \
 	! -name init_main.c)))
 # The seccomp programs, generated at build time (see SCGEN below), are part of the library.

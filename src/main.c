@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/osbrun.h"
+#include "core/backend/backend.h"
 #include "core/plan/profile.h"
 #include "core/plan/suggest.h"
 #include "core/host/shim.h"
@@ -79,7 +79,7 @@ static int unknown_command(const char *cmd)
 
 int main(int argc, char **argv)
 {
-	cmd_remote_save_argv(argc, argv); /* --backend opensandbox execs agentjail-remote with it */
+	backend_keep_argv(argc, argv); /* --backend opensandbox execs agentjail-remote with it */
 	/* a relative state directory would be relative to wherever agentjail runs: refused */
 	const char *sd = getenv("AGENTJAIL_STATE_DIR");
 	if (sd && sd[0] && sd[0] != '/') {

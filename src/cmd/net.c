@@ -104,13 +104,13 @@ static int questions(const char *id, bool json)
 			json_array_append_new(
 				a, json_pack("{s:I, s:s, s:s, s:i, s:s, s:I}", "id", (json_int_t)q.id,
 					     "entry", q.entry, "host", q.host, "port", (int)q.port,
-					     "proto", net_proto_name(q.proto), "deadline_ms",
+					     "proto", q.proto, "deadline_ms",
 					     (json_int_t)q.deadline_ms));
 			continue;
 		}
 		_cleanup_free_ char *entry = fmt_clean(q.entry);
 		printf("%-4llu %-40s %-8s %llds\n", (unsigned long long)q.id, entry,
-		       net_proto_name(q.proto), left > 0 ? left : 0);
+		       q.proto, left > 0 ? left : 0);
 	}
 	if (json) {
 		char *s = json_dumps(a, JSON_INDENT(2) | JSON_ENSURE_ASCII);

@@ -15,7 +15,7 @@
 #include "cmd/netrun.h"
 #include "core/jail/ctlsock.h"
 #include "core/plan/ctlproto.h"
-#include "core/plan/netsuggest.h"
+#include "core/net/netsuggest.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/termtext.h"
@@ -107,7 +107,7 @@ static void record(struct netask *a, const struct note *n)
 {
 	json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:s}", "id", (json_int_t)n->q.id, "entry",
 			      n->q.entry, "host", n->q.host, "port", (int)n->q.port, "proto",
-			      net_proto_name(n->q.proto));
+			      n->q.proto);
 	if (o && n->settled) {
 		json_object_set_new(o, "answer", json_string(n->timed_out ? "timeout"
 									  : ask_answer_name(n->a)));

@@ -8,13 +8,13 @@
 
 #include "cmd/cmd.h"
 #include "cmd/netsink.h"
-#include "core/jail/netns.h"
 
 static void close_fds(int tcp4, int tcp6, int dns_udp, int dns_tcp)
 {
-	struct netns_listeners l = {.tcp4 = tcp4, .tcp6 = tcp6, .dns_udp = dns_udp,
-				    .dns_tcp = dns_tcp};
-	netns_listeners_close(&l);
+	const int fds[] = {tcp4, tcp6, dns_udp, dns_tcp};
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+		if (fds[i] >= 0)
+			(void)close(fds[i]);
 }
 
 int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)

@@ -1,7 +1,7 @@
 /* netrun: `--net allow` on the command side (doc/design.md §4) — the rules built from the
- * policy and the proxy started on the listeners the namespace holder hands up
- * (core/jail/netns.h, launch's net_ready hook), its decisions going to the session store
- * through cmd/netsink. */
+ * policy and the proxy started on the listeners a backend hands up (the bwrap jail's namespace
+ * holder, the Landlock backend's loopback listener: struct backend_io's net_ready), its
+ * decisions going to the session store through cmd/netsink. */
 #pragma once
 #include <stdbool.h>
 

@@ -2,12 +2,12 @@
 """netsrv: local test servers for the `--net allow` tests (tests/sh/82-net-allow.t).
 
 usage:
-  netsrv.py http  [--name NAME] [--cert CRT --key KEY] [--git-root DIR]
+  netsrv.py http  [--name NAME] [--cert CRT --key KEY] [--git-root DIR] [--bind ADDR --port N]
   netsrv.py echo
   netsrv.py canary [--bind ADDR]
 
-Every server binds 127.0.0.1 on an ephemeral port, prints "ready PORT" on stdout once it
-listens, and serves until killed.
+Every server binds 127.0.0.1 on an ephemeral port (http: ADDR and N when given), prints
+"ready PORT" on stdout once it listens, and serves until killed.
 
 http:  HTTP/1.1 with keep-alive (so a test can see whether a proxy lets one connection switch
        hosts). GET /anything answers 200 "hello from NAME host=HOST path=PATH\n"; with --cert and
@@ -116,7 +116,7 @@ def serve_http(args):
     opts = dict(zip(args[::2], args[1::2]))
     Handler.name = opts.get("--name", "server")
     Handler.git_root = opts.get("--git-root")
-    srv = Server(("127.0.0.1", 0), Handler)
+    srv = Server((opts.get("--bind", "127.0.0.1"), int(opts.get("--port", 0))), Handler)
     if "--cert" in opts:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(opts["--cert"], opts["--key"])

@@ -193,7 +193,7 @@ for m in (q(\"a.evil.test\"), q(\"one.test\", qd=2), q(\"one.test\", op=2), b\"\
 	aj_run "$who" -- verify --net allow
 	rc_is 0 "$who: verify --net allow exits 0"
 	unlike "$OUT" $'(^|\n)FAIL ' "$who: … no probe fails"
-	for p in net.raw_tcp_fails_fast net.dns_only_allowed net.capture net.links_routes_fixed net.loopback_tcp net.abstract; do
+	for p in net.raw_tcp_fails_fast net.dns_only_allowed net.capture net.sni_tunnel net.sni_capture net.links_routes_fixed net.loopback_tcp net.abstract; do
 		like "$OUT" $'(^|\n)PASS  '"$p " "$who: verify --net allow: $p passes"
 	done
 

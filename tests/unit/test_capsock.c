@@ -1,8 +1,10 @@
 /* Tests for core/net/capsock.c, the sockets the capture hands over: the peer filter takes packets
  * from its address and port only (IPv4 and IPv6; run on UDP sockets, whose filter also starts
  * at the transport header and which need no privilege to carry one), a handed-over socket is
- * bound to a port of the local range that it keeps (a second bind is refused), and the
- * options a client set are found. */
+ * bound to a port of the local range that it keeps (a second bind is refused), the options a
+ * client set are found, and the relay's pair (a judged connection's socket and the listener's
+ * end) is agentjail's alone: no other socket can take its port, and the listener hands over
+ * only connections established from 127.0.0.1, with their port. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -104,7 +107,7 @@ static void bound_for_good(void **state)
 	(void)px_fill_sa(&peer, AF_INET, lo, 9);
 	struct px_sockopts none = {0};
 	for (int fam = AF_INET; fam; fam = fam == AF_INET ? AF_INET6 : 0) {
-		int s = px_capsock_open(fam, &peer, &none, &pp);
+		int s = px_capsock_open(fam, &peer, &none, &pp, false);
 		if (s < 0 && fam == AF_INET6 && errno == EAFNOSUPPORT)
 			continue;
 		assert_true(s >= 0);
@@ -122,6 +125,102 @@ static void bound_for_good(void **state)
 		assert_int_equal(errno, EINVAL); /* bound already, and kept so */
 		close(s);
 	}
+}
+
+/* A socket bound to (addr, port) with SO_REUSEADDR, as another process of the host would try:
+ * 0 bound, else the errno. */
+static int squat(int fam, const char *addr, uint16_t port)
+{
+	struct sockaddr_storage sa;
+	uint8_t a[16];
+	assert_int_equal(inet_pton(fam, addr, a), 1);
+	socklen_t len = px_fill_sa(&sa, fam, a, port);
+	int s = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	assert_true(s >= 0);
+	assert_int_equal(setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one), 0);
+	int err = bind(s, (struct sockaddr *)&sa, len) == 0 ? 0 : errno;
+	close(s);
+	return err;
+}
+
+/* A connection to the listener from addr (bound there, port chosen by the kernel); its fd. */
+static int dial_from(const char *addr, uint16_t lport)
+{
+	struct sockaddr_in me = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
+	assert_int_equal(inet_pton(AF_INET, addr, &me.sin_addr), 1);
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	to.sin_port = htons(lport);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&me, sizeof me), 0);
+	assert_int_equal(connect(s, (struct sockaddr *)&to, sizeof to), 0);
+	return s;
+}
+
+static void relay_pair_is_ours(void **state)
+{
+	(void)state;
+	struct px_ports pp;
+	px_ports_init(&pp);
+	uint16_t lport = 0, got = 0;
+	int l = px_relay_listen(&lport);
+	assert_true(l >= 0 && lport);
+	struct sockaddr_storage to;
+	uint8_t lo[4] = {127, 0, 0, 1};
+	socklen_t tlen = px_fill_sa(&to, AF_INET, lo, lport);
+	struct px_sockopts none = {0};
+	for (int fam = AF_INET; fam; fam = fam == AF_INET ? AF_INET6 : 0) {
+		struct sockaddr_storage peer = to;
+		socklen_t plen = tlen;
+		if (fam == AF_INET6) { /* an IPv6 client's: the listener's mapped address */
+			uint8_t m[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1};
+			plen = px_fill_sa(&peer, AF_INET6, m, lport);
+		}
+		int x = px_capsock_open(fam, &peer, &none, &pp, true);
+		if (x < 0 && fam == AF_INET6 && errno == EAFNOSUPPORT)
+			continue;
+		assert_true(x >= 0);
+		struct sockaddr_storage me;
+		socklen_t len = sizeof me;
+		assert_int_equal(getsockname(x, (struct sockaddr *)&me, &len), 0);
+		uint16_t port = port_of(&me);
+		/* no one else can hold its port, on any address, SO_REUSEADDR or not */
+		assert_int_equal(squat(AF_INET, "127.0.0.1", port), EADDRINUSE);
+		assert_int_equal(squat(AF_INET, "0.0.0.0", port), EADDRINUSE);
+		if (connect(x, (struct sockaddr *)&peer, plen) < 0)
+			assert_int_equal(errno, EINPROGRESS);
+		struct pollfd pf = {.fd = x, .events = POLLOUT};
+		assert_int_equal(poll(&pf, 1, 5000), 1);
+		int s = px_relay_accept(l, &got);
+		assert_true(s >= 0);
+		assert_int_equal(got, port);
+		close(s);
+		close(x);
+	}
+	/* another address than 127.0.0.1: closed; one reset before it is accepted: closed */
+	int f = dial_from("127.0.0.2", lport);
+	int r = dial_from("127.0.0.1", lport);
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	assert_int_equal(setsockopt(r, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
+	close(r);
+	usleep(10000);
+	errno = 0;
+	assert_int_equal(px_relay_accept(l, &got), -1);
+	assert_int_equal(errno, EAGAIN);
+	char c;
+	assert_int_equal(recv(f, &c, 1, 0), 0); /* closed by the listener's side */
+	close(f);
+	/* a host process on 127.0.0.1: handed over with its own port, which capture.c matches */
+	f = dial_from("127.0.0.1", lport);
+	struct sockaddr_in fme;
+	socklen_t flen = sizeof fme;
+	assert_int_equal(getsockname(f, (struct sockaddr *)&fme, &flen), 0);
+	int s = px_relay_accept(l, &got);
+	assert_true(s >= 0);
+	assert_int_equal(got, ntohs(fme.sin_port));
+	close(s);
+	close(f);
+	close(l);
 }
 
 static void options_found(void **state)
@@ -147,6 +246,7 @@ int main(void)
 		cmocka_unit_test(peer_filter_v6),
 		cmocka_unit_test(bound_for_good),
 		cmocka_unit_test(options_found),
+		cmocka_unit_test(relay_pair_is_ours),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/host/config_load.h"
-#include "core/host/trust.h"
-#include "core/plan/config.h"
-#include "core/plan/toml.h"
+#include "core/config/config_load.h"
+#include "core/config/trust.h"
+#include "core/config/config.h"
+#include "core/config/toml.h"
 #include "testutil.h"
 
 /* Apply text as FILE at layer: the return of config_apply (e filled on -1). */

@@ -166,7 +166,7 @@ static void screen_scan(void **state)
 static void drawing(void **state)
 {
 	(void)state;
-	struct net_question q = {.id = 3, .port = 443, .proto = NP_CONNECT};
+	struct net_question q = {.id = 3, .port = 443, .proto = "connect"};
 	strcpy(q.host, "evil.example");
 	strcpy(q.entry, "evil.example");
 	size_t n;
@@ -238,7 +238,7 @@ static void proto_requests(void **state)
 static void proto_questions(void **state)
 {
 	(void)state;
-	struct net_question q = {.id = 42, .port = 5432, .proto = NP_CONNECT,
+	struct net_question q = {.id = 42, .port = 5432, .proto = "connect",
 				 .asked_ms = 1700000000000LL, .deadline_ms = 1700000060000LL};
 	strcpy(q.host, "db.example");
 	strcpy(q.entry, "db.example:5432");
@@ -250,7 +250,8 @@ static void proto_questions(void **state)
 	assert_int_equal(ctlproto_question_parse(line, strlen(line), &b), 0);
 	assert_memory_equal(&b, &q, sizeof q);
 	static const char *const bad[] = {
-		"q 0 a a 1 dns 1 1", "q 1 a a 65536 dns 1 1", "q 1 a a 1 ftp 1 1", "q 1 a a 1 dns 1",
+		"q 0 a a 1 dns 1 1", "q 1 a a 65536 dns 1 1", "q 1 a a 1 Dns 1 1", "q 1 a a 1 connects 1 1",
+		"q 1 a a 1 dns\033 1 1", "q 1 a a 1 dns 1",
 		"r 1 a a 1 dns 1 1", "q 1 a a 1 dns 1 1 x", "q -1 a a 1 dns 1 1", "q 1 a a 1 dns x 1",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)

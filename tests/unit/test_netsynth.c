@@ -1,4 +1,4 @@
-/* Tests for core/plan/netsynth: one stable address per name and family from 198.18.0.0/15 and
+/* Tests for core/net/netsynth: one stable address per name and family from 198.18.0.0/15 and
  * 100::/64, the way back from an address (IPv4-mapped included) to its name, nothing for
  * addresses outside the ranges or never given out, the table's limit, and the kept answers. */
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 
 #include "core/plan/netrules.h"
-#include "core/plan/netsynth.h"
+#include "core/net/netsynth.h"
 
 static void text(uint32_t idx, int family, char *out, size_t cap)
 {

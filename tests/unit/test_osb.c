@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_plan.h"
-#include "core/plan/osb_stream.h"
+#include "core/backend/remote/osb_plan.h"
+#include "core/backend/remote/osb_stream.h"
 #include "util/strbuf.h"
 
 struct seen {
@@ -271,6 +271,17 @@ static void refusals(void **state)
 	assert_int_equal(osb_policy_check(&p, &e), -1);
 	assert_non_null(strstr(e.what, "--home persist cannot be used with --backend opensandbox"));
 	assert_non_null(strstr(e.hint, "--backend local"));
+	p.home = HOME_TMP;
+	/* --net ask: the service's egress policy is made once, and nobody is asked */
+	p.net = NET_ALLOW;
+	p.ask = true;
+	assert_int_equal(osb_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--net ask cannot be used with --backend opensandbox"));
+	p.ask = false;
+	/* --publish: no way back to this host */
+	strv_push(&p.publish, "3000");
+	assert_int_equal(osb_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--publish cannot be used with --backend opensandbox"));
 	policy_free(&p);
 }
 
@@ -304,7 +315,7 @@ static void keys(void **state)
 	assert_false(osb_id_ok(long_id));
 	long_id[128] = '\0';
 	assert_true(osb_id_ok(long_id));
-	enum backend b;
+	enum backend_id b;
 	assert_int_equal(backend_parse("opensandbox", &b), 0);
 	assert_int_equal(b, BACKEND_OPENSANDBOX);
 	assert_int_equal(backend_parse("docker", &b), -1);

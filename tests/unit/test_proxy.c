@@ -401,6 +401,9 @@ static int setup(void **state)
 	strv_push(&allow, spec);
 	(void)snprintf(spec, sizeof spec, "hole.test:%u", f->hole_port);
 	strv_push(&allow, spec);
+	(void)snprintf(spec, sizeof spec, "tls.test:%u/tls", f->echo.port);
+	strv_push(&allow, spec);
+	strv_push(&map, "tls.test=127.0.0.1");
 	strv_push(&map, "hole.test=127.0.0.1");
 	strv_push(&allow, "*.wild.test");
 	strv_push(&deny, "bad.wild.test");
@@ -924,6 +927,28 @@ static void tls_port_refuses_other_bytes(void **state)
 	assert_int_equal(count_denied_with("cannot check", NULL), 2);
 }
 
+/* A port an allow entry names as TLS ("tls.test:PORT/tls") is judged as 443 is. */
+static void tls_port_named_by_rule(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[512], buf[64];
+	(void)snprintf(hp, sizeof hp, "tls.test:%u", f->echo.port);
+	int fd = connect_via(f, hp, head, sizeof head);
+	send_all(fd, "plain", 5);
+	assert_int_equal(read_all(fd, buf, sizeof buf), 0); /* not TLS: closed, no alert */
+	close(fd);
+	struct bytes *s = hello_stream("evil.test", 0, 16384);
+	assert_false(hello_passes(connect_via(f, hp, head, sizeof head), s, 100000));
+	free(s);
+	s = hello_stream("tls.test", 0, 16384);
+	assert_true(hello_passes(connect_via(f, hp, head, sizeof head), s, 100000));
+	free(s);
+	stop_proxy(f);
+	assert_int_equal(count_denied_with("not TLS (this port carries TLS only)", NULL), 1);
+	assert_int_equal(count_denied_with("TLS server name evil.test does not match tls.test:", NULL),
+			 1);
+}
+
 /* A record header that claims 16 KiB, then a trickle: refused when the wait ends. */
 static void tls_hello_trickle(void **state)
 {
@@ -1340,7 +1365,7 @@ static void ask_connect_answers(void **state)
 	assert_string_equal(q.entry, head);
 	assert_string_equal(q.host, "127.0.0.1");
 	assert_int_equal(q.port, f->echo.port);
-	assert_int_equal(q.proto, NP_CONNECT);
+	assert_string_equal(q.proto, "connect");
 	assert_true(q.deadline_ms - q.asked_ms == 30000);
 	quiet_for(fd, 150); /* held */
 	proxy_answer(f->p, q.id, NULL, ASK_ONCE, "the test");
@@ -1466,7 +1491,7 @@ static void ask_at_lookup(void **state)
 	struct net_question q = wait_asked(1);
 	assert_string_equal(q.entry, "asked.test");
 	assert_int_equal(q.port, 0);
-	assert_int_equal(q.proto, NP_DNS);
+	assert_string_equal(q.proto, "dns");
 	quiet_for(fd, 100);
 	proxy_answer(f->p, q.id, NULL, ASK_ONCE, "the test");
 	struct timeval tv = {.tv_sec = 5};
@@ -1547,6 +1572,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_names_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_port_refuses_other_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(tls_port_named_by_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_hello_trickle, setup_slow, teardown),
 		cmocka_unit_test_setup_teardown(http_host_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(ask_connect_answers, setup_ask, teardown),

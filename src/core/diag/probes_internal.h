@@ -236,4 +236,6 @@ void p_egress6(const struct probe_ctx *c, struct probe_out *o);
 void p_raw_tcp(const struct probe_ctx *c, struct probe_out *o);
 void p_dns_stub(const struct probe_ctx *c, struct probe_out *o);
 void p_capture(const struct probe_ctx *c, struct probe_out *o);
+void p_sni_tunnel(const struct probe_ctx *c, struct probe_out *o);
+void p_sni_capture(const struct probe_ctx *c, struct probe_out *o);
 void p_links(const struct probe_ctx *c, struct probe_out *o);

@@ -29,6 +29,8 @@ const char *const probe_skips_landlock[] = {
 	"it in): names are resolved by the proxy, and UDP sockets are refused",
 	"net.capture=no capture of direct connections in the landlock backend (design §4c): "
 	"Landlock lets TCP connect to the proxy's port only",
+	"net.sni_capture=no capture of direct connections in the landlock backend (design §4c): "
+	"Landlock lets TCP connect to the proxy's port only",
 	NULL};
 
 const char *const probe_skips_landlock_user[] = {

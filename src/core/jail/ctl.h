@@ -21,7 +21,8 @@ enum ctl_type {
 	CTL_STDERR,      /* host → init, before CTL_GO, with an fd attached (ctl_send_fd): the
 			  * command's stderr. bwrap's own stderr is a pipe the host reads, so
 			  * what bwrap says while it builds the jail is told apart from what the
-			  * command says (core/plan/bwrapmsg.h); init makes this fd its 2 */
+			  * command says (core/backend/bwrap/bwrapmsg.h); init makes this fd its 2
+			  * */
 	CTL_NOTE,        /* init → host, before CTL_EXIT: what init saw in the jail that the
 			  * host may explain after the run; value = CTL_NOTE_* bits */
 	CTL_BINDS,       /* host → init, before CTL_GO, with a memfd attached: what each bind

@@ -151,7 +151,8 @@ static int find_tty(void)
 }
 
 /* The command's stderr, sent by the host (CTL_STDERR): until now fd 2 was bwrap's, a pipe to
- * the host, so nothing the command writes can pass for bwrap's words (core/plan/bwrapmsg.h). */
+ * the host, so nothing the command writes can pass for bwrap's words
+ * (core/backend/bwrap/bwrapmsg.h). */
 static int take_stderr(int fd)
 {
 	return dup2(fd, 2) < 0 ? -1 : 0;

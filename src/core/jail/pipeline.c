@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/confine/seccomp.h"
 #include "core/host/homeprep.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/host/toolprep.h"
@@ -42,16 +41,6 @@ static void test_drop_deny_read(struct bw_plan *plan)
 	c->v[w] = NULL;
 }
 #endif
-
-static int seccomp_test_errno(void)
-{
-#ifdef AJ_TEST_BUILD
-	const char *v = getenv("AGENTJAIL_TEST_SECCOMP_ERRNO");
-	return v ? atoi(v) : 0;
-#else
-	return 0;
-#endif
-}
 
 /* --home persist: the workspace's home made and locked for this run (homeprep.h). Without a
  * state dir nothing is made: the plan refuses the policy (bwrap_argv's check_persist). */
@@ -140,14 +129,4 @@ void jail_free(struct jail *j)
 		(void)close(j->home_lock);
 	j->home_lock = -1;
 	strv_free(&j->home_moved);
-}
-
-int jail_launch(const struct run_request *req, const struct jail *j, const char *bwrap,
-		const char *quarantine, const struct launch_hooks *hooks, struct launch_result *r,
-		struct err *e)
-{
-	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
-				  .test_errno = seccomp_test_errno()};
-	_cleanup_free_ char *own = quarantine ? NULL : path_join(j->hf.state_dir, "quarantine");
-	return launch_run(&j->plan, bwrap, &sc, quarantine ? quarantine : own, hooks, r, e);
 }

@@ -17,7 +17,20 @@
  *     SYN-ACK is dropped), a listen never accept. A second wall, should the first have a
  *     gap.
  * It also takes the options the client had set on its own socket that matter once connected
- * (keepalive and its timings, TCP_NODELAY, timeouts, linger, …). */
+ * (keepalive and its timings, TCP_NODELAY, timeouts, linger, …).
+ *
+ * A captured connection whose first bytes are judged (port 443, 80, or a port an allow entry
+ * names as TLS or HTTP) is not connected to its server but to agentjail: to the relay's
+ * listener on the host's 127.0.0.1 (px_relay_listen), whose accepted end becomes a proxy
+ * connection approved for the name (proxy_conn.c). That listener is on the host's loopback,
+ * where the jail cannot connect (its namespace routes nothing but its own loopback, and a
+ * captured connect to the host's loopback is refused); other processes of the host can, so it
+ * takes only the connections agentjail made: the jail's end is bound to its port exclusively
+ * (no SO_REUSEADDR: no other socket can hold that port while it does), and an accepted
+ * connection is ours only when it is established from 127.0.0.1 and exactly such a port
+ * (px_relay_accept; capture.c matches the port). A TCP connection's four numbers are unique
+ * while it lives, so no one else's connection can show that peer. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -118,11 +131,12 @@ static uint16_t next_port(struct px_ports *pp)
 }
 
 /* Bind s (family fam) to the unspecified address and a port of the local range chosen here:
- * an explicit port is what the kernel keeps for good (see the top). */
-static int bind_own_port(int s, int fam, struct px_ports *pp)
+ * an explicit port is what the kernel keeps for good (see the top). exclusive: without
+ * SO_REUSEADDR, so no other socket can be bound to that port while s is (the relay's). */
+static int bind_own_port(int s, int fam, struct px_ports *pp, bool exclusive)
 {
 	int one = 1;
-	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+	if (!exclusive && setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
 		return -1;
 	for (int i = 0; i < BIND_TRIES; i++) {
 		struct sockaddr_storage sa;
@@ -185,7 +199,7 @@ size_t px_peer_filter(int family, const uint8_t *addr, uint16_t port, struct soc
 }
 
 int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct px_sockopts *o,
-		    struct px_ports *pp)
+		    struct px_ports *pp, bool exclusive)
 {
 	int s = socket(fam, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s < 0)
@@ -218,7 +232,7 @@ int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct p
 	if (attached < 0 ||
 	    (attached && setsockopt(s, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof one) < 0) ||
 	    (fam == AF_INET6 && setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0) ||
-	    bind_own_port(s, fam, pp) < 0) {
+	    bind_own_port(s, fam, pp, exclusive) < 0) {
 		int err = errno;
 		(void)close(s);
 		errno = err;
@@ -226,4 +240,51 @@ int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct p
 	}
 	sockopts_apply(s, o);
 	return s;
+}
+
+int px_tcp_state(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof ti;
+	memset(&ti, 0, sizeof ti);
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ? -1 : ti.tcpi_state;
+}
+
+int px_relay_listen(uint16_t *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof sa;
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return -1;
+	if (bind(l, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(l, 4096) < 0 ||
+	    getsockname(l, (struct sockaddr *)&sa, &len) < 0) {
+		int err = errno;
+		(void)close(l);
+		errno = err;
+		return -1;
+	}
+	*port = ntohs(sa.sin_port);
+	return l;
+}
+
+int px_relay_accept(int l, uint16_t *peer_port)
+{
+	for (;;) {
+		struct sockaddr_in peer;
+		socklen_t len = sizeof peer;
+		int s = accept4(l, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (s < 0 && (errno == EINTR || errno == ECONNABORTED))
+			continue;
+		if (s < 0)
+			return -1;
+		/* established (a reset one has no peer any more) from the host's 127.0.0.1 */
+		if (len == sizeof peer && peer.sin_family == AF_INET &&
+		    peer.sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+		    px_tcp_state(s) == TCP_ESTABLISHED) {
+			*peer_port = ntohs(peer.sin_port);
+			return s;
+		}
+		(void)close(s);
+	}
 }

@@ -24,7 +24,13 @@
  *     connection is up (the loop never waits for it), EINPROGRESS at once for a non-blocking
  *     one (its poll and SO_ERROR then see our socket), or the upstream's error. From then on
  *     the data flows between the jail's process and the server through the kernel, with
- *     nothing of ours in between;
+ *     nothing of ours in between. Except where the first bytes are judged (port 443, 80, a
+ *     port an allow entry names as TLS or HTTP: px_fb_kind): the socket handed over is then
+ *     connected to agentjail's relay on the host's loopback (capsock.c), whose end becomes a
+ *     proxy connection approved for the name (proxy_conn.c: the TLS server name or HTTP Host
+ *     checked as in a CONNECT tunnel, then spliced). A blocking caller is answered once that
+ *     connection's upstream is connected (0) or has failed (its error); a non-blocking one
+ *     EINPROGRESS at once, an upstream that fails then resetting its connection;
  *   - a socket of ours that the jail asks to connect again or to listen is never connected or
  *     made to listen: it gets the answer its state calls for (EALREADY, EISCONN, its pending
  *     error, EINVAL), or, failed and asked for another allowed address, a new socket of ours. */
@@ -73,6 +79,9 @@ struct px_capture {
 	uint64_t next_req;           /* the id of the next request to init */
 	struct px_ports ports;
 	bool said_unreadable;        /* a jail's memory could not be read: in one event */
+	struct px_handle relay;      /* the relay's listener on the host's 127.0.0.1 (PK_RELAY),
+				      * opened at the first judged connect */
+	struct sockaddr_storage relay_sa; /* its address */
 };
 
 /* One connect that waits: an allowed one for its lookup or its upstream (CK_UPSTREAM), one on
@@ -105,6 +114,11 @@ struct px_cap {
 	uint8_t lit[16];             /* the address it asked for (decided as), its family, and */
 	int litfam;
 	uint32_t synth;              /* the DNS stub's index of the name it stands for, or 0 */
+	bool relayed;                /* its first bytes are judged: u is the jail's end of a pair
+				      * with the relay (capsock.c), not a socket to the server */
+	uint16_t relay_port;         /* u's port, while it waits to be accepted */
+	struct px_conn *conn;        /* the proxy connection it waits for (relayed, blocking) */
+	bool ev_given;               /* its event is conn's to deliver */
 };
 
 static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
@@ -197,15 +211,6 @@ static int sockopt_int(int fd, int level, int name)
 	return getsockopt(fd, level, name, &v, &len) < 0 ? -1 : v;
 }
 
-/* A TCP socket's state (TCP_ESTABLISHED, TCP_SYN_SENT, …, TCP_CLOSE), -1 if unknown. */
-static int tcp_state(int fd)
-{
-	struct tcp_info ti;
-	socklen_t len = sizeof ti;
-	memset(&ti, 0, sizeof ti);
-	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ? -1 : ti.tcpi_state;
-}
-
 /* ---------------------------------------------------------------- decisions */
 
 const char *px_synth_name(const struct proxy *p, int family, const uint8_t *addr,
@@ -256,6 +261,11 @@ static void cap_free(struct proxy *p, struct px_cap *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	p->cap->n_waiting--;
+	if (c->conn) { /* interrupted while its upstream connects */
+		struct px_conn *conn = c->conn;
+		c->conn = NULL;
+		px_conn_abandon(p, conn);
+	}
 	c->u.dead = true;
 	if (!c->resolving)
 		px_bury(p, &c->u); /* closes the upstream, frees c at the round's end */
@@ -285,7 +295,8 @@ static struct px_cap *cap_new(struct proxy *p, enum cap_kind kind,
 /* The connect ends: its event, its answer (0, EINPROGRESS or the upstream's error). */
 static void cap_answer(struct proxy *p, struct px_cap *c, int error)
 {
-	if (c->kind == CK_UPSTREAM) { /* the jail's own connects are no decision: no event */
+	if (c->kind == CK_UPSTREAM && !c->ev_given) { /* the jail's own connects are no decision:
+						       * no event */
 		if (error && error != -EINPROGRESS && !c->ev.error[0])
 			(void)snprintf(c->ev.error, sizeof c->ev.error, "connect: %s",
 				       strerror(-error));
@@ -324,6 +335,20 @@ static void addr_text(const struct sockaddr_storage *sa, char *out, size_t cap)
 		px_addr_text(sa->ss_family, a, out, cap);
 }
 
+/* An IPv4 address as IPv6 sees it (::ffff:a.b.c.d), for an IPv6 socket; others unchanged. */
+static void v4_to_mapped(struct sockaddr_storage *sa)
+{
+	if (sa->ss_family != AF_INET)
+		return;
+	struct sockaddr_in v4 = *(const struct sockaddr_in *)sa;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+	memset(sa, 0, sizeof *sa);
+	v6->sin6_family = AF_INET6;
+	v6->sin6_port = v4.sin_port;
+	memcpy(&v6->sin6_addr, v4mapped, 12);
+	memcpy((uint8_t *)&v6->sin6_addr + 12, &v4.sin_addr, 4);
+}
+
 /* The upstream is connected: the jail's socket becomes ours. */
 static void cap_connected(struct proxy *p, struct px_cap *c, bool in_progress)
 {
@@ -356,17 +381,10 @@ static void cap_connect_next(struct proxy *p, struct px_cap *c)
 		struct sockaddr_storage to = *sa;
 		socklen_t len = fam == AF_INET ? sizeof(struct sockaddr_in)
 					       : sizeof(struct sockaddr_in6);
-		if (fam == AF_INET6 && sa->ss_family == AF_INET) {
-			const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
-			struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&to;
-			memset(&to, 0, sizeof to);
-			v6->sin6_family = AF_INET6;
-			v6->sin6_port = v4->sin_port;
-			memcpy(&v6->sin6_addr, v4mapped, 12);
-			memcpy((uint8_t *)&v6->sin6_addr + 12, &v4->sin_addr, 4);
-		}
+		if (fam == AF_INET6)
+			v4_to_mapped(&to);
 		addr_text(sa, c->ev.addr, sizeof c->ev.addr);
-		int fd = px_capsock_open(fam, &to, &c->opts, &p->cap->ports);
+		int fd = px_capsock_open(fam, &to, &c->opts, &p->cap->ports, false);
 		if (fd < 0) {
 			c->last_err = errno;
 			c->i++;
@@ -427,6 +445,123 @@ static void cap_connect_done(struct proxy *p, struct px_cap *c)
 	cap_connect_next(p, c);
 }
 
+/* ---------------------------------------------------------------- the relay */
+
+/* The relay's end of c's pair is accepted (s): the proxy connection takes it and c's decision,
+ * event and addresses. A blocking caller waits for its upstream (px_capture_upstream); a
+ * non-blocking one has its socket now. */
+static void cap_paired(struct proxy *p, struct px_cap *c, int s)
+{
+	c->relay_port = 0;
+	struct px_conn *conn = px_conn_captured(p, s, &c->d, &c->ev, c->addrs, c->n);
+	if (c->nonblock) {
+		if (install(p, c) < 0) {
+			px_conn_abandon(p, conn);
+			cap_answer(p, c, -ECONNABORTED);
+			return;
+		}
+		c->ev_given = true;
+		cap_answer(p, c, -EINPROGRESS); /* c is gone */
+		px_conn_start(p, conn, NULL);
+		return;
+	}
+	c->ev_given = true;
+	c->conn = conn;
+	c->deadline = LLONG_MAX; /* the connection's own deadlines bound the wait */
+	px_conn_start(p, conn, c);
+}
+
+/* Connections on the relay's listener: each is the other end of a pair a waiting connect made
+ * (told by the port its end is bound to, exclusively), or no one's: closed. */
+static void relay_accept(struct proxy *p)
+{
+	for (;;) {
+		uint16_t port = 0;
+		int s = px_relay_accept(p->cap->relay.fd, &port);
+		if (s < 0)
+			return;
+		struct px_cap *c = p->cap->waiting;
+		while (c && !(c->relayed && c->relay_port == port && c->u.fd >= 0 && !c->ev_given))
+			c = c->next;
+		if (c && px_tcp_state(c->u.fd) == TCP_ESTABLISHED)
+			cap_paired(p, c, s);
+		else
+			(void)close(s);
+	}
+}
+
+static int relay_listener(struct proxy *p)
+{
+	if (p->cap->relay.fd >= 0)
+		return 0;
+	uint16_t port = 0;
+	int l = px_relay_listen(&port);
+	if (l < 0)
+		return -1;
+	p->cap->relay = (struct px_handle){.kind = PK_RELAY, .fd = l};
+	uint8_t lo[4] = {127, 0, 0, 1};
+	(void)px_fill_sa(&p->cap->relay_sa, AF_INET, lo, port);
+	if (px_ep_set(p, &p->cap->relay, EPOLLIN) < 0) {
+		int err = errno;
+		px_close_fd(&p->cap->relay.fd);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/* Allowed, its addresses known, its first bytes to be judged: the socket handed over is
+ * connected to the relay, whose end becomes a proxy connection (cap_paired). */
+static void cap_relay(struct proxy *p, struct px_cap *c)
+{
+	int fam = c->cfam == AF_INET6 ? AF_INET6 : AF_INET;
+	int err = relay_listener(p) < 0 ? errno : 0;
+	struct sockaddr_storage to = p->cap->relay_sa;
+	if (fam == AF_INET6) /* an IPv6 client's socket stays IPv6: the mapped address */
+		v4_to_mapped(&to);
+	for (int i = 0; !err && i < CAP_PORT_TRIES; i++) {
+		c->u.fd = px_capsock_open(fam, &to, &c->opts, &p->cap->ports, true);
+		if (c->u.fd < 0) {
+			err = errno;
+			break;
+		}
+		socklen_t len = fam == AF_INET ? sizeof(struct sockaddr_in)
+					       : sizeof(struct sockaddr_in6);
+		err = connect(c->u.fd, (struct sockaddr *)&to, len) == 0 ? 0 : errno;
+		if (err == 0 || err == EINPROGRESS) {
+			struct sockaddr_storage me;
+			socklen_t mlen = sizeof me;
+			err = getsockname(c->u.fd, (struct sockaddr *)&me, &mlen) < 0 ? errno : 0;
+			c->relay_port = ntohs(me.ss_family == AF_INET
+						      ? ((struct sockaddr_in *)&me)->sin_port
+						      : ((struct sockaddr_in6 *)&me)->sin6_port);
+			break;
+		}
+		px_close_fd(&c->u.fd);
+		if (err != EADDRNOTAVAIL && err != EADDRINUSE)
+			break;
+		err = i + 1 < CAP_PORT_TRIES ? 0 : err; /* a port of late in TIME_WAIT: another */
+	}
+	if (err) {
+		(void)snprintf(c->ev.error, sizeof c->ev.error, "agentjail's relay: %s",
+			       strerror(err));
+		cap_answer(p, c, -ECONNABORTED);
+		return;
+	}
+	c->deadline = clock_mono_ms() + p->connect_ms;
+	relay_accept(p); /* on the host's loopback the handshake is most often over already */
+}
+
+void px_capture_upstream(struct proxy *p, struct px_cap *c, int err)
+{
+	c->conn = NULL;
+	if (err) {
+		cap_answer(p, c, -err);
+		return;
+	}
+	cap_connected(p, c, false);
+}
+
 /* Add a candidate the rules allow for this decision; say the first one refused in *refused. */
 static void candidate(struct proxy *p, struct px_cap *c, int fam, const uint8_t *a,
 		      char *refused, size_t cap)
@@ -471,7 +606,10 @@ static void cap_have(struct proxy *p, struct px_cap *c, const struct netsynth_re
 		return;
 	}
 	c->i = 0;
-	cap_connect_next(p, c);
+	if (c->relayed)
+		cap_relay(p, c);
+	else
+		cap_connect_next(p, c);
 }
 
 static void cap_resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
@@ -594,13 +732,10 @@ static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, i
 		refuse(p, req->id, &ev, "too many connections waiting for their server");
 		return;
 	}
-	/* Issue 25 item 2 (the TLS server name or HTTP Host must be the approved name) is checked
-	 * on the proxy's tunnels (proxy_conn.c), not here: a captured connection's bytes never
-	 * pass through agentjail. To check them, this is where a connection to a port that
-	 * carries TLS or HTTP would get, instead of a socket to the server, one to a proxy
-	 * connection already approved for d, whose first bytes go through the tunnel's check and
-	 * then the relay: the proxy's throughput, not the capture's (doc/design.md §4). */
 	struct px_cap *c = cap_new(p, CK_UPSTREAM, req);
+	/* the TLS server name or HTTP Host must be the approved name (issue 25 item 2): where
+	 * the port carries those, the bytes go through agentjail (doc/design.md §4) */
+	c->relayed = px_fb_kind(p, ev.host, port) != FB_SNIFF;
 	c->cfam = fam;
 	c->pref = fam;
 	int domain = sockopt_int(sfd, SOL_SOCKET, SO_DOMAIN);
@@ -646,7 +781,7 @@ static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, i
  * outside the jail is captured anew (a new socket of ours replaces it). True when answered. */
 static bool ours_again(struct proxy *p, uint64_t id, int sfd, bool outside)
 {
-	int st = tcp_state(sfd), err = 0;
+	int st = px_tcp_state(sfd), err = 0;
 	socklen_t elen = sizeof err;
 	if (st == TCP_SYN_SENT) {
 		respond(p, id, -EALREADY);
@@ -867,7 +1002,7 @@ static void on_connect(struct proxy *p, const struct seccomp_notif *req)
 	} else if (domain == AF_UNIX) {
 		to_init(p, req, sfd, &sa, len);
 		return;
-	} else if (tcp && outside && fam == domain && tcp_state(sfd) == TCP_CLOSE) {
+	} else if (tcp && outside && fam == domain && px_tcp_state(sfd) == TCP_CLOSE) {
 		capture(p, req, sfd, dfam, da, port);
 	} else {
 		own_connect(p, req, sfd, &sa, len);
@@ -917,6 +1052,10 @@ void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev)
 		on_chan(p, ev);
 		return;
 	}
+	if (h->kind == PK_RELAY) {
+		relay_accept(p);
+		return;
+	}
 	struct px_cap *c = container_of(h, struct px_cap, u);
 	if (c->kind == CK_UPSTREAM) {
 		cap_connect_done(p, c);
@@ -942,10 +1081,14 @@ void px_capture_sweep(struct proxy *p, long long now)
 		}
 		if (now < c->deadline)
 			continue;
-		if (c->kind != CK_UPSTREAM) {
-			cap_answer(p, c, -ETIMEDOUT);
-		} else if (c->resolving) {
+		if (c->kind == CK_UPSTREAM && c->resolving) {
 			(void)snprintf(c->ev.error, sizeof c->ev.error, "timeout resolving the name");
+			cap_answer(p, c, -ETIMEDOUT);
+		} else if (c->kind != CK_UPSTREAM || c->relayed) {
+			if (c->relayed) /* its pair was not accepted in time (never connect it
+					 * anywhere else) */
+				(void)snprintf(c->ev.error, sizeof c->ev.error,
+					       "agentjail's relay did not accept it in time");
 			cap_answer(p, c, -ETIMEDOUT);
 		} else {
 			(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
@@ -972,6 +1115,7 @@ void px_capture_free(struct proxy *p)
 		return;
 	px_close_fd(&p->cap->h.fd);
 	px_close_fd(&p->cap->chan.fd);
+	px_close_fd(&p->cap->relay.fd);
 	free(p->cap);
 	p->cap = NULL;
 }
@@ -986,6 +1130,7 @@ int proxy_capture(struct proxy *p, int listener, int chan, struct err *e)
 	struct px_capture *cap = xcalloc(1, sizeof *cap);
 	cap->h = (struct px_handle){.kind = PK_NOTIFY, .fd = listener};
 	cap->chan = (struct px_handle){.kind = PK_CAPCHAN, .fd = chan};
+	cap->relay = (struct px_handle){.kind = PK_RELAY, .fd = -1};
 	px_ports_init(&cap->ports);
 	/* the loop looks at p->cap only once one of these fds has an event, which the epoll_ctl
 	 * calls below order after these stores */

@@ -389,6 +389,7 @@ static void *loop(void *arg)
 			case PK_NOTIFY:
 			case PK_CAPTURE:
 			case PK_CAPCHAN:
+			case PK_RELAY:
 				px_capture_event(p, h, ev);
 				break;
 			case PK_WAKE:

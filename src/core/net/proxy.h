@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/net/netevent.h"
 #include "core/plan/netask.h"
-#include "core/plan/netevent.h"
 #include "core/plan/netrules.h"
 #include "core/plan/publish.h"
 #include "util/err.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/net/proxy_internal.h"
-#include "core/plan/netsuggest.h"
+#include "core/net/netsuggest.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -97,7 +97,7 @@ int px_ask(struct proxy *p, const char *host, uint16_t port, enum net_proto prot
 		q->q.id = a->next_id++;
 		(void)snprintf(q->q.host, sizeof q->q.host, "%s", host);
 		q->q.port = port;
-		q->q.proto = proto;
+		(void)snprintf(q->q.proto, sizeof q->q.proto, "%s", net_proto_name(proto));
 		char *entry = net_suggest_entry(host, port);
 		(void)snprintf(q->q.entry, sizeof q->q.entry, "%s", entry);
 		free(entry);

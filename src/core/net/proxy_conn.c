@@ -5,7 +5,9 @@
  * connects to exactly that address; a tunnel then holds the client's first bytes until they
  * are judged (firstbytes.c: the TLS server name, the HTTP Host), then relays with splice()
  * through one pipe per direction, half-closing each direction as its source ends. Each
- * connection ends as one net_event. */
+ * connection ends as one net_event. A captured connection whose first bytes are judged comes
+ * in as a connection approved already (px_conn_captured: capture.c made the decision and found
+ * the addresses): it connects upstream, then goes the tunnel's way without a reply of ours. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +93,9 @@ struct px_conn {
 	bool pub_asked;            /* in p->pub->fifo at pub_seq */
 	uint64_t pub_seq;
 	struct px_wait w;          /* --net ask: while CS_ASKING */
+	bool captured;            /* a captured connection (px_conn_captured), not a request */
+	struct px_cap *waiter;    /* captured: the jail's connect waiting for the upstream */
+	int up_err;               /* the last upstream connect's errno */
 };
 
 /* Registered with no events: EPOLLERR and EPOLLHUP still come. */
@@ -114,6 +119,15 @@ static void conn_free_bufs(struct px_conn *c)
 	}
 }
 
+/* A captured connection's connect, waiting in the jail: the upstream is connected (0) or not. */
+static void tell_waiter(struct proxy *p, struct px_conn *c, int err)
+{
+	struct px_cap *w = c->waiter;
+	c->waiter = NULL;
+	if (w)
+		px_capture_upstream(p, w, err);
+}
+
 /* Deliver the event, close both sockets and the pipes; freed at the round's end (or, while a
  * lookup is in flight, when c-ares calls back). */
 static void conn_close(struct proxy *p, struct px_conn *c)
@@ -121,6 +135,7 @@ static void conn_close(struct proxy *p, struct px_conn *c)
 	if (c->closed)
 		return;
 	c->closed = true;
+	tell_waiter(p, c, ECONNABORTED);
 	if (c->pub_asked) /* init's answer, when it comes, finds no one */
 		p->pub->fifo[c->pub_seq % PX_PUB_INFLIGHT] = NULL;
 	px_ask_leave(p, &c->w);
@@ -257,6 +272,18 @@ static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, cons
 {
 	px_set_text(c->ev.error, sizeof c->ev.error, error);
 	c->ev.failed = true;
+	if (c->captured) {
+		/* a connect still waiting gets the upstream's error; one answered already (a
+		 * non-blocking client) sees its connection reset */
+		if (c->waiter) {
+			tell_waiter(p, c, c->up_err ? c->up_err : timeout ? ETIMEDOUT : EHOSTUNREACH);
+		} else {
+			struct linger lg = {.l_onoff = 1, .l_linger = 0};
+			(void)setsockopt(c->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		}
+		conn_close(p, c);
+		return;
+	}
 	char reason[512];
 	(void)snprintf(reason, sizeof reason, "%s:%u: %s", c->ev.host, c->ev.port, error);
 	uint8_t rep = !timeout && strstr(error, "refused") ? 5 : 4;
@@ -297,6 +324,15 @@ static int read_in(struct px_conn *c, size_t max)
 }
 
 /* ---------------------------------------------------------------- a tunnel's first bytes */
+
+enum fb_kind px_fb_kind(const struct proxy *p, const char *host, uint16_t port)
+{
+	if (px_test_tls_port && port == px_test_tls_port)
+		return FB_TLS;
+	if (px_test_http_port && port == px_test_http_port)
+		return FB_HTTP;
+	return fb_kind_for(p->rules, host, port);
+}
 
 /* They were refused: the reason in the event (it names both names), a TLS alert or a 403 to
  * the client after what it was already owed (the 200, the SOCKS reply), nothing upstream. */
@@ -511,7 +547,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 	 * only what followed the request) */
 	size_t head = c->have_req ? c->req.head_len : 0;
 	size_t rest = c->inlen > head ? c->inlen - head : 0;
-	bool tunnel = !c->pub && (c->socks || c->req.connect);
+	bool tunnel = !c->pub && (c->socks || c->req.connect || c->captured);
 	if (c->pub) {
 		/* the host's client speaks to the jail's server: nothing of ours in between */
 	} else if (c->socks) {
@@ -527,10 +563,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 	}
 	if (tunnel) {
 		/* nothing the client sends goes upstream before fb_judge has passed it */
-		uint16_t port = c->ev.port;
-		c->fb = port == px_test_tls_port    ? FB_TLS
-			: port == px_test_http_port ? FB_HTTP
-						    : fb_kind_for_port(port);
+		c->fb = px_fb_kind(p, c->ev.host, c->ev.port);
 		c->held = true;
 		c->deadline = c->fb == FB_SNIFF ? LLONG_MAX : clock_mono_ms() + p->head_ms;
 		if (rest) {
@@ -570,6 +603,8 @@ static void connected(struct proxy *p, struct px_conn *c)
 	c->dir[1].preoff = c->outoff;
 	c->st = CS_RELAY;
 	relay(p, c);
+	if (!c->closed)
+		tell_waiter(p, c, 0); /* the jail's connect returns 0 */
 }
 
 static void connect_done(struct proxy *p, struct px_conn *c);
@@ -583,6 +618,7 @@ static void connect_next(struct proxy *p, struct px_conn *c, const char *last_er
 		struct sockaddr_storage *sa = &c->addrs[c->i_addr];
 		int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
+			c->up_err = errno;
 			(void)snprintf(error, sizeof error, "socket: %s", strerror(errno));
 			c->i_addr++;
 			continue;
@@ -605,6 +641,7 @@ static void connect_next(struct proxy *p, struct px_conn *c, const char *last_er
 			conn_set_mask(p, c, &c->u, EPOLLOUT);
 			return;
 		}
+		c->up_err = errno;
 		(void)snprintf(error, sizeof error, "connect: %s", strerror(errno));
 		px_close_fd(&c->u.fd);
 		c->i_addr++;
@@ -623,6 +660,7 @@ static void connect_done(struct proxy *p, struct px_conn *c)
 		return;
 	}
 	char error[128];
+	c->up_err = err;
 	(void)snprintf(error, sizeof error, "connect: %s", strerror(err));
 	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
 	c->u.mask = 0;
@@ -922,6 +960,65 @@ static void client_head(struct proxy *p, struct px_conn *c)
 	conn_set_mask(p, c, &c->c, EPOLLIN | (c->outoff < c->outlen ? EPOLLOUT : 0));
 }
 
+/* A connection for the client socket fd, in the list. */
+static struct px_conn *conn_new(struct proxy *p, int fd)
+{
+	struct px_conn *c = xcalloc(1, sizeof *c);
+	c->p = p;
+	c->c = (struct px_handle){.kind = PK_CLIENT, .fd = fd};
+	c->u = (struct px_handle){.kind = PK_UPSTREAM, .fd = -1};
+	for (int i = 0; i < 2; i++)
+		c->dir[i].pipe[0] = c->dir[i].pipe[1] = -1;
+	c->t0 = clock_mono_ms();
+	c->deadline = c->t0 + p->head_ms;
+	c->next = p->conns;
+	if (p->conns)
+		p->conns->prev = c;
+	p->conns = c;
+	__atomic_add_fetch(&p->n_conns, 1, __ATOMIC_RELAXED);
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return c;
+}
+
+struct px_conn *px_conn_captured(struct proxy *p, int fd, const struct net_decision *d,
+				 const struct net_event *ev, const struct sockaddr_storage *addrs,
+				 size_t n)
+{
+	struct px_conn *c = conn_new(p, fd);
+	c->captured = true;
+	c->d = *d;
+	c->ev = *ev;
+	c->have_ev = true;
+	for (size_t i = 0; i < n && c->n_addrs < PX_ADDRS_MAX; i++) {
+		c->addrs[c->n_addrs] = addrs[i];
+		c->addrlens[c->n_addrs++] = addrs[i].ss_family == AF_INET
+						    ? sizeof(struct sockaddr_in)
+						    : sizeof(struct sockaddr_in6);
+	}
+	return c;
+}
+
+void px_conn_start(struct proxy *p, struct px_conn *c, struct px_cap *waiter)
+{
+	c->waiter = waiter;
+	/* the client is watched for errors only until the upstream is up */
+	if (ep_quiet(p, &c->c) < 0) {
+		(void)snprintf(c->ev.error, sizeof c->ev.error, "epoll: %s", strerror(errno));
+		conn_close(p, c);
+		return;
+	}
+	c->i_addr = 0;
+	connect_next(p, c, NULL);
+}
+
+void px_conn_abandon(struct proxy *p, struct px_conn *c)
+{
+	c->waiter = NULL;
+	c->have_ev = false;
+	conn_close(p, c);
+}
+
 /* Every listener of the proxy's (its own and the published ports'): on (EPOLLIN) or resting. */
 static void listeners_set(struct proxy *p, uint32_t mask)
 {
@@ -943,8 +1040,8 @@ static bool accept_starved(struct proxy *p)
 	return true;
 }
 
-/* The next client of listener fd, as a new connection (in p->conns, TCP_NODELAY set), or NULL
- * when there is none now. peer: its address, when not NULL. */
+/* The next client of listener fd, as a new connection (conn_new), or NULL when there is none
+ * now. peer: its address, when not NULL. */
 static struct px_conn *conn_accept(struct proxy *p, int lfd, struct sockaddr_storage *peer)
 {
 	for (;;) {
@@ -959,21 +1056,7 @@ static struct px_conn *conn_accept(struct proxy *p, int lfd, struct sockaddr_sto
 			(void)close(fd);
 			continue;
 		}
-		struct px_conn *c = xcalloc(1, sizeof *c);
-		c->p = p;
-		c->c = (struct px_handle){.kind = PK_CLIENT, .fd = fd};
-		c->u = (struct px_handle){.kind = PK_UPSTREAM, .fd = -1};
-		for (int i = 0; i < 2; i++)
-			c->dir[i].pipe[0] = c->dir[i].pipe[1] = -1;
-		c->t0 = clock_mono_ms();
-		c->next = p->conns;
-		if (p->conns)
-			p->conns->prev = c;
-		p->conns = c;
-		__atomic_add_fetch(&p->n_conns, 1, __ATOMIC_RELAXED);
-		int one = 1;
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		return c;
+		return conn_new(p, fd);
 	}
 }
 
@@ -981,7 +1064,6 @@ void px_accept(struct proxy *p, struct px_handle *l)
 {
 	struct px_conn *c;
 	for (int k = 0; k < 64 && (c = conn_accept(p, l->fd, NULL)); k++) {
-		c->deadline = c->t0 + p->head_ms;
 		/* a client often sends its request right behind the handshake: read it now rather
 		 * than a loop round later (registers for EPOLLIN when there is nothing yet) */
 		client_head(p, c);
@@ -1062,6 +1144,7 @@ void px_sweep(struct proxy *p, long long now)
 			break;
 		case CS_CONNECTING:
 			c->timed_out = true;
+			c->up_err = ETIMEDOUT;
 			(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
 			c->u.mask = 0;
 			px_close_fd(&c->u.fd);

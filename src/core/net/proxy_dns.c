@@ -108,7 +108,7 @@ static void reply(struct proxy *p, struct px_dns_job *j, int rcode, const struct
 		tcp_close(p, j->tcp); /* not even the question fits: nothing sensible to say */
 }
 
-/* An allowed name is answered with the stub's own address for it (core/plan/netsynth.h): the
+/* An allowed name is answered with the stub's own address for it (core/net/netsynth.h): the
  * jail's direct connections to it are captured and decided for that name (capture.c), and its
  * real addresses, kept for that, are never told to the jail. The event keeps the real one. */
 static size_t synthesize(struct proxy *p, struct px_dns_job *j, int *rcode, struct dns_answer *a,

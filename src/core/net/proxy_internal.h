@@ -12,9 +12,10 @@
 
 #include <linux/filter.h>
 
+#include "core/net/firstbytes.h"
 #include "core/net/proxy.h"
+#include "core/net/netsynth.h"
 #include "core/plan/netask.h"
-#include "core/plan/netsynth.h"
 #include "core/plan/publish.h"
 
 #ifndef SO_NETNS_COOKIE
@@ -23,7 +24,7 @@
 
 /* What an epoll registration points at: every registered object starts with one. */
 enum px_kind { PK_STOP, PK_LISTEN, PK_DNS_UDP, PK_DNS_LISTEN, PK_ARES, PK_CLIENT, PK_UPSTREAM,
-	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_WAKE, PK_PUB_LISTEN,
+	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_RELAY, PK_WAKE, PK_PUB_LISTEN,
 	       PK_PUB_CHAN };
 struct px_handle {
 	enum px_kind kind;
@@ -146,6 +147,23 @@ void px_accept(struct proxy *p, struct px_handle *listener);
 void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_CLIENT/UPSTREAM */
 void px_sweep(struct proxy *p, long long now); /* deadlines; the DNS stub's; resting listeners */
 void px_close_all(struct proxy *p);            /* every connection, its event delivered */
+/* A captured connection whose first bytes are judged (capture.c): fd is agentjail's end of the
+ * pair whose other end the jail gets; d, ev and the addresses (at most 8 kept) are capture's.
+ * Made here, started by px_conn_start: it connects upstream (the next address on failure),
+ * then holds the client's first bytes until fb_judge decides, and relays. waiter (or NULL):
+ * the jail's connect that waits, told by px_capture_upstream once the upstream is connected
+ * or has failed (a connection that fails without one resets the jail's end). The connection
+ * ends as one net_event, ev's. */
+struct px_cap;
+struct px_conn *px_conn_captured(struct proxy *p, int fd, const struct net_decision *d,
+				 const struct net_event *ev, const struct sockaddr_storage *addrs,
+				 size_t n);
+void px_conn_start(struct proxy *p, struct px_conn *c, struct px_cap *waiter);
+/* Its waiter went away (the jail's call was interrupted): closed, without an event. */
+void px_conn_abandon(struct proxy *p, struct px_conn *c);
+/* What the first bytes of a connection to host (normalized):port are judged as (firstbytes.h:
+ * fb_kind_for, and the unit test's ports). FB_SNIFF for a port that is not judged. */
+enum fb_kind px_fb_kind(const struct proxy *p, const char *host, uint16_t port);
 
 /* --publish (proxy_conn.c) */
 void px_pub_start(struct proxy *p, struct px_pub_job *j); /* takes j's fds; frees nothing */
@@ -221,15 +239,27 @@ void px_ports_init(struct px_ports *pp);
  * port only. Its length (at most PX_PEER_FILTER_MAX). */
 size_t px_peer_filter(int family, const uint8_t *addr, uint16_t port, struct sock_filter *out);
 /* A TCP socket of family fam ready to connect to peer (non-blocking, close-on-exec): bound to a
- * port of its own, with the locked filter for peer and the client's options o. -1 with errno. */
+ * port of its own (exclusive: without SO_REUSEADDR, no other socket may share it), with the
+ * locked filter for peer and the client's options o. -1 with errno. */
 int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct px_sockopts *o,
-		    struct px_ports *pp);
+		    struct px_ports *pp, bool exclusive);
+/* A TCP socket's state (TCP_ESTABLISHED, TCP_SYN_SENT, …, TCP_CLOSE), -1 if unknown. */
+int px_tcp_state(int fd);
+/* The relay's listener on the host's 127.0.0.1, at a port the kernel chooses (*port):
+ * non-blocking, close-on-exec. -1 with errno. */
+int px_relay_listen(uint16_t *port);
+/* The next connection on l established from 127.0.0.1 (others are closed), its peer's port in
+ * *peer_port; -1 with errno (EAGAIN: none now). */
+int px_relay_accept(int l, uint16_t *peer_port);
 
 /* capture.c */
-void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_NOTIFY, PK_CAP* */
+/* PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_RELAY */
+void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev);
 void px_capture_sweep(struct proxy *p, long long now);  /* deadlines; interrupted callers */
 void px_capture_close(struct proxy *p);                 /* answer and free what waits */
 void px_capture_free(struct proxy *p);                  /* then the listener (teardown) */
+/* proxy_conn.c's answer to a waiting connect: its upstream is connected (0) or failed (errno). */
+void px_capture_upstream(struct proxy *p, struct px_cap *c, int err);
 /* Whether socket fd lives in the network namespace of the jail's listener (proxy_start). */
 bool px_in_jail_netns(const struct proxy *p, int fd);
 /* The name a DNS-stub address stands for (netsynth.h), or NULL: outside the ranges *in_range

@@ -167,7 +167,7 @@ static char *what_of(const struct net_question *q)
 	char *host = fmt_clean(q->host);
 	if (q->port)
 		sb_addf(&b, strchr(host, ':') ? "[%s]:%u (%s)" : "%s:%u (%s)", host, (unsigned)q->port,
-			net_proto_name(q->proto));
+			q->proto);
 	else
 		sb_addf(&b, "%s (a name lookup)", host);
 	free(host);

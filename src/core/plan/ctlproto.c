@@ -97,7 +97,7 @@ int ctlproto_question_format(const struct net_question *q, char *out, size_t cap
 	if (!ctlproto_word_ok(q->entry) || !ctlproto_word_ok(q->host))
 		return -1;
 	int n = snprintf(out, cap, "q %llu %s %s %u %s %lld %lld", (unsigned long long)q->id,
-			 q->entry, q->host, (unsigned)q->port, net_proto_name(q->proto),
+			 q->entry, q->host, (unsigned)q->port, q->proto[0] ? q->proto : "?",
 			 (long long)q->asked_ms, (long long)q->deadline_ms);
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
@@ -120,6 +120,18 @@ static bool number(const char *s, long long lo, long long hi, long long *out)
 	return true;
 }
 
+/* A protocol's name: 1 to 7 lowercase letters. */
+static bool proto_word(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= sizeof ((struct net_question *)0)->proto)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 'a' || s[i] > 'z')
+			return false;
+	return true;
+}
+
 int ctlproto_question_parse(const char *line, size_t len, struct net_question *q)
 {
 	memset(q, 0, sizeof *q);
@@ -137,13 +149,14 @@ int ctlproto_question_parse(const char *line, size_t len, struct net_question *q
 	if (n != 8 || strcmp(f[0], "q") || !number(f[1], 1, 1LL << 53, &id) ||
 	    !ctlproto_word_ok(f[2]) || strlen(f[2]) >= sizeof q->entry ||
 	    !ctlproto_word_ok(f[3]) || strlen(f[3]) >= sizeof q->host ||
-	    !number(f[4], 0, 65535, &port) || net_proto_parse(f[5], &q->proto) < 0 ||
+	    !number(f[4], 0, 65535, &port) || !proto_word(f[5]) ||
 	    !number(f[6], 0, 1LL << 50, &asked) || !number(f[7], 0, 1LL << 50, &deadline))
 		return -1;
 	q->id = (uint64_t)id;
 	memcpy(q->entry, f[2], strlen(f[2]) + 1);
 	memcpy(q->host, f[3], strlen(f[3]) + 1);
 	q->port = (uint16_t)port;
+	memcpy(q->proto, f[5], strlen(f[5]) + 1);
 	q->asked_ms = asked;
 	q->deadline_ms = deadline;
 	return 0;

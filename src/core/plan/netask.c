@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/netsuggest.h"
+#include "core/plan/netrules.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

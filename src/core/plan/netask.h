@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/plan/netevent.h"
 #include "core/plan/netrules.h"
 #include "util/strv.h"
 
@@ -26,7 +25,8 @@ struct net_question {
 	uint64_t id;                 /* > 0, unique in the session */
 	char host[NET_HOST_MAX + 1]; /* normalized */
 	uint16_t port;               /* 0: a name lookup (the DNS stub) */
-	enum net_proto proto;        /* of the first request that asked */
+	char proto[8];               /* how the first request that asked came: net_proto_name's
+				      * word ("connect", "http", "socks", "dns", "tcp") */
 	char entry[NET_HOST_MAX + 10]; /* what an allow adds (net_suggest_entry): "evil.example",
 					* "db.example:5432" */
 	int64_t asked_ms, deadline_ms; /* wall clock */

@@ -14,6 +14,12 @@
 
 enum netrule_kind { NR_NAME, NR_WILDCARD, NR_IPV4, NR_IPV6 };
 
+/* What an allow entry's port carries, when the entry says it ("example.com:8443/tls"): its
+ * first bytes are judged as port 443's (a ClientHello naming the approved name) or port 80's
+ * (an HTTP request whose Host is that name), on proxy tunnels and captured connections alike
+ * (doc/design.md §4). Ports 443 and 80 carry TLS and HTTP without saying so. */
+enum netrule_carries { NC_ANY, NC_TLS, NC_HTTP };
+
 /* One --allow-domain / --deny-domain entry. */
 struct netrule {
 	enum netrule_kind kind;
@@ -21,6 +27,7 @@ struct netrule {
 			  * suffix without "*." ; for IPs the canonical inet_ntop text */
 	uint8_t addr[16];/* NR_IPV4 (4 bytes) / NR_IPV6 (16 bytes) */
 	int port;        /* 1..65535, or 0: the default ports (80 and 443) */
+	enum netrule_carries carries; /* "/tls", "/http" after the port, or NC_ANY */
 	char *spec;      /* as the user wrote it, for messages and the store */
 };
 
@@ -43,9 +50,12 @@ struct netrules {
  * valid host (empty, too long, a label over 63, characters outside LDH after IDNA). */
 int net_host_normalize(const char *in, char **out, struct err *e) WUR;
 
-/* Parse "example.com", "*.example.com", "example.com:8443", "1.2.3.4", "[::1]:443", "::1".
- * e names the entry and what is wrong ("*.com" and a bare "*" are refused). */
+/* Parse "example.com", "*.example.com", "example.com:8443", "1.2.3.4", "[::1]:443", "::1", each
+ * with "/tls" or "/http" after an explicit port (what that port carries). e names the entry and
+ * what is wrong ("*.com" and a bare "*" are refused). */
 int netrule_parse(const char *spec, struct netrule *out, struct err *e) WUR;
+/* The same for a deny entry: "/tls" and "/http" are refused (a deny entry refuses every byte). */
+int netrule_parse_deny(const char *spec, struct netrule *out, struct err *e) WUR;
 void netrule_free(struct netrule *r);
 /* "NAME=ADDR" with ADDR an IPv4 or IPv6 literal (brackets allowed). */
 int netmap_parse(const char *spec, struct netmap *out, struct err *e) WUR;
@@ -83,6 +93,11 @@ struct net_decision {
 enum net_verdict netrules_check(const struct netrules *r, const char *host, uint16_t port,
 				struct net_decision *d);
 
+/* What port carries for host (normalized) by the allow entries that name that port of it
+ * explicitly: NC_TLS when one says /tls, else NC_HTTP when one says /http, else NC_ANY (the
+ * strictest wins, whichever entry decided the connection). */
+enum netrule_carries netrules_carries(const struct netrules *r, const char *host, uint16_t port);
+
 enum netaddr_class {
 	NA_PUBLIC, NA_LOOPBACK, NA_PRIVATE, NA_LINKLOCAL, NA_METADATA, NA_UNSPECIFIED,
 	NA_MULTICAST, NA_RESERVED,
@@ -100,6 +115,10 @@ bool netrules_addr_ok(const struct netrules *r, const struct net_decision *d, in
  * allow it, e.g. "evil.example:443 is not on the allow list (add --allow-domain
  * evil.example)". Allocated. */
 char *net_deny_reason(const struct net_decision *d, const char *host, uint16_t port);
+/* The allow_domains entry for a normalized host and port: "host" for the default ports (80,
+ * 443) and a name lookup (0), else "host:port" ("[v6]:port"). Allocated. What `log --suggest`
+ * offers and what a --net ask question adds. */
+char *net_suggest_entry(const char *host, int port);
 
 /* What a client names inside a connection already approved for host:port (decision d): the
  * TLS server name of its ClientHello, or the Host of its first HTTP request (design §4). */

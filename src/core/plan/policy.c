@@ -14,7 +14,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 
-int backend_parse(const char *s, enum backend *out)
+int backend_parse(const char *s, enum backend_id *out)
 {
 	if (!strcmp(s, "local") || !strcmp(s, "bwrap"))
 		*out = BACKEND_LOCAL;
@@ -27,7 +27,7 @@ int backend_parse(const char *s, enum backend *out)
 	return 0;
 }
 
-const char *backend_name(enum backend b)
+const char *backend_name(enum backend_id b)
 {
 	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
 }
@@ -293,14 +293,17 @@ static int push_net_entry(struct strv *v, const char *flag, const char *spec, st
 	struct netrule r;
 	struct netmap m;
 	bool map = !strcmp(flag, "--map-host");
-	int rc = map ? netmap_parse(spec, &m, e) : netrule_parse(spec, &r, e);
+	int rc = map ? netmap_parse(spec, &m, e)
+		 : !strcmp(flag, "--deny-domain") ? netrule_parse_deny(spec, &r, e)
+						  : netrule_parse(spec, &r, e);
 	if (rc < 0) {
 		char what[sizeof e->what];
 		snprintf(what, sizeof what, "%s", e->what);
 		err_set(e, 0, spec, "%s: %s", flag, what);
 		err_hint(e, map ? "NAME=ADDR, e.g. --map-host api.test=127.0.0.1"
 				: "a host name (example.com), its subdomains (*.example.com), an "
-				  "address (1.2.3.4, ::1), each with an optional :PORT");
+				  "address (1.2.3.4, ::1), each with an optional :PORT (and, to "
+				  "allow, /tls or /http after it: what the port carries)");
 		return -1;
 	}
 	if (map)

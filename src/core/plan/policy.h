@@ -12,10 +12,10 @@ enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
 enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
 /* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
  * and seccomp without namespaces (doc/design.md §4c). */
-enum backend { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
+enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
 /* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
-int backend_parse(const char *s, enum backend *out);
-const char *backend_name(enum backend b);
+int backend_parse(const char *s, enum backend_id *out);
+const char *backend_name(enum backend_id b);
 /* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
  * default), or one set shared by every workspace (`cache = "shared"`, the user's choice). */
 enum cache_mode { CACHE_WORKSPACE, CACHE_SHARED };
@@ -32,7 +32,7 @@ int home_mode_parse(const char *s, enum home_mode *out);
 const char *home_mode_name(enum home_mode m);
 
 struct policy {
-	enum backend backend;
+	enum backend_id backend;
 	enum fs_mode fs;
 	enum net_mode net;
 	char *workspace;          /* absolute, normalized (canonical once resolved) */
@@ -105,7 +105,7 @@ struct parse_ctx {
 	const char *env_pids;     /* AGENTJAIL_PIDS or NULL */
 	enum net_mode net_default; /* without --net or AGENTJAIL_NET: NET_OFF for `run`,
 				    * NET_ALLOW for agents (their profile's domains) */
-	/* the configuration's values (core/plan/config.h: config_base_policy), below
+	/* the configuration's values (core/config/config.h: config_base_policy), below
 	 * AGENTJAIL_* and the flags; NULL: none */
 	const struct policy *base;
 	bool base_fs, base_net;   /* whether the configuration sets fs / net */

@@ -49,7 +49,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 #include "util/err.h"
 #include "util/strv.h"
 

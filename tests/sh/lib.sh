@@ -377,7 +377,9 @@ aj_cmd() {
 	if [ -n "$tty" ]; then
 		local q
 		q=$(printf '%q ' "${AJ_CMD[@]}")
-		AJ_CMD=(script -qec "$q" /dev/null)
+		# script(1) runs its command with $SHELL -c; %q quoting is bash's ($'…'), and CI
+		# has no SHELL (script then uses /bin/sh, which reads $'…' as something else)
+		AJ_CMD=(env SHELL=/bin/bash script -qec "$q" /dev/null)
 	fi
 }
 

@@ -14,7 +14,7 @@ _agentjail() {
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="run verify doctor profiles shim sessions show log net rm quarantine resume tui
+	local commands="run verify doctor profiles shim sessions show log net ps exec stop rm quarantine resume tui
 		cache home config trust untrust"
 	local policy="--fs --net --ask-timeout --allow-domain --deny-domain --map-host --publish
 		--workspace --rw --ro --hide --dev --env --allow-ptrace --agent-writable-instructions
@@ -66,6 +66,11 @@ _agentjail() {
 	show) mapfile -t COMPREPLY < <(compgen -W "--json --help $(_agentjail_sessions)" -- "$cur") ;;
 	log) mapfile -t COMPREPLY < <(compgen -W "--last --json --follow --suggest --apply --yes --help $(_agentjail_sessions)" -- "$cur") ;;
 	rm) mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -- "$cur") ;;
+	ps) mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur") ;;
+	exec | stop)
+		if [ "$COMP_CWORD" -eq $((i + 1)) ]; then
+			mapfile -t COMPREPLY < <(compgen -W "--last --help $(_agentjail_sessions)" -- "$cur")
+		fi ;;
 	net)
 		if [ "$COMP_CWORD" -eq $((i + 1)) ]; then
 			mapfile -t COMPREPLY < <(compgen -W "questions allow deny" -- "$cur")

@@ -9,7 +9,7 @@ function __agentjail_sessions
     agentjail sessions --json 2>/dev/null | string replace -rf '^    "id": "([^"]*)".*' '$1'
 end
 
-set -l __aj_cmds run verify doctor profiles shim sessions show log net rm quarantine resume tui cache home config trust untrust
+set -l __aj_cmds run verify doctor profiles shim sessions show log net ps exec stop rm quarantine resume tui cache home config trust untrust
 
 complete -c agentjail -f
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -l version -d 'print the version'
@@ -24,6 +24,9 @@ complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjai
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a log -d 'network decisions and violations'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a rm -d 'forget sessions'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a net -d 'answer a --net ask session'"'"'s questions'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a ps -d 'the jails running now'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a exec -d 'a shell or command inside a running jail'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a stop -d 'end a running session'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a quarantine -d 'what the jail moved aside'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a resume -d 'run a session again'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a tui -d 'the session manager'
@@ -65,7 +68,8 @@ complete -c agentjail -n '__fish_seen_subcommand_from shim; and not __fish_seen_
 complete -c agentjail -n '__fish_seen_subcommand_from shim' -l dir -x -a '(__fish_complete_directories)' -d 'shim directory'
 complete -c agentjail -n '__fish_seen_subcommand_from install remove' -x -a '(__agentjail_profiles)'
 complete -c agentjail -n '__fish_seen_subcommand_from sessions' -l all -d 'every workspace'
-complete -c agentjail -n '__fish_seen_subcommand_from show log rm resume' -x -a '(__agentjail_sessions)' -d session
+complete -c agentjail -n '__fish_seen_subcommand_from show log rm resume exec stop' -x -a '(__agentjail_sessions)' -d session
+complete -c agentjail -n '__fish_seen_subcommand_from ps' -l json -d JSON
 complete -c agentjail -n '__fish_seen_subcommand_from log resume' -l last -d 'the newest session'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l json -d 'one object per line'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l follow -d 'keep printing until it ends'

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/jailctl.h"
 #include "cmd/netask.h"
 #include "cmd/netrun.h"
 #include "cmd/runlines.h"
@@ -73,6 +74,7 @@ struct cmd_io {
 	struct sess_rec *rec;     /* NULL: nothing is recorded (verify) */
 	struct netrun net;
 	struct netask *ask;       /* --net ask's hub (io_net_prepare), or NULL */
+	struct jailctl *ctl;      /* the session's control socket (io_net_prepare), or NULL */
 	const struct config *cfg; /* the run's, else loaded when asked (cc) */
 	struct cmd_config cc;
 	bool cc_loaded, cc_ok;
@@ -197,6 +199,8 @@ static void io_net_stop(void *arg)
 {
 	struct cmd_io *c = arg;
 	netrun_free(&c->net); /* the proxy first: it calls into the hub */
+	jailctl_free(c->ctl);
+	c->ctl = NULL;
 	netask_free(c->ask);
 	c->ask = NULL;
 	c->net = (struct netrun){.pol = &c->req->pol, .rec = c->rec};
@@ -210,9 +214,10 @@ static int io_net_prepare(void *arg, struct backend_ext *x, struct err *e)
 		c->ask = netask_new(&c->net, c->req, c->rec);
 		c->net.ask = netask_proxy(c->ask);
 	}
-	if (c->ask)
-		*x = (struct backend_ext){.fill = netask_fill, .handle = netask_handle,
-					  .arg = c->ask, .ask = netask_prompt(c->ask)};
+	if (!c->ctl) /* ps, exec, stop (and the questions) reach the run through it */
+		c->ctl = jailctl_new(c->req, c->rec, c->ask);
+	*x = (struct backend_ext){.fill = jailctl_fill, .handle = jailctl_handle, .arg = c->ctl,
+				  .ask = netask_prompt(c->ask), .jail = jailctl_jail(c->ctl)};
 	if (netrun_publish_listen(&c->net, e) < 0) { /* a host port in use: nothing is run */
 		io_net_stop(c);
 		*x = (struct backend_ext){0};

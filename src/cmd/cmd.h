@@ -134,6 +134,16 @@ int cmd_session_last(struct store *st, const char *verb, struct session *out);
 long cmd_utc_offset(void); /* the local offset from UTC, in seconds */
 /* agentjail net questions|allow|deny (cmd/net.c) */
 int cmd_net(int argc, char **argv);
+/* agentjail ps, exec, stop (cmd/jails.c) */
+int cmd_ps(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+/* A line (with fds[0..n) attached) to the control socket of running session id (NULL: the
+ * newest of this workspace), and its reply (an "ok" one) in reply; *full: the session's id.
+ * 0, or an exit status (said, as "VERB: ...", idle: what a session that is not running
+ * means). */
+int cmd_session_call(const char *verb, const char *idle, const char *id, const char *line,
+		     const int *fds, size_t n, struct strv *reply, char **full);
 /* agentjail log [ID | --last] [--json] [--follow] (cmd/log.c) */
 int cmd_log(int argc, char **argv);
 /* `log ID --suggest [--apply [--yes]]`: the allow_domains entries that would allow what session

@@ -30,54 +30,11 @@ static const char usage[] =
 	"and 443 and its lookups) or db.example:5432.\n"
 	"example: agentjail net allow 3f2a registry.npmjs.org\n";
 
-/* The session's control socket: its path, or an exit status (said). */
-static int session_socket(const char *id, char **path, char **full)
-{
-	_cleanup_store_ struct store *st = NULL;
-	if (cmd_store_existing(&st) < 0)
-		return 1;
-	if (!st) {
-		cmd_warn("net: no session was recorded here yet");
-		return 1;
-	}
-	struct session s;
-	int rc = id ? cmd_session_get(st, id, &s) : cmd_session_last(st, "net", &s);
-	if (rc)
-		return rc;
-	*full = xstrdup(s.id);
-	bool running = s.status == SESS_RUNNING;
-	session_free(&s);
-	if (!running) {
-		cmd_warn("net: session %s is not running: nothing waits for an answer", *full);
-		free(*full);
-		*full = NULL;
-		return 1;
-	}
-	_cleanup_free_ char *dir = cmd_state_dir();
-	*path = ctlsock_path(dir, *full);
-	return 0;
-}
-
 /* Ask the session; the reply's lines, or an exit status (said). */
 static int call(const char *id, const char *line, struct strv *reply, char **full)
 {
-	_cleanup_free_ char *path = NULL;
-	int rc = session_socket(id, &path, full);
-	if (rc)
-		return rc;
-	struct err e = {0};
-	if (ctlsock_call(path, line, 5000, reply, &e) < 0) {
-		err_wrap(&e, "net: session %s", *full);
-		cmd_print_err(&e);
-		return 1;
-	}
-	long n;
-	const char *rest;
-	if (!reply->n || ctlproto_reply_head(reply->v[0], &n, &rest) != 1) {
-		cmd_warn("net: session %s: %s", *full, reply->n ? reply->v[0] : "no answer");
-		return 1;
-	}
-	return 0;
+	return cmd_session_call("net", "nothing waits for an answer", id, line, NULL, 0, reply,
+				full);
 }
 
 static int questions(const char *id, bool json)

@@ -47,7 +47,6 @@ struct netask {
 	/* the main thread's */
 	struct net_question open[NETASK_OPEN_MAX];
 	size_t n_open;
-	struct ctlsock *ctl;
 };
 
 /* ---- the proxy's thread ---- */
@@ -248,12 +247,8 @@ static char *entry_of(const char *s)
 	return out;
 }
 
-static char *on_request(void *arg, const struct ctl_req *req, uid_t uid, pid_t pid)
+char *netask_request(struct netask *a, const struct ctl_req *req, const struct ctlsock_peer *p)
 {
-	struct netask *a = arg;
-	(void)pid;
-	if (!strcmp(req->verb, "ping") && req->nargs == 0)
-		return xasprintf("ok agentjail %d %s\n", CTLPROTO_VERSION, a->session);
 	if (!strcmp(req->verb, "questions") && req->nargs == 0) {
 		struct strbuf b = STRBUF_INIT;
 		size_t n = 0;
@@ -288,7 +283,7 @@ static char *on_request(void *arg, const struct ctl_req *req, uid_t uid, pid_t p
 		for (size_t i = 0; !by_id && i < a->n_open; i++)
 			matched += !strcmp(a->open[i].entry, entry);
 		_cleanup_free_ char *by = xasprintf("agentjail %s, uid %u", req->args[2],
-						    (unsigned)uid);
+						    (unsigned)p->uid);
 		char *why = NULL;
 		if (answer(a, by_id ? id : 0, entry, ans, by, &why) < 0) {
 			char *r = xasprintf("err %s\n", why);
@@ -297,26 +292,21 @@ static char *on_request(void *arg, const struct ctl_req *req, uid_t uid, pid_t p
 		}
 		return xasprintf("ok answered %zu %s\n", matched, entry);
 	}
-	return xasprintf("err verb: %s is not a verb of AJ%d (ping, questions, answer)\n",
-			 req->verb, CTLPROTO_VERSION);
+	return NULL;
 }
 
-size_t netask_fill(void *arg, struct pollfd *pfd, size_t max)
+size_t netask_fill(struct netask *a, struct pollfd *pfd, size_t max)
 {
-	struct netask *a = arg;
-	if (!max)
+	if (!a || !max)
 		return 0;
 	pfd[0] = (struct pollfd){.fd = a->efd, .events = POLLIN};
-	return 1 + ctlsock_fill(a->ctl, pfd + 1, max - 1);
+	return 1;
 }
 
-void netask_handle(void *arg, const struct pollfd *pfd, size_t n)
+void netask_handle(struct netask *a, const struct pollfd *pfd, size_t n)
 {
-	struct netask *a = arg;
-	if (n && (pfd[0].revents & POLLIN))
+	if (a && n && (pfd[0].revents & POLLIN))
 		drain(a);
-	if (n > 1)
-		ctlsock_handle(a->ctl, pfd + 1, n - 1, on_request, a);
 }
 
 struct netask *netask_new(struct netrun *net, const struct run_request *req,
@@ -335,19 +325,9 @@ struct netask *netask_new(struct netrun *net, const struct run_request *req,
 	a->prompt = (struct askprompt_src){.question = prompt_question,
 					   .answered = prompt_answered,
 					   .session = a->session, .arg = a};
-	_cleanup_free_ char *dir = cmd_state_dir();
-	_cleanup_free_ char *path = req->session_id ? ctlsock_path(dir, req->session_id) : NULL;
-	struct err e = {0};
-	if (a->efd < 0) {
-		err_set(&e, errno, NULL, "cannot make an eventfd");
-	} else if (path && ctlsock_listen(path, &a->ctl, &e) == 0) {
-		return a;
-	}
-	if (e.what[0]) {
-		char buf[ERR_FMT_MAX];
-		err_format(&e, buf, sizeof buf);
-		cmd_warn("--net ask: the questions can be answered at this terminal only (%s)", buf);
-	}
+	if (a->efd < 0)
+		cmd_warn("--net ask: cannot make an eventfd (%s): no question will be shown",
+			 strerror(errno));
 	return a;
 }
 
@@ -365,7 +345,6 @@ void netask_free(struct netask *a)
 {
 	if (!a)
 		return;
-	ctlsock_close(a->ctl);
 	if (a->efd >= 0)
 		(void)close(a->efd);
 	free(a->notes);

@@ -2,6 +2,7 @@
 #include "util/fdmsg.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -43,18 +44,18 @@ int fdmsg_send(int sock, const void *msg, size_t len, const int *fds, size_t n, 
 	}
 }
 
-ssize_t fdmsg_recv(int sock, void *msg, size_t len, int *got, size_t max, int flags)
+/* recvmsg, the fds that came appended to got[*k..max) (more are closed); *trunc: the message
+ * was longer than len. */
+static ssize_t recv_fds(int sock, void *buf, size_t len, int *got, size_t max, size_t *k,
+			int flags, bool *trunc)
 {
-	for (size_t i = 0; i < max; i++)
-		got[i] = -1;
-	struct iovec iov = {.iov_base = msg, .iov_len = len};
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	union fdmsg_ctl u;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			    .msg_controllen = sizeof u.buf};
 	ssize_t n;
 	while ((n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
-	size_t k = 0;
 	for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -62,16 +63,34 @@ ssize_t fdmsg_recv(int sock, void *msg, size_t len, int *got, size_t max, int fl
 		for (size_t i = 0; i < nfd; i++) {
 			int one;
 			memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
-			if (k < max)
-				got[k++] = one;
+			if (*k < max)
+				got[(*k)++] = one;
 			else
 				(void)close(one); /* more than asked for: not kept */
 		}
 	}
-	if (n != (ssize_t)len || (mh.msg_flags & MSG_TRUNC)) /* not a message of ours: no fd */
+	*trunc = n > 0 && (mh.msg_flags & MSG_TRUNC);
+	return n;
+}
+
+ssize_t fdmsg_recv(int sock, void *msg, size_t len, int *got, size_t max, int flags)
+{
+	for (size_t i = 0; i < max; i++)
+		got[i] = -1;
+	size_t k = 0;
+	bool trunc;
+	ssize_t n = recv_fds(sock, msg, len, got, max, &k, flags, &trunc);
+	if (n != (ssize_t)len || trunc) /* not a message of ours: no fd */
 		for (size_t i = 0; i < k; i++) {
 			(void)close(got[i]);
 			got[i] = -1;
 		}
 	return n;
+}
+
+ssize_t fdmsg_recv_stream(int sock, void *buf, size_t len, int *got, size_t max, size_t *k,
+			  int flags)
+{
+	bool trunc;
+	return recv_fds(sock, buf, len, got, max, k, flags, &trunc);
 }

@@ -16,3 +16,9 @@ int fdmsg_send(int sock, const void *msg, size_t len, const int *fds, size_t n, 
  * (MSG_DONTWAIT). What recvmsg returned (EINTR retried): unless exactly len bytes came, no fd
  * is kept. */
 ssize_t fdmsg_recv(int sock, void *msg, size_t len, int *got, size_t max, int flags);
+/* recv on a stream socket into buf[len), appending the fds that came with the bytes to
+ * got[*k..max) (close-on-exec; more are closed), *k advanced: what recvmsg returned (EINTR
+ * retried). A stream's fds come with the bytes their sender attached them to (the control
+ * socket, core/jail/ctlsock.c). */
+ssize_t fdmsg_recv_stream(int sock, void *buf, size_t len, int *got, size_t max, size_t *k,
+			  int flags);

@@ -1,5 +1,6 @@
-/* Fuzz target: the control socket's protocol (core/plan/ctlproto.c, doc/design.md §5). The
- * input is what a peer sends: a request line, a question line, a reply's first line.
+/* Fuzz target: the control socket's protocol (core/plan/ctlproto.c, doc/design.md §5) and
+ * `agentjail exec`'s request to the jail's init (core/plan/execwire.c). The input is what a
+ * peer sends: a request line, a question line, a reply's first line, an exec request.
  * Invariants: no read past len; a request that parses has a version >= 1, a verb and at most
  * CTLPROTO_ARGS_MAX arguments, each a word of the protocol and a piece of the line; a question
  * that parses formats back to the same line; a reply head is ok, err or neither, and a list's
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "core/plan/ctlproto.h"
+#include "core/plan/execwire.h"
 #include "fuzzutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,6 +54,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (h >= 0)
 		FUZZ_CHECK(rest && n >= 0 && n <= CTLPROTO_LIST_MAX && rest >= s &&
 			   rest <= s + strlen(s));
+	long pid = -1;
+	bool stopping = false;
+	if (ctlproto_jail_parse(s, &pid, &stopping) == 0)
+		FUZZ_CHECK(pid >= 0 && pid <= (1 << 22));
 	free(s);
+	/* an exec request: what unpacks packs back to the same bytes */
+	if (size <= EXECWIRE_MAX) {
+		char *b = fuzz_dup(data, size);
+		char *argv[EXECWIRE_ARGS_MAX + 1];
+		unsigned flags;
+		size_t argc;
+		if (execwire_unpack(b, size, &flags, argv, EXECWIRE_ARGS_MAX, &argc) == 0) {
+			FUZZ_CHECK(argc <= EXECWIRE_ARGS_MAX && argv[argc] == NULL);
+			char *again = malloc(size + 1);
+			FUZZ_CHECK(again != NULL);
+			size_t n2 = execwire_pack(flags, (const char *const *)argv, argc, again,
+						  size + 1);
+			FUZZ_CHECK(n2 == size && memcmp(again, data, size) == 0);
+			free(again);
+		}
+		free(b);
+	}
 	return 0;
 }

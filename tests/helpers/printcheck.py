@@ -98,6 +98,12 @@ OURS = [
     ("runlines.c", r"st", "agentjail's words for an exit status"),
     ("quarantine.c", r"t|v\[i\]\.id", "a time and a session id agentjail made"),
     ("connect.c", r".*", "__connect runs inside the jail, on the jail's own stderr"),
+    ("jails.c", r"v\[i\]\.id", "a session id: a UUID agentjail made"),
+    ("jails.c", r"mem", "ps: a size human_size wrote from a number"),
+    ("jails.c", r"pcol", "ps: the profile name through fmt_clean, then sessfmt_policy's words"),
+    ("jails.c", r"cmd", "ps: the command through sessfmt_argv (which cleans it)"),
+    ("jails.c", r"s", "JSON text printed with JSON_ENSURE_ASCII: jansson escapes every control "
+     "character and every non-ASCII one"),
 ]
 
 USED = set()  # the OURS entries that matched something: the others are stale

@@ -16,6 +16,7 @@
 #include "util/err.h"
 
 struct askprompt_src;
+struct supervise_jail;
 struct config;
 struct pollfd;
 
@@ -73,13 +74,14 @@ struct backend_place {
 };
 
 /* What the supervising loop of the bwrap jail serves beyond the jail (core/jail/supervise.h's
- * ext_fill, ext_handle, ext_arg and ask): --net ask's control socket and its questions at the
- * terminal. */
+ * ext_fill, ext_handle, ext_arg, ask and jail): the session's control socket (ps, exec, stop,
+ * --net ask's answers) and --net ask's questions at the terminal. */
 struct backend_ext {
 	size_t (*fill)(void *arg, struct pollfd *pfd, size_t max);
 	void (*handle)(void *arg, const struct pollfd *pfd, size_t n);
 	void *arg;
 	const struct askprompt_src *ask;
+	struct supervise_jail *jail; /* the session's control socket acts on it (ps, exec, stop) */
 };
 
 struct backend_io {
@@ -120,7 +122,7 @@ struct backend_io {
 	void (*net_capture)(void *arg, int listener, int chan);
 	void (*net_stop)(void *arg);
 	/* Before the bwrap jail is built: --publish's host ports listened on (and said), --net
-	 * ask's hub made (its control socket, cmd/netask.h) and *x filled with what the
+	 * ask's hub made (cmd/netask.h), the session's control socket (cmd/jailctl.h) and *x filled with what the
 	 * supervising loop serves for it (zeroed: nothing). -1 with e: nothing runs (exit 2: a
 	 * host port in use). net_stop ends both. */
 	int (*net_prepare)(void *arg, struct backend_ext *x, struct err *e);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/fdmsg.h"
 #include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
@@ -21,8 +22,7 @@
 
 struct peer {
 	int fd;
-	uid_t uid;
-	pid_t pid;
+	struct ctlsock_peer who; /* and the fds that came with the line being read */
 	char in[CTLPROTO_LINE_MAX + 2];
 	size_t inlen;
 	struct strbuf out;
@@ -152,9 +152,18 @@ size_t ctlsock_fill(struct ctlsock *s, struct pollfd *pfd, size_t max)
 	return n;
 }
 
+static void close_fds(struct ctlsock_peer *w)
+{
+	for (size_t i = 0; i < w->nfds; i++)
+		if (w->fds[i] >= 0)
+			(void)close(w->fds[i]);
+	w->nfds = 0;
+}
+
 static void drop(struct ctlsock *s, size_t i)
 {
 	(void)close(s->peers[i].fd);
+	close_fds(&s->peers[i].who);
 	sb_free(&s->peers[i].out);
 	s->peers[i] = s->peers[--s->npeers];
 	memset(&s->peers[s->npeers], 0, sizeof s->peers[s->npeers]);
@@ -173,7 +182,7 @@ static void line(struct peer *p, const char *l, size_t len, ctlsock_handler h, v
 		sb_addf(&p->out, "err version: this agentjail speaks AJ%d\n", CTLPROTO_VERSION);
 		return;
 	}
-	char *r = h(arg, &req, p->uid, p->pid);
+	char *r = h(arg, &req, &p->who);
 	sb_add(&p->out, r ? r : "err internal\n");
 	free(r);
 }
@@ -182,7 +191,8 @@ static void line(struct peer *p, const char *l, size_t len, ctlsock_handler h, v
 static bool peer_in(struct peer *p, ctlsock_handler h, void *arg)
 {
 	for (;;) {
-		ssize_t k = recv(p->fd, p->in + p->inlen, sizeof p->in - p->inlen, 0);
+		ssize_t k = fdmsg_recv_stream(p->fd, p->in + p->inlen, sizeof p->in - p->inlen,
+					      p->who.fds, CTLSOCK_FDS_MAX, &p->who.nfds, 0);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 && errno == EAGAIN)
@@ -194,6 +204,7 @@ static bool peer_in(struct peer *p, ctlsock_handler h, void *arg)
 		while ((nl = memchr(p->in, '\n', p->inlen))) {
 			size_t len = (size_t)(nl - p->in);
 			line(p, p->in, len, h, arg);
+			close_fds(&p->who); /* those the handler did not take: one line's only */
 			memmove(p->in, nl + 1, p->inlen - len - 1);
 			p->inlen -= len + 1;
 		}
@@ -238,7 +249,7 @@ static void accept_peers(struct ctlsock *s)
 			(void)close(fd); /* not the user's, not root's: no word */
 			continue;
 		}
-		s->peers[s->npeers++] = (struct peer){.fd = fd, .uid = uc.uid, .pid = uc.pid};
+		s->peers[s->npeers++] = (struct peer){.fd = fd, .who = {.uid = uc.uid, .pid = uc.pid}};
 	}
 }
 
@@ -296,9 +307,29 @@ static int wait_for(int fd, short ev, long long end)
 	}
 }
 
+/* The request line, with fds attached to its first byte. */
+static int send_line(int fd, const char *line_, const int *fds, size_t n)
+{
+	struct strbuf req = STRBUF_INIT;
+	sb_addf(&req, "%s\n", line_);
+	int rc = n ? fdmsg_send(fd, req.s, 1, fds, n, 0) : 0;
+	if (rc == 0)
+		rc = fs_write_all(fd, req.s + (n ? 1 : 0), req.len - (n ? 1 : 0));
+	sb_free(&req);
+	return rc;
+}
+
 int ctlsock_call(const char *path, const char *line_, int timeout_ms, struct strv *reply,
 		 struct err *e)
 {
+	return ctlsock_call_fds(path, line_, NULL, 0, timeout_ms, reply, e);
+}
+
+int ctlsock_call_fds(const char *path, const char *line_, const int *fds, size_t nfds,
+		     int timeout_ms, struct strv *reply, struct err *e)
+{
+	if (nfds > CTLSOCK_FDS_MAX)
+		return err_set(e, EINVAL, path, "too many fds for one request");
 	long long end = clock_mono_ms() + timeout_ms;
 	struct sockaddr_un a;
 	int dirfd;
@@ -314,7 +345,7 @@ int ctlsock_call(const char *path, const char *line_, int timeout_ms, struct str
 			(void)close(fd);
 		err_set(e, err, path, "cannot reach the session");
 		err_hint(e, err == ENOENT || err == ECONNREFUSED
-				    ? "it is not running (or runs without --net ask)"
+				    ? "it is not running (or not in the bwrap jail)"
 				    : "is it yours?");
 		return -1;
 	}
@@ -325,11 +356,7 @@ int ctlsock_call(const char *path, const char *line_, int timeout_ms, struct str
 		(void)close(fd);
 		return err_set(e, EPERM, path, "the control socket is served by another user");
 	}
-	struct strbuf req = STRBUF_INIT;
-	sb_addf(&req, "%s\n", line_);
-	bool sent = fs_write_all(fd, req.s, req.len) == 0;
-	sb_free(&req);
-	if (!sent) {
+	if (send_line(fd, line_, fds, nfds) < 0) {
 		err_set(e, errno, path, "cannot send to the session");
 		(void)close(fd);
 		return -1;

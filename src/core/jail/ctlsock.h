@@ -1,5 +1,6 @@
 /* ctlsock: a running session's control socket (doc/design.md §5, "The control socket"), by
- * which another process of the user's — `agentjail net`, `agentjail tui` — reaches the
+ * which another process of the user's — `agentjail net`, `agentjail tui`, `agentjail ps`,
+ * `exec`, `stop` — reaches the
  * agentjail supervising the jail. A Unix stream socket at <state>/run/<session>.sock, mode 0600
  * in a 0700 directory of the state directory, which no jail sees (§3 step 8); a peer is served
  * only when SO_PEERCRED says it is the same user or root. Lines of core/plan/ctlproto.h. The
@@ -26,9 +27,20 @@ struct ctlsock;
 int ctlsock_listen(const char *path, struct ctlsock **out, struct err *e) WUR;
 /* Its fds to poll (the listener, each peer) into pfd[0..max): how many. */
 size_t ctlsock_fill(struct ctlsock *s, struct pollfd *pfd, size_t max);
-/* The reply to one request (lines, each ending in "\n"; allocated), from a peer of uid and
- * pid. */
-typedef char *(*ctlsock_handler)(void *arg, const struct ctl_req *req, uid_t uid, pid_t pid);
+#define CTLSOCK_FDS_MAX 4 /* fds a request carries at the most (SCM_RIGHTS) */
+
+/* What came with a request: the peer's identity (SO_PEERCRED) and the fds sent with its line
+ * (the handler takes one by setting it to -1; the others are closed after). A line with fds is
+ * sent on its own, its first byte carrying them (ctlsock_call_fds): fds that came with a read
+ * belong to the first line it completes. */
+struct ctlsock_peer {
+	uid_t uid;
+	pid_t pid;
+	int fds[CTLSOCK_FDS_MAX];
+	size_t nfds;
+};
+/* The reply to one request (lines, each ending in "\n"; allocated). */
+typedef char *(*ctlsock_handler)(void *arg, const struct ctl_req *req, struct ctlsock_peer *p);
 /* After poll (pfd as ctlsock_fill filled it): accept, read, answer. A request that does not
  * parse, or of another version, is answered with "err ..." here. */
 void ctlsock_handle(struct ctlsock *s, const struct pollfd *pfd, size_t n, ctlsock_handler h,
@@ -42,3 +54,6 @@ void ctlsock_close(struct ctlsock *s);
  * it did not answer. */
 int ctlsock_call(const char *path, const char *line, int timeout_ms, struct strv *reply,
 		 struct err *e) WUR;
+/* … with fds[0..n) (n <= CTLSOCK_FDS_MAX) sent along with the line. */
+int ctlsock_call_fds(const char *path, const char *line, const int *fds, size_t n,
+		     int timeout_ms, struct strv *reply, struct err *e) WUR;

@@ -8,10 +8,12 @@
  * signals it is sent and the host's requests on the control channel to that group; reports
  * stops (Ctrl-Z) so the host can give the user's terminal back; notes a lock file made beside
  * the --note-lock file (git failing to rewrite the read-only ~/.gitconfig) for the host to
- * explain; reaps the orphans reparented to it (a bounded batch at a time, so a fork bomb
- * cannot keep it from the rest); and, as soon as the command has ended, exits with its status
- * (128+N when it died of signal N): the kernel then kills whatever is left in the jail's PID
- * namespace, and no new process can be made in it meanwhile. */
+ * explain; runs `agentjail exec`'s commands (CTL_EXEC) as children of its own, under what
+ * confines it, and tells each client how its command ended; reaps the orphans reparented to
+ * it (a bounded batch at a time, so a fork bomb cannot keep it from the rest); and, as soon
+ * as the command has ended, exits with its status (128+N when it died of signal N): the
+ * kernel then kills whatever is left in the jail's PID namespace, and no new process can be
+ * made in it meanwhile. */
 #include "core/jail/init.h"
 
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -39,6 +42,7 @@
 #include "core/jail/bindcheck.h"
 #include "core/plan/initargs.h"
 #include "core/confine/capfilter.h"
+#include "core/plan/execwire.h"
 #include "core/plan/pubwire.h"
 #include "core/confine/landlock.h"
 #include "util/fdmsg.h"
@@ -251,6 +255,8 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
 }
 
+#define EXECS_MAX 16 /* `agentjail exec` commands at once */
+
 struct loop {
 	const struct init_args *a;
 	int tty;
@@ -264,6 +270,12 @@ struct loop {
 	int notes;      /* CTL_NOTE bits seen */
 	bool more;    /* orphans may wait to be reaped: poll without blocking */
 	int pub;      /* the publish channel (CTL_PUBLISH), or -1 */
+	const sigset_t *orig; /* the signal mask a command starts with */
+	struct execd {        /* `agentjail exec`'s commands running: their exec channels */
+		pid_t pid;
+		int chan;
+	} execs[EXECS_MAX];
+	size_t nexecs;
 };
 
 /* One request of the host on the publish channel (core/plan/pubwire.h): a socket of the jail's
@@ -370,6 +382,96 @@ static void thaw_jail(struct loop *l)
 	l->froze_all = false;
 }
 
+/* ---- `agentjail exec` (doc/design.md §5, "ps, exec, stop") ---- */
+
+static void exec_reply(int chan, uint32_t type, int32_t value)
+{
+	struct execwire_msg m = {.type = type, .value = value};
+	(void)fdmsg_send(chan, &m, sizeof m, NULL, 0, MSG_DONTWAIT); /* a client gone: no matter */
+}
+
+/* In the child: a session of its own (its terminal, when it has one, its controlling one), the
+ * three fds as 0-2 and no other, signals as a command starts with them, then the command.
+ * Everything that confines the jail is inherited from init: nothing is added, nothing lifted. */
+static void exec_child(const int fds[4], unsigned flags, char **argv, const sigset_t *orig)
+{
+	(void)setsid();
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[1 + i], i) < 0)
+			_exit(125);
+	if (flags & EXW_TTY)
+		for (int i = 0; i < 3; i++)
+			if (isatty(i) && ioctl(i, TIOCSCTTY, 0) == 0)
+				break;
+	struct sigaction dfl = {0};
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		(void)sigaction(s, &dfl, NULL);
+	(void)sigprocmask(SIG_SETMASK, orig, NULL);
+	if (syscall(SYS_close_range, 3U, ~0U, 0) < 0)
+		_exit(125);
+	execvp(argv[0], argv);
+	int err = errno;
+	fprintf(stderr, "agentjail: exec: cannot run %s: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* CTL_EXEC: fds are the exec channel and the command's stdin, stdout, stderr (all taken). The
+ * request waits on the channel (the client wrote it before handing the channel on). */
+static void spawn_exec(struct loop *l, int fds[4])
+{
+	static char buf[EXECWIRE_MAX + 1]; /* init is one thread */
+	int chan = fds[0];
+	int err = 0;
+	unsigned flags = 0;
+	size_t argc = 0;
+	char *argv[EXECWIRE_ARGS_MAX + 2];
+	ssize_t n = chan >= 0 ? fdmsg_recv(chan, buf, sizeof buf, NULL, 0, MSG_DONTWAIT) : -1;
+	if (chan < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0)
+		err = EBADF;
+	else if (n <= 0 || n > EXECWIRE_MAX ||
+		 execwire_unpack(buf, (size_t)n, &flags, argv, EXECWIRE_ARGS_MAX, &argc) < 0)
+		err = EINVAL;
+	else if (l->nexecs >= EXECS_MAX)
+		err = EAGAIN;
+	if (!err && argc == 0) { /* the jail's shell */
+		const char *sh = getenv("SHELL");
+		argv[0] = (char *)(sh && sh[0] == '/' ? sh : "/bin/sh");
+		argv[1] = NULL;
+	}
+	pid_t pid = err ? -1 : fork();
+	if (!err && pid < 0)
+		err = errno;
+	if (pid == 0)
+		exec_child(fds, flags, argv, l->orig);
+	for (int i = 1; i < 4; i++)
+		if (fds[i] >= 0)
+			(void)close(fds[i]);
+	if (chan < 0)
+		return;
+	if (err) {
+		exec_reply(chan, EXW_REFUSED, err);
+		(void)close(chan);
+		return;
+	}
+	l->execs[l->nexecs++] = (struct execd){pid, chan};
+	exec_reply(chan, EXW_STARTED, pid);
+}
+
+/* An orphan reaped: when it was an exec'd command, its client hears how it ended. */
+static void exec_reaped(struct loop *l, pid_t p, int ws)
+{
+	for (size_t i = 0; i < l->nexecs; i++) {
+		if (l->execs[i].pid != p)
+			continue;
+		exec_reply(l->execs[i].chan, EXW_EXITED,
+			   WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws));
+		(void)close(l->execs[i].chan);
+		l->execs[i] = l->execs[--l->nexecs];
+		return;
+	}
+}
+
 /* How many orphans one turn of the loop reaps: a fork bomb makes them faster than a starved
  * PID 1 reaps them, so "until none is left" never ends. */
 #define REAP_BATCH 64
@@ -397,6 +499,8 @@ static void reap(struct loop *l)
 	while (l->status < 0 && n < REAP_BATCH && (p = waitpid(-1, &ws, WNOHANG)) > 0) {
 		if (p == l->child) /* it ended just now */
 			command_ended(l, ws);
+		else
+			exec_reaped(l, p, ws);
 		n++;
 	}
 	l->more = n == REAP_BATCH;
@@ -418,12 +522,20 @@ static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
 static void on_control(struct loop *l, bool *ctl_open)
 {
 	struct ctl_msg m;
-	int r = ctl_recv(l->a->ctl, &m);
+	int fds[CTL_FDS_MAX] = {-1, -1, -1, -1};
+	int r = ctl_recv_fds(l->a->ctl, &m, fds, CTL_FDS_MAX);
 	if (r <= 0) {
 		/* the host is gone: --die-with-parent ends the jail; stop listening */
 		*ctl_open = false;
 		return;
 	}
+	if (m.type == CTL_EXEC) {
+		spawn_exec(l, fds); /* takes them */
+		return;
+	}
+	for (int i = 0; i < CTL_FDS_MAX; i++)
+		if (fds[i] >= 0)
+			(void)close(fds[i]);
 	if (m.type == CTL_CONT) {
 		if (l->tty >= 0)
 			(void)tcsetpgrp(l->tty, l->child);
@@ -574,6 +686,7 @@ int init_main(int argc, char **argv)
 		(void)ctl_send(a.ctl, CTL_READY, child);
 	l.tty = tty;
 	l.child = child;
+	l.orig = &orig;
 	l.capchan = chan[0];
 	return run_loop(&l, sfd);
 }

@@ -104,6 +104,33 @@ static void stop_and_resume(struct state *s)
 		(void)ctl_send(s->in->ctl, CTL_CONT, 0);
 }
 
+/* SIGTERM or SIGHUP (or supervise_stop): the command's group is sent it; after the grace
+ * period the jail is killed. */
+static void end_run(struct state *s, int sig)
+{
+	s->out->term_signal = sig;
+	pass_signal(s, sig);
+	if (!s->deadline)
+		s->deadline = clock_mono_ms() + s->in->grace_ms;
+}
+
+int supervise_exec(struct supervise_jail *j, const int fds[4])
+{
+	struct state *s = j ? j->priv : NULL;
+	if (!s || !s->ctl_open || s->deadline) {
+		errno = ESRCH;
+		return -1;
+	}
+	return ctl_send_fds(s->in->ctl, CTL_EXEC, 0, fds, 4);
+}
+
+void supervise_stop(struct supervise_jail *j)
+{
+	struct state *s = j ? j->priv : NULL;
+	if (s)
+		end_run(s, SIGTERM);
+}
+
 static void on_signal(struct state *s)
 {
 	struct signalfd_siginfo si;
@@ -128,10 +155,7 @@ static void on_signal(struct state *s)
 		break;
 	case SIGTERM:
 	case SIGHUP:
-		s->out->term_signal = sig;
-		pass_signal(s, sig);
-		if (!s->deadline)
-			s->deadline = clock_mono_ms() + s->in->grace_ms;
+		end_run(s, sig);
 		break;
 	default: /* INT, QUIT, USR1, USR2: the jail is in a session of its own */
 		if (sig == SIGINT && !s->out->term_signal)
@@ -203,8 +227,11 @@ static void on_status(struct state *s)
 	}
 	sb_addn(&s->status, buf, (size_t)n);
 	long v;
-	if (!s->out->started && json_int(sb_str(&s->status), "child-pid", &v))
+	if (!s->out->started && json_int(sb_str(&s->status), "child-pid", &v)) {
 		s->out->started = true;
+		if (s->in->jail)
+			s->in->jail->pid = (pid_t)v;
+	}
 }
 
 int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
@@ -217,6 +244,8 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			  .ctl_open = in->ctl >= 0,
 			  .err_open = in->err_fd >= 0};
 	askprompt_init(&s.ask, in->ask);
+	if (in->jail)
+		in->jail->priv = &s;
 	if (in->master >= 0) {
 		pty_relay_init(&s.relay, in->in_fd, in->out_fd, in->master);
 		s.out_tty = in->ask && isatty(in->out_fd);
@@ -254,6 +283,8 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		if (r < 0 && errno != EINTR) {
 			sb_free(&s.status);
 			sb_free(&s.errtext);
+			if (in->jail)
+				in->jail->priv = NULL;
 			return err_set(e, errno, NULL, "poll failed while supervising the jail");
 		}
 		if (s.deadline && clock_mono_ms() >= s.deadline && !out->killed) {
@@ -318,5 +349,7 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		(void)pty_relay_drain(&s.relay, 200);
 	}
 	give_terminal(&s);
+	if (in->jail)
+		in->jail->priv = NULL;
 	return 0;
 }

@@ -181,3 +181,26 @@ int ctlproto_reply_head(const char *line, long *n, const char **rest)
 	}
 	return 1;
 }
+
+int ctlproto_jail_parse(const char *rest, long *pid, bool *stopping)
+{
+	if (strncmp(rest, "jail ", 5) != 0)
+		return -1;
+	const char *p = rest + 5, *sp = strchr(p, ' ');
+	char num[9];
+	long long v;
+	if (!sp || sp == p || (size_t)(sp - p) >= sizeof num)
+		return -1;
+	memcpy(num, p, (size_t)(sp - p));
+	num[sp - p] = '\0';
+	if (!number(num, 0, 1 << 22, &v))
+		return -1;
+	if (!strcmp(sp + 1, "running"))
+		*stopping = false;
+	else if (!strcmp(sp + 1, "stopping"))
+		*stopping = true;
+	else
+		return -1;
+	*pid = (long)v;
+	return 0;
+}

@@ -13,7 +13,14 @@
  *   answer QID|ENTRY ANSWER FROM  → ok answered N (questions); ANSWER once|session|always|
  *                                   deny; ENTRY (an allow_domains entry) also answers the
  *                                   requests to come, but for once; FROM: who asks (tui, net)
- * Later work adds verbs (ps, exec, stop): unknown ones get "err verb ...". */
+ *                                   (questions and answer: under --net ask only)
+ *   ps                            → ok jail PID running|stopping (ctlproto_jail_parse): PID
+ *                                   the jail's first process on the host, 0 while it starts
+ *   exec                          → ok exec; four fds come with the line (SCM_RIGHTS): an exec
+ *                                   channel's jail end (core/plan/execwire.h) and the
+ *                                   command's stdin, stdout, stderr
+ *   stop                          → ok stopping: the run ends as on SIGTERM
+ * Unknown verbs get "err verb ...". */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +56,10 @@ int ctlproto_question_parse(const char *line, size_t len, struct net_question *q
 /* A reply's first line: 1 "ok" (*rest: what follows "ok "; *n: the lines that follow "ok list
  * N", else 0), 0 "err" (*rest: its words), -1 neither. */
 int ctlproto_reply_head(const char *line, long *n, const char **rest) WUR;
+
+/* The words after "ok " of the reply to ps: "jail PID running|stopping". -1 when it is not
+ * that. */
+int ctlproto_jail_parse(const char *rest, long *pid, bool *stopping) WUR;
 
 /* Whether s is a word of the protocol (printable ASCII, no space, 1..CTLPROTO_WORD_MAX). */
 bool ctlproto_word_ok(const char *s);

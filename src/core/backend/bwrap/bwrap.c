@@ -147,7 +147,8 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 				     .ext_fill = x.fill,
 				     .ext_handle = x.handle,
 				     .ext_arg = x.arg,
-				     .ask = x.ask};
+				     .ask = x.ask,
+				     .jail = x.jail};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);

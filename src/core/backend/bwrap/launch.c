@@ -648,7 +648,8 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 				  .ext_arg = c->hooks ? c->hooks->ext_arg : NULL,
 				  .ask = c->hooks ? c->hooks->ask : NULL,
 				  .on_capture = c->hooks ? c->hooks->net_capture : NULL,
-				  .capture_arg = c->hooks ? c->hooks->arg : NULL};
+				  .capture_arg = c->hooks ? c->hooks->arg : NULL,
+				  .jail = c->hooks ? c->hooks->jail : NULL};
 	if (c->which & PTY_STDIN) {
 		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
 		restore_on_crash();

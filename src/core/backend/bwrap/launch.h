@@ -13,6 +13,7 @@
 
 struct pollfd;
 struct askprompt_src; /* core/jail/askprompt.h */
+struct supervise_jail; /* core/jail/supervise.h */
 
 /* Find bwrap in a trusted place: `configured` (AGENTJAIL_BWRAP) if given, else
  * /usr/bin/bwrap, /usr/local/bin/bwrap. Refused unless the file and every directory above it
@@ -49,6 +50,7 @@ struct launch_hooks {
 	void (*ext_handle)(void *arg, const struct pollfd *pfd, size_t n);
 	void *ext_arg;
 	const struct askprompt_src *ask;
+	struct supervise_jail *jail; /* filled while the jail runs (core/jail/supervise.h) */
 };
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
 	       const char *quarantine_dir, const struct launch_hooks *hooks,

@@ -140,6 +140,27 @@ print(repr(got))' "$sock" 2>&1)
 	aj_run "$who" -- exec "$SID" -- true
 	rc_is 125 "$who: exec into a session that ended: 125"
 	like "$ERR" "is not running" "$who: ... it says so"
+
+	# ---- --net allow: exec's command is not captured, and so reaches nothing directly -----
+	rm -f "$WS/done" "$WS/main.ready"
+	aj_cmd "$who" -- run --net allow --allow-domain example.com -- sh -c "echo ready > main.ready; i=0; while [ ! -e done ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i+1)); done"
+	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/bg.out" 2>"$AJ_TMP/bg.err" &
+	bg=$!
+	AJ_PIDS+=("$bg")
+	for i in $(seq 1 300); do [ -e "$WS/main.ready" ] && break; sleep 0.1; done
+	aj_run "$who" -- exec --last -- python3 -c '
+import os, socket
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=5)
+    print("DIRECT connected")
+except OSError as e:
+    print("DIRECT", e.errno == 101 and "unreachable" or e)
+print("PROXY", os.environ.get("HTTPS_PROXY"))'
+	like "$OUT" "DIRECT unreachable" "$who: --net allow: exec's direct connection goes nowhere (no route out)"
+	like "$OUT" "PROXY http://127\.0\.0\.1:3128" "$who: ... the proxy is its way out, as for the jail's command"
+	touch "$WS/done"
+	aj_chown "$WS/done"
+	wait "$bg"
 done
 
 done_testing

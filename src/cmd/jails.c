@@ -318,8 +318,12 @@ static const char exec_usage[] =
 	"its command: its namespaces, seccomp filter, Landlock rules, no_new_privs, limits; never\n"
 	"more. The jail's init starts it, as a child of its own. On a terminal, CMD gets a terminal\n"
 	"of its own (as the jail's command does), never yours. The exit status is CMD's; 125 when\n"
-	"it could not be started there (the session is not running, or ended meanwhile).\n"
+	"it could not be started there (the session is not running, or ended meanwhile). INT,\n"
+	"TERM, HUP and QUIT sent to agentjail exec are passed on to CMD; if agentjail exec is\n"
+	"killed, CMD is sent SIGHUP.\n"
 	"example: agentjail exec 3f2a -- ps aux\n";
+
+static const int fwd_sigs[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 struct exec_io {
 	int chan;        /* our end of the exec channel */
@@ -328,7 +332,7 @@ struct exec_io {
 	struct pty_relay relay;
 	struct termios saved;
 	bool raw;
-	int sfd;         /* SIGWINCH */
+	int sfd;         /* SIGWINCH, and the signals passed on to the command */
 };
 
 /* Its stdin, stdout, stderr: ours, but a terminal of ours is replaced by a pty (the jail must
@@ -376,11 +380,14 @@ static int exec_wait(struct exec_io *x, const char *full)
 			if (pty_relay_handle(&x->relay, pfd + 2, nr, &e) < 0)
 				x->pty.master = -1; /* our terminal went away: wait for the status */
 		}
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			if (read(x->sfd, &si, sizeof si) == (ssize_t)sizeof si && x->tty &&
-			    x->pty.master >= 0)
+		struct signalfd_siginfo si;
+		if ((pfd[1].revents & POLLIN) && read(x->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+			if (si.ssi_signo != SIGWINCH) { /* the command's to handle */
+				struct execwire_msg sm = {.type = EXW_SIGNAL, .value = (int)si.ssi_signo};
+				(void)send(x->chan, &sm, sizeof sm, MSG_NOSIGNAL | MSG_DONTWAIT);
+			} else if (x->tty && x->pty.master >= 0) {
 				(void)pty_copy_winsize(isatty(0) ? 0 : isatty(1) ? 1 : 2, x->pty.master);
+			}
 		}
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
@@ -445,12 +452,15 @@ static int exec_start(struct exec_io *x, const char *id, char **cmd, int ncmd)
 		cmd_warn("exec: cannot write the request: %s", strerror(err));
 		return 125;
 	}
-	sigset_t winch;
-	sigemptyset(&winch);
-	sigaddset(&winch, SIGWINCH);
-	(void)sigprocmask(SIG_BLOCK, &winch, NULL);
+	/* the window's size for the pty; INT, TERM, HUP, QUIT passed on to the command (on a
+	 * terminal in raw mode Ctrl-C is a byte for its pty instead) */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	for (size_t k = 0; k < sizeof fwd_sigs / sizeof *fwd_sigs; k++)
+		sigaddset(&sigs, fwd_sigs[k]);
+	(void)sigprocmask(SIG_BLOCK, &sigs, NULL);
 	(void)signal(SIGPIPE, SIG_IGN);
-	x->sfd = signalfd(-1, &winch, SFD_CLOEXEC);
+	x->sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	int fds[4] = {sp[1], jfds[0], jfds[1], jfds[2]};
 	struct strv reply = STRV_INIT;
 	_cleanup_free_ char *full = NULL;

@@ -81,6 +81,23 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" "TERM-OK" "$who: exec on a terminal: the command gets one"
 	like "$OUT" "CTTY-OK" "$who: ... as its controlling terminal"
 
+	# signals: agentjail exec's are the command's; its death hangs the command up
+	aj_cmd "$who" -- exec "$SID" -- sh -c 'trap "echo got-TERM; exit 3" TERM; echo started; while :; do sleep 0.1; done'
+	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/ex.out" 2>"$AJ_TMP/ex.err" &
+	ex=$!
+	for i in $(seq 1 100); do grep -q started "$AJ_TMP/ex.out" && break; sleep 0.1; done
+	kill -TERM "$ex"
+	wait "$ex"
+	erc=$?
+	is "$erc/$(grep -c got-TERM "$AJ_TMP/ex.out")" "3/1" "$who: exec: a SIGTERM to agentjail exec reaches the command"
+	aj_cmd "$who" -- exec "$SID" -- python3 -c 'import time; print("started", flush=True); time.sleep(600)' hangup-marker-14
+	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/ex.out" 2>"$AJ_TMP/ex.err" &
+	ex=$!
+	for i in $(seq 1 100); do grep -q started "$AJ_TMP/ex.out" && break; sleep 0.1; done
+	{ kill -KILL "$ex"; wait "$ex"; } 2>/dev/null
+	aj_run "$who" -- exec "$SID" -- sh -c 'for i in $(seq 1 50); do grep -qs "hangup-marker-1[4]" /proc/[0-9]*/cmdline || { echo GONE; exit 0; }; sleep 0.1; done; echo STILL'
+	like "$OUT" "GONE" "$who: ... and when agentjail exec is killed, the command is hung up"
+
 	# ---- another user ---------------------------------------------------------------------
 	sock=$STATE/run/$SID.sock
 	if aj_is_root; then

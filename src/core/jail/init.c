@@ -274,6 +274,7 @@ struct loop {
 	struct execd {        /* `agentjail exec`'s commands running: their exec channels */
 		pid_t pid;
 		int chan;
+		bool hung_up;  /* the client is gone: its command was sent SIGHUP */
 	} execs[EXECS_MAX];
 	size_t nexecs;
 };
@@ -454,8 +455,30 @@ static void spawn_exec(struct loop *l, int fds[4])
 		(void)close(chan);
 		return;
 	}
-	l->execs[l->nexecs++] = (struct execd){pid, chan};
+	l->execs[l->nexecs++] = (struct execd){pid, chan, false};
 	exec_reply(chan, EXW_STARTED, pid);
+}
+
+/* The client of exec'd command pid said something on its channel: a signal to pass to the
+ * command's session (EXW_SIGNAL), or, at EOF, that it is gone: SIGHUP, as a terminal's
+ * hangup, so nothing it started lingers unwatched. */
+static void exec_client(struct loop *l, pid_t pid)
+{
+	for (size_t i = 0; i < l->nexecs; i++) {
+		struct execd *x = &l->execs[i];
+		if (x->pid != pid || x->hung_up)
+			continue;
+		struct execwire_msg m;
+		ssize_t r = fdmsg_recv(x->chan, &m, sizeof m, NULL, 0, MSG_DONTWAIT);
+		if (r == (ssize_t)sizeof m && m.type == EXW_SIGNAL && m.value > 0 && m.value < NSIG) {
+			(void)kill(-pid, m.value);
+		} else if (r == 0 || (r < 0 && errno != EAGAIN)) {
+			x->hung_up = true;
+			(void)kill(-pid, SIGHUP);
+			(void)kill(-pid, SIGCONT);
+		}
+		return;
+	}
 }
 
 /* An orphan reaped: when it was an exec'd command, its client hears how it ended. */
@@ -550,12 +573,19 @@ static int run_loop(struct loop *l, int sfd)
 {
 	bool ctl_open = l->a->ctl >= 0;
 	while (l->status < 0) {
-		struct pollfd pfd[5] = {{.fd = sfd, .events = POLLIN},
-					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
-					{.fd = l->lock_fd, .events = POLLIN},
-					{.fd = l->capchan, .events = POLLIN},
-					{.fd = l->pub, .events = POLLIN}};
-		int n = poll(pfd, 5, l->more ? 0 : -1);
+		struct pollfd pfd[5 + EXECS_MAX] = {{.fd = sfd, .events = POLLIN},
+						    {.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
+						    {.fd = l->lock_fd, .events = POLLIN},
+						    {.fd = l->capchan, .events = POLLIN},
+						    {.fd = l->pub, .events = POLLIN}};
+		pid_t epid[EXECS_MAX]; /* the exec'd commands whose clients are polled */
+		size_t ne = 0;
+		for (size_t i = 0; i < l->nexecs; i++)
+			if (!l->execs[i].hung_up) {
+				epid[ne] = l->execs[i].pid;
+				pfd[5 + ne++] = (struct pollfd){.fd = l->execs[i].chan, .events = POLLIN};
+			}
+		int n = poll(pfd, 5 + ne, l->more ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -580,6 +610,9 @@ static int run_loop(struct loop *l, int sfd)
 			(void)close(l->pub); /* the host is gone */
 			l->pub = -1;
 		}
+		for (size_t i = 0; i < ne; i++) /* by pid: a reap above may have moved the table */
+			if (pfd[5 + i].revents & (POLLIN | POLLHUP | POLLERR))
+				exec_client(l, epid[i]);
 	}
 	if (l->lock_fd >= 0)
 		on_lock_events(l); /* what came just before the command's end */

@@ -4,7 +4,8 @@
  * and the control channel (core/jail/ctl.h CTL_EXEC). The client has written one request on it
  * before (execwire_pack); init reads it, forks the command as its own child (so it inherits the
  * jail's namespaces, seccomp filter, Landlock domain, no_new_privs, rlimits and cgroup, and
- * nothing more) and answers with execwire_msg: EXW_STARTED, then EXW_EXITED when it is reaped.
+ * nothing more) and answers with execwire_msg: EXW_STARTED, then EXW_EXITED when it is reaped;
+ * the client passes on the signals it gets (EXW_SIGNAL), and its going away hangs it up.
  * Pure: packing and unpacking, tested without a jail. */
 #pragma once
 #include <stddef.h>
@@ -20,6 +21,8 @@ enum execwire_type {
 	EXW_STARTED = 1, /* init → client: value = the command's pid in the jail */
 	EXW_EXITED,      /* init → client: its status, shell-style (128+N for signal N) */
 	EXW_REFUSED,     /* init → client: not run; value = the errno */
+	EXW_SIGNAL,      /* client → init: send value to the command's session (the client got
+			  * it); EOF from the client (it is gone) sends SIGHUP */
 };
 
 struct execwire_msg {

@@ -6,8 +6,12 @@ PKGS="make gcc clang musl-tools pkg-config libseccomp-dev libjansson-dev libsqli
 perl git procps util-linux iproute2 python3 ca-certificates curl openssl tmux zsh fish bash-completion"
 # --test: also what only the tests use. openssh-server's sshd is started by the tests
 # themselves on 127.0.0.1 (a jail's ssh and git over ssh); Debian enables its ssh service when
-# it is installed, so it is never installed for `./quickstart run` or `install`.
-TEST_PKGS="openssh-server"
+# it is installed, so it is never installed for `./quickstart run` or `install`. apparmor's
+# apparmor_parser parses agentjail's AppArmor profile (tests/sh/99-apparmor.t, parse only);
+# podman with runc (crun refuses a host whose cgroup v2 has controllers beside v1's) runs
+# agentjail in a real container (tests/sh/99-container.t). jq reads the agents' JSON config
+# the jail wrote (tests/sh/61-agent-persist.t, 98-landlock-agents.t).
+TEST_PKGS="openssh-server apparmor podman runc jq"
 [ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
 missing=""
 for p in $PKGS; do

@@ -31,7 +31,8 @@ int cmd_take_backend(int *argc, char **argv, const char **backend)
 			break;
 		if (!strcmp(a, "--backend")) {
 			if (i + 1 >= *argc) {
-				cmd_warn("--backend needs a value: local, landlock or opensandbox");
+				cmd_warn("--backend needs a value: local, landlock, auto or "
+					 "opensandbox");
 				return -1;
 			}
 			*backend = argv[i + 1];
@@ -52,9 +53,33 @@ int cmd_take_backend(int *argc, char **argv, const char **backend)
 	}
 	enum backend_id b;
 	if (*backend && backend_parse(*backend, &b) < 0) {
-		cmd_warn("--backend %s: not a backend (local, landlock or opensandbox)", *backend);
+		cmd_warn("--backend %s: not a backend (local, landlock, auto or opensandbox)",
+			 *backend);
 		return -1;
 	}
+	return 0;
+}
+
+int cmd_backend_auto(const char *flag, const struct config *cfg, struct run_request *req,
+		     const struct backend **b)
+{
+	if (!backend_is_auto(flag, cfg) || req->pol.fs == FS_DANGER_FULL)
+		return 0;
+	struct backend_auto a;
+	backend_auto_choose(req->pol.net == NET_ALLOW, &a);
+	if (!a.b) {
+		cmd_warn("%s: nothing was run (never without a sandbox)", a.why);
+		cmd_warn("fix: %s", a.fix);
+		backend_auto_free(&a);
+		return EXIT_JAIL;
+	}
+	if (a.b != &backend_bwrap || !req->quiet)
+		cmd_warn("%s", a.why);
+	free(req->pol.backend_auto);
+	req->pol.backend_auto = a.why;
+	a.why = NULL;
+	*b = a.b;
+	backend_auto_free(&a);
 	return 0;
 }
 

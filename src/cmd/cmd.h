@@ -78,6 +78,13 @@ int cmd_shim_in_jail(const char *exe, char **argv);
 /* Take --backend VALUE / --backend=VALUE out of the options before the command (argv and
  * *argc shrink). -1 (said) on a missing or unknown value. */
 int cmd_take_backend(int *argc, char **argv, const char **backend);
+struct backend;
+/* backend = "auto" (the flag's, else the configuration's): choose for this request now, say
+ * which and why on stderr (the bwrap jail's line not with --quiet), record why in its policy
+ * and set *b. 0, or EXIT_JAIL when no backend can run here (said, with the fix). Nothing when
+ * the backend is not auto or the run has no sandbox (danger-full-access). */
+int cmd_backend_auto(const char *flag, const struct config *cfg, struct run_request *req,
+		     const struct backend **b);
 /* What chose the backend, said when it fails: "--backend NAME", `backend = "NAME" at
  * FILE:LINE`, or "the default". malloc'd. */
 char *cmd_backend_chosen_by(const char *flag, const struct config *cfg);

@@ -42,9 +42,10 @@ static const char usage[] =
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"  --quiet                      no start and end lines (printed on a terminal only),\n"
 	"                               no --net allow banner\n"
-	"  --backend local|landlock|opensandbox\n"
+	"  --backend local|landlock|auto|opensandbox\n"
 	"                               where it runs: local, the bwrap jail (default);\n"
 	"                               landlock: no namespaces, Landlock + seccomp only (weaker);\n"
+	"                               auto: local where it can be built, else landlock (said)\n"
 	"                               opensandbox: a sandbox of the [opensandbox] service, no\n"
 	"                               terminal, no stdin\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
@@ -120,6 +121,8 @@ int cmd_run(int argc, char **argv)
 	if (parsed < 0 || policy_validate(&req.pol, ctx.home, &e) < 0) {
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
+	} else if ((rc = cmd_backend_auto(backend, &cc.cfg, &req, &b)) != 0) {
+		/* said */
 	} else if (!backend_here(b)) {
 		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
 		rc = EXIT_USAGE;

@@ -37,6 +37,14 @@ enum backend_row {
 	BR_WATCH,
 	BR_LIMITS,
 	BR_OUTLIVE,
+	/* the agent commands (issue 28): a row per capability of an agent's profile */
+	BR_AGENTS,
+	BR_AGENT_PROTECT,
+	BR_AGENT_COPY,
+	BR_AGENT_HIDE,
+	BR_AGENT_PRIVATE,
+	BR_AGENT_RESUME,
+	BR_AUTO,
 	BR__N
 };
 
@@ -59,6 +67,11 @@ struct backend_caps {
 	/* For a host where the bwrap jail cannot start: this backend as the way out, in one
 	 * paragraph (NULL: it is none). */
 	const char *fallback;
+	/* The Landlock ABI it needs (0: none), and with --net allow (its TCP port rules). */
+	int min_landlock_abi, min_landlock_abi_net;
+	/* What `auto` says when it chooses this backend for a host where bwrap cannot start:
+	 * what it does not protect, in a few words (NULL: auto never chooses it). */
+	const char *auto_note;
 };
 
 /* The guarantee a row names ("reads limited to the jail's allowlist"). */
@@ -209,6 +222,23 @@ bool backend_here(const struct backend *b);
 void backend_keep_argv(int argc, char **argv);
 /* The paragraph of a backend that works where the bwrap jail cannot start, or NULL. */
 const char *backend_fallback(void);
+
+/* ---- backend = "auto" (core/backend/backend.c, doc/design.md §2a) ---- */
+
+/* What auto chose for one run. */
+struct backend_auto {
+	const struct backend *b; /* NULL: no backend can run here (the run exits 125, never
+				  * unsandboxed) */
+	char *why;               /* the start line: which and why */
+	char *fix;               /* when the bwrap jail cannot start here: how to make it */
+};
+/* Whether the flag (else the configuration) says `auto`. */
+bool backend_is_auto(const char *flag, const struct config *cfg);
+/* The bwrap jail when its test jail runs here (its `available`), else the backend whose
+ * capabilities offer a way out (the Landlock backend) when the kernel's Landlock ABI is enough
+ * for the policy (net_allow: its TCP port rules), else none. */
+void backend_auto_choose(bool net_allow, struct backend_auto *out);
+void backend_auto_free(struct backend_auto *a);
 
 /* ---- what the local backends share (core/backend/local.c) ---- */
 

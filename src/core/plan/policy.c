@@ -22,6 +22,8 @@ int backend_parse(const char *s, enum backend_id *out)
 		*out = BACKEND_LANDLOCK;
 	else if (!strcmp(s, "opensandbox"))
 		*out = BACKEND_OPENSANDBOX;
+	else if (!strcmp(s, "auto"))
+		*out = BACKEND_AUTO;
 	else
 		return -1;
 	return 0;
@@ -29,7 +31,10 @@ int backend_parse(const char *s, enum backend_id *out)
 
 const char *backend_name(enum backend_id b)
 {
-	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
+	return b == BACKEND_OPENSANDBOX ? "opensandbox"
+	       : b == BACKEND_LANDLOCK	? "landlock"
+	       : b == BACKEND_AUTO	? "auto"
+					: "local";
 }
 
 int cache_mode_parse(const char *s, enum cache_mode *out)
@@ -81,6 +86,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->dev);
 	strv_free(&p->env);
 	free(p->profile);
+	free(p->backend_auto);
 	strv_free(&p->agent_rw);
 	strv_free(&p->protect);
 	strv_free(&p->setenv);
@@ -759,6 +765,8 @@ char *policy_to_json(const struct policy *p)
 	/* the backend, when not the default bwrap jail (`resume` runs the same way again) */
 	if (p->backend == BACKEND_LANDLOCK)
 		json_object_set_new(o, "backend", jstr("landlock"));
+	if (p->backend_auto) /* chosen by `auto`: why (resume says it, never chooses again) */
+		json_object_set_new(o, "backend_auto", jstr(p->backend_auto));
 	/* limits: bytes / tasks, or "unlimited"; absent while unset (the default applies) */
 	if (p->memory != LIMIT_UNSET)
 		json_object_set_new(o, "memory", limit_json(p->memory));
@@ -862,6 +870,8 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	if (json_string_value(json_object_get(o, "backend")) &&
 	    !strcmp(json_string_value(json_object_get(o, "backend")), "landlock"))
 		out->backend = BACKEND_LANDLOCK;
+	if (json_string_value(json_object_get(o, "backend_auto")))
+		out->backend_auto = xstrdup(json_string_value(json_object_get(o, "backend_auto")));
 	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
 	out->ask = json_is_true(json_object_get(o, "ask"));
 	if (json_is_integer(json_object_get(o, "ask_timeout")) &&

@@ -12,8 +12,10 @@ enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
 enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
 /* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
  * and seccomp without namespaces (doc/design.md §4c). */
-enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
-/* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
+enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK, BACKEND_AUTO };
+/* "local" (also "bwrap"), "landlock", "opensandbox", "auto" (the bwrap jail where it can be
+ * built, else the Landlock backend: a choice made before the run, core/backend/backend.h;
+ * never stored in a policy): 0, or -1 for anything else. */
 int backend_parse(const char *s, enum backend_id *out);
 const char *backend_name(enum backend_id b);
 /* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
@@ -33,6 +35,9 @@ const char *home_mode_name(enum home_mode m);
 
 struct policy {
 	enum backend_id backend;
+	/* why `auto` chose backend (the start line's words), stored with the session; NULL when
+	 * the backend was not chosen by auto */
+	char *backend_auto;
 	enum fs_mode fs;
 	enum net_mode net;
 	char *workspace;          /* absolute, normalized (canonical once resolved) */

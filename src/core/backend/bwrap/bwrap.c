@@ -57,10 +57,11 @@ static void net_allow_banner(const struct policy *p, const struct backend_io *io
 	sb_free(&b);
 }
 
-static int start_failed(const struct backend_io *io)
+static int start_failed(const struct backend_io *io, const char *bwrap_msg)
 {
 	struct userns_facts uf;
 	userns_facts_read(&uf);
+	userns_facts_note_bwrap(&uf, bwrap_msg);
 	struct userns_cause c = userns_diagnose(&uf);
 	report_warn(io, "the jail could not be started: %s", c.cause);
 	report_warn(io, "fix: %s", c.fix);
@@ -166,7 +167,7 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 	if (r.killed)
 		report_warn(io, "the command did not exit after %s: the jail was killed",
 			    r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
-	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed(io);
+	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed(io, r.bwrap_stderr);
 	jailreport_failure(&r, rc, &j->hf, plan, &req->cmd, io);
 	jailreport_notes(&r, &j->hf, io);
 	io->ended(io->arg, rc, r.started ? r.cmd_signal : 0, r.term_signal);

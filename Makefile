@@ -104,11 +104,11 @@ REMOTE := $(BUILD)/agentjail-remote
 # jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
 # build links it dynamically with the sanitizers, from the sanitized objects.
 INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/jail/capinit.c \
-	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c \
+	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c src/core/plan/execwire.c \
 	src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
 	src/core/net/connreply.c \
 	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
-	src/util/fs.c src/util/termtext.c
+	src/util/fs.c src/util/termtext.c src/util/fdmsg.c
 INIT_CC ?= musl-gcc
 
 .PHONY: all check test t unit-check clean install uninstall deps deps-test run bench format fuzz clang-build man

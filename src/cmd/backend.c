@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/jailctl.h"
+#include "cmd/netask.h"
 #include "cmd/netrun.h"
 #include "cmd/runlines.h"
 #include "core/backend/backend.h"
@@ -106,6 +108,8 @@ struct cmd_io {
 	struct run_request *req;
 	struct sess_rec *rec;     /* NULL: nothing is recorded (verify) */
 	struct netrun net;
+	struct netask *ask;       /* --net ask's hub (io_net_prepare), or NULL */
+	struct jailctl *ctl;      /* the session's control socket (io_net_prepare), or NULL */
 	const struct config *cfg; /* the run's, else loaded when asked (cc) */
 	struct cmd_config cc;
 	bool cc_loaded, cc_ok;
@@ -229,8 +233,40 @@ static void io_net_capture(void *arg, int listener, int chan)
 static void io_net_stop(void *arg)
 {
 	struct cmd_io *c = arg;
-	netrun_free(&c->net);
+	netrun_free(&c->net); /* the proxy first: it calls into the hub */
+	jailctl_free(c->ctl);
+	c->ctl = NULL;
+	netask_free(c->ask);
+	c->ask = NULL;
 	c->net = (struct netrun){.pol = &c->req->pol, .rec = c->rec};
+}
+
+static int io_net_prepare(void *arg, struct backend_ext *x, struct err *e)
+{
+	struct cmd_io *c = arg;
+	*x = (struct backend_ext){0};
+	if (c->req->pol.ask && c->req->pol.net == NET_ALLOW && !c->ask) {
+		c->ask = netask_new(&c->net, c->req, c->rec);
+		c->net.ask = netask_proxy(c->ask);
+	}
+	if (!c->ctl) /* ps, exec, stop (and the questions) reach the run through it */
+		c->ctl = jailctl_new(c->req, c->rec, c->ask);
+	*x = (struct backend_ext){.fill = jailctl_fill, .handle = jailctl_handle, .arg = c->ctl,
+				  .ask = netask_prompt(c->ask), .jail = jailctl_jail(c->ctl)};
+	if (netrun_publish_listen(&c->net, e) < 0) { /* a host port in use: nothing is run */
+		io_net_stop(c);
+		*x = (struct backend_ext){0};
+		return -1;
+	}
+	if (!c->req->quiet)
+		netrun_publish_banner(&c->net);
+	return 0;
+}
+
+static int io_publish(void *arg, int chan, struct err *e)
+{
+	struct cmd_io *c = arg;
+	return netrun_publish(&c->net, chan, e);
 }
 
 static void io_begin(void *arg)
@@ -281,6 +317,8 @@ static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request 
 				  .net_ready = io_net_ready,
 				  .net_capture = io_net_capture,
 				  .net_stop = io_net_stop,
+				  .net_prepare = io_net_prepare,
+				  .publish = io_publish,
 				  .begin = io_begin,
 				  .end = io_end,
 				  .config = io_config};
@@ -288,7 +326,7 @@ static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request 
 
 static void io_free(struct cmd_io *c)
 {
-	netrun_free(&c->net); /* when a backend left it running */
+	io_net_stop(c); /* when a backend left it running */
 	if (c->cc_loaded)
 		cmd_config_free(&c->cc);
 }

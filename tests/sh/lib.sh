@@ -505,6 +505,20 @@ aj_tmux() {
 	fi
 }
 
+# aj_tmux_wait TARGET ERE [SECONDS] — until WHO's tmux pane TARGET shows ERE (default 10 s);
+# SCREEN holds the last capture, which a failure shows
+aj_tmux_wait() {
+	local i n=$((${3:-10} * 20))
+	for ((i = 0; i < n; i++)); do
+		SCREEN=$(aj_tmux capture-pane -p -t "$1" 2>/dev/null)
+		grep -Eq -- "$2" <<<"$SCREEN" && return 0
+		sleep 0.05
+	done
+	diag "the pane never showed /$2/; it shows:"
+	diag "$SCREEN"
+	return 1
+}
+
 # A sorted listing of a tree (path, type, size, mode) for before/after comparisons.
 aj_tree() {
 	find "$@" -printf '%p %y %s %m\n' 2>/dev/null | LC_ALL=C sort

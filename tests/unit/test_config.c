@@ -98,6 +98,10 @@ static void errors_and_suggestions(void **state)
 		{"[policy]\nenv = [\"LD_PRELOAD\"]\n", "f:2:8", "not a variable name", NULL},
 		{"[policy]\nmemory = 5\n", "f:2:10", "at least 32M", NULL},
 		{"[policy]\nallow_domains = [\"a b\"]\n", "f:2:18", "`allow_domains` entry", NULL},
+		{"[policy]\npublish = [\"8080:\"]\n", "f:2:12", "`publish` entry `8080:`", NULL},
+		{"[policy]\npublish = \"3000\"\n", "f:2:11", "`publish` needs an array", NULL},
+		{"[policy]\nask = \"yes\"\n", "f:2:7", "`ask` needs true or false", NULL},
+		{"[policy]\nask_timeout = 0\n", "f:2:15", "from 1 to 3600", NULL},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct config c;
@@ -134,6 +138,8 @@ static void widening_refused_unless_trusted(void **state)
 		"[policy]\npids = 100000\n",
 		"[agent.claude]\nnet = \"on\"\n",
 		"[agent.claude]\nrw = [\"/srv\"]\n",
+		"[policy]\npublish = [\"8080:3000\"]\n",
+		"[policy]\nask = true\n",
 		/* a persisted home shows the jail what earlier jails left in theirs */
 		"[policy]\nhome = \"persist\"\n",
 		"[agent.claude]\nhome = \"persist\"\n",
@@ -161,7 +167,7 @@ static void widening_refused_unless_trusted(void **state)
 			bool widened = p.fs == FS_DANGER_FULL || p.net == NET_ON || p.rw.n ||
 				       p.ro.n || p.env.n || p.allow_domains.n > 1 ||
 				       p.map_hosts.n || p.memory == UINT64_MAX || p.pids ||
-				       p.home == HOME_PERSIST;
+				       p.publish.n || p.ask || p.home == HOME_PERSIST;
 			if (widened != (bool)trusted)
 				fail_msg("case %zu trusted %d: widened %d", i, trusted, widened);
 			policy_free(&p);
@@ -184,6 +190,7 @@ static void narrowing_accepted(void **state)
 		"[policy]\nallow_domains = [\"github.com\"]\n", /* a subset of the user's */
 		"[policy]\nmemory = \"2G\"\n",
 		"[agent.claude]\nnet = \"off\"\n",
+		"[policy]\nask = false\nask_timeout = 3600\n",
 		"[policy]\nhome = \"tmp\"\n",
 	};
 	for (size_t i = 0; i < sizeof narrow / sizeof *narrow; i++) {

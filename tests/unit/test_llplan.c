@@ -231,10 +231,32 @@ static void home_persist_refused(void **state)
 	policy_free(&p);
 }
 
+/* --net ask (nobody to ask: no terminal of agentjail's, no supervising loop for the control
+ * socket) and --publish (no network of its own) are refused before anything is made */
+static void ask_and_publish_refused(void **state)
+{
+	(void)state;
+	struct policy p;
+	policy_init(&p);
+	struct err e = {0};
+	p.net = NET_ALLOW;
+	assert_int_equal(llplan_policy_check(&p, &e), 0);
+	p.ask = true;
+	assert_int_equal(llplan_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--net ask cannot be used with --backend landlock"));
+	assert_non_null(strstr(e.hint, "--net allow"));
+	p.ask = false;
+	strv_push(&p.publish, "3000");
+	assert_int_equal(llplan_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--publish cannot be used with --backend landlock"));
+	policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(home_persist_refused),
+		cmocka_unit_test(ask_and_publish_refused),
 		cmocka_unit_test(workspace_with_exceptions),
 		cmocka_unit_test(workspace_without_mask_is_writable),
 		cmocka_unit_test(read_only_workspace),

@@ -25,6 +25,9 @@ static const char help[] =
 	"  a                apply it to the workspace (asks first; protected paths held back;\n"
 	"                   after v, nothing unless it is still what v showed)\n"
 	"  x                discard it (asks first)\n"
+	"  o s a x          a running session's question (--net ask), shown at the bottom:\n"
+	"                   allow once, for its session, always (your configuration), deny\n"
+	"                   (while a question waits, a and x answer it)\n"
 	"  /                filter (id, agent, status, workspace, command); Esc clears\n"
 	"  ?                this page\n"
 	"  q                quit\n"
@@ -159,7 +162,20 @@ void tui_free(struct tui_model *m)
 	free(m->dlg.dir);
 	free(m->dlg.allow);
 	free(m->dlg.error);
+	tui_set_questions(m, NULL, 0);
 	memset(m, 0, sizeof *m);
+}
+
+void tui_set_questions(struct tui_model *m, struct tui_question *q, size_t n)
+{
+	for (size_t i = 0; i < m->nqs; i++) {
+		free(m->qs[i].session);
+		free(m->qs[i].short_id);
+		free(m->qs[i].what);
+	}
+	free(m->qs);
+	m->qs = q;
+	m->nqs = n;
 }
 
 /* ---- the list -------------------------------------------------------------------------- */
@@ -408,9 +424,18 @@ static enum tui_action list_key(struct tui_model *m, int key)
 	case 'l':
 		return tui_selected(m) ? TA_LOG : TA_NONE;
 	case 'v':
+		return review_key(m, key);
+	case 'o':
+	case 's':
 	case 'a':
 	case 'x':
-		return review_key(m, key);
+		/* a question waiting (--net ask) is answered first; else a and x are the review
+		 * session's apply and discard */
+		if (!m->nqs)
+			return key == 'a' || key == 'x' ? review_key(m, key) : TA_NONE;
+		m->answer = key == 'o' ? ASK_ONCE : key == 's' ? ASK_SESSION
+			    : key == 'a' ? ASK_ALWAYS : ASK_DENY;
+		return TA_ANSWER;
 	case '/':
 		m->mode = TM_FILTER;
 		return TA_NONE;

@@ -15,7 +15,10 @@
 #include "core/plan/policy.h"
 #include "util/err.h"
 
+struct askprompt_src;
+struct supervise_jail;
 struct config;
+struct pollfd;
 
 /* ---- what a backend guarantees: data (core/backend/caps.c) ---- */
 
@@ -83,6 +86,17 @@ struct backend_place {
 	const char *backend, *url, *sandbox_id;
 };
 
+/* What the supervising loop of the bwrap jail serves beyond the jail (core/jail/supervise.h's
+ * ext_fill, ext_handle, ext_arg, ask and jail): the session's control socket (ps, exec, stop,
+ * --net ask's answers) and --net ask's questions at the terminal. */
+struct backend_ext {
+	size_t (*fill)(void *arg, struct pollfd *pfd, size_t max);
+	void (*handle)(void *arg, const struct pollfd *pfd, size_t n);
+	void *arg;
+	const struct askprompt_src *ask;
+	struct supervise_jail *jail; /* the session's control socket acts on it (ps, exec, stop) */
+};
+
 struct backend_io {
 	void *arg;
 	bool tty; /* stderr is a terminal */
@@ -120,6 +134,14 @@ struct backend_io {
 	 * connections then fail. */
 	void (*net_capture)(void *arg, int listener, int chan);
 	void (*net_stop)(void *arg);
+	/* Before the bwrap jail is built: --publish's host ports listened on (and said), --net
+	 * ask's hub made (cmd/netask.h), the session's control socket (cmd/jailctl.h) and *x filled with what the
+	 * supervising loop serves for it (zeroed: nothing). -1 with e: nothing runs (exit 2: a
+	 * host port in use). net_stop ends both. */
+	int (*net_prepare)(void *arg, struct backend_ext *x, struct err *e);
+	/* --publish: init's publish channel (owned by the callee): the proxy serves the published
+	 * ports with it. -1 with e: the run stops (exit 125). */
+	int (*publish)(void *arg, int chan, struct err *e);
 	/* The session's start and end lines (on a terminal, not with --quiet: cmd/runlines.h). */
 	void (*begin)(void *arg);
 	void (*end)(void *arg, int status, int cmd_signal, bool interrupted, size_t moved);

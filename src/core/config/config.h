@@ -4,9 +4,10 @@
  *
  * Layers, lowest first: built-in defaults, /etc/agentjail/config.toml (CFG_SYSTEM), the user's
  * config.toml (CFG_USER), the workspace's .agentjail.toml (CFG_PROJECT), AGENTJAIL_* variables
- * (CFG_ENV), command-line flags. A scalar (fs, net, memory, pids, home, bwrap, state_dir) of a later
+ * (CFG_ENV), command-line flags. A scalar (fs, net, memory, pids, home, ask, ask_timeout,
+ * bwrap, state_dir) of a later
  * layer replaces the earlier one; a list (rw, ro, hide, devices, env, allow_domains,
- * deny_domains, hosts) only grows: no layer can remove what a lower one added. Every value keeps
+ * deny_domains, hosts, publish) only grows: no layer can remove what a lower one added. Every value keeps
  * its origin ("FILE:LINE", "env NAME", "flag", "default"). */
 #pragma once
 #include <stdbool.h>
@@ -23,9 +24,10 @@ struct profile;
 enum cfg_layer { CFG_SYSTEM, CFG_USER, CFG_PROJECT };
 
 /* The keys of [policy] and [agent.NAME]: scalars first, then lists. */
-enum cfg_key { CK_FS, CK_NET, CK_MEMORY, CK_PIDS, CK_HOME, CK_RW, CK_RO, CK_HIDE, CK_DEVICES,
-	       CK_ENV, CK_ALLOW_DOMAINS, CK_DENY_DOMAINS, CK_HOSTS, CK__N };
-#define CFG_NSCALAR 5
+enum cfg_key { CK_FS, CK_NET, CK_MEMORY, CK_PIDS, CK_HOME, CK_ASK, CK_ASK_TIMEOUT, CK_RW, CK_RO,
+	       CK_HIDE, CK_DEVICES, CK_ENV, CK_ALLOW_DOMAINS, CK_DENY_DOMAINS, CK_HOSTS, CK_PUBLISH,
+	       CK__N };
+#define CFG_NSCALAR 7
 #define CFG_NLIST (CK__N - CFG_NSCALAR)
 
 struct cfg_val {

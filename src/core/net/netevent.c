@@ -9,6 +9,7 @@ static const char *const proto_names[] = {
 	[NP_SOCKS] = "socks",
 	[NP_DNS] = "dns",
 	[NP_TCP] = "tcp",
+	[NP_PUBLISH] = "publish",
 };
 
 const char *net_proto_name(enum net_proto p)

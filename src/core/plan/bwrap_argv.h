@@ -73,6 +73,8 @@ struct bw_plan {
 	 * the plan protects there (made read-only or watched in the other modes), and the ones
 	 * git runs from (core.hooksPath) */
 	struct strv review_named, review_never;
+	bool publish;         /* --publish: launch hands init the publish channel (ctl.h
+			       * CTL_PUBLISH), on which init connects to the published ports */
 	struct bw_limits {    /* the jail's limits (core/plan/limits.h values) and how they hold */
 		uint64_t memory, pids;
 		int mech;            /* enum limits_mech (cgroup.h) */

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "core/plan/limits.h"
+#include "core/plan/netask.h"
 #include "core/plan/netrules.h"
+#include "core/plan/publish.h"
 #include "core/plan/suggest.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -96,6 +98,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->allow_domains);
 	strv_free(&p->deny_domains);
 	strv_free(&p->map_hosts);
+	strv_free(&p->publish);
 	memset(p, 0, sizeof *p);
 }
 
@@ -148,6 +151,19 @@ int fs_mode_parse(const char *s, enum fs_mode *out)
 		*out = FS_REVIEW;
 	else
 		return -1;
+	return 0;
+}
+
+int net_mode_parse_ask(const char *s, enum net_mode *out, bool *ask)
+{
+	if (!strcmp(s, "ask")) {
+		*out = NET_ALLOW;
+		*ask = true;
+		return 0;
+	}
+	if (net_mode_parse(s, out) < 0)
+		return -1;
+	*ask = false;
 	return 0;
 }
 
@@ -207,7 +223,8 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
 	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
-	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_HOME };
+	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_HOME, OPT_PUBLISH,
+	      OPT_ASK_TIMEOUT };
 
 static const struct {
 	const char *name;
@@ -222,7 +239,8 @@ static const struct {
 		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true},
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
 		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false},
-		{"--home", OPT_HOME, true}};
+		{"--home", OPT_HOME, true}, {"--publish", OPT_PUBLISH, true},
+		{"--ask-timeout", OPT_ASK_TIMEOUT, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -308,7 +326,7 @@ static int push_net_entry(struct strv *v, const char *flag, const char *spec, st
 
 /* Apply one option with its value (NULL for flags). */
 static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
-		     struct run_request *out, bool *net_given, struct err *e)
+		     struct run_request *out, bool *net_given, bool *publish_given, struct err *e)
 {
 	struct policy *p = &out->pol;
 	switch (id) {
@@ -336,8 +354,8 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 					 "kept in agentjail's state");
 		return 0;
 	case OPT_NET:
-		if (net_mode_parse(v, &p->net) < 0)
-			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow");
+		if (net_mode_parse_ask(v, &p->net, &p->ask) < 0)
+			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow, ask");
 		*net_given = true;
 		return 0;
 	case OPT_ALLOW_DOMAIN:
@@ -346,6 +364,24 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		return push_net_entry(&p->deny_domains, "--deny-domain", v, e);
 	case OPT_MAP_HOST:
 		return push_net_entry(&p->map_hosts, "--map-host", v, e);
+	case OPT_ASK_TIMEOUT: {
+		char *end = NULL;
+		long t = strtol(v, &end, 10);
+		if (!*v || *end || t < 1 || t > NETASK_TIMEOUT_MAX)
+			return usage_err(e, v, "--ask-timeout needs a number of seconds from 1 to %d",
+					 NETASK_TIMEOUT_MAX);
+		p->ask_timeout = (int)t;
+		return 0;
+	}
+	case OPT_PUBLISH: {
+		struct publish pub;
+		if (publish_parse(v, &pub, e) < 0)
+			return -1;
+		if (!strv_contains(&p->publish, v))
+			strv_push(&p->publish, v);
+		*publish_given = true;
+		return 0;
+	}
 	case OPT_WORKSPACE: {
 		free(p->workspace);
 		char *exp = path_expand_home(ctx->home, v);
@@ -402,6 +438,9 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 	strv_copy(&p->allow_domains, &b->allow_domains);
 	strv_copy(&p->deny_domains, &b->deny_domains);
 	strv_copy(&p->map_hosts, &b->map_hosts);
+	strv_copy(&p->publish, &b->publish);
+	p->ask = b->ask;
+	p->ask_timeout = b->ask_timeout;
 }
 
 int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
@@ -417,9 +456,10 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		return usage_err(e, ctx->env_fs,
 				 "AGENTJAIL_FS has an unknown filesystem mode (%s)",
 				 "read-only, workspace-write, review or danger-full-access");
-	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
+	if (ctx->env_net && *ctx->env_net &&
+	    net_mode_parse_ask(ctx->env_net, &p->net, &p->ask) < 0)
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
-				 "off, on or allow");
+				 "off, on, allow or ask");
 	if (ctx->env_memory && *ctx->env_memory &&
 	    parse_memory(ctx->env_memory, "AGENTJAIL_MEMORY", &p->memory, e) < 0)
 		return -1;
@@ -431,6 +471,7 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	if (!env_net && !base_net)
 		p->net = ctx->net_default; /* agents: allow; run: off */
 	bool net_given = false; /* --net on the command line */
+	bool publish_given = false; /* --publish on the command line */
 	/* the configuration's lists do not imply --net allow: only flags do */
 	size_t base_lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n;
 
@@ -468,7 +509,7 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 			else
 				return usage_err(e, a, "option %s needs a value", run_opts[k].name);
 		}
-		if (apply_opt(run_opts[k].id, v, ctx, out, &net_given, e) < 0)
+		if (apply_opt(run_opts[k].id, v, ctx, out, &net_given, &publish_given, e) < 0)
 			return -1;
 	}
 	for (; i < argc; i++)
@@ -495,6 +536,12 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		strv_free(&p->deny_domains);
 		strv_free(&p->map_hosts);
 	}
+	/* the configuration's published ports serve off and allow: under on the jail's servers
+	 * listen on the host's loopback already (a --publish flag with on is refused) */
+	if (!publish_given && p->net == NET_ON)
+		strv_free(&p->publish);
+	if (p->net != NET_ALLOW) /* asking is a way of allowing */
+		p->ask = false;
 	return 0;
 }
 
@@ -568,6 +615,27 @@ static int check_net(const struct policy *p, struct err *e)
 	return 0;
 }
 
+/* --publish: each entry parses, no host port twice; not with --net on. */
+static int check_publish(const struct policy *p, struct err *e)
+{
+	if (!p->publish.n)
+		return 0;
+	if (p->net == NET_ON) {
+		err_set(e, 0, p->publish.v[0],
+			"contradictory policy: --net on with --publish: the jail shares the host's "
+			"network, so a server in it listens on the host's loopback already");
+		err_hint(e, "drop --publish, or keep the jail's own network with --net off or "
+			    "--net allow");
+		return -1;
+	}
+	struct publish *v = NULL;
+	size_t n = 0;
+	if (publish_list(&p->publish, &v, &n, e) < 0)
+		return -1;
+	free(v);
+	return 0;
+}
+
 int policy_validate(const struct policy *p, const char *home, struct err *e)
 {
 	if (p->fs == FS_DANGER_FULL && p->net != NET_ON) {
@@ -583,7 +651,7 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 		err_hint(e, "drop --home persist, or keep a jail with --fs workspace-write");
 		return -1;
 	}
-	if (check_net(p, e) < 0)
+	if (check_net(p, e) < 0 || check_publish(p, e) < 0)
 		return -1;
 	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
 		err_set(e, 0, "/", "the workspace cannot be /");
@@ -723,6 +791,12 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "deny_domains", strv_json(&p->deny_domains));
 	if (p->map_hosts.n)
 		json_object_set_new(o, "map_hosts", strv_json(&p->map_hosts));
+	if (p->publish.n)
+		json_object_set_new(o, "publish", strv_json(&p->publish));
+	if (p->ask)
+		json_object_set_new(o, "ask", json_true());
+	if (p->ask_timeout)
+		json_object_set_new(o, "ask_timeout", json_integer(p->ask_timeout));
 	if (p->profile) {
 		json_object_set_new(o, "profile", jstr(p->profile));
 		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
@@ -803,6 +877,11 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	if (json_string_value(json_object_get(o, "backend_auto")))
 		out->backend_auto = xstrdup(json_string_value(json_object_get(o, "backend_auto")));
 	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
+	out->ask = json_is_true(json_object_get(o, "ask"));
+	if (json_is_integer(json_object_get(o, "ask_timeout")) &&
+	    json_integer_value(json_object_get(o, "ask_timeout")) >= 1 &&
+	    json_integer_value(json_object_get(o, "ask_timeout")) <= NETASK_TIMEOUT_MAX)
+		out->ask_timeout = (int)json_integer_value(json_object_get(o, "ask_timeout"));
 	if (json_string_value(json_object_get(o, "cache")) &&
 	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
 		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",
@@ -831,6 +910,7 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "allow_domains", &out->allow_domains, e) < 0 ||
 	    json_strv(o, "deny_domains", &out->deny_domains, e) < 0 ||
 	    json_strv(o, "map_hosts", &out->map_hosts, e) < 0 ||
+	    json_strv(o, "publish", &out->publish, e) < 0 ||
 	    limit_from_json(o, "memory", &out->memory, e) < 0 ||
 	    limit_from_json(o, "pids", &out->pids, e) < 0)
 		goto out;

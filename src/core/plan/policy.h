@@ -54,6 +54,13 @@ struct policy {
 	struct strv allow_domains; /* --allow-domain, plus an agent profile's domains */
 	struct strv deny_domains;  /* --deny-domain */
 	struct strv map_hosts;     /* --map-host NAME=ADDR */
+	/* --publish [HOSTPORT:]PORT (core/plan/publish.h): the jail's loopback ports reachable on
+	 * the host's 127.0.0.1; for --net off and allow (under on the jail is on the host's) */
+	struct strv publish;
+	/* --net ask (core/plan/netask.h): with --net allow, what the rules refuse waits for the
+	 * person's answer, for ask_timeout seconds (0: NETASK_TIMEOUT_S) */
+	bool ask;
+	int ask_timeout;
 	uint64_t memory;          /* --memory bytes; LIMIT_UNSET (default) or LIMIT_UNLIMITED */
 	bool memory_default;      /* memory is the host-derived default, not asked for: only a
 				   * cgroup scope enforces it (as RLIMIT_DATA it would break
@@ -122,6 +129,8 @@ const char *fs_mode_name(enum fs_mode m);
 const char *net_mode_name(enum net_mode m);
 int fs_mode_parse(const char *s, enum fs_mode *out);   /* 0 or -1 */
 int net_mode_parse(const char *s, enum net_mode *out); /* 0 or -1 */
+/* net_mode_parse, and "ask": allow with *ask set. 0 or -1 */
+int net_mode_parse_ask(const char *s, enum net_mode *out, bool *ask);
 
 /* Parse `run`'s arguments (argv[0] is the first argument after "run").
  * On error fills e (usage errors) and returns -1: the caller exits 2. */

@@ -15,6 +15,7 @@
 #include "core/backend/report.h"
 #include "core/confine/landlock.h"
 #include "core/review/changeset.h"
+#include "core/plan/netask.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -50,9 +51,13 @@ static void net_allow_banner(const struct policy *p, const struct backend_io *io
 	_cleanup_free_ char *extra = p->map_hosts.n || p->deny_domains.n
 		? xasprintf("; %zu mapped, %zu denied", p->map_hosts.n, p->deny_domains.n)
 		: NULL;
-	report_warn(io, "network: allow-list (%zu domain%s%s)%s; everything else refused",
-		    p->allow_domains.n, p->allow_domains.n == 1 ? "" : "s", sb_str(&b),
-		    extra ? extra : "");
+	_cleanup_free_ char *rest =
+		p->ask ? xasprintf("everything else waits while you are asked (denied after %d s "
+				   "without an answer)",
+				   p->ask_timeout ? p->ask_timeout : NETASK_TIMEOUT_S)
+		       : xstrdup("everything else refused");
+	report_warn(io, "network: allow-list (%zu domain%s%s)%s; %s", p->allow_domains.n,
+		    p->allow_domains.n == 1 ? "" : "s", sb_str(&b), extra ? extra : "", rest);
 	sb_free(&b);
 }
 
@@ -167,6 +172,12 @@ static void review_end(const struct run_request *req, const struct jail *j,
 	rr->lock = -1;
 }
 
+static int on_publish(void *arg, int chan, struct err *e)
+{
+	struct hooks_ctx *h = arg;
+	return h->io->publish(h->io->arg, chan, e);
+}
+
 static int bwrap_launch(struct run_request *req, struct jail *j, const struct backend_io *io)
 {
 	const struct bw_plan *plan = &j->plan;
@@ -193,13 +204,27 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 		free(bwrap);
 		return EXIT_JAIL;
 	}
+	/* --publish's host ports (one in use: nothing runs), --net ask's hub */
+	struct backend_ext x = {0};
+	if (io->net_prepare(io->arg, &x, &e) < 0) {
+		review_end(req, j, io, &rr);
+		free(bwrap);
+		io->error(io->arg, &e);
+		return EXIT_USAGE;
+	}
 	io->begin(io->arg);
 	struct hooks_ctx hc = {io, plan, bwrap};
 	struct launch_hooks hooks = {.started = on_started,
 				     .violation = on_violation,
 				     .net_ready = plan->net_allow ? on_net_ready : NULL,
 				     .net_capture = plan->net_allow ? on_net_capture : NULL,
-				     .arg = &hc};
+				     .publish = plan->publish ? on_publish : NULL,
+				     .arg = &hc,
+				     .ext_fill = x.fill,
+				     .ext_handle = x.handle,
+				     .ext_arg = x.arg,
+				     .ask = x.ask,
+				     .jail = x.jail};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);

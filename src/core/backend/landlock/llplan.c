@@ -434,6 +434,25 @@ int llplan_policy_check(const struct policy *p, struct err *e)
 		err_hint(e, "run with --backend local (the bwrap jail), or --fs workspace-write");
 		return -1;
 	}
+	if (p->publish.n) {
+		/* no network namespace: the jail's loopback is the host's, where any program of
+		 * the host reaches a server at once, on its own port only; and Landlock lets it
+		 * bind no port (doc/design.md §4c) */
+		err_set(e, 0, p->publish.v[0], "--publish cannot be used with --backend landlock: it "
+					       "has no network of its own");
+		err_hint(e, "a server there would listen on the host's own loopback, and binding a "
+			    "port is refused there; run it in the bwrap jail (--backend local)");
+		return -1;
+	}
+	if (p->ask) {
+		/* its proxy asks nobody: no terminal of agentjail's between the command and the
+		 * user, no supervising loop to serve the questions' control socket */
+		err_set(e, 0, "--net ask", "--net ask cannot be used with --backend landlock: it has "
+					   "nobody to ask");
+		err_hint(e, "run with --net allow (what is not listed is refused), or in the bwrap "
+			    "jail (--backend local)");
+		return -1;
+	}
 	if (p->home != HOME_PERSIST)
 		return 0;
 	err_set(e, 0, "--home persist", "the landlock backend cannot give a jail its persisted home");

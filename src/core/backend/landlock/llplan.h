@@ -67,7 +67,8 @@ struct ll_plan {
 #define LLP_TMP_VARS "TMPDIR", "TMP", "TEMP", "TEMPDIR"
 
 /* What this backend refuses before anything is made (exit 2): --home persist (it binds the
- * persisted home at $HOME, and without mounts there is no $HOME but the real one). */
+ * persisted home at $HOME, and without mounts there is no $HOME but the real one); --publish
+ * (without a network namespace the jail's loopback is the host's). */
 int llplan_policy_check(const struct policy *p, struct err *e) WUR;
 /* Derive the ruleset from a bwrap plan built for the policy pol. tmpdir is the private
  * temporary directory the runner makes (it replaces bwrap's /tmp, /var/tmp, /dev/shm and /run

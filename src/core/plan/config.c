@@ -117,13 +117,7 @@ static int type_err(struct err *e, const char *file, const struct toml_value *v,
 
 static bool env_name_ok(const char *s)
 {
-	if (!*s || (*s >= '0' && *s <= '9'))
-		return false;
-	for (; *s; s++)
-		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
+	return env_name_valid(s, strlen(s));
 }
 
 /* One list entry, checked for its key: 0 or -1 with e. */

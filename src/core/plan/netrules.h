@@ -47,6 +47,9 @@ int net_host_normalize(const char *in, char **out, struct err *e) WUR;
  * e names the entry and what is wrong ("*.com" and a bare "*" are refused). */
 int netrule_parse(const char *spec, struct netrule *out, struct err *e) WUR;
 void netrule_free(struct netrule *r);
+/* Whether rule r's host (a name, a wildcard's subdomains, an IP's text) is this normalized
+ * host; the port is not looked at. */
+bool netrule_host_matches(const struct netrule *r, const char *host);
 /* "NAME=ADDR" with ADDR an IPv4 or IPv6 literal (brackets allowed). */
 int netmap_parse(const char *spec, struct netmap *out, struct err *e) WUR;
 void netmap_free(struct netmap *m);

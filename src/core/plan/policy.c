@@ -155,7 +155,7 @@ bool env_name_forbidden(const char *name)
 	return false;
 }
 
-static bool env_name_valid(const char *name, size_t n)
+bool env_name_valid(const char *name, size_t n)
 {
 	if (n == 0 || (name[0] >= '0' && name[0] <= '9'))
 		return false;

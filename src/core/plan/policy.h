@@ -122,6 +122,8 @@ const char *policy_opt_closest(const char *arg, const char *const *more);
 /* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
 int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;
 
+/* Whether name[0, n) is a variable name: letters, digits and _, not starting with a digit. */
+bool env_name_valid(const char *name, size_t n);
 /* Whether a variable name may be passed with --env (never LD_*, BASH_ENV, …). */
 bool env_name_forbidden(const char *name);
 

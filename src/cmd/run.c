@@ -29,6 +29,8 @@
 #include "util/uuid.h"
 
 
+extern char **environ;
+
 static const char usage[] =
 	"usage: agentjail run [POLICY] [--] CMD [ARG...]\n"
 	"POLICY:\n"
@@ -44,7 +46,13 @@ static const char usage[] =
 	"  --workspace DIR              the project (default: the current directory)\n"
 	"  --rw PATH  --ro PATH  --hide PATH   extra writable, read-only, masked paths\n"
 	"  --dev PATH                   a character device (e.g. /dev/kvm)\n"
-	"  --env NAME[=VALUE]           pass a variable (its value is never shown)\n"
+	"  --env NAME[=VALUE]           pass a variable (its value is never shown); under --net\n"
+	"                               allow a secret's variable holds a placeholder, its\n"
+	"                               value added at the proxy for its hosts only\n"
+	"  --allow-http 'METHOD HOST/PATH'  only such requests to HOST (inspected inside TLS);\n"
+	"                               implies --net allow\n"
+	"  --ssh-agent                  an ssh agent inside that signs only for allowed hosts\n"
+	"  --gpg-agent                  gpg-agent's restricted socket and the public keyring\n"
 	"  --allow-ptrace               let debuggers work inside (ptrace, process_vm_*)\n"
 	"  --agent-writable-instructions  agents: their instruction files (CLAUDE.md, commands/,\n"
 	"                               skills/, …) writable; read-only by default\n"
@@ -257,6 +265,11 @@ void cmd_dry_run_notes(const struct policy *p)
 	_cleanup_free_ char *note = net_wildcard_note(&p->allow_domains);
 	if (note)
 		printf("# note: %s\n", note);
+	for (size_t i = 0; i < p->secrets.n; i++) { /* where a value comes from, never one */
+		_cleanup_free_ char *line = secret_describe(&p->secrets.v[i]);
+		_cleanup_free_ char *shown = fmt_clean(line);
+		printf("# secret: %s\n", shown);
+	}
 }
 
 int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan)
@@ -409,6 +422,12 @@ int cmd_run_request(struct run_request *req)
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
+	/* the secrets this run uses (doc/design.md §4d): the bwrap jail under --net allow only */
+	struct strv host_env = STRV_INIT;
+	if (req->pol.backend == BACKEND_LOCAL)
+		strv_push_all(&host_env, environ);
+	policy_secrets_activate(&req->pol, &host_env);
+	strv_free(&host_env);
 	struct sess_rec rec = {0};
 	int rc = req->pol.fs == FS_DANGER_FULL		   ? run_full_access(req, &rec)
 		 : req->pol.backend == BACKEND_LANDLOCK ? cmd_ll_run(req, &rec)

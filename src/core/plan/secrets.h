@@ -5,7 +5,6 @@
  * only. Definitions come from the user's or the system's configuration ([secret.NAME]) or are
  * built in (the agents' own keys). Pure: no value is read here (core/host/secretsrc.h does). */
 #pragma once
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -72,8 +71,9 @@ int secret_value_check(const char *name, const char *value, size_t len, struct e
 
 /* JSON for a stored policy: [{"name", "hosts", "header", "env"|"command"}] (no value: there is
  * none here). */
-json_t *secrets_to_json(const struct secret_set *s);
-int secrets_from_json(const json_t *a, struct secret_set *out, struct err *e) WUR;
+struct json_t; /* jansson's json_t: this header is also read where jansson is not (the init) */
+struct json_t *secrets_to_json(const struct secret_set *s);
+int secrets_from_json(const struct json_t *a, struct secret_set *out, struct err *e) WUR;
 
 /* One line for --dry-run and doctor: "ANTHROPIC_API_KEY → api.anthropic.com in x-api-key,
  * value from $ANTHROPIC_API_KEY" (never a value). Allocated. */

@@ -78,7 +78,12 @@ LDLIBS += $(PKG_LIBS)
 # these sources and the library; agentjail links src/cmd/remote_exec.c (which execs it) instead.
 REMOTE_SRC := src/remote_main.c src/cmd/osbrun.c src/core/diag/doctor_remote.c \
 	$(sort $(wildcard src/core/remote/*.c))
-LIB_SRC := $(sort $(filter-out $(REMOTE_SRC),$(shell find src -name '*.c' ! -name main.c \
+# The TLS inspector and ssh-agent filter (doc/design.md §4d): agentjail-tls, linked dynamically
+# with OpenSSL (libssl3) from these sources and the library; agentjail never links OpenSSL.
+TLS_SRC := src/tls_main.c $(sort $(wildcard src/core/tls/*.c))
+OPENSSL_CFLAGS := $(shell $(PKG_CONFIG) --cflags openssl 2>/dev/null)
+OPENSSL_LIBS := $(shell $(PKG_CONFIG) --libs openssl 2>/dev/null)
+LIB_SRC := $(sort $(filter-out $(REMOTE_SRC) $(TLS_SRC),$(shell find src -name '*.c' ! -name main.c \
 	! -name init_main.c)))
 # The seccomp programs, generated at build time (see SCGEN below), are part of the library.
 SC_PREBUILT := $(BUILD)/gen/seccomp_prebuilt
@@ -96,6 +101,7 @@ BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
 INIT := $(BUILD)/agentjail-init
 REMOTE := $(BUILD)/agentjail-remote
+TLS := $(BUILD)/agentjail-tls
 
 # The jail's init (doc/design.md §2, §7): its own small program, exec'd on every run as the
 # jail's PID 1, so linked statically against musl (musl-gcc, Debian's musl-tools; INIT_CC=cc
@@ -112,11 +118,12 @@ INIT_CC ?= musl-gcc
 .PHONY: all check test t unit-check clean install uninstall deps run bench format fuzz clang-build man
 all: agentjail
 
-agentjail: $(BIN) $(INIT) $(REMOTE)
+agentjail: $(BIN) $(INIT) $(REMOTE) $(TLS)
 ifneq ($(SAN),1)
 	@cp -f $(BIN) $@
 	@cp -f $(INIT) $@-init
 	@cp -f $(REMOTE) $@-remote
+	@cp -f $(TLS) $@-tls
 else
 	@true
 endif
@@ -130,6 +137,11 @@ $(TESTBIN): $(TB_OBJ)
 # (its own objects first: they define what remote_exec.o does in the archive, which stays out)
 $(REMOTE): $(REMOTE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libagentjail.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CURL_LIBS)
+
+$(TLS): $(TLS_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libagentjail.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(OPENSSL_LIBS) -lpthread
+
+$(TLS_SRC:%.c=$(BUILD)/%.o): CFLAGS += $(OPENSSL_CFLAGS)
 
 ifeq ($(SAN),1)
 $(INIT): $(INIT_SRC:%.c=$(BUILD)/%.o)
@@ -212,6 +224,7 @@ clang-build:
 	@if command -v clang >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory CC=clang INIT_CC=clang BUILD=build/clang SAN= \
 	    build/clang/agentjail build/clang/agentjail-init build/clang/agentjail-remote \
+	    build/clang/agentjail-tls \
 	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 
@@ -237,7 +250,7 @@ fuzz: $(SC_PREBUILT).c
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
+test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
@@ -245,7 +258,7 @@ test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) 
 # A few tests while working: `make t T="tests/sh/65-limits.t build/rel/tests/unit/test_limits"`
 # builds the binaries and helpers (and the unit tests named), then runs prove on T only.
 T ?=
-t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
+t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP prove -f $(T)
 
@@ -276,7 +289,7 @@ build/man/%: doc/%.scd
 
 # `make install` puts the binary, the jail's init (PREFIX/libexec/agentjail/init, where
 # agentjail at PREFIX/bin looks for it), the remote backend (PREFIX/libexec/agentjail/remote,
-# the same way), the manual pages and the shell completions under
+# the same way), the TLS inspector (PREFIX/libexec/agentjail/tls, the same way), the manual pages and the shell completions under
 # $(DESTDIR)$(PREFIX); `make uninstall` removes exactly those files (and the directories that
 # are left empty under a DESTDIR staging tree; with no DESTDIR, only libexec/agentjail, which is
 # ours alone).
@@ -285,17 +298,18 @@ BASH_COMP_DIR := $(PREFIX)/share/bash-completion/completions
 ZSH_COMP_DIR := $(PREFIX)/share/zsh/site-functions
 FISH_COMP_DIR := $(PREFIX)/share/fish/vendor_completions.d
 INIT_DIR := $(PREFIX)/libexec/agentjail
-INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote \
+INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote $(INIT_DIR)/tls \
 	$(foreach m,$(MAN_PAGES),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(if $(wildcard contrib/completions/agentjail.bash),$(BASH_COMP_DIR)/agentjail) \
 	$(if $(wildcard contrib/completions/_agentjail),$(ZSH_COMP_DIR)/_agentjail) \
 	$(if $(wildcard contrib/completions/agentjail.fish),$(FISH_COMP_DIR)/agentjail.fish)
 
-install: $(BIN) $(INIT) $(REMOTE) $(MAN_PAGES)
+install: $(BIN) $(INIT) $(REMOTE) $(TLS) $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(INIT_DIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
 	install -m 0755 $(INIT) $(DESTDIR)$(INIT_DIR)/init
 	install -m 0755 $(REMOTE) $(DESTDIR)$(INIT_DIR)/remote
+	install -m 0755 $(TLS) $(DESTDIR)$(INIT_DIR)/tls
 	@for m in $(MAN_PAGES); do s=$${m##*.}; \
 	  install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
 	  install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; done
@@ -326,6 +340,6 @@ format:
 	clang-format -i $$(find src tests -name '*.[ch]')
 
 clean:
-	rm -rf build agentjail agentjail-init agentjail-remote
+	rm -rf build agentjail agentjail-init agentjail-remote agentjail-tls
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -75,6 +75,9 @@ int cmd_shim_in_jail(const char *exe, char **argv);
  * the same path): jail_prepare with its errors printed. 0, or the exit code to return.
  * jail_free is needed either way. */
 int cmd_jail_prepare(struct run_request *req, struct jail *j);
+/* The same with what a run's secrets and agents add to the view (cmd/secrun.h), or NULL. */
+struct hf_secrets;
+int cmd_jail_prepare_sec(struct run_request *req, struct jail *j, const struct hf_secrets *sec);
 /* --dry-run's notes on a policy: "# note: …" for each thing it allows that the user may not
  * expect (a wildcard allow entry: names under it are looked up by the host's resolver). */
 void cmd_dry_run_notes(const struct policy *p);
@@ -87,6 +90,11 @@ void cmd_print_would_run(const struct run_request *req);
  * user must know and returns the exit status. */
 struct sess_rec;
 int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *rec);
+/* The same with the run's secrets and agents (cmd/secrun.h: agentjail-tls starts with the
+ * proxy), or NULL. */
+struct secrun;
+int cmd_jail_launch_sec(struct run_request *req, struct jail *j, struct sess_rec *rec,
+			struct secrun *sr);
 
 /* The session record of one run (cmd/record.c). A store that cannot be opened or written
  * costs one warning; the run goes on. */

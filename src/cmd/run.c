@@ -12,6 +12,7 @@
 #include "cmd/netrun.h"
 #include "cmd/osbrun.h"
 #include "cmd/runlines.h"
+#include "cmd/secrun.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/netrules.h"
 #include "core/confine/cgroup.h"
@@ -325,6 +326,12 @@ static int start_failed(void)
 
 int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *rec)
 {
+	return cmd_jail_launch_sec(req, j, rec, NULL);
+}
+
+int cmd_jail_launch_sec(struct run_request *req, struct jail *j, struct sess_rec *rec,
+			struct secrun *sr)
+{
 	const struct bw_plan *plan = &j->plan;
 	char *bwrap = NULL;
 	struct err e = {0};
@@ -344,7 +351,7 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol);
 	runlines_start(req);
-	struct netrun net = {.pol = &req->pol, .rec = rec};
+	struct netrun net = {.pol = &req->pol, .rec = rec, .sr = sr};
 	struct rec_hook rh = {rec, req, plan, bwrap, &net};
 	struct launch_hooks hooks = {.started = rec ? rec_started : NULL,
 				     .violation = live_violation,
@@ -386,8 +393,13 @@ int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *re
 
 int cmd_jail_prepare(struct run_request *req, struct jail *j)
 {
+	return cmd_jail_prepare_sec(req, j, NULL);
+}
+
+int cmd_jail_prepare_sec(struct run_request *req, struct jail *j, const struct hf_secrets *sec)
+{
 	struct err e = {0};
-	struct jail_prep o = {.make_caches = !req->dry_run};
+	struct jail_prep o = {.make_caches = !req->dry_run, .sec = sec};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
 	if (st == JAIL_READY) {
 		for (size_t i = 0; i < req->pol.hide.n; i++)
@@ -403,11 +415,20 @@ int cmd_jail_prepare(struct run_request *req, struct jail *j)
 
 static int run_jailed(struct run_request *req, struct sess_rec *rec)
 {
+	struct secrun sr; /* doc/design.md §4d */
+	int rc = secrun_prepare(&sr, req);
+	if (rc) {
+		secrun_free(&sr);
+		return rc;
+	}
 	struct jail j;
-	int rc = cmd_jail_prepare(req, &j);
-	if (rc == 0)
-		rc = req->dry_run ? cmd_jail_dry_run(req, &j.plan) : cmd_jail_launch(req, &j, rec);
+	rc = cmd_jail_prepare_sec(req, &j, &sr.sec);
+	if (rc == 0 && req->dry_run)
+		rc = cmd_jail_dry_run(req, &j.plan);
+	else if (rc == 0 && (rc = secrun_values(&sr, req)) == 0)
+		rc = cmd_jail_launch_sec(req, &j, rec, &sr);
 	jail_free(&j);
+	secrun_free(&sr);
 	return rc;
 }
 

@@ -26,11 +26,12 @@ my %allowed = (
 	session => [qw(plan util)],
 	net => [qw(plan util)],
 	remote => [qw(plan util)],
+	tls => [qw(net plan util)],
 	host => [qw(confine plan util)],
 	jail => [qw(host confine plan util)],
 	diag => [qw(jail host confine session remote plan util)],
 	cmd => [qw(diag jail host confine session net remote plan util)],
-	main => [qw(cmd diag jail host confine session net remote plan util)],
+	main => [qw(cmd diag jail host confine session net remote tls plan util)],
 );
 
 # The system headers plan/ may include: none of them declares a system call of consequence
@@ -49,7 +50,8 @@ my $plan_calls = qr/(?<![\w.>])(fopen|freopen|popen|open|openat|openat2|creat|re
 
 sub folder_of {
 	my ($rel) = @_; # relative to src/
-	return 'main' if $rel eq 'main.c' || $rel eq 'init_main.c' || $rel eq 'remote_main.c'; # the programs
+	return 'main' if $rel eq 'main.c' || $rel eq 'init_main.c' || $rel eq 'remote_main.c' ||
+		$rel eq 'tls_main.c'; # the programs
 	return $1 if $rel =~ m{^(cmd|util)/[^/]+$};
 	return $1 if $rel =~ m{^core/([a-z_]+)/[^/]+$};
 	return undef;

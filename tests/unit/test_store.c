@@ -288,6 +288,7 @@ static const char *const seed_sql[STORE_SCHEMA_VERSION] = {
 	[2] = SEED_V2,
 	[3] = SEED_V2,
 	[4] = SEED_V2,
+	[5] = SEED_V2,
 };
 
 /* The seeded rows, read through the API of the latest version. */
@@ -1036,6 +1037,40 @@ static void migration_5_backfills_failed(void **state)
 	store_close(st);
 }
 
+/* Migration 6 rebuilds net_events for 'https' (a request refused inside an inspected tunnel)
+ * and 'ssh-agent' (a signature): the rows and their failed flags stay, the new kinds are stored
+ * and read back (issue 29). */
+static void migration_6_https_and_ssh_agent(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_at(f, 5);
+	sql(st, SEED_V2);
+	sql(st, "INSERT INTO net_events (session_id, attempt, at_ms, proto, host, port, allowed,"
+		" rule, addr, bytes_up, bytes_down, dur_ms, error, failed) VALUES"
+		" ('" ID(1) "', 1, 1, 'connect', 'pypi.org', 443, 1, 'pypi.org', '', 0, 0, 0,"
+		"  'could not resolve: Domain name not found', 1);");
+	store_close(st);
+	st = open_ok(f, NULL);
+	assert_int_equal(sql_int(st, "SELECT failed FROM net_events WHERE at_ms = 1"), 1);
+	struct err e = {0};
+	struct net_event ev[2] = {
+		{.at_ms = 3, .proto = NP_HTTPS, .host = "github.com", .port = 443, .allowed = false,
+		 .rule = "POST github.com/gists is not allowed by the request rules"},
+		{.at_ms = 4, .proto = NP_SSH_AGENT, .host = "github.com", .port = 22, .allowed = true,
+		 .rule = "signed as git with SHA256:abc (ED25519)"},
+	};
+	assert_int_equal(store_add_net_events(st, ID(1), 0, ev, 2, &e), 0);
+	struct net_row *rows = NULL;
+	size_t n = 0;
+	assert_int_equal(store_net_events(st, ID(1), 0, 0, &rows, &n, &e), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(rows[1].ev.proto, NP_HTTPS);
+	assert_int_equal(rows[2].ev.proto, NP_SSH_AGENT);
+	assert_string_equal(rows[2].ev.rule, "signed as git with SHA256:abc (ED25519)");
+	free(rows);
+	store_close(st);
+}
+
 /* A batch lands whole or not at all: the disk fills up in the middle of one. */
 static void net_events_batch_is_atomic(void **state)
 {
@@ -1427,6 +1462,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(net_events_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(migration_5_backfills_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(migration_6_https_and_ssh_agent, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_batch_is_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(rm_cascades, setup, teardown),

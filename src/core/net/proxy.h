@@ -14,6 +14,9 @@
 struct proxy_listeners {
 	int tcp4, tcp6;           /* listening 127.0.0.1:3128 and [::1]:3128 (-1 if absent) */
 	int dns_udp, dns_tcp;     /* bound/listening 127.0.0.1:53 */
+	int inspect_fd;           /* agentjail-tls's control socket (doc/design.md §4d): the
+				   * tunnels rules->inspect names go there, its events come back;
+				   * 0 or -1: none (then nothing is inspected) */
 };
 
 /* Called from the proxy's own writer (never from the relay's path) with events in batches,
@@ -32,5 +35,7 @@ struct proxy;
  * failure). rules must outlive the proxy. */
 int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 		net_event_sink sink, void *arg, struct proxy **out, struct err *e) WUR;
-/* Stop: close the listeners and every connection, deliver the remaining events, join, free. */
+/* Stop: close the listeners and every connection, let agentjail-tls finish (its events read
+ * until it closes the control socket, at most 2 s), deliver the remaining events, join, free.
+ * The control socket is closed; reaping the helper is its starter's. */
 void proxy_stop(struct proxy *p, struct proxy_stats *st);

@@ -9,11 +9,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "core/net/httpreq.h"
 #include "core/net/proxy.h"
+#include "core/plan/inspectmsg.h"
 
 /* What an epoll registration points at: every registered object starts with one. */
 enum px_kind { PK_STOP, PK_LISTEN, PK_DNS_UDP, PK_DNS_LISTEN, PK_ARES, PK_CLIENT, PK_UPSTREAM,
-	       PK_DNS_TCP };
+	       PK_DNS_TCP, PK_INSPECT };
 struct px_handle {
 	enum px_kind kind;
 	int fd;
@@ -44,6 +46,8 @@ struct proxy {
 	struct px_handle stop_h;           /* eventfd: proxy_stop writes it */
 	struct px_handle listen_h[2];      /* tcp4, tcp6 */
 	struct px_handle udp_h, dnsl_h;    /* the DNS stub: UDP, TCP listener */
+	struct px_handle inspect_h;        /* agentjail-tls's control socket, -1 when none */
+	uint64_t inspect_ids;              /* the last tunnel id handed over */
 	const struct netrules *rules;
 	ares_channel ch;
 	bool ares_ok;
@@ -92,6 +96,21 @@ int px_send(int fd, const void *buf, size_t len, size_t *off);
 int px_recv(int fd, void *buf, size_t cap, size_t *len);
 void px_event_init(struct net_event *ev, enum net_proto proto, const char *host, uint16_t port);
 void px_addr_text(int family, const uint8_t *addr, char *out, size_t cap);
+
+/* proxy_inspect.c (doc/design.md §4d) */
+/* Whether a tunnel to host (normalized) at port, whose first bytes fb_judge passed (tls: they
+ * are a ClientHello; http: an HTTP head on port 80), goes to agentjail-tls. */
+bool px_inspect_wanted(const struct proxy *p, const char *host, bool tls, bool http);
+/* Hand the tunnel over: its client and upstream sockets and the bytes held. 0 sent (the
+ * caller closes its copies and leaves the event to agentjail-tls), -1 not (it is gone: the
+ * caller refuses the tunnel, never relays it unread). */
+int px_inspect_send(struct proxy *p, const struct im_tunnel *t, int client_fd, int upstream_fd);
+void px_inspect_ready(struct proxy *p);  /* PK_INSPECT readable: its events */
+void px_inspect_finish(struct proxy *p); /* proxy_stop: read its last events, close */
+/* A plain HTTP request (absolute URI) to an inspected host: -1 with the refusal's reason and
+ * whether it is an exfiltration attempt. */
+int px_inspect_plain(const struct proxy *p, const char *host, uint16_t port, const char *buf,
+		     size_t len, const struct http_req *q, char *reason, size_t cap);
 
 /* proxy_dns.c */
 void px_dns_udp_ready(struct proxy *p);

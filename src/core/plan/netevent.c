@@ -8,6 +8,8 @@ static const char *const proto_names[] = {
 	[NP_HTTP] = "http",
 	[NP_SOCKS] = "socks",
 	[NP_DNS] = "dns",
+	[NP_HTTPS] = "https",
+	[NP_SSH_AGENT] = "ssh-agent",
 };
 
 const char *net_proto_name(enum net_proto p)

@@ -4,7 +4,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum net_proto { NP_CONNECT, NP_HTTP, NP_SOCKS, NP_DNS };
+enum net_proto {
+	NP_CONNECT, NP_HTTP, NP_SOCKS, NP_DNS,
+	NP_HTTPS,     /* a request inside an inspected tunnel, refused (doc/design.md §4d) */
+	NP_SSH_AGENT, /* a signature asked of the filtered ssh agent, made or refused (§4d) */
+	NP__N,
+};
 
 struct net_event {
 	int64_t at_ms;          /* wall clock, ms since the epoch, when the request was read */
@@ -28,7 +33,8 @@ struct net_event {
 				 * → the 502/504 sent), "" if none */
 };
 
-const char *net_proto_name(enum net_proto p); /* "connect", "http", "socks", "dns" */
+/* "connect", "http", "socks", "dns", "https", "ssh-agent" */
+const char *net_proto_name(enum net_proto p);
 int net_proto_parse(const char *s, enum net_proto *out); /* 0, or -1 for another name */
 /* A DNS message the stub could read no question from (a response, a runt, two questions, a
  * name that is not letters, digits, '-' and '_'…): counted apart from refused names. */

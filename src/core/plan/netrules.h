@@ -32,10 +32,14 @@ struct netmap {
 	char *spec;
 };
 
+struct inspect; /* core/plan/httprules.h */
+
 struct netrules {
 	struct netrule *allow; size_t n_allow;
 	struct netrule *deny;  size_t n_deny;
 	struct netmap *map;    size_t n_map;
+	/* what is inspected (doc/design.md §4d), owned by the caller, or NULL: nothing */
+	const struct inspect *inspect;
 };
 
 /* Lowercase, IDNA (UTS #46 non-transitional, to A-labels), strip one trailing dot, strip [ ]

@@ -13,7 +13,8 @@
 
 #define SECRET_PLACEHOLDER_PREFIX "agentjail-placeholder-"
 #define SECRET_VALUE_MAX 65536   /* bytes of a value (a command's output is cut there: refused) */
-#define SECRET_COMMAND_SECONDS 10 /* a value's command must answer within this */
+#define SECRET_COMMAND_SECONDS 60 /* a value's command must answer within this (a password
+				   * manager may ask first) */
 
 enum secret_src { SS_ENV, SS_COMMAND };
 

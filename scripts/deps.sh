@@ -2,8 +2,9 @@
 # Install the Debian packages agentjail needs to build, run and test, when any is missing.
 # Uses apt-get directly as root, through sudo otherwise. Prints nothing when all are present.
 set -eu
-PKGS="make gcc clang musl-tools pkg-config libseccomp-dev libjansson-dev libsqlite3-dev libc-ares-dev libidn2-dev libunistring-dev libcmocka-dev libncurses-dev libcurl4-openssl-dev bubblewrap scdoc \
-perl git procps util-linux iproute2 python3 ca-certificates curl openssl tmux zsh fish bash-completion"
+PKGS="make gcc clang musl-tools pkg-config libseccomp-dev libjansson-dev libsqlite3-dev libc-ares-dev libidn2-dev libunistring-dev libcmocka-dev libncurses-dev libcurl4-openssl-dev libssl-dev bubblewrap scdoc \
+perl git procps util-linux iproute2 python3 python3-requests ca-certificates curl openssl tmux zsh fish bash-completion \
+openssh-server openssh-client gnupg"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -16,25 +16,10 @@ aj_setup
 
 # ---- a test CA the host trusts, the servers (on the host's 127.0.0.1) --------------------------
 . "$(dirname "$0")/netlib.sh" git
-CA=$SRV/testca
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-	-keyout "$CA.key" -out "$CA.pem" -subj /CN=agentjail-test-ca \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
-	>/dev/null 2>&1 || bail "openssl could not make the test CA"
-cert() { # NAME: $SRV/NAME.pem and .key, signed by the test CA
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$1" \
-		-keyout "$SRV/$1.key" -out "$SRV/$1.csr" >/dev/null 2>&1 &&
-		printf 'subjectAltName=DNS:%s\nextendedKeyUsage=serverAuth\n' "$1" >"$SRV/$1.ext" &&
-		openssl x509 -req -in "$SRV/$1.csr" -CA "$CA.pem" -CAkey "$CA.key" -CAcreateserial \
-			-days 2 -out "$SRV/$1.pem" -extfile "$SRV/$1.ext" >/dev/null 2>&1 ||
-		bail "openssl could not make a certificate for $1"
-}
-cert api.anthropic.com
-cert rules.test
-cert opaque.test
-HOSTBUNDLE=$SRV/hostbundle.pem
-cat /etc/ssl/certs/ca-certificates.crt "$CA.pem" >"$HOSTBUNDLE" 2>/dev/null || cp "$CA.pem" "$HOSTBUNDLE"
-chmod 0644 "$SRV"/*.pem
+testca
+testcert api.anthropic.com
+testcert rules.test
+testcert opaque.test
 git -c init.defaultBranch=main init -q --bare "$SRV/repo.git"
 git -c init.defaultBranch=main init -q "$SRV/src"
 echo "cloned through an inspected host" >"$SRV/src/README"

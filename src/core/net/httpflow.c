@@ -229,6 +229,9 @@ static void fill_label(struct hflow_refusal *r, const struct hflow_ctx *c, const
 	free(label);
 }
 
+static int pass_lines(struct hflow *f, const struct hflow_ctx *c, const char *head,
+		      const struct http_req *q, struct secbuf *out, struct hflow_refusal *r);
+
 /* Judge a whole head (head[0, q->head_len)) and write it to out. */
 static int pass_head(struct hflow *f, const struct hflow_ctx *c, const char *head,
 		     const struct http_req *q, struct secbuf *out, struct hflow_refusal *r)
@@ -247,14 +250,37 @@ static int pass_head(struct hflow *f, const struct hflow_ctx *c, const char *hea
 	if (!host_ok(c, q))
 		return refuse(f, r, 403, "%s: HTTP Host %s is not the host this connection was "
 					 "allowed for", r->label, q->host_header);
+	/* a placeholder where it does not go is refused first: it is the attempt to log, whatever
+	 * the rules say of the request */
+	struct secbuf scratch = {0};
+	if (pass_lines(NULL, c, head, q, &scratch, r) < 0) {
+		secbuf_wipe(&scratch);
+		if (f)
+			f->st = HFS_REFUSED;
+		return -1;
+	}
+	secbuf_wipe(&scratch);
 	char *why = NULL;
 	if (inspect_request(c->in, q->method, c->host, target, q->target_len, NULL, &why) < 0) {
 		int rc = refuse(f, r, 403, "%s", why);
 		free(why);
 		return rc;
 	}
-	/* line by line: the placeholders (the head is valid: CRLF lines, no bare CR or LF) */
-	size_t start = 0, mark = out->len;
+	size_t mark = out->len;
+	if (pass_lines(f, c, head, q, out, r) < 0) {
+		explicit_bzero(out->p + mark, out->len - mark);
+		out->len = mark; /* nothing of a refused request goes */
+		return -1;
+	}
+	f->requests++;
+	return 0;
+}
+
+/* Each line of the head (valid: CRLF lines, no bare CR or LF) through pass_line into out. */
+static int pass_lines(struct hflow *f, const struct hflow_ctx *c, const char *head,
+		      const struct http_req *q, struct secbuf *out, struct hflow_refusal *r)
+{
+	size_t start = 0;
 	bool first = true;
 	while (start < q->head_len) {
 		const char *lf = memchr(head + start, '\n', q->head_len - start);
@@ -265,14 +291,10 @@ static int pass_head(struct hflow *f, const struct hflow_ctx *c, const char *hea
 			secbuf_add(out, "\r\n", 2);
 			continue;
 		}
-		if (pass_line(f, c, l, first, out, r) < 0) {
-			explicit_bzero(out->p + mark, out->len - mark);
-			out->len = mark; /* nothing of a refused request goes */
+		if (pass_line(f, c, l, first, out, r) < 0)
 			return -1;
-		}
 		first = false;
 	}
-	f->requests++;
 	return 0;
 }
 

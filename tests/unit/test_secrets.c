@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,21 @@ static void builtins_and_active(void **state)
 	assert_int_equal(act.n, 1); /* GEMINI_API_KEY is not set on the host; OPENAI not passed */
 	assert_string_equal(act.v[0].name, "ANTHROPIC_API_KEY");
 	secret_set_free(&act);
+	/* the agent pointed at a gateway by the host's environment: the key goes there instead */
+	strv_push(&host_env, "ANTHROPIC_BASE_URL=https://LLM-Gateway.corp.example:8443/anthropic");
+	secrets_active(NULL, &pol_env, &host_env, &act);
+	assert_string_equal(act.v[0].hosts.v[0], "llm-gateway.corp.example");
+	assert_int_equal(act.v[0].hosts.n, 1);
+	assert_string_equal(act.v[0].origin, "built-in, for $ANTHROPIC_BASE_URL");
+	secret_set_free(&act);
+	free(host_env.v[--host_env.n]);
+	host_env.v[host_env.n] = NULL;
+	strv_push(&host_env, "ANTHROPIC_BASE_URL=https://user:pw@evil.example/");
+	secrets_active(NULL, &pol_env, &host_env, &act);
+	assert_string_equal(act.v[0].hosts.v[0], "api.anthropic.com"); /* not guessed at */
+	secret_set_free(&act);
+	free(host_env.v[--host_env.n]);
+	host_env.v[host_env.n] = NULL;
 	/* passed with a value of its own: that value, no secret */
 	strv_free(&pol_env);
 	pol_env = sv("ANTHROPIC_API_KEY=explicit", NULL);

@@ -146,6 +146,15 @@ int secret_def_make(const char *name, const struct strv *hosts, const char *head
 
 static struct secret_set builtins;
 
+/* The variable naming where each agent sends its key when the user points it elsewhere (a
+ * gateway, a stand-in): the built-in secret then goes to that URL's host instead. */
+static const struct {
+	const char *name, *base_env;
+} base_urls[] = {{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"},
+		 {"OPENAI_API_KEY", "OPENAI_BASE_URL"},
+		 {"GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"},
+		 {"GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"}};
+
 static void builtin(const char *name, const char *host, const char *header)
 {
 	struct strv hosts = STRV_INIT;
@@ -192,13 +201,47 @@ bool secret_for_host(const struct secret_def *d, const char *host)
 	return false;
 }
 
-static bool env_set(const struct strv *env, const char *name)
+static const char *env_get(const struct strv *env, const char *name)
 {
 	size_t n = strlen(name);
 	for (size_t i = 0; env && i < env->n; i++)
 		if (!strncmp(env->v[i], name, n) && env->v[i][n] == '=')
-			return true;
-	return false;
+			return env->v[i] + n + 1;
+	return NULL;
+}
+
+/* The normalized host of "scheme://HOST[:PORT][/…]", or NULL. */
+static char *url_host(const char *url)
+{
+	const char *p = url ? strstr(url, "://") : NULL;
+	if (!p)
+		return NULL;
+	p += 3;
+	size_t n = p[0] == '[' ? strcspn(p, "]") + 1 : strcspn(p, ":/?#");
+	if (!n || memchr(p, '@', strcspn(p, "/?#")))
+		return NULL; /* no host, or credentials in the URL: not guessed at */
+	char *raw = xstrndup(p, n), *host = NULL;
+	struct err e = {0};
+	if (net_host_normalize(raw, &host, &e) < 0)
+		host = NULL;
+	free(raw);
+	return host;
+}
+
+/* A built-in whose agent the user pointed at another base URL: for that URL's host. */
+static void builtin_for_base(struct secret_def *d, const struct strv *host_env)
+{
+	for (size_t i = 0; i < sizeof base_urls / sizeof *base_urls; i++) {
+		if (strcmp(base_urls[i].name, d->name))
+			continue;
+		char *host = url_host(env_get(host_env, base_urls[i].base_env));
+		if (!host)
+			return;
+		strv_free(&d->hosts);
+		strv_push_take(&d->hosts, host);
+		free(d->origin);
+		d->origin = xasprintf("built-in, for $%s", base_urls[i].base_env);
+	}
 }
 
 void secrets_active(const struct secret_set *defined, const struct strv *pol_env,
@@ -214,9 +257,17 @@ void secrets_active(const struct secret_set *defined, const struct strv *pol_env
 				continue;
 			if (!strv_contains(pol_env, d->name))
 				continue; /* not passed by name (or passed with a value of its own) */
-			if (d->src == SS_ENV && !env_set(host_env, d->env))
+			if (d->src == SS_ENV && !env_get(host_env, d->env))
 				continue;
-			secret_set_put(out, d);
+			if (k == 0) {
+				secret_set_put(out, d);
+				continue;
+			}
+			struct secret_def b;
+			secret_def_copy(&b, d);
+			builtin_for_base(&b, host_env);
+			secret_set_put(out, &b);
+			secret_def_free(&b);
 		}
 }
 

@@ -62,7 +62,9 @@ bool secret_for_host(const struct secret_def *d, const char *host);
  * the built-ins for names it does not define), those whose NAME the policy passes by name (an
  * entry "NAME" of env, from a profile, the configuration or --env; never "NAME=VALUE": that
  * value is passed as asked), and, for a value from a variable, whose variable is set in the
- * host environment `env` ("NAME=VALUE" strings). Copies into out. */
+ * host environment `env` ("NAME=VALUE" strings). A built-in whose agent the host's environment
+ * points at another base URL (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL: a
+ * gateway) is for that URL's host instead. Copies into out. */
 void secrets_active(const struct secret_set *defined, const struct strv *pol_env,
 		    const struct strv *host_env, struct secret_set *out);
 

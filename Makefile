@@ -266,15 +266,24 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-discarded-qualifiers $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a $(LDLIBS)
 
+# an inspected request's cost (doc/design.md §4d): OpenSSL for its own client and server, and
+# agentjail-tls beside it (where agentjail looks for it)
+$(BUILD)/bench/tlsinspect: bench/tlsinspect.c $(BUILD)/libagentjail.a $(TLS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(OPENSSL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a \
+		$(LDLIBS) $(OPENSSL_LIBS) -lpthread
+	@cp -f $(TLS) $(@D)/agentjail-tls
+
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
 # root and as an unprivileged user; bench/mounts what each bwrap mount costs.
 bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
-		$(BUILD)/bench/initexec
+		$(BUILD)/bench/initexec $(BUILD)/bench/tlsinspect
 	@bench/startup.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
+	@$(BUILD)/bench/tlsinspect 40 25
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.
 MAN_SRC := $(wildcard doc/*.[1-8].scd)

@@ -101,7 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(a.len <= n && (!a.len || !memcmp(a.p, d, a.len)));
 	if (rca < 0) {
 		FUZZ_CHECK(ra.code == 400 || ra.code == 403 || ra.code == 431);
-		FUZZ_CHECK(ra.reason[0] && !strstr(ra.reason, VALUE));
+		/* the value, unless the jail sent those bytes itself (a Host, a path it chose) */
+		FUZZ_CHECK(ra.reason[0] && (!strstr(ra.reason, VALUE) || in_in));
 		for (const char *p = ra.reason; *p; p++)
 			FUZZ_CHECK((unsigned char)*p >= 0x20 && *p != 0x7f);
 	}

@@ -524,9 +524,15 @@ static int add_agents(struct bw_plan *p, struct hostfacts *hf, const struct poli
 		op_fd_bind(p, false, hf->sec.ssh_sock, BW_SSH_AGENT_PATH,
 			   "--ssh-agent: agentjail's filtered agent (list keys, sign for sessions "
 			   "bound to allowed hosts)");
-		_cleanup_free_ char *kh = home_tmpfs ? path_join(hf->home, ".ssh/known_hosts") : NULL;
-		if (kh && hf_type(hf, kh) == HF_FILE)
-			op_fd_bind(p, false, kh, kh, "--ssh-agent: the hosts ssh knows, read-only");
+		/* where git's ssh is told to look (ssh's own ~ is the passwd entry's home), and
+		 * where plain ssh looks when the home is the jail's */
+		_cleanup_free_ char *kh = hf->home ? path_join(hf->home, ".ssh/known_hosts") : NULL;
+		if (kh && hf_type(hf, kh) == HF_FILE) {
+			op_fd_bind(p, false, kh, BW_KNOWN_HOSTS_PATH,
+				   "--ssh-agent: the hosts ssh knows, read-only");
+			if (home_tmpfs)
+				op_fd_bind(p, false, kh, kh, "… and where ssh looks, read-only");
+		}
 	}
 	if (!pol->gpg_agent || !hf->sec.gpg_sock)
 		return 0;
@@ -557,9 +563,14 @@ static void add_secrets_env(struct bw_plan *p, struct hostfacts *hf, const struc
 	for (size_t i = 0; hf->sec.bundle && bundle_env[i]; i++)
 		setenv_op(p, bundle_env[i], BW_CA_BUNDLE_PATH, false,
 			  "inspected hosts: the jail's CA bundle");
-	if (pol->ssh_agent && hf->sec.ssh_sock)
+	if (pol->ssh_agent && hf->sec.ssh_sock) {
 		setenv_op(p, "SSH_AUTH_SOCK", BW_SSH_AGENT_PATH, false,
 			  "--ssh-agent: agentjail's filtered agent");
+		setenv_op(p, "GIT_SSH_COMMAND",
+			  "ssh -o ProxyCommand='" BW_INIT_PATH " __connect %h %p' "
+			  "-o UserKnownHostsFile=" BW_KNOWN_HOSTS_PATH,
+			  false, "--ssh-agent: git's ssh through the proxy, with the hosts you know");
+	}
 	if (pol->gpg_agent && hf->sec.gpg_sock && home_tmpfs) {
 		_cleanup_free_ char *dir = path_join(hf->home, ".gnupg");
 		setenv_op(p, "GNUPGHOME", dir, false, "--gpg-agent: the jail's gpg home");

@@ -7,7 +7,9 @@
 enum net_proto {
 	NP_CONNECT, NP_HTTP, NP_SOCKS, NP_DNS,
 	NP_HTTPS,     /* a request inside an inspected tunnel, refused (doc/design.md §4d) */
-	NP_SSH_AGENT, /* a signature asked of the filtered ssh agent, made or refused (§4d) */
+	NP_SSH_AGENT, /* a signature asked of the filtered ssh agent, made or refused, or another
+		       * request it refused (§4d): host and port of the session it is bound to,
+		       * or "-" and 0 */
 	NP__N,
 };
 

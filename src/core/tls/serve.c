@@ -218,7 +218,9 @@ static int setup(struct tls_srv *s, int ctl, int ssh_listen, struct err *e)
 	    netrules_build(&s->cfg.allow, &s->cfg.deny, &s->cfg.map, &s->rules, e) < 0)
 		return -1;
 	s->rules.inspect = &s->in;
-	if (tls_ca_load(&s->ca, s->cfg.ca_dir, e) < 0 || tls_ctx_make(s, e) < 0)
+	/* the CA only for a run that inspects hosts (one with --ssh-agent alone has none) */
+	if (inspect_any(&s->in) &&
+	    (tls_ca_load(&s->ca, s->cfg.ca_dir, e) < 0 || tls_ctx_make(s, e) < 0))
 		return -1;
 	if (s->cfg.ssh_auth_sock && tls_ssh_load(s, e) < 0)
 		return -1;

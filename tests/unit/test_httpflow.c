@@ -192,6 +192,12 @@ static void rules_and_framing(void **state)
 		    "HTTP/1.1\r\nHost: github.com\r\n\r\n", 403, "POST github.com/gists");
 	refused(&g, "POST /repos/o/git/x HTTP/1.1\r\nHost: github.com\r\nTransfer-Encoding: chunked"
 		    "\r\n\r\nzz\r\n", 400, "chunk size");
+	/* a chunk line is judged whole before any of it goes (fed in pieces too: refused() feeds
+	 * it whole and two bytes at a time) */
+	refused(&g, "POST /repos/o/git/x HTTP/1.1\r\nHost: github.com\r\nTransfer-Encoding: chunked"
+		    "\r\n\r\n3\r|\nabc\r\n", 400, "chunked");
+	refused(&g, "POST /repos/o/git/x HTTP/1.1\r\nHost: github.com\r\nTransfer-Encoding: chunked"
+		    "\r\n\r\n0\r\nX\x01Y: 1\r\n\r\n", 400, "trailer");
 	refused(&g, "GET / HTTP/1.1\r\nHost: github.com\r\nContent-Length: 1\r\nTransfer-Encoding: "
 		    "chunked\r\n\r\n", 400, "Content-Length and Transfer-Encoding");
 	refused(&g, "POST /repos/o/git/x HTTP/1.1\r\nHost: github.com\r\nTransfer-Encoding: gzip"

@@ -326,6 +326,21 @@ static int chunk_size(const char *l, size_t n, uint64_t *size)
 	return 0;
 }
 
+/* A trailer line: "name: value", the name a token, no control byte but tab. */
+static bool trailer_ok(const char *l, size_t n)
+{
+	size_t i = 0;
+	while (i < n && l[i] != ':' && (unsigned char)l[i] > 0x20 && l[i] != 0x7f &&
+	       !strchr("\"(),/;<=>?@[\\]{}", l[i]))
+		i++;
+	if (i == 0 || i == n || l[i] != ':')
+		return false;
+	for (; i < n; i++)
+		if (((unsigned char)l[i] < 0x20 && l[i] != '\t') || l[i] == 0x7f)
+			return false;
+	return true;
+}
+
 /* Take one line (through its CRLF) into f->line; 1 when whole, 0 when more is needed, -1 when
  * too long or malformed. *used counts what was taken. */
 static int take_line(struct hflow *f, const uint8_t *in, size_t n, size_t *used)
@@ -394,9 +409,8 @@ int hflow_feed(struct hflow *f, const struct hflow_ctx *c, const uint8_t *in, si
 			int rc = take_line(f, in, n, &used);
 			if (rc < 0)
 				return refuse(f, r, 400, "%s", "a malformed chunked body");
-			secbuf_add(out, in, used);
 			if (rc == 0)
-				break;
+				break; /* held until whole: a line goes on only once it is judged */
 			size_t ln = f->linelen - 2;
 			f->linelen = 0;
 			if (f->st == HFS_CHUNK_END) {
@@ -406,6 +420,8 @@ int hflow_feed(struct hflow *f, const struct hflow_ctx *c, const uint8_t *in, si
 			} else if (f->st == HFS_TRAILER) {
 				if (!ln)
 					f->st = HFS_HEAD;
+				else if (!trailer_ok(f->line, ln))
+					return refuse(f, r, 400, "%s", "a malformed trailer line");
 				else if (placeholder_in(c->in, f->line, ln) >= 0)
 					return refuse(f, r, 403, "%s", "a secret's placeholder in a "
 								       "trailer");
@@ -414,6 +430,7 @@ int hflow_feed(struct hflow *f, const struct hflow_ctx *c, const uint8_t *in, si
 			} else {
 				f->st = f->left ? HFS_CHUNK_DATA : HFS_TRAILER;
 			}
+			secbuf_add(out, f->line, ln + 2);
 			break;
 		}
 		}

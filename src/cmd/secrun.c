@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/host/gpgfacts.h"
 #include "core/host/secretsrc.h"
 #include "core/jail/tlshelper.h"
 #include "util/cleanup.h"
@@ -37,6 +38,10 @@ int secrun_prepare(struct secrun *sr, const struct run_request *req)
 	if (p->fs == FS_DANGER_FULL || p->backend != BACKEND_LOCAL)
 		return 0;
 	struct err e = {0};
+	/* --gpg-agent: the agent's extra socket and the gpg home, in any network mode */
+	if (p->gpg_agent &&
+	    gpgfacts_read(!req->dry_run, &sr->sec.gpg_sock, &sr->sec.gpg_home, &e) < 0)
+		return fail(&e);
 	if (p->net == NET_ALLOW) {
 		if (inspect_build(&p->allow_http, &p->secrets, &sr->in, &e) < 0) {
 			cmd_print_err(&e);

@@ -16,9 +16,9 @@ _agentjail() {
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	local commands="run verify doctor profiles shim sessions show log rm quarantine resume tui cache
 		config trust untrust"
-	local policy="--fs --net --allow-domain --deny-domain --map-host --workspace --rw --ro --hide
-		--dev --env --allow-ptrace --agent-writable-instructions --memory --pids --dry-run --quiet
-		--help"
+	local policy="--fs --net --allow-domain --deny-domain --map-host --allow-http --ssh-agent
+		--gpg-agent --workspace --rw --ro --hide --dev --env --allow-ptrace
+		--agent-writable-instructions --memory --pids --dry-run --quiet --help"
 
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
@@ -38,7 +38,7 @@ _agentjail() {
 	--workspace | --dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
 	--rw | --ro | --hide | --dev) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
 	--env) mapfile -t COMPREPLY < <(compgen -v -- "$cur"); return 0 ;;
-	--allow-domain | --deny-domain | --map-host) return 0 ;;
+	--allow-domain | --deny-domain | --map-host | --allow-http) return 0 ;;
 	esac
 
 	if [ -z "$cmd" ]; then

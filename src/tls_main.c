@@ -3,7 +3,8 @@
  * it is not a command for people:
  *   agentjail-tls __serve   fd 3: the control socket (SOCK_SEQPACKET), fd 4 (optional): the
  *                           ssh agent's listening socket; serves one run
- *   agentjail-tls __ca DIR  makes the per-user CA in DIR when it is missing */
+ *   agentjail-tls __ca DIR  makes the per-user CA in DIR when it is missing
+ *   agentjail-tls __ca-info DIR   one line on that CA, for doctor */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,17 @@ int main(int argc, char **argv)
 		err_format(&e, buf, sizeof buf);
 		fprintf(stderr, "agentjail-tls: %s\n", buf);
 		return 1;
+	}
+	if (argc == 3 && !strcmp(argv[1], "__ca-info")) {
+		char line[1024] = "";
+		int rc = tls_ca_describe(argv[2], line, sizeof line, &e);
+		if (line[0])
+			printf("%s\n", line);
+		if (rc < 0 && !line[0]) {
+			err_format(&e, buf, sizeof buf);
+			printf("%s\n", buf);
+		}
+		return rc < 0 ? 1 : 0;
 	}
 	if (argc == 2 && !strcmp(argv[1], "__serve") && is_socket(3)) {
 		int ssh = is_socket(4) ? 4 : -1;

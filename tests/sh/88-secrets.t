@@ -107,6 +107,10 @@ for l in open(sys.argv[1]):
 	like "$OUT" "https +DENY +rules\.test:$PORT_rules .*exfiltration attempt" \
 		"$who: agentjail log: the refused request, as an exfiltration attempt"
 	like "$OUT" "connect +ALLOW +$A .*a secret added 1 time" "$who: … and the tunnel the key was added in"
+	aj_run "$who" -- doctor
+	like "$OUT" "(^|$NL)ok +ca +$STATE/ca/ca\.pem: \"agentjail CA for [^\"]*\", valid until [0-9-]+, SHA-256 [0-9a-f]{64}; key mode 0600" \
+		"$who: doctor reports the CA the run made (subject, expiry, fingerprint, the key's mode)"
+	like "$OUT" "(^|$NL)ok +tls +$AJ_BIN/agentjail-tls: " "$who: … and agentjail-tls"
 	aj_run "$who" "${HOSTENV[@]}" -- run "${NETFLAGS[@]}" --dry-run -- true
 	like "$OUT" "# secret: ANTHROPIC_API_KEY → api\.anthropic\.com in x-api-key, value from \\\$ANTHROPIC_API_KEY \(built-in\)" \
 		"$who: --dry-run says where the value would come from"

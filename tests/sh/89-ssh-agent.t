@@ -184,6 +184,9 @@ ssh $PX -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p $PORT_den
 	like "$OUT" "add 5" "$who: adding a key: refused"
 	aj_run "$who" -- log --last
 	like "$OUT" "the server's signature over the session does not verify" "$who: … the forged bind is logged with why"
+	aj_run "$who" -e SSH_AUTH_SOCK="$AGENT" -- doctor
+	like "$OUT" "(^|$NL)ok +ssh_agent +SSH_AUTH_SOCK=$AGENT lists 1 key; $HOMEDIR/\.ssh/known_hosts" \
+		"$who: doctor reports the ssh agent, its keys and known_hosts"
 	kill "$AGENT_PID" 2>/dev/null
 done
 aj_skip_missing_whos "the filtered ssh agent"

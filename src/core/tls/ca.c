@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/tls/tls_internal.h"
@@ -262,4 +263,32 @@ void tls_ca_free(struct tls_ca *ca)
 	X509_free(ca->cert);
 	(void)pthread_mutex_destroy(&ca->mu);
 	memset(ca, 0, sizeof *ca);
+}
+
+int tls_ca_describe(const char *dir, char *out, size_t cap, struct err *e)
+{
+	_cleanup_free_ char *cert = path_join(dir, TLS_CA_CERT);
+	FILE *f = fopen(cert, "re");
+	if (!f)
+		return err_set(e, errno, cert, "cannot read the CA's certificate");
+	X509 *x = PEM_read_X509(f, NULL, NULL, NULL);
+	(void)fclose(f);
+	if (!x)
+		return ossl_err(e, cert, "cannot read the CA's certificate");
+	char cn[256] = "?", until[32] = "?";
+	(void)X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof cn);
+	struct tm tm;
+	if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1)
+		(void)strftime(until, sizeof until, "%Y-%m-%d", &tm);
+	unsigned char md[32];
+	unsigned int n = 0;
+	char hex[65] = "";
+	if (X509_digest(x, EVP_sha256(), md, &n) == 1)
+		for (unsigned i = 0; i < n && i < 32; i++)
+			(void)snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	bool expired = X509_cmp_current_time(X509_get0_notAfter(x)) < 0;
+	X509_free(x);
+	(void)snprintf(out, cap, "%s: \"%s\", %s %s, SHA-256 %s", cert, cn,
+		       expired ? "EXPIRED since" : "valid until", until, hex);
+	return expired ? err_set(e, 0, cert, "%s", out) : 0;
 }

@@ -9,3 +9,6 @@
 int tls_run(int ctl, int ssh_listen, struct err *e) WUR;
 /* `__ca DIR`: make the CA in DIR when missing. */
 int tls_ca_make(const char *dir, struct err *e) WUR;
+/* `__ca-info DIR`: one line on the CA (subject, expiry, SHA-256 of the certificate) into out;
+ * -1 with e when it cannot be read or has expired (out still says what was seen). */
+int tls_ca_describe(const char *dir, char *out, size_t cap, struct err *e) WUR;

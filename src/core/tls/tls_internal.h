@@ -32,6 +32,7 @@ struct tls_ca {
 /* `__ca DIR`: make DIR (0700) and the CA in it when missing (the key 0600, each file written
  * beside and renamed). 0, or -1 with e. */
 int tls_ca_make(const char *dir, struct err *e) WUR;
+int tls_ca_describe(const char *dir, char *out, size_t cap, struct err *e) WUR;
 /* Load the CA of dir and make the run's leaf key. */
 int tls_ca_load(struct tls_ca *ca, const char *dir, struct err *e) WUR;
 /* The leaf certificate for host (a name, or an IP's text), made on first use (a reference the

@@ -443,12 +443,16 @@ int cmd_run_request(struct run_request *req)
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
-	/* the secrets this run uses (doc/design.md §4d): the bwrap jail under --net allow only */
-	struct strv host_env = STRV_INIT;
-	if (req->pol.backend == BACKEND_LOCAL)
+	/* the secrets this run uses (doc/design.md §4d): the bwrap jail under --net allow only
+	 * (the Landlock backend passes the variables as before) */
+	if (req->pol.backend == BACKEND_LOCAL) {
+		struct strv host_env = STRV_INIT;
 		strv_push_all(&host_env, environ);
-	policy_secrets_activate(&req->pol, &host_env);
-	strv_free(&host_env);
+		policy_secrets_activate(&req->pol, &host_env);
+		strv_free(&host_env);
+	} else {
+		secret_set_free(&req->pol.secrets);
+	}
 	struct sess_rec rec = {0};
 	int rc = req->pol.fs == FS_DANGER_FULL		   ? run_full_access(req, &rec)
 		 : req->pol.backend == BACKEND_LANDLOCK ? cmd_ll_run(req, &rec)

@@ -90,6 +90,14 @@ static void tunnel_and_event(void **state)
 	assert_int_equal(back.proto, NP_HTTPS);
 	assert_string_equal(back.rule, "POST github.com/gists?[2J"); /* no control byte */
 	assert_int_equal(back.bytes_up, 9);
+	/* a field twice: refused, not the last one taken */
+	struct imsg d = {0};
+	im_begin(&d, IM_EVENT);
+	im_put_str(&d, 3, "github.com");
+	im_put_str(&d, 3, "evil.example");
+	im_end(&d);
+	assert_int_equal(im_event_decode(d.b.p, d.b.len, &back), -1);
+	im_wipe(&d);
 	m.b.p[m.b.len - 1] = 0xff; /* a field's length past the end */
 	m.b.p[m.b.len - 5] = 0x7f;
 	assert_int_equal(im_event_decode(m.b.p, m.b.len, &back), -1);

@@ -302,8 +302,11 @@ int im_tunnel_decode(const uint8_t *buf, size_t n, struct im_tunnel *out)
 	unsigned seen = 0;
 	while ((rc = im_next(&it, &f)) > 0) {
 		uint64_t v = 0;
-		bool ok = true;
-		switch (f.tag) {
+		bool ok = f.tag < 32 && !(seen & 1u << f.tag); /* each field once */
+		switch (ok ? f.tag : 0) {
+		case 0:
+			ok = false;
+			break;
 		case TT_ID:
 			ok = im_u64(&f, &out->id);
 			break;
@@ -395,10 +398,14 @@ int im_event_decode(const uint8_t *buf, size_t n, struct net_event *ev)
 	if (im_open(buf, n, &t, &it) < 0 || t != IM_EVENT)
 		return -1;
 	int rc;
+	unsigned seen = 0;
 	while ((rc = im_next(&it, &f)) > 0) {
 		uint64_t v = 0;
-		bool ok = true;
-		switch (f.tag) {
+		bool ok = f.tag < 32 && !(seen & 1u << f.tag); /* each field once */
+		switch (ok ? f.tag : 0) {
+		case 0:
+			ok = false;
+			break;
 		case ET_AT:
 			ok = im_u64(&f, &v);
 			ev->at_ms = (int64_t)v;
@@ -443,6 +450,7 @@ int im_event_decode(const uint8_t *buf, size_t n, struct net_event *ev)
 		}
 		if (!ok)
 			return -1;
+		seen |= 1u << f.tag;
 	}
 	if (rc < 0)
 		return -1;

@@ -78,7 +78,8 @@ static int feed(const struct hflow_ctx *c, const char *s, size_t step, char **ou
 		i += k;
 	}
 	*out = calloc(1, b.len + 1);
-	memcpy(*out, b.p, b.len);
+	if (b.len)
+		memcpy(*out, b.p, b.len);
 	secbuf_wipe(&b);
 	hflow_clear(f);
 	free(f);

@@ -54,6 +54,16 @@ static void config(void **state)
 	assert_int_equal(im_config_decode(o.b.p, o.b.len, &b, &e), -1);
 	assert_non_null(strstr(e.what, "another version"));
 	im_wipe(&o);
+	/* a host after the last value belongs to no secret: refused, and nothing kept
+	 * (fuzz_inspectmsg found it leaked) */
+	im_begin(&o, IM_CONFIG);
+	im_put_str(&o, 1, IM_VERSION);
+	im_put_str(&o, 2, "/s/ca");
+	im_put_str(&o, 5, "api.anthropic.com");
+	im_end(&o);
+	assert_int_equal(im_config_decode(o.b.p, o.b.len, &b, &e), -1);
+	assert_non_null(strstr(e.what, "without its value"));
+	im_wipe(&o);
 	im_wipe(&m);
 	im_config_free(&c);
 	strv_free(&h);

@@ -385,7 +385,7 @@ static int setup(void **state)
 	strv_free(&allow);
 	strv_free(&deny);
 	strv_free(&map);
-	struct proxy_listeners l;
+	struct proxy_listeners l = {.inspect_fd = -1};
 	l.tcp4 = listen_on(SOCK_STREAM, &f->pport);
 	l.tcp6 = listen_v6(&f->pport6);
 	l.dns_udp = listen_on(SOCK_DGRAM, &f->udp_port);

@@ -261,7 +261,7 @@ int im_config_decode(const uint8_t *buf, size_t n, struct im_config *out, struct
 	if (!version)
 		return bad_config(out, &p, e, "another version (agentjail and agentjail-tls are "
 					      "from different builds: reinstall them together)");
-	if (p.name)
+	if (p.name || p.header || p.hosts.n)
 		return bad_config(out, &p, e, "a secret without its value");
 	if (!out->ca_dir)
 		return bad_config(out, &p, e, "no CA directory");

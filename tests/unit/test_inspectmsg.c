@@ -64,6 +64,30 @@ static void config(void **state)
 	assert_int_equal(im_config_decode(o.b.p, o.b.len, &b, &e), -1);
 	assert_non_null(strstr(e.what, "without its value"));
 	im_wipe(&o);
+	/* a secret twice: refused (fuzz_inspectmsg: the second value leaked, and the first
+	 * secret's place kept the first value) */
+	im_begin(&o, IM_CONFIG);
+	im_put_str(&o, 1, IM_VERSION);
+	im_put_str(&o, 2, "/s/ca");
+	for (int k = 0; k < 2; k++) {
+		im_put_str(&o, 3, "K");
+		im_put_str(&o, 4, "x-api-key");
+		im_put_str(&o, 5, "api.anthropic.com");
+		im_put(&o, 6, k ? "two" : "one", 3);
+	}
+	im_end(&o);
+	assert_int_equal(im_config_decode(o.b.p, o.b.len, &b, &e), -1);
+	assert_non_null(strstr(e.what, "a secret twice"));
+	im_wipe(&o);
+	/* added twice on the host's side: one secret, the later value at its place */
+	struct im_config t = {0};
+	assert_int_equal(secret_def_make("K", &h, "x-api-key", NULL, NULL, NULL, &d, &e), 0);
+	im_config_add_secret(&t, &d, "one", 3);
+	im_config_add_secret(&t, &d, "two", 3);
+	secret_def_free(&d);
+	assert_int_equal(t.secrets.n, 1);
+	assert_memory_equal(t.values[0], "two", 3);
+	im_config_free(&t);
 	im_wipe(&m);
 	im_config_free(&c);
 	strv_free(&h);

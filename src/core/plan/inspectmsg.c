@@ -108,14 +108,22 @@ enum { CT_VERSION = 1, CT_CA_DIR, CT_SECRET, CT_HEADER, CT_HOST, CT_VALUE, CT_RU
 void im_config_add_secret(struct im_config *c, const struct secret_def *d, const char *value,
 			  size_t vlen)
 {
+	size_t before = c->secrets.n, i = 0;
 	secret_set_put(&c->secrets, d);
-	size_t n = c->secrets.n;
-	c->values = xrealloc(c->values, n * sizeof *c->values);
-	c->vlen = xrealloc(c->vlen, n * sizeof *c->vlen);
-	c->values[n - 1] = xmalloc(vlen + 1);
-	memcpy(c->values[n - 1], value, vlen);
-	c->values[n - 1][vlen] = '\0';
-	c->vlen[n - 1] = vlen;
+	if (c->secrets.n > before) {
+		i = before;
+		c->values = xrealloc(c->values, c->secrets.n * sizeof *c->values);
+		c->vlen = xrealloc(c->vlen, c->secrets.n * sizeof *c->vlen);
+	} else { /* the same name again: its value replaced, at its place */
+		while (strcmp(c->secrets.v[i].name, d->name))
+			i++;
+		explicit_bzero(c->values[i], c->vlen[i]);
+		free(c->values[i]);
+	}
+	c->values[i] = xmalloc(vlen + 1);
+	memcpy(c->values[i], value, vlen);
+	c->values[i][vlen] = '\0';
+	c->vlen[i] = vlen;
 }
 
 static void put_strv(struct imsg *m, uint8_t tag, const struct strv *v)
@@ -201,6 +209,8 @@ int im_config_decode(const uint8_t *buf, size_t n, struct im_config *out, struct
 		if (f.tag == CT_VALUE) {
 			struct secret_def d;
 			struct err e2 = {0};
+			if (p.name && secret_set_find(&out->secrets, p.name))
+				return bad_config(out, &p, e, "a secret twice");
 			if (!p.name || secret_def_make(p.name, &p.hosts, p.header, NULL, NULL, "run",
 						       &d, &e2) < 0)
 				return bad_config(out, &p, e, "a value without its secret");

@@ -41,7 +41,7 @@ else
 PKG_LIBS += -Wl,-Bdynamic $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
-# libcurl (the opensandbox backend, src/core/remote/) is linked dynamically, and only into
+# libcurl (the opensandbox backend, src/core/backend/remote/) is linked dynamically, and only into
 # agentjail-remote (REMOTE_SRC below): its static archive would pull in TLS, HTTP/2, IDN, LDAP, …
 # archives Debian does not all ship, and agentjail itself stays static.
 CURL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
@@ -75,9 +75,10 @@ LDFLAGS += $(SANFLAGS)
 LDLIBS += $(PKG_LIBS)
 
 # The remote backend (doc/design.md §4b): agentjail-remote, linked dynamically with libcurl from
-# these sources and the library; agentjail links src/cmd/remote_exec.c (which execs it) instead.
-REMOTE_SRC := src/remote_main.c src/cmd/osbrun.c src/core/diag/doctor_remote.c \
-	$(sort $(wildcard src/core/remote/*.c))
+# these sources and the library; agentjail links src/core/backend/remote/remote_exec.c and
+# src/core/diag/doctor_remote_exec.c (which exec it) instead.
+REMOTE_SRC := src/remote_main.c src/core/backend/remote/osbrun.c src/core/diag/doctor_remote.c \
+	src/core/backend/remote/osb_client.c src/core/backend/remote/osb_sync.c
 # The TLS inspector and ssh-agent filter (doc/design.md §4d): agentjail-tls, linked dynamically
 # with OpenSSL (libssl3) from these sources and the library; agentjail never links OpenSSL.
 TLS_SRC := src/tls_main.c $(sort $(wildcard src/core/tls/*.c))
@@ -108,14 +109,15 @@ TLS := $(BUILD)/agentjail-tls
 # links it against glibc instead, also statically) and from these sources only: no SQLite,
 # jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
 # build links it dynamically with the sanitizers, from the sanitized objects.
-INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/confine/landlock.c \
-	src/core/plan/initargs.c src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
+INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/jail/capinit.c \
+	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c \
+	src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
 	src/core/net/connreply.c \
 	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
 	src/util/fs.c src/util/termtext.c
 INIT_CC ?= musl-gcc
 
-.PHONY: all check test t unit-check clean install uninstall deps run bench format fuzz clang-build man
+.PHONY: all check test t unit-check clean install uninstall deps deps-test run bench format fuzz clang-build man
 all: agentjail
 
 agentjail: $(BIN) $(INIT) $(REMOTE) $(TLS)
@@ -207,6 +209,12 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -o $@ $<
 
+# capclient stands for a Go or Rust binary without proxy support (tests/sh/88-capture.t): linked
+# statically against musl, so nothing but the kernel is between it and its connects.
+$(BUILD)/tests/helpers/capclient: tests/helpers/capclient.c
+	@mkdir -p $(@D)
+	$(INIT_CC) $(CPPFLAGS) -std=gnu17 -O1 -g $(WARN) -static -pthread -o $@ $<
+
 # tomldump, the differential test's view of the TOML parser, links the library it tests.
 $(BUILD)/tests/helpers/tomldump: tests/helpers/tomldump.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)
@@ -247,7 +255,7 @@ fuzz: $(SC_PREBUILT).c
 
 # `make check` first installs missing Debian packages, then builds and tests in a fresh make
 # (pkg-config flags are read when the Makefile is parsed, so after the install).
-check: deps
+check: deps-test
 	@$(MAKE) --no-print-directory test
 
 test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
@@ -276,12 +284,14 @@ $(BUILD)/bench/tlsinspect: bench/tlsinspect.c $(BUILD)/libagentjail.a $(TLS)
 
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
-# root and as an unprivileged user; bench/mounts what each bwrap mount costs.
+# root and as an unprivileged user; bench/mounts what each bwrap mount costs; bench/capture
+# the captured direct connections of --net allow against the same client unjailed.
 bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
-		$(BUILD)/bench/initexec $(BUILD)/bench/tlsinspect
+		$(BUILD)/bench/initexec $(BUILD)/bench/capture $(BUILD)/bench/tlsinspect
 	@bench/startup.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
+	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 11
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
 	@$(BUILD)/bench/tlsinspect 40 25
 
@@ -340,6 +350,8 @@ uninstall:
 
 deps:
 	@./scripts/deps.sh
+deps-test:
+	@./scripts/deps.sh --test
 
 run: deps
 	@$(MAKE) --no-print-directory agentjail

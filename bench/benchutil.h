@@ -1,7 +1,13 @@
-/* Shared by the benchmarks: a monotonic clock in ms and the median of samples. */
+/* Shared by the benchmarks: a monotonic clock in ms, the median of samples, a listener on
+ * the host's loopback. */
 #pragma once
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline double now_ms(void)
 {
@@ -21,4 +27,20 @@ static inline double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, cmp_d);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A TCP listener on 127.0.0.1, on a port the kernel picks (*port), or -1. */
+static inline int bench_listen_lo(uint16_t *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof sa;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4096) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(sa.sin_port);
+	return fd;
 }

@@ -26,7 +26,7 @@
 #include "benchutil.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/host/hostfacts_probe.h"
-#include "core/jail/launch.h"
+#include "core/backend/bwrap/launch.h"
 #include "core/plan/policy.h"
 #include "core/confine/seccomp.h"
 #include "core/host/toolprep.h"

@@ -3,8 +3,15 @@
 # Uses apt-get directly as root, through sudo otherwise. Prints nothing when all are present.
 set -eu
 PKGS="make gcc clang musl-tools pkg-config libseccomp-dev libjansson-dev libsqlite3-dev libc-ares-dev libidn2-dev libunistring-dev libcmocka-dev libncurses-dev libcurl4-openssl-dev libssl-dev bubblewrap scdoc \
-perl git procps util-linux iproute2 python3 python3-requests ca-certificates curl openssl tmux zsh fish bash-completion \
-openssh-server openssh-client gnupg"
+perl git procps util-linux iproute2 python3 ca-certificates curl openssl tmux zsh fish bash-completion"
+# --test: also what only the tests use. openssh-server's sshd is started by the tests
+# themselves on 127.0.0.1 (a jail's ssh and git over ssh, --ssh-agent's signatures); Debian
+# enables its ssh service when it is installed, so it is never installed for `./quickstart run`
+# or `install`. openssh-client (ssh-agent, ssh-add, ssh-keygen) and gnupg (--gpg-agent's
+# signed commit) are the user's own tools the agents' tests drive; python3-requests is one of
+# the clients whose trust of the jail's CA bundle is checked.
+TEST_PKGS="openssh-server openssh-client gnupg python3-requests"
+[ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/osbrun.h"
+#include "core/backend/backend.h"
 #include "core/plan/profile.h"
 #include "core/plan/suggest.h"
 #include "core/host/shim.h"
@@ -27,6 +27,7 @@ static const char usage[] =
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the jails' private caches, per workspace\n"
+	"  home [ID | --workspace DIR] [clean]  a workspace's persisted home (--home persist)\n"
 	"  config [--json] [--path]         the effective configuration, each value's origin\n"
 	"  trust [DIR] | --list; untrust [DIR]  let a project's .agentjail.toml widen the jail\n"
 	"  --version                        print the version\n";
@@ -42,6 +43,7 @@ static const struct {
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
+	{"home", cmd_home},
 };
 
 /* One line (issue 26: the whole usage was printed): the nearest command or agent when it is
@@ -75,7 +77,7 @@ static int unknown_command(const char *cmd)
 
 int main(int argc, char **argv)
 {
-	cmd_remote_save_argv(argc, argv); /* --backend opensandbox execs agentjail-remote with it */
+	backend_keep_argv(argc, argv); /* --backend opensandbox execs agentjail-remote with it */
 	/* a relative state directory would be relative to wherever agentjail runs: refused */
 	const char *sd = getenv("AGENTJAIL_STATE_DIR");
 	if (sd && sd[0] && sd[0] != '/') {

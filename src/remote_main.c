@@ -1,14 +1,14 @@
 /* agentjail-remote: the opensandbox backend (doc/design.md §4b, §7), a program of its own
  * because it links libcurl dynamically and agentjail is static. agentjail execs it with its own
  * argv (`agentjail run --backend opensandbox …`, `agentjail resume ID`) and environment; it
- * runs the same command, whose remote branch is linked here (src/cmd/osbrun.c). doctor runs
+ * runs the same command, whose remote backend is linked here (src/core/backend/remote/osbrun.c:
+ * backend_opensandbox runs the sandbox itself, and no other backend runs here). doctor runs
  * `agentjail-remote __doctor-opensandbox`. Installed at PREFIX/libexec/agentjail/remote. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/osbrun.h"
 
 static const struct {
 	const char *name;

@@ -15,10 +15,10 @@ _agentjail() {
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	local commands="run verify doctor profiles shim sessions show log rm quarantine resume tui cache
-		config trust untrust"
+		home config trust untrust"
 	local policy="--fs --net --allow-domain --deny-domain --map-host --allow-http --ssh-agent
 		--gpg-agent --workspace --rw --ro --hide --dev --env --allow-ptrace
-		--agent-writable-instructions --memory --pids --dry-run --quiet --help"
+		--agent-writable-instructions --memory --pids --home --dry-run --quiet --help"
 
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
@@ -35,6 +35,7 @@ _agentjail() {
 	--net) mapfile -t COMPREPLY < <(compgen -W "off on allow" -- "$cur"); return 0 ;;
 	--memory) mapfile -t COMPREPLY < <(compgen -W "unlimited 512M 1G 4G 8G 16G" -- "$cur"); return 0 ;;
 	--pids) mapfile -t COMPREPLY < <(compgen -W "unlimited 1024 4096" -- "$cur"); return 0 ;;
+	--home) mapfile -t COMPREPLY < <(compgen -W "tmp persist" -- "$cur"); return 0 ;;
 	--workspace | --dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
 	--rw | --ro | --hide | --dev) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
 	--env) mapfile -t COMPREPLY < <(compgen -v -- "$cur"); return 0 ;;
@@ -84,6 +85,7 @@ _agentjail() {
 		else
 			mapfile -t COMPREPLY < <(compgen -W "size clean --help" -- "$cur")
 		fi ;;
+	home) mapfile -t COMPREPLY < <(compgen -W "clean --workspace --all --help $(_agentjail_sessions)" -- "$cur") ;;
 	config) mapfile -t COMPREPLY < <(compgen -W "--json --path --help" -- "$cur") ;;
 	trust)
 		if [[ $cur == -* ]]; then

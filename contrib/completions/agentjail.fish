@@ -9,7 +9,7 @@ function __agentjail_sessions
     agentjail sessions --json 2>/dev/null | string replace -rf '^    "id": "([^"]*)".*' '$1'
 end
 
-set -l __aj_cmds run verify doctor profiles shim sessions show log rm quarantine resume tui cache config trust untrust
+set -l __aj_cmds run verify doctor profiles shim sessions show log rm quarantine resume tui cache home config trust untrust
 
 complete -c agentjail -f
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -l version -d 'print the version'
@@ -27,6 +27,7 @@ complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjai
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a resume -d 'run a session again'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a tui -d 'the session manager'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a cache -d 'the private package caches, per workspace'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a home -d "a workspace's persisted home"
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a config -d 'the effective configuration'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a trust -d 'trust a project file'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a untrust -d 'forget a trusted project file'
@@ -52,6 +53,7 @@ complete -c agentjail -n $__aj_pol -l allow-ptrace -d 'let debuggers work inside
 complete -c agentjail -n $__aj_pol -l agent-writable-instructions -d 'agents: instruction files writable'
 complete -c agentjail -n $__aj_pol -l memory -x -a 'unlimited 512M 1G 4G 8G 16G' -d 'memory limit'
 complete -c agentjail -n $__aj_pol -l pids -x -a 'unlimited 1024 4096' -d 'process limit'
+complete -c agentjail -n $__aj_pol -l home -x -a 'tmp persist' -d "\$HOME: empty each run, or the workspace's kept one"
 complete -c agentjail -n $__aj_pol -l dry-run -d 'print the jail, run nothing'
 complete -c agentjail -n $__aj_pol -l quiet -d 'no start and end lines'
 complete -c agentjail -n '__fish_seen_subcommand_from run; and not contains -- -- (commandline -opc)' -l backend -x -a 'local landlock opensandbox' -d 'where it runs'
@@ -79,6 +81,9 @@ complete -c agentjail -n '__fish_seen_subcommand_from quarantine; and __fish_see
 complete -c agentjail -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from size clean' -x -a 'size clean'
 complete -c agentjail -n '__fish_seen_subcommand_from cache; and __fish_seen_subcommand_from clean' -l all -d 'every cache'
 complete -c agentjail -n '__fish_seen_subcommand_from cache; and __fish_seen_subcommand_from clean' -l workspace -x -a '(__fish_complete_directories)' -d "that workspace's caches"
+complete -c agentjail -n '__fish_seen_subcommand_from home' -x -a 'clean (__agentjail_sessions)'
+complete -c agentjail -n '__fish_seen_subcommand_from home' -l all -d 'every persisted home'
+complete -c agentjail -n '__fish_seen_subcommand_from home' -l workspace -x -a '(__fish_complete_directories)' -d "that workspace's home"
 complete -c agentjail -n '__fish_seen_subcommand_from config' -l path -d 'the files considered'
 complete -c agentjail -n '__fish_seen_subcommand_from trust' -l list -d 'the trusted project files'
 complete -c agentjail -n '__fish_seen_subcommand_from trust untrust' -x -a '(__fish_complete_directories)'

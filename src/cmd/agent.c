@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/osbrun.h"
+#include "core/backend/backend.h"
 #include "core/host/agentcopy.h"
 #include "core/host/agentpaths.h"
 #include "core/plan/dirs.h"
@@ -205,14 +205,10 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		strv_free(&agent_args);
 		return rc;
 	}
-	if (cmd_backend_remote(NULL, &cc.cfg))
-		cmd_warn("backend = opensandbox applies to `agentjail run`; %s runs in a local jail "
-			 "(its credentials are never sent to a service)",
-			 pr->name);
-	else if (cmd_backend_of(NULL, &cc.cfg) == BACKEND_LANDLOCK)
-		cmd_warn("backend = landlock applies to `agentjail run`; %s runs in the bwrap jail "
-			 "(agents do not run in the Landlock backend yet)",
-			 pr->name);
+	const struct backend *chosen = backend_choose(NULL, &cc.cfg);
+	if (backend_for_agents(chosen) != chosen) /* it runs where agents run, and says so */
+		cmd_warn("backend = %s applies to `agentjail run`; %s runs in %s (%s)", chosen->name,
+			 pr->name, chosen->caps->agents_instead, chosen->caps->agents_why);
 	int parsed = run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e);
 	cmd_config_free(&cc);
 	if (parsed < 0) {
@@ -222,6 +218,7 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		run_request_free(&req);
 		return EXIT_USAGE;
 	}
+	req.pol.backend = backend_for_agents(chosen)->id; /* cmd_run_request runs it there */
 	if (!shim)
 		cmd_scrub_env_values(nopts, argv);
 	strv_free(&pargs);

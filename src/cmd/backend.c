@@ -1,12 +1,28 @@
-/* --backend: where `run` runs (doc/design.md §4b). One place parses the flag and reads the
- * configuration's `backend`, in agentjail and in agentjail-remote alike; a new backend is a new
- * value here. */
+/* The command layer's side of the backend interface (doc/design.md §2a): --backend taken from the
+ * options (in agentjail and in agentjail-remote alike), and the one struct backend_io every
+ * backend speaks through: its lines on stderr, its --dry-run text on stdout, the command's own
+ * output, the session record, the --net allow proxy, the start and end lines, the
+ * configuration. A backend prints nothing itself; a new backend is a new value of `--backend`
+ * and a new struct backend, nothing here. */
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/osbrun.h"
-#include "core/plan/osb_plan.h"
+#include "cmd/netrun.h"
+#include "cmd/runlines.h"
+#include "cmd/secrun.h"
+#include "core/backend/backend.h"
+#include "core/session/store.h"
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/termtext.h"
+#include "util/uuid.h"
+#include "util/xalloc.h"
+
+extern char **environ;
 
 int cmd_take_backend(int *argc, char **argv, const char **backend)
 {
@@ -36,7 +52,7 @@ int cmd_take_backend(int *argc, char **argv, const char **backend)
 		*argc -= take;
 		i--;
 	}
-	enum backend b;
+	enum backend_id b;
 	if (*backend && backend_parse(*backend, &b) < 0) {
 		cmd_warn("--backend %s: not a backend (local, landlock or opensandbox)", *backend);
 		return -1;
@@ -44,16 +60,288 @@ int cmd_take_backend(int *argc, char **argv, const char **backend)
 	return 0;
 }
 
-enum backend cmd_backend_of(const char *flag, const struct config *cfg)
+char *cmd_backend_chosen_by(const char *flag, const struct config *cfg)
 {
-	const char *v = flag ? flag : cfg ? cfg->backend.v : NULL;
-	enum backend b = BACKEND_LOCAL;
-	if (v && backend_parse(v, &b) < 0)
-		b = BACKEND_LOCAL; /* not reached: the flag and the configuration were checked */
-	return b;
+	if (flag)
+		return xasprintf("--backend %s", flag);
+	if (cfg && cfg->backend.v)
+		return xasprintf("backend = \"%s\" at %s", cfg->backend.v, cfg->backend.origin);
+	return xstrdup("the default");
 }
 
-bool cmd_backend_remote(const char *flag, const struct config *cfg)
+/* ---- the io ---- */
+
+struct cmd_io {
+	struct run_request *req;
+	struct sess_rec *rec;     /* NULL: nothing is recorded (verify) */
+	struct netrun net;
+	struct secrun sr;         /* the run's secrets and agents (§4d), when sr_on */
+	bool sr_on;
+	const struct config *cfg; /* the run's, else loaded when asked (cc) */
+	struct cmd_config cc;
+	bool cc_loaded, cc_ok;
+};
+
+static void io_warn(void *arg, const char *line)
 {
-	return cmd_backend_of(flag, cfg) == BACKEND_OPENSANDBOX;
+	(void)arg;
+	cmd_warn_line(line);
+}
+
+static void io_error(void *arg, const struct err *e)
+{
+	(void)arg;
+	cmd_print_err(e);
+}
+
+static void io_text(void *arg, const char *text)
+{
+	(void)arg;
+	fputs(text, stdout);
+}
+
+static void io_would_run(void *arg)
+{
+	struct cmd_io *c = arg;
+	cmd_print_would_run(c->req);
+}
+
+static void io_put_text(void *arg, const char *text)
+{
+	(void)arg;
+	size_t n = strlen(text);
+	cmd_put_text(stderr, text);
+	if (n && text[n - 1] != '\n')
+		fputc('\n', stderr);
+	(void)fflush(stderr);
+}
+
+static void io_output(void *arg, int fd, const char *buf, size_t n)
+{
+	(void)arg;
+	if (fs_write_all(fd, buf, n) < 0)
+		return; /* a closed stdout: the backend reads on, so the command's end is seen */
+}
+
+static void io_progress(void *arg, const char *line)
+{
+	(void)arg;
+	if (!isatty(STDERR_FILENO))
+		return;
+	if (!line) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	_cleanup_free_ char *shown = fmt_clean(line); /* it may hold the service's words */
+	fprintf(stderr, "\ragentjail: %s\033[K", shown);
+}
+
+/* During the run, from the supervise loop: the user's terminal may be in raw mode (no newline
+ * translation) with the jail's output mid-line, so the line starts and ends with CR LF there. */
+static void io_violation(void *arg, const struct violation *v)
+{
+	(void)arg;
+	const char *eol = isatty(STDERR_FILENO) ? "\r\n" : "\n";
+	const char *pre = isatty(STDERR_FILENO) ? eol : "";
+	_cleanup_free_ char *line = backend_violation_text(v, "moved aside at once to");
+	_cleanup_free_ char *shown = fmt_clean(line); /* the path is the jail's choice */
+	fprintf(stderr, "%sagentjail: %s%s", pre, shown, eol);
+	(void)fflush(stderr);
+}
+
+/* The record is written while the jail is built; the command starts after it. */
+static void io_started(void *arg, const struct bw_plan *plan, const char *bwrap)
+{
+	struct cmd_io *c = arg;
+	if (!c->rec)
+		return;
+	if (c->req->resume)
+		(void)cmd_rec_attempt(c->rec, c->req->session_id, c->req->attempt_kind,
+				      &c->req->cmd, c->req->agent_session_id);
+	else
+		cmd_rec_begin(c->rec, c->req, plan, bwrap);
+}
+
+static void io_place(void *arg, const struct backend_place *p)
+{
+	struct cmd_io *c = arg;
+	struct err e = {0};
+	if (c->rec && c->rec->st && c->rec->id &&
+	    store_set_backend(c->rec->st, c->rec->id, p->backend, p->url, p->sandbox_id, &e) < 0)
+		cmd_print_err(&e);
+}
+
+static void io_record_violation(void *arg, const char *path, const char *what, const char *moved)
+{
+	struct cmd_io *c = arg;
+	if (c->rec)
+		cmd_rec_violation(c->rec, path, what, moved);
+}
+
+static void io_ended(void *arg, int status, int cmd_signal, int term_signal)
+{
+	struct cmd_io *c = arg;
+	if (c->rec)
+		cmd_rec_end(c->rec, status, cmd_signal, term_signal);
+}
+
+static int io_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)
+{
+	struct cmd_io *c = arg;
+	return netrun_ready(&c->net, tcp4, tcp6, dns_udp, dns_tcp, e);
+}
+
+static void io_net_capture(void *arg, int listener, int chan)
+{
+	struct cmd_io *c = arg;
+	netrun_capture(&c->net, listener, chan);
+}
+
+static void io_net_stop(void *arg)
+{
+	struct cmd_io *c = arg;
+	netrun_free(&c->net);
+	c->net = (struct netrun){.pol = &c->req->pol, .rec = c->rec,
+				 .sr = c->sr_on ? &c->sr : NULL};
+}
+
+static int io_secrets(void *arg)
+{
+	struct cmd_io *c = arg;
+	return secrun_values(&c->sr, c->req);
+}
+
+static void io_begin(void *arg)
+{
+	struct cmd_io *c = arg;
+	runlines_start(c->req);
+}
+
+static void io_end(void *arg, int status, int cmd_signal, bool interrupted, size_t moved)
+{
+	struct cmd_io *c = arg;
+	runlines_end(c->req, status, cmd_signal, interrupted, moved);
+}
+
+static const struct config *io_config(void *arg)
+{
+	struct cmd_io *c = arg;
+	if (c->cfg)
+		return c->cfg;
+	if (!c->cc_loaded) { /* the workspace's, as a run there would read it */
+		struct parse_ctx ctx = {.cwd = c->req->pol.workspace, .home = getenv("HOME")};
+		c->cc_ok = cmd_config_ctx(&c->cc, 0, NULL, NULL, &ctx) == 0;
+		c->cc_loaded = true;
+	}
+	return c->cc_ok ? &c->cc.cfg : NULL;
+}
+
+static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request *req,
+		    struct sess_rec *rec, const struct config *cfg, const char *chosen_by)
+{
+	*c = (struct cmd_io){.req = req, .rec = rec, .cfg = cfg};
+	c->net = (struct netrun){.pol = &req->pol, .rec = rec};
+	*io = (struct backend_io){.arg = c,
+				  .tty = isatty(STDERR_FILENO),
+				  .chosen_by = chosen_by,
+				  .warn = io_warn,
+				  .error = io_error,
+				  .text = io_text,
+				  .would_run = io_would_run,
+				  .put_text = io_put_text,
+				  .output = io_output,
+				  .progress = io_progress,
+				  .violation = io_violation,
+				  .started = io_started,
+				  .place = io_place,
+				  .record_violation = io_record_violation,
+				  .ended = io_ended,
+				  .net_ready = io_net_ready,
+				  .net_capture = io_net_capture,
+				  .net_stop = io_net_stop,
+				  .begin = io_begin,
+				  .end = io_end,
+				  .config = io_config};
+}
+
+/* The bwrap jail's secrets and agents (doc/design.md §4d): what the run uses decided from the
+ * host's environment, then the CA, the bundle and the agents' sockets made (secrun.h). Another
+ * backend gets none: the Landlock backend passes the variables as before, a service never sees
+ * one. 0, or the exit code (said). */
+static int io_secrets_prepare(struct cmd_io *c, struct backend_io *io)
+{
+	struct run_request *req = c->req;
+	if (req->pol.backend != BACKEND_LOCAL || req->pol.fs == FS_DANGER_FULL) {
+		secret_set_free(&req->pol.secrets);
+		return 0;
+	}
+	struct strv host_env = STRV_INIT;
+	strv_push_all(&host_env, environ);
+	policy_secrets_activate(&req->pol, &host_env);
+	strv_free(&host_env);
+	struct err e = {0};
+	if (!req->session_id && !(req->session_id = uuid_v4_new(&e))) { /* the socket's path */
+		cmd_print_err(&e);
+		return EXIT_JAIL;
+	}
+	c->sr_on = true;
+	int rc = secrun_prepare(&c->sr, req);
+	if (rc)
+		return rc;
+	c->net.sr = &c->sr;
+	io->sec = &c->sr.sec;
+	io->secrets = c->sr.helper ? io_secrets : NULL;
+	return 0;
+}
+
+static void io_free(struct cmd_io *c)
+{
+	netrun_free(&c->net); /* when a backend left it running */
+	if (c->sr_on)
+		secrun_free(&c->sr); /* after the proxy and agentjail-tls: the socket removed */
+	if (c->cc_loaded)
+		cmd_config_free(&c->cc);
+}
+
+/* ---- through the interface ---- */
+
+int cmd_backend_run(const struct backend *b, struct run_request *req, const struct config *cfg,
+		    const char *chosen_by)
+{
+	req->pol.backend = b->id; /* the session's policy says where it ran; resume reads it */
+	struct sess_rec rec = {0};
+	struct cmd_io c;
+	struct backend_io io;
+	io_init(&c, &io, req, &rec, cfg, chosen_by);
+	int rc = io_secrets_prepare(&c, &io);
+	if (rc == 0)
+		rc = b->run(b, req, &io);
+	io_free(&c);
+	cmd_rec_close(&rec);
+	return rc;
+}
+
+int cmd_run_request(struct run_request *req)
+{
+	return cmd_backend_run(backend_by_id(req->pol.backend), req, NULL, NULL);
+}
+
+int cmd_backend_prepare(struct run_request *req, struct jail *j)
+{
+	struct cmd_io c;
+	struct backend_io io;
+	io_init(&c, &io, req, NULL, NULL, NULL);
+	int rc = backend_prepare(req, j, &io);
+	io_free(&c);
+	return rc;
+}
+
+int cmd_backend_jail(const struct backend *b, struct run_request *req, struct jail *j)
+{
+	struct cmd_io c;
+	struct backend_io io;
+	io_init(&c, &io, req, NULL, NULL, NULL);
+	int rc = req->dry_run ? b->dry_run(req, j, &io) : b->launch(req, j, &io);
+	io_free(&c);
+	return rc;
 }

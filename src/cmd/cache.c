@@ -1,12 +1,10 @@
 /* agentjail cache [size | clean [--workspace DIR | --all]]: the private caches of the jails,
  * one set per workspace unless `cache = "shared"` (doc/design.md §3 step 5). */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/host/toolprep.h"
@@ -32,28 +30,12 @@ static const char usage[] =
 	"                          an older agentjail left\n"
 	"example: agentjail cache clean --all\n";
 
-static double mib(uint64_t b)
-{
-	return (double)b / (1024.0 * 1024.0);
-}
-
-/* The workspace shown for an entry: cleaned of control characters, "(gone)" when the
- * directory no longer exists. */
-static char *shown_workspace(const struct cache_entry *c)
-{
-	if (!c->workspace)
-		return xasprintf("? (%s)", path_basename(c->dir));
-	_cleanup_free_ char *w = fmt_clean(c->workspace);
-	return access(c->workspace, F_OK) == 0 || errno != ENOENT ? xstrdup(w)
-								  : xasprintf("%s (gone)", w);
-}
-
 static int size(const char *cdir, const struct cache_entry *v, size_t n)
 {
 	uint64_t all = 0, old = 0;
 	for (size_t i = 0; i < n; i++)
 		all += v[i].bytes;
-	printf("%s: %.1f MiB\n", cdir, mib(all));
+	printf("%s: %.1f MiB\n", cdir, cmd_mib(all));
 	struct strbuf olds = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
 		const struct cache_entry *c = &v[i];
@@ -69,29 +51,19 @@ static int size(const char *cdir, const struct cache_entry *v, size_t n)
 			strftime(when, sizeof when, "%Y-%m-%d", &tm);
 		_cleanup_free_ char *what = c->kind == CACHE_KIND_SHARED
 						    ? xstrdup("every workspace (cache = \"shared\")")
-						    : shown_workspace(c);
-		printf("  %10.1f MiB  %-10s  %s\n", mib(c->bytes), when, what);
+						    : cmd_shown_workspace(c->workspace, c->dir);
+		printf("  %10.1f MiB  %-10s  %s\n", cmd_mib(c->bytes), when, what);
 	}
 	if (olds.len) {
 		_cleanup_free_ char *names = fmt_clean(sb_str(&olds));
 		printf("  %10.1f MiB  %-10s  left by an older agentjail, shared by every workspace and "
 		       "no longer used (%s): agentjail cache clean --all removes them\n",
-		       mib(old), "-", names);
+		       cmd_mib(old), "-", names);
 	}
 	sb_free(&olds);
 	if (!n)
 		printf("  (no cache yet: a jail makes its workspace's on its first run)\n");
 	return 0;
-}
-
-/* The canonical form of DIR (the key a jail there uses), or its normal form when it is gone. */
-static char *canonical(const char *dir)
-{
-	char *r = realpath(dir, NULL);
-	if (r)
-		return r;
-	_cleanup_free_ char *cwd = getcwd(NULL, 0);
-	return path_normalize(cwd ? cwd : "/", dir);
 }
 
 /* Whether entry c is the cache of workspace ws (canonical): by its key, or by the workspace it
@@ -129,7 +101,7 @@ static int clean(const char *cdir, const struct cache_entry *v, size_t n, const 
 		return 0;
 	}
 	_cleanup_free_ char *w = ws ? fmt_clean(ws) : NULL;
-	printf("%s: %.1f MiB removed (%s)\n", cdir, mib(freed), w ? w : "every cache");
+	printf("%s: %.1f MiB removed (%s)\n", cdir, cmd_mib(freed), w ? w : "every cache");
 	return 0;
 }
 
@@ -188,7 +160,7 @@ int cmd_cache(int argc, char **argv)
 	if (!strcmp(what, "size")) {
 		rc = size(cdir, v, n);
 	} else {
-		_cleanup_free_ char *ws = all ? NULL : canonical(dir ? dir : ".");
+		_cleanup_free_ char *ws = all ? NULL : cmd_canonical_dir(dir ? dir : ".");
 		rc = clean(cdir, v, n, ws);
 	}
 	toolprep_cache_list_free(v, n);

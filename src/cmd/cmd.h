@@ -1,11 +1,11 @@
 /* The command layer: the only code that prints to the user or decides exit codes. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#include "core/host/config_load.h"
-#include "core/jail/pipeline.h"
-#include "core/plan/config.h"
+#include "core/config/config_load.h"
+#include "core/config/config.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "core/plan/policy.h"
@@ -14,12 +14,7 @@
 /* `agentjail --version`; `shim install` compares it with the installed agentjail's. */
 #define AGENTJAIL_VERSION "0.1.0"
 
-enum {
-	EXIT_USAGE = 2,     /* rejected before touching the system */
-	EXIT_JAIL = 125,    /* building or starting the jail failed */
-	EXIT_NOEXEC = 126,
-	EXIT_NOTFOUND = 127,
-};
+/* The exit statuses (EXIT_USAGE, EXIT_JAIL, …) are util/err.h's. */
 
 /* One line on stderr, "agentjail: " first. What they print is one line whatever it holds: the
  * whole text goes through fmt_clean (util/termtext.h), so a name a jail chose (a path, a host,
@@ -45,10 +40,18 @@ int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *
 bool cmd_colour(int fd);
 /* agentjail's state directory from the environment (core/plan/dirs.h). */
 char *cmd_state_dir(void);
+/* The canonical form of DIR (the key a jail there uses for its caches and home), or its normal
+ * form when it is gone. */
+char *cmd_canonical_dir(const char *dir);
+/* A per-workspace directory's workspace as shown: cleaned of control characters, "(gone)" when
+ * it no longer exists, "? (KEY)" when unknown (dir: the directory named by the key). */
+char *cmd_shown_workspace(const char *ws, const char *dir);
+/* Bytes in MiB, for "%.1f MiB". */
+double cmd_mib(uint64_t bytes);
 
 int cmd_run(int argc, char **argv);
-/* Run a parsed, validated request: harden agentjail, then jail it (or not, for
- * danger-full-access). Returns the exit status. */
+/* Run a parsed, validated request with the backend its policy names (an agent's: the bwrap jail;
+ * a resumed session's: where it ran). Returns the exit status. */
 int cmd_run_request(struct run_request *req);
 /* Overwrite the values of --env NAME=VALUE among the first nopts arguments (what `ps` shows). */
 void cmd_scrub_env_values(int nopts, char **argv);
@@ -71,30 +74,29 @@ int cmd_shim(int argc, char **argv);
 /* A shim invoked inside a jail: run the real agent directly (never returns on success). */
 int cmd_shim_in_jail(const char *exe, char **argv);
 
-/* The jail of a request (core/jail/pipeline.h), built exactly as `run` builds it (verify uses
- * the same path): jail_prepare with its errors printed. 0, or the exit code to return.
- * jail_free is needed either way. */
-int cmd_jail_prepare(struct run_request *req, struct jail *j);
-/* The same with what a run's secrets and agents add to the view (cmd/secrun.h), or NULL. */
-struct hf_secrets;
-int cmd_jail_prepare_sec(struct run_request *req, struct jail *j, const struct hf_secrets *sec);
-/* --dry-run's notes on a policy: "# note: …" for each thing it allows that the user may not
- * expect (a wildcard allow entry: names under it are looked up by the host's resolver). */
-void cmd_dry_run_notes(const struct policy *p);
-/* Print the policy and the annotated bwrap argv (run --dry-run, verify --dry-run). */
-int cmd_jail_dry_run(const struct run_request *req, const struct bw_plan *plan);
+/* --backend and the backend interface (cmd/backend.c, doc/design.md §2a). */
+/* Take --backend VALUE / --backend=VALUE out of the options before the command (argv and
+ * *argc shrink). -1 (said) on a missing or unknown value. */
+int cmd_take_backend(int *argc, char **argv, const char **backend);
+/* What chose the backend, said when it fails: "--backend NAME", `backend = "NAME" at
+ * FILE:LINE`, or "the default". malloc'd. */
+char *cmd_backend_chosen_by(const char *flag, const struct config *cfg);
+/* Run a parsed, validated request with backend b, through the command layer's io (its lines,
+ * the session record, the proxy); cfg: the run's configuration, or NULL (read from the
+ * workspace when the backend asks for it); chosen_by: what chose b, or NULL. Returns the exit
+ * status. */
+struct backend;
+struct jail;
+int cmd_backend_run(const struct backend *b, struct run_request *req, const struct config *cfg,
+		    const char *chosen_by);
+/* verify: the jail of a request, built exactly as `run` builds it, its errors said (0, or the
+ * exit code; jail_free either way); then printed (req->dry_run) or launched with b, nothing
+ * recorded. */
+int cmd_backend_prepare(struct run_request *req, struct jail *j);
+int cmd_backend_jail(const struct backend *b, struct run_request *req, struct jail *j);
 /* --dry-run's first line: "would run: CMD ARG…" (shell-quoted), before the plan that
  * otherwise buries the command at the end of init's long line (issue 26). */
 void cmd_print_would_run(const struct run_request *req);
-/* Run the plan (bwrap found, jail started, supervised, snapshot compared); prints what the
- * user must know and returns the exit status. */
-struct sess_rec;
-int cmd_jail_launch(struct run_request *req, struct jail *j, struct sess_rec *rec);
-/* The same with the run's secrets and agents (cmd/secrun.h: agentjail-tls starts with the
- * proxy), or NULL. */
-struct secrun;
-int cmd_jail_launch_sec(struct run_request *req, struct jail *j, struct sess_rec *rec,
-			struct secrun *sr);
 
 /* The session record of one run (cmd/record.c). A store that cannot be opened or written
  * costs one warning; the run goes on. */
@@ -142,8 +144,10 @@ int cmd_doctor(int argc, char **argv);
 int cmd_version(void);
 /* agentjail cache [size | clean] (cmd/cache.c) */
 int cmd_cache(int argc, char **argv);
+/* agentjail home [ID | --workspace DIR | --all] [clean] (cmd/home.c) */
+int cmd_home(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
-/* agentjail tui: the session manager (cmd/tui.c) */
+/* agentjail tui: the session manager (cmd/tui/tui.c) */
 int cmd_tui(int argc, char **argv);
 /* agentjail-init __connect HOST PORT: ssh's ProxyCommand in a --net allow jail (cmd/connect.c) */
 int cmd_connect(int argc, char **argv);
@@ -167,3 +171,6 @@ int cmd_trust(int argc, char **argv);
 int cmd_untrust(int argc, char **argv);
 /* in-jail probe battery entry point (agentjail __probe) */
 int cmd_probe(int argc, char **argv);
+/* agentjail-remote __doctor-opensandbox: doctor's opensandbox check as doctor --json prints it
+ * (doc/doctor-json.md), only that check; agentjail's doctor merges it (cmd/doctor.c). */
+int cmd_osb_doctor(int argc, char **argv);

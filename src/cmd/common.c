@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,8 @@
 #include "cmd/cmd.h"
 #include "core/plan/dirs.h"
 #include "core/plan/suggest.h"
+#include "util/cleanup.h"
+#include "util/path.h"
 #include "util/termtext.h"
 #include "util/xalloc.h"
 
@@ -30,6 +33,28 @@ void cmd_put_text(FILE *f, const char *text)
 		if (*p)
 			fputc(*p++, f);
 	}
+}
+
+char *cmd_canonical_dir(const char *dir)
+{
+	char *r = realpath(dir, NULL);
+	if (r)
+		return r;
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	return path_normalize(cwd ? cwd : "/", dir);
+}
+
+char *cmd_shown_workspace(const char *ws, const char *dir)
+{
+	if (!ws)
+		return xasprintf("? (%s)", path_basename(dir));
+	_cleanup_free_ char *w = fmt_clean(ws);
+	return access(ws, F_OK) == 0 || errno != ENOENT ? xstrdup(w) : xasprintf("%s (gone)", w);
+}
+
+double cmd_mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
 }
 
 int cmd_unknown(const char *cmd, const char *what, const char *arg, const char *const *known)

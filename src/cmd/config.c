@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/host/config_load.h"
+#include "core/config/config_load.h"
 #include "core/host/hostfacts_probe.h"
-#include "core/host/trust.h"
+#include "core/config/trust.h"
 #include "core/plan/bindpath.h"
 #include "core/plan/profile.h"
 #include "util/cleanup.h"

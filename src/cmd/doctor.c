@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "core/diag/doctor.h"
+#include "util/cleanup.h"
 
 static const char usage[] =
         "usage: agentjail doctor [--json]\n"
@@ -69,4 +70,25 @@ int cmd_version(void)
 	free(bwrap);
 	doctor_report_free(&r);
 	return 0;
+}
+
+int cmd_osb_doctor(int argc, char **argv)
+{
+	(void)argv;
+	if (argc) {
+		cmd_warn("__doctor-opensandbox takes no arguments (agentjail doctor runs it)");
+		return EXIT_USAGE;
+	}
+	/* the configuration read as doctor reads it; its own "config" check is agentjail's */
+	struct doctor_report all = {0}, only = {0};
+	doctor_check_config(&all);
+	for (size_t i = 0; i < all.n; i++)
+		if (!strcmp(all.v[i].id, "opensandbox"))
+			doctor_add(&only, all.v[i].id, all.v[i].status, all.v[i].fix, "%s",
+				   all.v[i].detail);
+	_cleanup_free_ char *j = doctor_render_json(&only);
+	fputs(j, stdout);
+	doctor_report_free(&all);
+	doctor_report_free(&only);
+	return fflush(stdout) == 0 ? 0 : EXIT_JAIL;
 }

@@ -1,5 +1,5 @@
 /* `agentjail log [ID] --suggest [--apply [--yes]]`: the allow_domains entries that would allow
- * what a session's proxy denied (core/plan/netsuggest.c), printed as configuration lines; with
+ * what a session's proxy denied (core/net/netsuggest.c), printed as configuration lines; with
  * --apply, added to the user's configuration file after asking — never to a project's file
  * (doc/design.md §8). */
 #include <stdio.h>
@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/host/config_write.h"
-#include "core/plan/config_edit.h"
-#include "core/plan/netsuggest.h"
-#include "core/plan/toml.h"
+#include "core/config/config_write.h"
+#include "core/config/config_edit.h"
+#include "core/net/netsuggest.h"
+#include "core/config/toml.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"

@@ -3,19 +3,20 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 extern char **environ;
 
 #include "cmd/cmd.h"
 #include "cmd/netsink.h"
 #include "cmd/secrun.h"
-#include "core/jail/netns.h"
 
 static void close_fds(int tcp4, int tcp6, int dns_udp, int dns_tcp)
 {
-	struct netns_listeners l = {.tcp4 = tcp4, .tcp6 = tcp6, .dns_udp = dns_udp,
-				    .dns_tcp = dns_tcp};
-	netns_listeners_close(&l);
+	const int fds[] = {tcp4, tcp6, dns_udp, dns_tcp};
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+		if (fds[i] >= 0)
+			(void)close(fds[i]);
 }
 
 int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)
@@ -58,6 +59,20 @@ int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp
 		return -1;
 	}
 	return 0;
+}
+
+void netrun_capture(struct netrun *nr, int listener, int chan)
+{
+	struct err e = {0};
+	if (!nr->proxy) {
+		(void)close(listener);
+		(void)close(chan);
+		err_set(&e, 0, NULL, "the proxy is not running");
+	} else if (proxy_capture(nr->proxy, listener, chan, &e) == 0) {
+		return;
+	}
+	err_wrap(&e, "--net allow: direct connections cannot be captured (they fail)");
+	cmd_print_err(&e);
 }
 
 void netrun_stop(struct netrun *nr)

@@ -1,7 +1,7 @@
 /* netrun: `--net allow` on the command side (doc/design.md §4) — the rules built from the
- * policy and the proxy started on the listeners the namespace holder hands up
- * (core/jail/netns.h, launch's net_ready hook), its decisions going to the session store
- * through cmd/netsink. */
+ * policy and the proxy started on the listeners a backend hands up (the bwrap jail's namespace
+ * holder, the Landlock backend's loopback listener: struct backend_io's net_ready), its
+ * decisions going to the session store through cmd/netsink. */
 #pragma once
 #include <stdbool.h>
 
@@ -33,8 +33,11 @@ struct netrun {
  * -1 with e: the launch stops (exit 125). */
 int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)
 	WUR;
-/* After the run and before the session is marked ended: stop the proxy (its last events, and
- * agentjail-tls's, are written), reap agentjail-tls, then say what was denied. Nothing when the
- * proxy never started. */
+/* The body of launch's net_capture hook: the proxy serves the capture's listener and init's
+ * channel (owned from here on). A failure is said on stderr: the jail's direct connections then fail, nothing
+ * else changes. */
+void netrun_capture(struct netrun *nr, int listener, int chan);
+/* After the run and before the session is marked ended: stop the proxy (its last events are
+ * written, and agentjail-tls's), reap agentjail-tls, then say what was denied. Nothing when the proxy never started. */
 void netrun_stop(struct netrun *nr);
 void netrun_free(struct netrun *nr);

@@ -14,7 +14,7 @@
 #pragma once
 #include <stddef.h>
 
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 
 struct store;
 struct netsink;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/backend/backend.h"
 #include "util/cleanup.h"
 #include "util/termtext.h"
 
@@ -20,15 +21,13 @@ void runlines_start(const struct run_request *req)
 	if (!runlines_wanted(req))
 		return;
 	const struct policy *p = &req->pol;
-	bool ll = p->backend == BACKEND_LANDLOCK; /* no namespaces: no private ~ (§4c) */
+	/* what the backend is called and keeps private (the Landlock backend: no private ~) */
+	const struct backend_caps *caps = backend_by_id(p->backend)->caps;
 	_cleanup_free_ char *ws = fmt_clean(p->workspace ? p->workspace : "(none)");
-	fprintf(stderr,
-		"agentjail: %s %s%sfs %s, net %s, workspace %s, session %s; %s\n",
-		ll ? "landlock sandbox" : "jail", p->profile ? p->profile : "", p->profile ? " " : "",
+	fprintf(stderr, "agentjail: %s %s%sfs %s, net %s, workspace %s, session %s; %s\n",
+		caps->noun, p->profile ? p->profile : "", p->profile ? " " : "",
 		fs_mode_name(p->fs), net_mode_name(p->net), ws,
-		req->session_id ? req->session_id : "(none)",
-		ll ? "/tmp is private and discarded, ~ out of reach"
-		   : "~ and /tmp are private and discarded");
+		req->session_id ? req->session_id : "(none)", caps->private_note);
 	(void)fflush(stderr);
 }
 

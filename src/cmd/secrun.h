@@ -7,7 +7,7 @@
 
 #include "core/plan/hostfacts.h"
 #include "core/plan/httprules.h"
-#include "core/plan/inspectmsg.h"
+#include "core/net/inspectmsg.h"
 #include "core/plan/policy.h"
 #include "util/err.h"
 

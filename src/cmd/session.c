@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/osbrun.h"
+#include "core/backend/backend.h"
 #include "core/host/hostfacts_probe.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/profile.h"
 #include "core/plan/resolve.h"
 #include "core/session/netfmt.h"
@@ -60,6 +61,23 @@ static int help(const char *text)
 }
 
 /* ---- sessions, show, rm ------------------------------------------------------------------ */
+
+/* show's "home" line: the persisted home a --home persist session had. */
+static void show_home(const struct session *s)
+{
+	struct policy pol;
+	struct err e = {0};
+	if (!s->policy_json || policy_from_json(s->policy_json, &pol, &e) < 0)
+		return;
+	if (pol.home == HOME_PERSIST) {
+		_cleanup_free_ char *state = cmd_state_dir();
+		_cleanup_free_ char *dir = homekeep_dir(state, pol.workspace);
+		_cleanup_free_ char *d = fmt_clean(dir ? dir : "?");
+		_cleanup_free_ char *id = fmt_clean(s->id);
+		printf("home       persist: %s (agentjail home %.8s)\n", d, id);
+	}
+	policy_free(&pol);
+}
 
 static int open_existing(struct store **st)
 {
@@ -323,6 +341,7 @@ int cmd_show(int argc, char **argv)
 		printf("workspace  %s\n", ws);
 		_cleanup_free_ char *pj = fmt_clean(s.policy_json ? s.policy_json : "");
 		printf("policy     %s  %s\n", pol, pj);
+		show_home(&s);
 		printf("started    %s (%s)\n", started, ago);
 		printf("status     %s (took %s)\n", status, took);
 		if (s.agent_session_id) {
@@ -588,8 +607,9 @@ int cmd_resume(int argc, char **argv)
 	int rc;
 	struct run_request req = {0};
 	const struct profile *pr = NULL;
-	bool remote = s.backend && !strcmp(s.backend, "opensandbox");
-	if (cmd_osb_linked && !remote) {
+	/* where it ran: its row's backend (remote), else its policy's, read below */
+	const struct backend *b = backend_of_session(s.backend, BACKEND_LOCAL);
+	if (!backend_here(b)) {
 		cmd_warn("agentjail-remote resumes only sessions of --backend opensandbox: `agentjail "
 			 "resume %s`",
 			 s.id);
@@ -604,6 +624,7 @@ int cmd_resume(int argc, char **argv)
 	rc = stored_policy(&s, &req.pol);
 	if (rc)
 		goto out;
+	b = backend_of_session(s.backend, req.pol.backend);
 	if (chdir(req.pol.workspace) < 0) {
 		cmd_warn("resume: cannot enter %s: %s", req.pol.workspace, strerror(errno));
 		rc = EXIT_USAGE;
@@ -626,9 +647,9 @@ int cmd_resume(int argc, char **argv)
 	}
 	if (!pr) {
 		/* a generic command resumes by running again (a remote one in a new sandbox): said
-		 * once (not with --quiet) */
-		if (remote && !cmd_osb_linked) {
-			rc = cmd_osb_resume(&req); /* agentjail-remote resumes it (and says so) */
+		 * once (not with --quiet), by the program that runs it */
+		if (b->elsewhere) {
+			rc = cmd_backend_run(b, &req, NULL, NULL); /* agentjail-remote resumes it */
 			goto out;
 		}
 		strv_copy(&req.cmd, &s.argv);
@@ -638,7 +659,7 @@ int cmd_resume(int argc, char **argv)
 				 c);
 		}
 		req.attempt_kind = ATTEMPT_FRESH;
-		rc = remote ? cmd_osb_resume(&req) : cmd_run_request(&req);
+		rc = cmd_backend_run(b, &req, NULL, "the session, which ran on it");
 		goto out;
 	}
 	rc = resume_agent(pr, &s, &req);

@@ -1,5 +1,5 @@
 /* agentjail verify [POLICY] [--json] [--dry-run]: the integrity battery, run from inside a jail
- * built exactly as `run` builds it (cmd_jail_prepare / cmd_jail_launch), with agentjail itself
+ * built exactly as `run` builds it (cmd_backend_prepare / cmd_backend_jail), with agentjail itself
  * as the command (`/run/agentjail/agentjail __probe …`: the plan binds agentjail there for a
  * command that names it; the jail's init is the small agentjail-init). The host plants bait
  * first and removes it afterwards, whatever happens (atexit, fatal signals).
@@ -17,12 +17,11 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/llcmd.h"
-#include "cmd/osbrun.h"
+#include "core/backend/backend.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/confine/landlock.h"
-#include "core/jail/launch.h"
+#include "core/jail/self.h"
 #include "core/diag/probes.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -34,7 +33,8 @@ static const char usage[] =
 	"  runs the integrity battery (agentjail __probe) inside a jail built exactly as\n"
 	"  `agentjail run` builds it for POLICY, against bait planted on the host for the run\n"
 	"  (a canary in $HOME, sockets, a loopback listener, a sentinel process, secret-looking\n"
-	"  variables, an inherited fd), removed afterwards.\n"
+	"  variables, an inherited fd; with --net allow a TLS listener the jail may reach by one\n"
+	"  name of its own, tls-TOKEN.verify.invalid), removed afterwards.\n"
 	"POLICY: as for `agentjail run` (--fs, --net, --workspace, --rw, --ro, --hide, --dev,\n"
 	"        --env, --allow-ptrace); danger-full-access is not a jail and cannot be verified\n"
 	"  --json      one JSON document: {version, policy, landlock_abi, probes[], summary}\n"
@@ -193,7 +193,8 @@ static void restore_fd(int fd, int saved)
 
 /* Launch with the jail's stdout going to a memfd (the jail inherits only fds 0-2) and its stdin
  * from /dev/null; *out gets what it wrote. Returns the jail's status. */
-static int launch_captured(struct run_request *req, struct jail *j, char **out)
+static int launch_captured(const struct backend *b, struct run_request *req, struct jail *j,
+			   char **out)
 {
 	*out = NULL;
 	(void)fflush(stdout);
@@ -211,8 +212,7 @@ static int launch_captured(struct run_request *req, struct jail *j, char **out)
 			restore_fd(1, s1);
 		return EXIT_JAIL;
 	}
-	int rc = req->pol.backend == BACKEND_LANDLOCK ? cmd_ll_launch(req, j, NULL)
-						      : cmd_jail_launch(req, j, NULL);
+	int rc = cmd_backend_jail(b, req, j);
 	restore_fd(0, s0);
 	restore_fd(1, s1);
 	off_t len = lseek(mfd, 0, SEEK_END);
@@ -356,7 +356,20 @@ static int print_json(const struct run_request *req, json_t *probes, const struc
 
 /* ---- verify ---- */
 
-static int run_battery(struct run_request *req, const char *home, bool json)
+/* --net allow: the TLS bait's name goes to the host's 127.0.0.1 and is allowed at its port as
+ * TLS, so the net.sni_* probes can show a foreign name refused and its own passed. */
+static void allow_tls_bait(struct policy *pol, const struct bait *b)
+{
+	if (pol->net != NET_ALLOW || b->tls_port <= 0)
+		return;
+	char name[96];
+	probe_tls_bait_name(b->token, name, sizeof name);
+	strv_pushf(&pol->map_hosts, "%s=127.0.0.1", name);
+	strv_pushf(&pol->allow_domains, "%s:%d/tls", name, b->tls_port);
+}
+
+static int run_battery(const struct backend *b, struct run_request *req, const char *home,
+		       bool json)
 {
 	struct err e = {0};
 	if (launch_harden_self(true, &e) < 0) {
@@ -375,27 +388,28 @@ static int run_battery(struct run_request *req, const char *home, bool json)
 		cmd_print_err(&e);
 		return EXIT_JAIL;
 	}
+	allow_tls_bait(&req->pol, &g_bait);
 	struct probe_ctx c;
 	bait_fill_ctx(&g_bait, &req->pol, home, &c);
-	for (size_t i = 0; req->pol.backend == BACKEND_LANDLOCK && probe_skips_landlock[i]; i++)
+	/* without namespaces, the probes that need them SKIP with the reason (probes_nons.c) */
+	for (size_t i = 0; !b->caps->namespaces && probe_skips_landlock[i]; i++)
 		strv_push(&c.skip, probe_skips_landlock[i]);
-	for (size_t i = 0; req->pol.backend == BACKEND_LANDLOCK && geteuid() != 0 &&
-			   probe_skips_landlock_user[i];
+	for (size_t i = 0; !b->caps->namespaces && geteuid() != 0 && probe_skips_landlock_user[i];
 	     i++)
 		strv_push(&c.skip, probe_skips_landlock_user[i]);
 	set_probe_cmd(req, &c);
 	probe_ctx_free(&c);
 	struct jail j;
-	int rc = cmd_jail_prepare(req, &j);
+	int rc = cmd_backend_prepare(req, &j);
 	_cleanup_free_ char *out = NULL;
 	if (rc == 0)
-		rc = launch_captured(req, &j, &out);
+		rc = launch_captured(b, req, &j, &out);
 	jail_free(&j);
 	json_t *probes = json_array();
 	bool parsed = out && *out && collect(out, probes) == 0;
 	if (parsed)
 		add_survivors(probes, g_bait.token);
-	if (parsed && req->pol.backend == BACKEND_LANDLOCK && req->pol.net == NET_ALLOW)
+	if (parsed && b->caps->net_by_port && req->pol.net == NET_ALLOW)
 		json_array_append_new(
 			probes, result_json("net.landlock_port", "net", PROBE_WARN,
 					    "the landlock backend lets TCP connect to the proxy's "
@@ -420,16 +434,16 @@ static int run_battery(struct run_request *req, const char *home, bool json)
 	return prc < 0 || t.n[PROBE_FAIL] ? 1 : 0;
 }
 
-static int verify_dry_run(struct run_request *req, const char *home)
+static int verify_dry_run(const struct backend *b, struct run_request *req, const char *home)
 {
 	struct probe_ctx c;
 	bait_fill_ctx(NULL, &req->pol, home, &c);
 	set_probe_cmd(req, &c);
 	probe_ctx_free(&c);
 	struct jail j;
-	int rc = cmd_jail_prepare(req, &j);
+	int rc = cmd_backend_prepare(req, &j);
 	if (rc == 0)
-		rc = cmd_jail_dry_run(req, &j.plan);
+		rc = cmd_backend_jail(b, req, &j);
 	jail_free(&j);
 	return rc;
 }
@@ -451,11 +465,12 @@ int cmd_verify(int argc, char **argv)
 	char **view = xcalloc(args.n + 1, sizeof *view); /* --backend is taken out of a copy */
 	memcpy(view, strv_data(&args), args.n * sizeof *view);
 	bool bad = cmd_take_backend(&n, view, &backend) < 0;
-	/* the flag only: verify proves what it is asked to; read now, the value lives in args */
-	enum backend want = bad ? BACKEND_LOCAL : cmd_backend_of(backend, NULL);
-	if (!bad && want == BACKEND_OPENSANDBOX) {
-		cmd_warn("verify: --backend opensandbox: the battery runs only in a local jail "
-			 "(local or landlock); the service's isolation is its own");
+	/* the flag only: verify proves what it is asked to; chosen now, the value lives in args */
+	const struct backend *b = backend_choose(bad ? NULL : backend, NULL);
+	if (!bad && !b->caps->verify) {
+		cmd_warn("verify: --backend %s: the battery runs only in a local jail (local or "
+			 "landlock); %s",
+			 b->name, b->caps->verify_why);
 		bad = true;
 	}
 	if (bad) {
@@ -470,11 +485,10 @@ int cmd_verify(int argc, char **argv)
 	strv_free(&args);
 	args = kept;
 	int rc = parse_policy(&args, home, &req);
-	if (want == BACKEND_LANDLOCK)
-		req.pol.backend = BACKEND_LANDLOCK;
+	req.pol.backend = b->id;
 	strv_free(&args);
 	if (rc == 0)
-		rc = req.dry_run ? verify_dry_run(&req, home) : run_battery(&req, home, json);
+		rc = req.dry_run ? verify_dry_run(b, &req, home) : run_battery(b, &req, home, json);
 	run_request_free(&req);
 	return rc;
 }

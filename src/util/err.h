@@ -5,6 +5,15 @@
 
 #define WUR __attribute__((warn_unused_result))
 
+/* The exit statuses of agentjail's commands besides the command's own (agentjail(1)): the
+ * command layer returns them, and so do the backends' runs (core/backend/backend.h). */
+enum {
+	EXIT_USAGE = 2,     /* rejected before touching the system */
+	EXIT_JAIL = 125,    /* building or starting the jail failed */
+	EXIT_NOEXEC = 126,
+	EXIT_NOTFOUND = 127,
+};
+
 struct err {
 	int errnum;        /* errno seen, 0 if none */
 	char what[512];    /* what failed, e.g. "cannot open bind source" */

@@ -1,4 +1,4 @@
-/* Fuzz target: the messages between agentjail and agentjail-tls (core/plan/inspectmsg,
+/* Fuzz target: the messages between agentjail and agentjail-tls (core/net/inspectmsg,
  * doc/design.md §4d). agentjail-tls parses what the jail sends, so a message from it is read
  * as hostile too. Invariants: any bytes decode or are refused without a read past their end
  * (the input is copied to a buffer of exactly its size); what decodes encodes again to a
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/inspectmsg.h"
+#include "core/net/inspectmsg.h"
 #include "fuzzutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

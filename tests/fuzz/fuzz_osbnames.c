@@ -1,14 +1,14 @@
-/* Fuzz target: the names a sandbox sends back and its listing (core/plan/osb_names.h) come from a
- * remote sandbox, which may forge any of them. Whatever arrives: no crash, leak or read out of
- * bounds; a name passed as OK is plain (no leading '/', no empty, "." or ".." component, no NUL
- * or control byte, bounded); where a refused name pointed is itself a plain path; the listing
+/* Fuzz target: the names a sandbox sends back and its listing (core/backend/remote/osb_names.h)
+ * come from a remote sandbox, which may forge any of them. Whatever arrives: no crash, leak or read
+ * out of bounds; a name passed as OK is plain (no leading '/', no empty, "." or ".." component, no
+ * NUL or control byte, bounded); where a refused name pointed is itself a plain path; the listing
  * keeps only checked names, each once and sorted, with modes inside 0755, and what it says of a
  * refused line holds no control byte. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_names.h"
+#include "core/backend/remote/osb_names.h"
 #include "util/strv.h"
 
 #include "fuzzutil.h"

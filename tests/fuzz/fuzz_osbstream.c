@@ -1,11 +1,11 @@
-/* Fuzz target: the OpenSandbox command stream (core/plan/osb_stream.h) is read from a remote
- * service. Whatever arrives, and however it is cut into reads, the parser must not crash, leak
- * or read out of bounds, and must see the same events as when the input comes in one piece. */
+/* Fuzz target: the OpenSandbox command stream (core/backend/remote/osb_stream.h) is read from a
+ * remote service. Whatever arrives, and however it is cut into reads, the parser must not crash,
+ * leak or read out of bounds, and must see the same events as when the input comes in one piece. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_stream.h"
+#include "core/backend/remote/osb_stream.h"
 #include "util/strbuf.h"
 
 #include "fuzzutil.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/host/gitinfo.h"
-#include "core/plan/cmdwords.h"
+#include "core/backend/bwrap/cmdwords.h"
 #include "core/session/sessfmt.h"
 #include "util/path.h"
 #include "util/strbuf.h"

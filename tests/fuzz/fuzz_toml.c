@@ -1,4 +1,4 @@
-/* Fuzz target: the configuration files are TOML (core/plan/toml), and a project's
+/* Fuzz target: the configuration files are TOML (core/config/toml), and a project's
  * .agentjail.toml is written by whoever wrote the project. The parser must never crash, leak or
  * read out of bounds; an error names FILE:LINE:COL inside the text and says what on one line;
  * an accepted document, printed again by the small printer below and parsed again, gives the
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "fuzzutil.h"
 #include "util/strbuf.h"
 

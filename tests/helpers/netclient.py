@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """netclient: clients run inside a `--net allow` jail against its proxy (tests/sh/82-net-allow.t).
 
-usage (PROXY is the jail's proxy, 127.0.0.1:3128 unless --proxy HOST:PORT comes first):
+usage (PROXY is the jail's proxy, 127.0.0.1:3128 unless --proxy HOST:PORT comes first;
+--direct first: `tls` connects to HOST:PORT itself, as a client that knows of no proxy):
   netclient.py tunnels N HOST PORT
       N CONNECT tunnels to HOST:PORT (an echo service) open at the same time; each sends its
       own payload and must read it back. Prints "ok N" or "failed K of N: first reason".
@@ -209,9 +210,17 @@ def _recut(flight, rec):
 
 
 def tls(host, port, sni, seg, rec, version, cafile):
-    s = socket.create_connection(PROXY, timeout=10)
-    s.sendall(b"CONNECT %s:%d HTTP/1.1\r\n\r\n" % (host.encode(), port))
-    head = b""
+    if DIRECT:
+        try:
+            s = socket.create_connection((host, port), timeout=10)
+        except OSError as e:
+            print("tls failed: connect: %s" % e)
+            return 1
+        head = b"HTTP/1.1 200 direct\r\n\r\n"
+    else:
+        s = socket.create_connection(PROXY, timeout=10)
+        s.sendall(b"CONNECT %s:%d HTTP/1.1\r\n\r\n" % (host.encode(), port))
+        head = b""
     while b"\r\n\r\n" not in head:
         d = s.recv(1)
         if not d:
@@ -269,8 +278,11 @@ def tls(host, port, sni, seg, rec, version, cafile):
     return 0
 
 
+DIRECT = False
+
+
 def main():
-    global PROXY
+    global PROXY, DIRECT
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     a = sys.argv[1:]
@@ -278,6 +290,9 @@ def main():
         h, _, p = a[1].rpartition(":")
         PROXY = (h, int(p))
         a = a[2:]
+    if a[:1] == ["--direct"]:
+        DIRECT = True
+        a = a[1:]
     if not a:
         sys.exit(__doc__)
     if a[0] == "tunnels":

@@ -2,11 +2,12 @@
 """netsrv: local test servers for the `--net allow` tests (tests/sh/82-net-allow.t).
 
 usage:
-  netsrv.py http  [--name NAME] [--cert CRT --key KEY] [--git-root DIR]
+  netsrv.py http  [--name NAME] [--cert CRT --key KEY] [--git-root DIR] [--bind ADDR --port N]
   netsrv.py echo
+  netsrv.py canary [--bind ADDR]
 
-Every server binds 127.0.0.1 on an ephemeral port, prints "ready PORT" on stdout once it
-listens, and serves until killed.
+Every server binds 127.0.0.1 on an ephemeral port (http: ADDR and N when given), prints
+"ready PORT" on stdout once it listens, and serves until killed.
 
 http:  HTTP/1.1 with keep-alive (so a test can see whether a proxy lets one connection switch
        hosts). GET /anything answers 200 "hello from NAME host=HOST path=PATH\n"; with --cert and
@@ -15,6 +16,9 @@ http:  HTTP/1.1 with keep-alive (so a test can see whether a proxy lets one conn
        doc/design.md §4d). With --git-root, paths under /git/ are served by
        `git http-backend` (smart HTTP: clone and fetch), GIT_PROJECT_ROOT=DIR.
 echo:  raw TCP: every byte read is written back (a stand-in for a host loopback service).
+canary: a service nothing in the jail may reach (tests/sh/88-capture.t): on ADDR (default
+       127.0.0.1; 0.0.0.0 for every address of the host), prints "accept PEER" for each
+       connection it is handed, and closes it.
 Python standard library only.
 """
 import asyncio
@@ -126,7 +130,7 @@ def serve_http(args):
     Handler.name = opts.get("--name", "server")
     Handler.git_root = opts.get("--git-root")
     Handler.log = opts.get("--log")
-    srv = Server(("127.0.0.1", 0), Handler)
+    srv = Server((opts.get("--bind", "127.0.0.1"), int(opts.get("--port", 0))), Handler)
     if "--cert" in opts:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(opts["--cert"], opts["--key"])
@@ -158,6 +162,21 @@ def serve_echo(_args):
     asyncio.run(run())
 
 
+def serve_canary(args):
+    import socket
+    opts = dict(zip(args[::2], args[1::2]))
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((opts.get("--bind", "127.0.0.1"), 0))
+    s.listen(128)
+    ready(s.getsockname()[1])
+    while True:
+        c, peer = s.accept()
+        sys.stdout.write("accept %s:%d\n" % peer[:2])
+        sys.stdout.flush()
+        c.close()
+
+
 def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -168,6 +187,8 @@ def main():
         serve_http(args)
     elif mode == "echo":
         serve_echo(args)
+    elif mode == "canary":
+        serve_canary(args)
     else:
         sys.exit("netsrv: unknown mode %s" % mode)
 

@@ -33,6 +33,7 @@ CLEANERS = {
     "sessfmt_duration", "sessfmt_policy",       # sessfmt.h: built from numbers or cleaned
     "netfmt_log_header", "netfmt_log_line", "netfmt_log_violation", "netfmt_summary",
     "netfmt_denied_line", "netfmt_cell", "netfmt_hostport", "netfmt_bytes",  # netfmt.h
+    "cmd_shown_workspace",                      # cmd.h: the recorded workspace, fmt_clean'd
 }
 
 # Expressions that are agentjail's own text or the user's own, never a jail's: (file or "*",
@@ -49,13 +50,6 @@ OURS = [
     ("*", r"req->session_id|s\.id|full|first",
      "a session id: a UUID agentjail made (or the first of a count)"),
     # one file each
-    ("run.c", r"req->cmd\.v\[i\]", "the command the user typed (--dry-run of an unjailed run)"),
-    ("run.c", r"pj|txt", "--dry-run: the user's policy as JSON (jansson escapes controls) and "
-                         "the bwrap argv rendered from it, with agentjail's comments"),
-    ("run.c", r"note", "--dry-run: agentjail's note on the user's allow-list (net_wildcard_note)"),
-    ("run.c", r"l->cgroup_parent|l->why|m",
-     "--dry-run: the limits and agentjail's probe of the host's cgroups"),
-    ("llcmd.c", r"pj|txt", "--dry-run of the landlock backend: the user's policy and plan"),
     ("verify.c", r"req->pol\.workspace", "the workspace the user chose"),
     ("verify.c", r"d->(id|category)", "the battery's table of probes, built in"),
     ("verify.c|session.c|log.c", r"s", "JSON text printed with JSON_ENSURE_ASCII: jansson "
@@ -73,26 +67,33 @@ OURS = [
      "shims: paths in the user's home and on the user's PATH, profile names, the user's "
      "shell's rc file"),
     ("cache.c", r"cdir", "the cache directory under the user's state directory"),
+    ("tls_main.c", r"buf|line",
+     "agentjail-tls's __ca and __ca-info: an error about, or the subject, expiry and fingerprint "
+     "of, agentjail's own CA in the user's state directory (masked in every jail, §3 step 8)"),
     ("cache.c", r"when", "a date strftime made"),
-    ("cache.c", r"what", "agentjail's own words, or shown_workspace: the recorded workspace "
-                         "cleaned (fmt_clean)"),
+    ("cache.c", r"what", "agentjail's own words, or cmd_shown_workspace: the recorded "
+                         "workspace cleaned (fmt_clean)"),
+    ("home.c", r"hdir|dir", "the persisted homes' directories under the user's state directory"),
+    ("home.c", r"day|t", "a date and age sessfmt_time and sessfmt_ago made"),
     ("log_suggest.c", r"id|path|header",
      "log --suggest: the session's UUID, the user's configuration file and the table of it "
      "that is written ([policy], or [agent.NAME] of a built-in or the user's profile)"),
-    ("osbrun.c", r"s\.(url|api_key_env|workdir)|body",
-     "--dry-run of the remote backend: the user's configuration and the request built from it"),
-    ("osbrun.c", r"note", "osb_timeout_note: agentjail's own sentence about the configured "
-                          "timeout (a number from the user's configuration)"),
-    ("osbrun.c", r"j", "JSON text (jansson escapes controls)"),
-    ("osbrun.c", r"t", "the remote command's own output, passed through as a local jail's "
-                       "reaches the terminal (an agent's interface needs its escapes); never "
-                       "a line of agentjail's"),
+    ("backend.c", r"text", "a backend's --dry-run text (struct backend_io's text): the user's "
+     "policy as JSON (jansson escapes controls), the plan, ruleset or request built from it and "
+     "the user's configuration, the command the user typed, the limits agentjail probed, with "
+     "agentjail's comments; made before anything runs, never a jail's words"),
+    ("backend.c", r"buf", "the remote command's own output (struct backend_io's output), passed "
+     "through as a local jail's reaches the terminal (an agent's interface needs its escapes); "
+     "never a line of agentjail's"),
+    ("doctor.c", r"j", "__doctor-opensandbox: JSON text (jansson escapes controls)"),
     ("tui.c", r"dir", "the TUI's directory, which the user gave"),
-    ("tui_view.c", r".*", "curses: every string drawn comes from the model (plan/tui_model.h: "
+    ("tui_view.c", r".*", "curses: every string drawn comes from the model (cmd/tui/tui_model.h: "
                           "\"every string already cleaned\"), filled by tui.c through fmt_clean"),
     ("session.c", r"s\.profile", "a profile name (built in or the user's)"),
     ("session.c", r"text", "help(): its callers pass usage texts"),
     ("runlines.c", r"p->profile", "a profile name (built in or the user's)"),
+    ("runlines.c", r"caps->(noun|private_note)", "a backend's capabilities: agentjail's "
+     "built-in words (core/backend/caps.c)"),
     ("runlines.c", r"st", "agentjail's words for an exit status"),
     ("quarantine.c", r"t|v\[i\]\.id", "a time and a session id agentjail made"),
     ("connect.c", r".*", "__connect runs inside the jail, on the jail's own stderr"),
@@ -340,8 +341,8 @@ class Checker:
 
 def main():
     root = sys.argv[1]
-    files = sorted(os.path.join(root, "src/cmd", f) for f in os.listdir(os.path.join(root, "src/cmd"))
-                   if f.endswith(".c"))
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(root, "src/cmd"))
+                   for f in fs if f.endswith(".c"))  # src/cmd/tui/ too
     files += sorted(os.path.join(root, "src", f) for f in os.listdir(os.path.join(root, "src"))
                     if f.endswith(".c"))
     findings = []

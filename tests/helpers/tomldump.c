@@ -1,10 +1,10 @@
-/* tomldump FILE: parse FILE with core/plan/toml and print its tree as JSON (exit 0), or the
+/* tomldump FILE: parse FILE with core/config/toml and print its tree as JSON (exit 0), or the
  * error as "FILE:LINE:COL: what" on stderr (exit 1). For the differential test 90-toml.t. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "../unit/tomljson.h"
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 
 int main(int argc, char **argv)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TOML subset parser (core/plan/toml) against Python's tomllib, the reference: every document
+# The TOML subset parser (core/config/toml) against Python's tomllib, the reference: every document
 # of our valid corpora (the unit test's table, the design's example and the other fuzz seeds) is
 # accepted by ours and by tomllib with the same values; every document ours accepts anywhere in
 # the corpora, invalid table included, tomllib accepts too (ours is a subset of TOML, never a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The manual page agentjail.toml(5) renders with scdoc, has its sections, documents every key a
-# [profile.NAME] table accepts (the table in src/core/plan/profile_user.c), and formats without
+# [profile.NAME] table accepts (the table in src/core/config/profile_user.c), and formats without
 # a roff warning.
 . "$(dirname "$0")/lib.sh"
 
@@ -13,7 +13,7 @@ for s in NAME SYNOPSIS DESCRIPTION LAYERS 'TOP-LEVEL KEYS' '\[policy\]' '\[agent
 done
 
 # every key of the configuration is documented as a definition ("*key* = ...")
-keys=$(sed -n 's/^\t{"\([a-z_]*\)", S_.*/\1/p' "$AJ_SRC/src/core/plan/profile_user.c")
+keys=$(sed -n 's/^\t{"\([a-z_]*\)", S_.*/\1/p' "$AJ_SRC/src/core/config/profile_user.c")
 [ "$(wc -w <<<"$keys")" -ge 20 ]
 ok $? "the profile keys are read from profile_user.c ($(wc -w <<<"$keys") keys)"
 missing=

@@ -47,6 +47,10 @@ out=$(bc agentjail claude --qu 2>&1)
 is "$out" "--quiet" "bash: an agent's --quiet"
 out=$(bc agentjail show "" 2>&1)
 like "$out" "$sid" "bash: session ids for show"
+out=$(bc agentjail run --home "" 2>&1)
+is "$(sort <<<"$out" | tr '\n' ' ')" "persist tmp " "bash: --home values"
+out=$(bc agentjail home "" 2>&1)
+like "$out" $'(^|\n)clean(\n|$)' "bash: home clean" && like "$out" "$sid" "bash: session ids for home"
 
 # bash completions are loaded by the bash-completion package: the dependencies install it, and
 # with it bash finds ours where ./quickstart installs them for a user (PREFIX ~/.local: its
@@ -74,6 +78,8 @@ if command -v zsh >/dev/null 2>&1; then
 	is "$out" "_agentjail" "zsh: compinit loads it for agentjail"
 	grep -q "'quarantine:" "$dir/_agentjail" && grep -q -- "--quiet\[" "$dir/_agentjail"
 	ok $? "zsh: it has quarantine and --quiet"
+	grep -q "'home:" "$dir/_agentjail" && grep -q -- "--home\[.*(tmp persist)" "$dir/_agentjail"
+	ok $? "zsh: it has home and --home"
 else
 	skip "zsh: the completion loads" "zsh is not installed (scripts/deps.sh installs it)"
 fi
@@ -100,6 +106,10 @@ if command -v fish >/dev/null 2>&1; then
 	is "$out" "--quiet" "fish: run --quiet"
 	out=$(fc 'agentjail show ')
 	like "$out" "$sid" "fish: session ids for show"
+	out=$(fc 'agentjail claude --home ')
+	is "$(sort <<<"$out" | tr '\n' ' ')" "persist tmp " "fish: --home values for an agent"
+	out=$(fc 'agentjail home ')
+	like "$out" $'(^|\n)clean(\n|$)' "fish: home clean"
 else
 	skip "fish: the completion loads" "fish is not installed (scripts/deps.sh installs it)"
 fi

@@ -17,7 +17,7 @@ on_tty() { # COLS AGENTJAIL-ARGS…
 	aj_cmd "$AJ_WHO" -- "$@"
 	local q
 	q=$(printf '%q ' "${AJ_CMD[@]}")
-	TTY_OUT=$(script -qec "stty cols $cols rows 40; $q" /dev/null </dev/null | tr -d '\r')
+	TTY_OUT=$(SHELL=/bin/bash script -qec "stty cols $cols rows 40; $q" /dev/null </dev/null | tr -d '\r')
 }
 
 # The widest line, in characters (… and · are one each).

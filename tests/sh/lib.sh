@@ -249,6 +249,17 @@ aj_setup() {
 	done
 }
 
+# A bare git repository DIR/repo.git whose main branch has one commit: a README saying TEXT
+# (its work tree is DIR/src). aj_git_repo DIR TEXT
+aj_git_repo() {
+	git -c init.defaultBranch=main init -q --bare "$1/repo.git"
+	git -c init.defaultBranch=main init -q "$1/src"
+	echo "$2" >"$1/src/README"
+	git -C "$1/src" add README
+	git -C "$1/src" -c user.name=t -c user.email=t@t.invalid commit -qm one
+	git -C "$1/src" push -q "$1/repo.git" main 2>/dev/null || bail "could not make the test repository"
+}
+
 # Render a manual page for the man tests: aj_man_render PAGE (e.g. agentjail.1) renders
 # doc/PAGE.scd with scdoc into $tmp/PAGE (tmp: a fresh directory removed at exit), checks that
 # it renders and that its .TH names it, and sets src and page (the roff text). Without scdoc the
@@ -367,7 +378,9 @@ aj_cmd() {
 	if [ -n "$tty" ]; then
 		local q
 		q=$(printf '%q ' "${AJ_CMD[@]}")
-		AJ_CMD=(script -qec "$q" /dev/null)
+		# script(1) runs its command with $SHELL -c; %q quoting is bash's ($'…'), and CI
+		# has no SHELL (script then uses /bin/sh, which reads $'…' as something else)
+		AJ_CMD=(env SHELL=/bin/bash script -qec "$q" /dev/null)
 	fi
 }
 

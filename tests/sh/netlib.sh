@@ -1,5 +1,6 @@
-# Shared by the --net allow tests (82-net-allow.t, 86-net-names.t, 88-secrets.t, …): the local
-# test servers of tests/helpers/netsrv.py, on the host's 127.0.0.1. Needs lib.sh sourced first.
+# Shared by the --net allow tests (82-net-allow.t, 86-net-names.t, 88-capture.t, 88-secrets.t,
+# …): the local test servers of tests/helpers/netsrv.py, on the host's 127.0.0.1. Needs lib.sh
+# sourced first.
 # Sets H (the helpers), PROXY (the jail's proxy) and SRV (the servers' directory, with crt.pem
 # and key.pem for secure.test); bails when a tool it needs is missing. testca and testcert make
 # a CA the host trusts (through SSL_CERT_FILE=$HOSTBUNDLE) and certificates it signed.

@@ -1,4 +1,4 @@
-/* cmdwords: the programs a command line names (core/plan/cmdwords.h), for the "not in the
+/* cmdwords: the programs a command line names (core/backend/bwrap/cmdwords.h), for the "not in the
  * jail's view" line after a shell's or env's 127 (issue 26, item 5). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/cmdwords.h"
+#include "core/backend/bwrap/cmdwords.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 

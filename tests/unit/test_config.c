@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/host/config_load.h"
-#include "core/host/trust.h"
-#include "core/plan/config.h"
-#include "core/plan/toml.h"
+#include "core/config/config_load.h"
+#include "core/config/trust.h"
+#include "core/config/config.h"
+#include "core/config/toml.h"
 #include "testutil.h"
 
 /* Apply text as FILE at layer: the return of config_apply (e filled on -1). */
@@ -138,6 +138,9 @@ static void widening_refused_unless_trusted(void **state)
 		"[policy]\nssh_agent = true\n",
 		"[agent.claude]\ngpg_agent = true\n",
 		"[policy]\nallow_http = [\"POST github.com/*\"]\n",
+		/* a persisted home shows the jail what earlier jails left in theirs */
+		"[policy]\nhome = \"persist\"\n",
+		"[agent.claude]\nhome = \"persist\"\n",
 	};
 	for (size_t i = 0; i < sizeof widen / sizeof *widen; i++) {
 		for (int trusted = 0; trusted < 2; trusted++) {
@@ -162,7 +165,8 @@ static void widening_refused_unless_trusted(void **state)
 			bool widened = p.fs == FS_DANGER_FULL || p.net == NET_ON || p.rw.n ||
 				       p.ro.n || p.env.n || p.allow_domains.n > 1 ||
 				       p.map_hosts.n || p.memory == UINT64_MAX || p.pids ||
-				       p.ssh_agent || p.gpg_agent || p.allow_http.n > 1;
+				       p.ssh_agent || p.gpg_agent || p.allow_http.n > 1 ||
+				       p.home == HOME_PERSIST;
 			if (widened != (bool)trusted)
 				fail_msg("case %zu trusted %d: widened %d", i, trusted, widened);
 			policy_free(&p);
@@ -188,6 +192,7 @@ static void narrowing_accepted(void **state)
 		/* issue 29: rules for a host the user has none for narrow it; the user's own */
 		"[policy]\nallow_http = [\"GET pypi.org/simple/*\", \"GET github.com/*\"]\n",
 		"[policy]\nssh_agent = false\n",
+		"[policy]\nhome = \"tmp\"\n",
 	};
 	for (size_t i = 0; i < sizeof narrow / sizeof *narrow; i++) {
 		struct config c;
@@ -400,6 +405,69 @@ static void secret_tables(void **state)
 	config_free(&c);
 }
 
+/* home (doc/design.md §3 step 5): tmp or persist, per [policy] and per agent, into the base
+ * policy and the stored one; a project may keep the user's persist, never choose it. */
+static void home_key(void **state)
+{
+	(void)state;
+	struct config c;
+	config_init(&c);
+	struct strv w = STRV_INIT;
+	struct err e = {0};
+	struct policy p;
+	bool fs_set, net_set;
+	char *txt = config_render(&c, false);
+	assert_non_null(strstr(txt, "policy.home = tmp\t# default"));
+	free(txt);
+	assert_int_equal(apply(&c, "/u/config.toml", "[agent.codex]\nhome = \"persist\"\n", CFG_USER,
+			       false, &w, &e),
+			 0);
+	assert_int_equal(config_base_policy(&c, "claude", "/w", "/u", &p, &fs_set, &net_set, &e), 0);
+	assert_int_equal(p.home, HOME_TMP); /* another agent's */
+	policy_free(&p);
+	assert_int_equal(config_base_policy(&c, "codex", "/w", "/u", &p, &fs_set, &net_set, &e), 0);
+	assert_int_equal(p.home, HOME_PERSIST);
+	p.workspace = strdup("/w");
+	char *pj = policy_to_json(&p);
+	assert_non_null(strstr(pj, "\"home\":\"persist\""));
+	struct policy back;
+	assert_int_equal(policy_from_json(pj, &back, &e), 0);
+	assert_int_equal(back.home, HOME_PERSIST);
+	policy_free(&back);
+	free(pj);
+	policy_free(&p);
+	txt = config_render(&c, false);
+	assert_non_null(strstr(txt, "agent.codex.home = persist\t# /u/config.toml:2"));
+	free(txt);
+	/* the user's persist: an untrusted project may keep it, or narrow it to tmp */
+	assert_int_equal(apply(&c, "/w/.agentjail.toml", "[agent.codex]\nhome = \"persist\"\n",
+			       CFG_PROJECT, false, &w, &e),
+			 0);
+	assert_int_equal(w.n, 0);
+	assert_int_equal(apply(&c, "/w/.agentjail.toml", "[agent.codex]\nhome = \"tmp\"\n",
+			       CFG_PROJECT, false, &w, &e),
+			 0);
+	assert_int_equal(config_base_policy(&c, "codex", "/w", "/u", &p, &fs_set, &net_set, &e), 0);
+	assert_int_equal(p.home, HOME_TMP);
+	policy_free(&p);
+	/* … but not choose it where the user did not */
+	assert_int_equal(apply(&c, "/w/.agentjail.toml", "[policy]\nhome = \"persist\"\n",
+			       CFG_PROJECT, false, &w, &e),
+			 0);
+	assert_int_equal(w.n, 1);
+	assert_non_null(strstr(w.v[0], "/w/.agentjail.toml:2: `home = persist` in [policy] keeps the "
+				       "jail's home between runs"));
+	assert_non_null(strstr(w.v[0], "(yours: tmp)"));
+	static const char *const bad[][2] = {
+		{"[policy]\nhome = \"keep\"\n", "expected tmp or persist"},
+		{"[policy]\nhome = 1\n", "a string (tmp or persist)"},
+		{"[policy]\nhmoe = \"tmp\"\n", "did you mean `home`"},
+	};
+	user_file_errors(&c, bad, sizeof bad / sizeof *bad);
+	strv_free(&w);
+	config_free(&c);
+}
+
 static void unknown_agent(void **state)
 {
 	(void)state;
@@ -583,6 +651,7 @@ int main(void)
 		cmocka_unit_test(opensandbox_keys),
 		cmocka_unit_test(cache_key),
 		cmocka_unit_test(secret_tables),
+		cmocka_unit_test(home_key),
 		cmocka_unit_test(unknown_agent),
 		cmocka_unit_test(loader_refuses_writable_or_foreign),
 		cmocka_unit_test(trust_until_edited),

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/config_edit.h"
-#include "core/plan/netsuggest.h"
-#include "core/plan/toml.h"
+#include "core/config/config_edit.h"
+#include "core/net/netsuggest.h"
+#include "core/config/toml.h"
 
 static const char *const agent_claude[] = {"agent", "claude"};
 

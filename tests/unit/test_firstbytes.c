@@ -25,6 +25,8 @@ static int setup(void **state)
 	strv_push(&allow, "api.example.com");
 	strv_push(&allow, "*.cdn.example");
 	strv_push(&allow, "git.example.com:22");
+	strv_push(&allow, "api.example.com:8443/tls");
+	strv_push(&allow, "*.cdn.example:8080/http");
 	strv_push(&deny, "bad.cdn.example");
 	struct err e = {0};
 	int rc = netrules_build(&allow, &deny, NULL, &rules, &e);
@@ -45,7 +47,7 @@ static void judge(const char *host, uint16_t port, const void *b, size_t n, bool
 {
 	struct net_decision d;
 	assert_int_equal(netrules_check(&rules, host, port, &d), NV_ALLOW);
-	fb_judge(&rules, &d, host, port, fb_kind_for_port(port), b, n, final, r);
+	fb_judge(&rules, &d, host, port, fb_kind_for(&rules, host, port), b, n, final, r);
 }
 
 static struct bytes *hello(const char *sni, bool ech)
@@ -177,12 +179,43 @@ static void http(void **state)
 	}
 }
 
+/* A port an allow entry names as TLS or HTTP is judged as 443 or 80 is. */
+static void named(void **state)
+{
+	(void)state;
+	assert_int_equal(fb_kind_for(&rules, "api.example.com", 443), FB_TLS);
+	assert_int_equal(fb_kind_for(&rules, "api.example.com", 80), FB_HTTP);
+	assert_int_equal(fb_kind_for(&rules, "api.example.com", 8443), FB_TLS);
+	assert_int_equal(fb_kind_for(&rules, "git.example.com", 22), FB_SNIFF);
+	assert_int_equal(fb_kind_for(&rules, "a.cdn.example", 8080), FB_HTTP);
+	struct fb_result r;
+	judge("api.example.com", 8443, "SSH-2.0-x\r\n", 11, false, &r);
+	assert_int_equal(r.state, FB_REFUSE);
+	assert_string_equal(r.reason, "api.example.com:8443 got bytes that are not TLS (this port "
+				      "carries TLS only)");
+	judge("api.example.com", 8443, "", 0, true, &r);
+	assert_int_equal(r.state, FB_REFUSE);
+	struct bytes *h = hello("evil.example", false);
+	judge("api.example.com", 8443, h->b, h->n, false, &r);
+	assert_int_equal(r.state, FB_REFUSE);
+	free(h);
+	h = hello("api.example.com", false);
+	judge("api.example.com", 8443, h->b, h->n, false, &r);
+	assert_int_equal(r.state, FB_PASS);
+	free(h);
+	static const char foreign[] = "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n";
+	judge("a.cdn.example", 8080, foreign, sizeof foreign - 1, false, &r);
+	assert_int_equal(r.state, FB_REFUSE);
+	assert_true(r.http);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tls),
 		cmocka_unit_test(sniffed),
 		cmocka_unit_test(http),
+		cmocka_unit_test(named),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

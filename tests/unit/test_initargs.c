@@ -25,7 +25,8 @@ static void round_trip(void **state)
 	(void)state;
 	static const char *const cmd[] = {"sh", "-c", "--writable", NULL};
 	struct init_args in = {.ctl = 5, .scope = true, .rlimit_data = 1ULL << 33,
-			       .rlimit_nproc = 4096, .note_lock = (char *)"/home/u/.gitconfig"};
+			       .rlimit_nproc = 4096, .note_lock = (char *)"/home/u/.gitconfig",
+			       .capture = true};
 	strv_push(&in.writable, "/work space");
 	strv_push(&in.writable, "/tmp");
 	strv_push(&in.deny_read, "/etc/shadow");
@@ -40,6 +41,7 @@ static void round_trip(void **state)
 	assert_true(out.rlimit_data == 1ULL << 33);
 	assert_true(out.rlimit_nproc == 4096);
 	assert_string_equal(out.note_lock, "/home/u/.gitconfig");
+	assert_true(out.capture);
 	assert_int_equal(out.writable.n, 2);
 	assert_string_equal(out.writable.v[0], "/work space");
 	assert_string_equal(out.writable.v[1], "/tmp");
@@ -66,6 +68,7 @@ static void defaults_round_trip(void **state)
 	assert_int_equal(initargs_parse((int)argv.n, argv.v, &out), 0);
 	assert_int_equal(out.ctl, -1);
 	assert_false(out.scope);
+	assert_false(out.capture);
 	assert_true(out.rlimit_data == 0 && out.rlimit_nproc == 0);
 	assert_null(out.note_lock);
 	assert_int_equal(out.writable.n + out.deny_read.n, 0);

@@ -1,4 +1,4 @@
-/* Tests for core/plan/inspectmsg: the messages between agentjail and agentjail-tls
+/* Tests for core/net/inspectmsg: the messages between agentjail and agentjail-tls
  * (doc/design.md §4d) read back as written, and refused when malformed. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/inspectmsg.h"
+#include "core/net/inspectmsg.h"
 
 static void config(void **state)
 {

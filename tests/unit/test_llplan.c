@@ -11,7 +11,7 @@
 
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
-#include "core/plan/llplan.h"
+#include "core/backend/landlock/llplan.h"
 #include "core/plan/policy.h"
 #include "util/path.h"
 #include "util/strv.h"
@@ -165,9 +165,26 @@ static void extra_rw_is_writable(void **state)
 	fx_free(&f);
 }
 
+/* --home persist: refused before anything is made (this backend has no mounts, so no $HOME
+ * but the real one) */
+static void home_persist_refused(void **state)
+{
+	(void)state;
+	struct policy p;
+	policy_init(&p);
+	struct err e = {0};
+	assert_int_equal(llplan_policy_check(&p, &e), 0);
+	p.home = HOME_PERSIST;
+	assert_int_equal(llplan_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "landlock backend cannot give a jail its persisted home"));
+	assert_non_null(strstr(e.hint, "--backend local"));
+	policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(home_persist_refused),
 		cmocka_unit_test(workspace_with_exceptions),
 		cmocka_unit_test(workspace_without_mask_is_writable),
 		cmocka_unit_test(read_only_workspace),

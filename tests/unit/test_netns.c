@@ -1,4 +1,4 @@
-/* The namespace holder's hand-over (core/jail/netns): the listeners arrive, a failed step
+/* The namespace holder's hand-over (core/backend/bwrap/netns): the listeners arrive, a failed step
  * arrives named, and a holder that says nothing or vanishes is an error, never a hang. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/jail/netns.h"
+#include "core/backend/bwrap/netns.h"
 
 /* Run the holder in a child with h->fail_step = fail ("" for none); receive. */
 static int run_holder(const char *fail, struct netns_listeners *l, struct err *e, int *status)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 #include "core/plan/netrules.h"
 
 static void norm_is(const char *in, const char *want)
@@ -139,6 +139,29 @@ static void parse(void **state)
 	assert_int_equal(inet_pton(AF_INET6, "2001:db8::1", want), 1);
 	assert_memory_equal(r.addr, want, 16);
 	netrule_free(&r);
+
+	rule_is("example.com:8443/tls", NR_NAME, "example.com", 8443);
+	rule_is("*.example.com:8080/http", NR_WILDCARD, "example.com", 8080);
+	rule_is("[::1]:8443/tls", NR_IPV6, "::1", 8443);
+	assert_int_equal(netrule_parse("example.com:8443/tls", &r, &e), 0);
+	assert_int_equal(r.carries, NC_TLS);
+	netrule_free(&r);
+	assert_int_equal(netrule_parse("1.2.3.4:8080/http", &r, &e), 0);
+	assert_int_equal(r.carries, NC_HTTP);
+	netrule_free(&r);
+	assert_int_equal(netrule_parse("example.com:8443", &r, &e), 0);
+	assert_int_equal(r.carries, NC_ANY);
+	netrule_free(&r);
+	rule_bad("example.com/tls", "needs a port");
+	rule_bad("example.com:8443/udp", "/tls or /http");
+	rule_bad("example.com:8443/", "/tls or /http");
+	rule_bad("example.com:8443/TLS", "/tls or /http");
+	rule_bad("example.com:8443/tls/tls", "port is not a number");
+	rule_bad("example.com:/tls", "empty port");
+	assert_int_equal(netrule_parse_deny("example.com:8443", &r, &e), 0);
+	netrule_free(&r);
+	assert_int_equal(netrule_parse_deny("example.com:8443/tls", &r, &e), -1);
+	assert_non_null(strstr(e.what, "deny entry refuses every byte"));
 
 	rule_bad("*", "'*' only as the first label");
 	rule_bad("*.com", "two labels");
@@ -574,6 +597,36 @@ static void wildcard_note(void **state)
 	strv_free(&v);
 }
 
+/* What a port carries: said by an allow entry that names that port; the strictest wins. */
+static void carries(void **state)
+{
+	(void)state;
+	struct netrules r;
+	struct err e = {0};
+	const char *a[] = {"api.example.com:8443", "*.cdn.example:8443/tls", "a.cdn.example:8443",
+			   "web.example:8080/http", "web.example:8081", "both.example:9000/http",
+			   "both.example:9000/tls", "1.2.3.4:8443/tls"};
+	struct strv allow = STRV_INIT, deny = STRV_INIT;
+	for (size_t i = 0; i < sizeof a / sizeof *a; i++)
+		strv_push(&allow, a[i]);
+	assert_int_equal(netrules_build(&allow, NULL, NULL, &r, &e), 0);
+	assert_int_equal(netrules_carries(&r, "api.example.com", 8443), NC_ANY);
+	assert_int_equal(netrules_carries(&r, "a.cdn.example", 8443), NC_TLS); /* the wildcard's */
+	assert_int_equal(netrules_carries(&r, "b.cdn.example", 8443), NC_TLS);
+	assert_int_equal(netrules_carries(&r, "cdn.example", 8443), NC_ANY);
+	assert_int_equal(netrules_carries(&r, "web.example", 8080), NC_HTTP);
+	assert_int_equal(netrules_carries(&r, "web.example", 8081), NC_ANY);
+	assert_int_equal(netrules_carries(&r, "both.example", 9000), NC_TLS);
+	assert_int_equal(netrules_carries(&r, "1.2.3.4", 8443), NC_TLS);
+	assert_int_equal(netrules_carries(&r, "api.example.com", 443), NC_ANY);
+	netrules_free(&r);
+	strv_push(&deny, "evil.example:8443/tls");
+	assert_int_equal(netrules_build(&allow, &deny, NULL, &r, &e), -1);
+	assert_non_null(strstr(e.what, "--deny-domain"));
+	strv_free(&allow);
+	strv_free(&deny);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -582,6 +635,7 @@ int main(void)
 		cmocka_unit_test(addr_ok),   cmocka_unit_test(reasons), cmocka_unit_test(proxy_env),
 		cmocka_unit_test(wildcard_note),
 		cmocka_unit_test(name_check),
+		cmocka_unit_test(carries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_plan.h"
-#include "core/plan/osb_stream.h"
+#include "core/backend/remote/osb_plan.h"
+#include "core/backend/remote/osb_stream.h"
 #include "util/strbuf.h"
 
 struct seen {
@@ -265,6 +265,12 @@ static void refusals(void **state)
 	assert_int_equal(osb_policy_check(&p, &e), 0);
 	p.fs = FS_DANGER_FULL;
 	assert_int_equal(osb_policy_check(&p, &e), -1);
+	p.fs = FS_WORKSPACE_WRITE;
+	/* the persisted home is this host's: only a local jail mounts it */
+	p.home = HOME_PERSIST;
+	assert_int_equal(osb_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--home persist cannot be used with --backend opensandbox"));
+	assert_non_null(strstr(e.hint, "--backend local"));
 	policy_free(&p);
 }
 
@@ -298,7 +304,7 @@ static void keys(void **state)
 	assert_false(osb_id_ok(long_id));
 	long_id[128] = '\0';
 	assert_true(osb_id_ok(long_id));
-	enum backend b;
+	enum backend_id b;
 	assert_int_equal(backend_parse("opensandbox", &b), 0);
 	assert_int_equal(b, BACKEND_OPENSANDBOX);
 	assert_int_equal(backend_parse("docker", &b), -1);

@@ -1,6 +1,7 @@
-/* The names a sandbox sends back (core/plan/osb_names.h, doc/design.md §4b): the one check every
- * name passes (refused whole otherwise, with where it pointed), the protection rule on checked
- * names, the git-dir shape, and the listing: forged lines, names listed twice, modes, caps. */
+/* The names a sandbox sends back (core/backend/remote/osb_names.h, doc/design.md §4b): the one
+ * check every name passes (refused whole otherwise, with where it pointed), the protection rule on
+ * checked names, the git-dir shape, and the listing: forged lines, names listed twice, modes, caps.
+ * */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/osb_names.h"
+#include "core/backend/remote/osb_names.h"
 #include "util/strv.h"
 
 /* The fault of s (as a C string) and where it pointed ("-" for none). */

@@ -118,6 +118,46 @@ static void rejections(void **state)
 	expect_reject("/w", "/home/u", a10, "contradictory");
 	const char *a11[] = {"--rw", "/", "true", NULL};
 	expect_reject("/w", "/home/u", a11, "root directory");
+	const char *a12[] = {"--home", "keep", "true", NULL};
+	expect_reject("/w", "/home/u", a12, "unknown home mode");
+	/* no jail: its home is the real one, never a persisted jail home */
+	const char *a13[] = {"--fs", "full", "--net", "on", "--home", "persist", "true", NULL};
+	expect_reject("/w", "/home/u", a13, "its home is your real one");
+}
+
+/* --home tmp|persist (doc/design.md §3 step 5): the policy keeps it, and only persist is
+ * written into the stored policy (a session stored before it existed reads as tmp). */
+static void home_mode(void **state)
+{
+	(void)state;
+	struct run_request r;
+	struct err e = {0};
+	const char *a[] = {"--home", "persist", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", a, &e), 0);
+	assert_int_equal(r.pol.home, HOME_PERSIST);
+	char *pj = policy_to_json(&r.pol);
+	assert_non_null(strstr(pj, "\"home\":\"persist\""));
+	struct policy back;
+	assert_int_equal(policy_from_json(pj, &back, &e), 0);
+	assert_int_equal(back.home, HOME_PERSIST);
+	policy_free(&back);
+	free(pj);
+	run_request_free(&r);
+	const char *b[] = {"--home=tmp", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", b, &e), 0);
+	assert_int_equal(r.pol.home, HOME_TMP);
+	pj = policy_to_json(&r.pol);
+	assert_null(strstr(pj, "\"home\""));
+	free(pj);
+	run_request_free(&r);
+	assert_int_equal(policy_opt_arity("--home"), 1);
+	assert_int_equal(policy_from_json("{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\","
+					  "\"workspace\":\"/w\",\"home\":\"cloud\"}",
+					  &back, &e),
+			 -1);
+	assert_non_null(strstr(e.what, "unknown home mode"));
+	assert_string_equal(home_mode_name(HOME_PERSIST), "persist");
+	assert_string_equal(home_mode_name(HOME_TMP), "tmp");
 }
 
 /* A mistyped option: the nearest one, or none when nothing is close (issue 26). */
@@ -500,6 +540,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),	      cmocka_unit_test(modes_and_aliases),
 		cmocka_unit_test(rejections),	      cmocka_unit_test(net_allow),
+		cmocka_unit_test(home_mode),
 		cmocka_unit_test(refused_workspaces),
 		cmocka_unit_test(paths),	      cmocka_unit_test(env_rules),
 		cmocka_unit_test(json_redacts),    cmocka_unit_test(shell_quoting),

@@ -12,7 +12,7 @@
 
 #include "core/plan/policy.h"
 #include "core/plan/profile.h"
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "util/xalloc.h"
 
 /* ---- a tiny builder: every value of key k sits on line k+2, its key at column 1, its value

@@ -373,6 +373,9 @@ static int setup(void **state)
 	strv_push(&allow, spec);
 	(void)snprintf(spec, sizeof spec, "hole.test:%u", f->hole_port);
 	strv_push(&allow, spec);
+	(void)snprintf(spec, sizeof spec, "tls.test:%u/tls", f->echo.port);
+	strv_push(&allow, spec);
+	strv_push(&map, "tls.test=127.0.0.1");
 	strv_push(&map, "hole.test=127.0.0.1");
 	strv_push(&allow, "*.wild.test");
 	strv_push(&deny, "bad.wild.test");
@@ -894,6 +897,28 @@ static void tls_port_refuses_other_bytes(void **state)
 	assert_int_equal(count_denied_with("cannot check", NULL), 2);
 }
 
+/* A port an allow entry names as TLS ("tls.test:PORT/tls") is judged as 443 is. */
+static void tls_port_named_by_rule(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[512], buf[64];
+	(void)snprintf(hp, sizeof hp, "tls.test:%u", f->echo.port);
+	int fd = connect_via(f, hp, head, sizeof head);
+	send_all(fd, "plain", 5);
+	assert_int_equal(read_all(fd, buf, sizeof buf), 0); /* not TLS: closed, no alert */
+	close(fd);
+	struct bytes *s = hello_stream("evil.test", 0, 16384);
+	assert_false(hello_passes(connect_via(f, hp, head, sizeof head), s, 100000));
+	free(s);
+	s = hello_stream("tls.test", 0, 16384);
+	assert_true(hello_passes(connect_via(f, hp, head, sizeof head), s, 100000));
+	free(s);
+	stop_proxy(f);
+	assert_int_equal(count_denied_with("not TLS (this port carries TLS only)", NULL), 1);
+	assert_int_equal(count_denied_with("TLS server name evil.test does not match tls.test:", NULL),
+			 1);
+}
+
 /* A record header that claims 16 KiB, then a trickle: refused when the wait ends. */
 static void tls_hello_trickle(void **state)
 {
@@ -1003,13 +1028,14 @@ static void dns_udp(void **state)
 	ssize_t n = udp_ask(f, "OK.test", DNS_T_A, r, sizeof r);
 	assert_int_equal(dns_rcode(r), DNS_NOERROR);
 	assert_int_equal(dns_ancount(r), 1);
-	assert_memory_equal(r + n - 4, "\x7f\x00\x00\x01", 4);
+	/* not its mapping (127.0.0.1) but the stub's own address for the name, the first */
+	assert_memory_equal(r + n - 4, "\xc6\x12\x00\x01", 4);
 	n = udp_ask(f, "ok.test", DNS_T_AAAA, r, sizeof r);
 	assert_int_equal(dns_rcode(r), DNS_NOERROR);
 	assert_int_equal(dns_ancount(r), 0);
 	n = udp_ask(f, "v6.wild.test", DNS_T_AAAA, r, sizeof r);
 	assert_int_equal(dns_ancount(r), 1);
-	assert_memory_equal(r + n - 16, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16);
+	assert_memory_equal(r + n - 16, "\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\2", 16); /* 100::2 */
 	(void)udp_ask(f, "evil.test", DNS_T_A, r, sizeof r);
 	assert_int_equal(dns_rcode(r), DNS_NXDOMAIN);
 	(void)udp_ask(f, "bad.wild.test", DNS_T_A, r, sizeof r);
@@ -1027,7 +1053,7 @@ static void dns_udp(void **state)
 	ev = find_event("ok.test");
 	assert_non_null(ev);
 	assert_true(ev->allowed);
-	assert_string_equal(ev->addr, "127.0.0.1");
+	assert_string_equal(ev->addr, "127.0.0.1"); /* the event keeps the real address */
 }
 
 static void dns_tcp(void **state)
@@ -1049,7 +1075,7 @@ static void dns_tcp(void **state)
 	assert_int_equal(r[1], 1);
 	assert_int_equal(dns_rcode(r), DNS_NOERROR);
 	assert_int_equal(dns_ancount(r), 1);
-	assert_memory_equal(r + l - 4, "\x7f\x00\x00\x01", 4);
+	assert_memory_equal(r + l - 4, "\xc6\x12\x00\x01", 4); /* 198.18.0.1 */
 	read_exact(fd, len, 2);
 	l = (size_t)len[0] << 8 | len[1];
 	read_exact(fd, r, l);
@@ -1296,6 +1322,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_names_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_port_refuses_other_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(tls_port_named_by_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_hello_trickle, setup_slow, teardown),
 		cmocka_unit_test_setup_teardown(http_host_checked, setup, teardown),
 	};

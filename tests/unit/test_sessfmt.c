@@ -105,6 +105,8 @@ static void policies(void **state)
 		{"{\"fs\":\"danger-full-access\",\"net\":\"on\"}", "full"},
 		{"{\"fs\":\"read-only\",\"net\":\"off\",\"allow_ptrace\":true}", "ro·off·ptrace"},
 		{"{\"fs\":\"read-only\",\"net\":\"off\",\"allow_ptrace\":false}", "ro·off"},
+		{"{\"fs\":\"workspace-write\",\"net\":\"off\",\"home\":\"persist\"}", "rw·off·home"},
+		{"{\"fs\":\"workspace-write\",\"net\":\"off\",\"home\":\"tmp\"}", "rw·off"},
 		{"{\"fs\":\"overlay\",\"net\":\"off\"}", "overlay·off"}, /* a later mode */
 		{"{\"fs\":\"read-only\"}", "?"},
 		{"[1,2]", "?"},

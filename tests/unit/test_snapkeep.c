@@ -98,7 +98,8 @@ static void replaced_and_removed_are_restored(void **state)
 	struct fx *f = *state;
 	struct guard *g = NULL;
 	struct err live = {0}, e = {0};
-	assert_int_equal(guard_start(&f->paths, f->q, &g, &live, &e), 0);
+	const struct guard_opts keep = {.keep = true, .live = true};
+	assert_int_equal(guard_start(&f->paths, f->q, &keep, &g, &live, &e), 0);
 	/* the command: config replaced by rename, a hook planted, .envrc created */
 	char tmp[PATH_MAX + 16], hook[PATH_MAX + 64];
 	snprintf(tmp, sizeof tmp, "%s/c2", f->root);
@@ -130,7 +131,8 @@ static void removed_is_restored_and_kept_state_compares(void **state)
 	struct fx *f = *state;
 	struct guard *g = NULL;
 	struct err live = {0}, e = {0};
-	assert_int_equal(guard_start(&f->paths, f->q, &g, &live, &e), 0);
+	const struct guard_opts keep = {.keep = true, .live = true};
+	assert_int_equal(guard_start(&f->paths, f->q, &keep, &g, &live, &e), 0);
 	assert_int_equal(unlink(f->cfg), 0);
 	struct violations v = {0};
 	assert_int_equal(guard_finish(g, &v, &e), 0);
@@ -160,7 +162,8 @@ static void nothing_changed_nothing_reported(void **state)
 	struct fx *f = *state;
 	struct guard *g = NULL;
 	struct err live = {0}, e = {0};
-	assert_int_equal(guard_start(&f->paths, f->q, &g, &live, &e), 0);
+	const struct guard_opts keep = {.keep = true, .live = true};
+	assert_int_equal(guard_start(&f->paths, f->q, &keep, &g, &live, &e), 0);
 	struct violations v = {0};
 	assert_int_equal(guard_handle(g, &v), 0);
 	assert_int_equal(guard_finish(g, &v, &e), 0);

@@ -276,6 +276,13 @@ static void reopen_is_idempotent(void **state)
 	"  'exited', 3)," \
 	" ('" ID(2) "', 1, 'start', '[\"sh\"]', 102, 12, 2000, NULL, 'running', NULL);"
 
+/* versions 3 and 4: a decision of the proxy (migration 5 rebuilds their table) */
+#define SEED_NET \
+	"INSERT INTO net_events (session_id, attempt, at_ms, proto, host, port, allowed, rule," \
+	" addr, bytes_up, bytes_down, dur_ms, error) VALUES" \
+	" ('" ID(1) "', 1, 1500, 'connect', 'seed.example', 443, 1, 'seed.example', '192.0.2.7'," \
+	"  10, 20, 5, '');"
+
 static const char *const seed_sql[STORE_SCHEMA_VERSION] = {
 	[1] = "INSERT INTO sessions (id, profile, argv, workspace, policy, bwrap, agent_session_id,"
 	      " pid, pid_start, started_ms, ended_ms, status, exit_status) VALUES"
@@ -286,9 +293,10 @@ static const char *const seed_sql[STORE_SCHEMA_VERSION] = {
 	      "  '{\"version\":1,\"fs\":\"workspace-write\",\"net\":\"on\"}', NULL, NULL,"
 	      "  102, 12, 2000, NULL, 'running', NULL);",
 	[2] = SEED_V2,
-	[3] = SEED_V2,
-	[4] = SEED_V2,
-	[5] = SEED_V2,
+	[3] = SEED_V2 SEED_NET,
+	[4] = SEED_V2 SEED_NET,
+	[5] = SEED_V2 SEED_NET,
+	[6] = SEED_V2 SEED_NET,
 };
 
 /* The seeded rows, read through the API of the latest version. */
@@ -342,11 +350,14 @@ static void check_seed(struct store *st)
 	assert_int_equal(s.status, SESS_EXITED);
 	assert_int_equal(s.n_net_allowed + s.n_net_denied, 0);
 	session_free(&s);
-	struct net_event ev = {.at_ms = 1, .proto = NP_DNS, .host = "x.example", .allowed = false};
-	assert_int_equal(store_add_net_events(st, ID(1), 0, &ev, 1, &e), 0);
+	struct net_event ev[2] = {{.at_ms = 1, .proto = NP_DNS, .host = "x.example"},
+				  {.at_ms = 2, .proto = NP_TCP, .host = "y.example", .port = 5432}};
+	assert_int_equal(store_add_net_events(st, ID(1), 0, ev, 2, &e), 0);
 	assert_int_equal(store_get(st, ID(1), &s, &e), 0);
-	assert_int_equal(s.n_net_denied, 1);
+	assert_int_equal(s.n_net_denied, 2);
 	session_free(&s);
+	/* migration 5: the captured connections' proto is taken */
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events WHERE proto = 'tcp'"), 1);
 }
 
 /* From each older version, to each newer one on the way, then to the latest: the data is kept
@@ -369,6 +380,11 @@ static void migrates_from_every_version(void **state)
 			assert_int_equal(sql_int(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 			assert_int_equal(sql_int(st, "SELECT count(*) FROM sessions"), 2);
 			check_seed(st);
+			/* the proxy's decisions of versions 3 and 4 survive migration 5 whole */
+			assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events WHERE host = "
+						     "'seed.example' AND bytes_down = 20 AND "
+						     "addr = '192.0.2.7'"),
+					 from >= 3);
 			_cleanup_free_ char *ic = sql_text(st, "PRAGMA integrity_check");
 			assert_string_equal(ic, "ok");
 			assert_int_equal(sql_int(st, "SELECT count(*) FROM pragma_foreign_key_check"),
@@ -1037,21 +1053,24 @@ static void migration_5_backfills_failed(void **state)
 	store_close(st);
 }
 
-/* Migration 6 rebuilds net_events for 'https' (a request refused inside an inspected tunnel)
+/* Migration 7 rebuilds net_events for 'https' (a request refused inside an inspected tunnel)
  * and 'ssh-agent' (a signature): the rows and their failed flags stay, the new kinds are stored
  * and read back (issue 29). */
-static void migration_6_https_and_ssh_agent(void **state)
+static void migration_7_https_and_ssh_agent(void **state)
 {
 	struct fx *f = *state;
-	struct store *st = open_at(f, 5);
+	struct store *st = open_at(f, 6);
 	sql(st, SEED_V2);
 	sql(st, "INSERT INTO net_events (session_id, attempt, at_ms, proto, host, port, allowed,"
 		" rule, addr, bytes_up, bytes_down, dur_ms, error, failed) VALUES"
 		" ('" ID(1) "', 1, 1, 'connect', 'pypi.org', 443, 1, 'pypi.org', '', 0, 0, 0,"
-		"  'could not resolve: Domain name not found', 1);");
+		"  'could not resolve: Domain name not found', 1),"
+		" ('" ID(1) "', 1, 2, 'tcp', 'db.example', 5432, 1, 'db.example:5432', '', 0, 0,"
+		"  0, '', 0);");
 	store_close(st);
 	st = open_ok(f, NULL);
 	assert_int_equal(sql_int(st, "SELECT failed FROM net_events WHERE at_ms = 1"), 1);
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events WHERE proto = 'tcp'"), 1);
 	struct err e = {0};
 	struct net_event ev[2] = {
 		{.at_ms = 3, .proto = NP_HTTPS, .host = "github.com", .port = 443, .allowed = false,
@@ -1063,10 +1082,10 @@ static void migration_6_https_and_ssh_agent(void **state)
 	struct net_row *rows = NULL;
 	size_t n = 0;
 	assert_int_equal(store_net_events(st, ID(1), 0, 0, &rows, &n, &e), 0);
-	assert_int_equal(n, 3);
-	assert_int_equal(rows[1].ev.proto, NP_HTTPS);
-	assert_int_equal(rows[2].ev.proto, NP_SSH_AGENT);
-	assert_string_equal(rows[2].ev.rule, "signed as git with SHA256:abc (ED25519)");
+	assert_int_equal(n, 4);
+	assert_int_equal(rows[2].ev.proto, NP_HTTPS);
+	assert_int_equal(rows[3].ev.proto, NP_SSH_AGENT);
+	assert_string_equal(rows[3].ev.rule, "signed as git with SHA256:abc (ED25519)");
 	free(rows);
 	store_close(st);
 }
@@ -1462,7 +1481,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(net_events_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(migration_5_backfills_failed, setup, teardown),
-		cmocka_unit_test_setup_teardown(migration_6_https_and_ssh_agent, setup, teardown),
+		cmocka_unit_test_setup_teardown(migration_7_https_and_ssh_agent, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_batch_is_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(rm_cascades, setup, teardown),

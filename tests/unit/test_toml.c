@@ -1,4 +1,4 @@
-/* Tests for core/plan/toml: a table of valid documents with the tree each gives (as JSON, keys in
+/* Tests for core/config/toml: a table of valid documents with the tree each gives (as JSON, keys in
  * file order), a table of invalid ones with the exact line:col of the error and a fragment of its
  * message, and the positions, lookups and type names of the tree. */
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 #include "tomljson.h"
 
 /* The example of doc/design.md's configuration section. */

@@ -1,4 +1,4 @@
-/* Tests for core/plan/tui_model: the TUI's behaviour without a terminal — navigation, the
+/* Tests for cmd/tui/tui_model: the TUI's behaviour without a terminal — navigation, the
  * filter, the detail and text pages, the confirmations, the New Session dialog (its fields,
  * defaults, validation and the argv it runs), the Sandboxed switch (off only after a yes,
  * disabled with the reason when jails do not work here) and the directory completion. */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/tui_model.h"
+#include "cmd/tui/tui_model.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

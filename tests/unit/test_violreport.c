@@ -1,6 +1,6 @@
 /* The violations report's pure parts: bwrap's own setup errors (a table of real messages, as
  * bubblewrap 0.8.0 to 0.11 print them) → cause and fix; the protected-path and not-in-view
- * lines (core/plan/bwrapmsg.h, core/plan/denial.h). */
+ * lines (core/backend/bwrap/bwrapmsg.h, core/backend/bwrap/denial.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan/bwrapmsg.h"
-#include "core/plan/denial.h"
+#include "core/backend/bwrap/bwrapmsg.h"
+#include "core/backend/bwrap/denial.h"
 
 static const struct {
 	const char *line;

@@ -1,5 +1,6 @@
-/* watch: the pure part (which directory to watch for a missing path, what an event concerns),
- * and the live part over a scratch tree: a path that appears is moved aside at once. */
+/* guard (core/jail/guard.h) for missing protected paths: the pure part (which directory to watch
+ * for a missing path, what an event concerns), and the live part over a scratch tree: a path
+ * that appears is moved aside at once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/jail/watch.h"
+#include "core/jail/guard.h"
 #include "testutil.h"
 #include "util/path.h"
 #include "util/strv.h"
@@ -85,18 +86,19 @@ static void live(void **state)
 	struct strv paths = STRV_INIT;
 	strv_push(&paths, hooks); /* .git missing too */
 	strv_push(&paths, envrc);
-	struct watch *w = NULL;
+	struct guard *w = NULL;
+	struct guard_opts o = {.live = true}; /* missing paths: moved aside as they appear */
 	struct err e = {0};
-	assert_int_equal(watch_start(&paths, q, &w, &e), 0);
-	assert_true(watch_fd(w) >= 0);
+	assert_int_equal(guard_start(&paths, q, &o, &w, &e, &e), 0);
+	assert_true(guard_fd(w) >= 0);
 	struct violations v = {0};
-	assert_int_equal(watch_handle(w, &v), 0); /* arms; nothing there yet */
+	assert_int_equal(guard_handle(w, &v), 0); /* arms; nothing there yet */
 	/* .git appears, then .git/hooks inside it: re-armed on .git, and moved aside */
 	assert_int_equal(mkdir(git, 0755), 0);
-	(void)watch_handle(w, &v);
+	(void)guard_handle(w, &v);
 	assert_int_equal(v.n, 0);
 	assert_int_equal(mkdir(hooks, 0555), 0);
-	assert_int_equal(watch_handle(w, &v), 1);
+	assert_int_equal(guard_handle(w, &v), 1);
 	assert_string_equal(v.v[0].path, hooks);
 	assert_non_null(v.v[0].moved_to);
 	assert_false(v.v[0].move_failed);
@@ -108,21 +110,21 @@ static void live(void **state)
 	FILE *f = fopen(readme, "we");
 	assert_non_null(f);
 	fclose(f);
-	assert_int_equal(watch_handle(w, &v), 0);
+	assert_int_equal(guard_handle(w, &v), 0);
 	/* a symlink at a protected name is moved too (never followed) */
 	assert_int_equal(symlink("/etc/passwd", envrc), 0);
-	assert_int_equal(watch_handle(w, &v), 1);
+	assert_int_equal(guard_handle(w, &v), 1);
 	assert_string_equal(v.v[1].what, "appeared (a symlink)");
 	assert_int_equal(lstat(envrc, &st), -1);
 	assert_int_equal(lstat("/etc/passwd", &st), 0);
 	violations_free(&v);
-	watch_stop(w);
+	guard_free(w);
 	strv_free(&paths);
 	assert_int_equal(test_rm_tree(root), 0);
 	free(readme), free(ws), free(q), free(git), free(hooks), free(envrc);
 }
 
-/* After watch_disarm (the run is over) nothing is watched, moved or armed again, and the fd
+/* After guard_disarm (the run is over) nothing is watched, moved or armed again, and the fd
  * has nothing more to read than the kernel's IN_IGNORED. */
 static void disarm(void **state)
 {
@@ -133,29 +135,30 @@ static void disarm(void **state)
 	char *q = path_join(root, "q"), *envrc = path_join(root, ".envrc");
 	struct strv paths = STRV_INIT;
 	strv_push(&paths, envrc);
-	struct watch *w = NULL;
+	struct guard *w = NULL;
+	struct guard_opts o = {.live = true}; /* missing paths: moved aside as they appear */
 	struct err e = {0};
-	assert_int_equal(watch_start(&paths, q, &w, &e), 0);
+	assert_int_equal(guard_start(&paths, q, &o, &w, &e, &e), 0);
 	struct violations v = {0};
-	assert_int_equal(watch_handle(w, &v), 0); /* armed on root */
-	watch_disarm(w);
+	assert_int_equal(guard_handle(w, &v), 0); /* armed on root */
+	guard_disarm(w);
 	FILE *f = fopen(envrc, "we");
 	assert_non_null(f);
 	fclose(f);
-	assert_int_equal(watch_handle(w, &v), 0);
+	assert_int_equal(guard_handle(w, &v), 0);
 	assert_int_equal(v.n, 0);
 	struct stat st;
 	assert_int_equal(lstat(envrc, &st), 0); /* left for the check after the run */
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t n;
-	while ((n = read(watch_fd(w), buf, sizeof buf)) > 0)
+	while ((n = read(guard_fd(w), buf, sizeof buf)) > 0)
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 			assert_true(ev->mask & IN_IGNORED); /* no IN_CREATE: the watch was gone */
 			p += sizeof *ev + ev->len;
 		}
-	watch_disarm(w); /* twice is harmless */
-	watch_stop(w);
+	guard_disarm(w); /* twice is harmless */
+	guard_free(w);
 	strv_free(&paths);
 	assert_int_equal(test_rm_tree(root), 0);
 	free(q), free(envrc);

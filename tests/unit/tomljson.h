@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "core/plan/toml.h"
+#include "core/config/toml.h"
 
 static void tomljson_str(FILE *f, const char *s)
 {

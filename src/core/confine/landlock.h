@@ -1,7 +1,7 @@
 /* landlock: the jail's Landlock domain, applied by `__init` to itself right before it forks the
  * command (doc/design.md §2, §3 "Landlock"). Defence in depth under bwrap's mounts: the
- * writable view is mirrored (a write through a leaked host fd is refused), and where the kernel has scoping
- * (ABI >= 6) abstract Unix sockets and signals are confined to the jail.
+ * writable view is mirrored (a write through a leaked host fd is refused), and where the kernel has
+ * scoping (ABI >= 6) abstract Unix sockets and signals are confined to the jail.
  *
  * Filesystem rights handled (everything else — execute, ioctl, and read unless a read-deny list
  * is given — stays unrestricted):
@@ -83,8 +83,9 @@ int landlock_apply(const struct landlock_opts *o, struct landlock_report *r, str
 
 /* ---- the Landlock backend (`run --backend landlock`, doc/design.md §4c) ----
  * Here Landlock is the whole filesystem boundary, not a second layer under mounts: reading and
- * executing are handled too, and granted only by the rules given (core/plan/llplan.h). */
-#include "core/plan/llplan.h"
+ * executing are handled too, and granted only by the rules given (core/plan/llrule.h; the
+ * ruleset is built by core/backend/landlock/llplan.h). */
+#include "core/plan/llrule.h"
 
 struct landlock_list {
 	const struct llp_rule *rules;

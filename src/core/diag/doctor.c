@@ -20,14 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/diag/avail.h"
+#include "core/backend/bwrap/avail.h"
 #include "core/confine/cgroup.h"
 #include "core/host/etcscan.h"
 #include "core/confine/landlock.h"
 #include "core/plan/profile.h"
 #include "core/host/shim.h"
-#include "core/jail/launch.h"
-#include "core/jail/netns.h"
+#include "core/backend/bwrap/launch.h"
+#include "core/backend/bwrap/netns.h"
 #include "core/confine/seccomp.h"
 #include "core/host/userns_diag.h"
 #include "util/cleanup.h"
@@ -427,7 +427,8 @@ static void check_jail(struct doctor_report *r)
 	struct avail_result a;
 	struct err e = {0};
 	char line[2200];
-	if (avail_probe(&a, &e) < 0) {
+	/* the jail `run` builds by default: the bwrap backend's test run */
+	if (backend_by_id(BACKEND_LOCAL)->available(&a, &e) < 0) {
 		err_line(&e, line, sizeof line);
 		doctor_add(r, "jail", DOCTOR_FAIL,
 		           e.hint[0] ? e.hint
@@ -478,7 +479,7 @@ static void check_jail(struct doctor_report *r)
 }
 
 /* --net allow: a child builds the namespace the holder builds (user + net, maps, lo up, the
- * listeners) and hands the listeners over, exactly as a run does (core/jail/netns.c). */
+ * listeners) and hands the listeners over, exactly as a run does (core/backend/bwrap/netns.c). */
 static void check_netns(struct doctor_report *r)
 {
 	struct err e = {0};

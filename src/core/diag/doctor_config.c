@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "core/diag/doctor.h"
-#include "core/host/config_load.h"
+#include "core/config/config_load.h"
 #include "core/plan/netrules.h"
 #include "core/plan/profile.h"
 #include "util/cleanup.h"

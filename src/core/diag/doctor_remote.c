@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "core/diag/doctor.h"
-#include "core/plan/config.h"
-#include "core/plan/osb_plan.h"
-#include "core/remote/osb_client.h"
+#include "core/config/config.h"
+#include "core/backend/remote/osb_plan.h"
+#include "core/backend/remote/osb_client.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 

@@ -11,8 +11,8 @@
 
 #include "core/diag/doctor.h"
 #include "core/jail/initbin.h"
-#include "core/plan/config.h"
-#include "core/plan/osb_plan.h"
+#include "core/config/config.h"
+#include "core/backend/remote/osb_plan.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 

@@ -73,6 +73,8 @@ void probe_args_build(const struct probe_ctx *c, struct strv *out)
 	arg2(out, "--abstract", c->abstract);
 	if (c->tcp_port > 0)
 		strv_pushf(out, "--tcp-port=%d", c->tcp_port);
+	if (c->tls_port > 0)
+		strv_pushf(out, "--tls-port=%d", c->tls_port);
 	if (c->sentinel > 0)
 		strv_pushf(out, "--sentinel=%d", (int)c->sentinel);
 	if (c->bait_fd >= 0)
@@ -118,6 +120,7 @@ static const struct popt popts[] = {
 	{"--unix-tmp", O_STR, OFF(unix_tmp)},
 	{"--abstract", O_STR, OFF(abstract)},
 	{"--tcp-port", O_NUM, OFF(tcp_port)},
+	{"--tls-port", O_NUM, OFF(tls_port)},
 	{"--sentinel", O_NUM, OFF(sentinel)},
 	{"--bait-fd", O_NUM, OFF(bait_fd)},
 	{"--env-bait", O_LIST, OFF(env_bait)},
@@ -364,6 +367,9 @@ const struct probe_def probe_table[] = {
 	{"net.egress_ipv6",        "network",     p_egress6},
 	{"net.raw_tcp_fails_fast", "network",     p_raw_tcp},
 	{"net.dns_only_allowed",   "network",     p_dns_stub},
+	{"net.capture",            "network",     p_capture},
+	{"net.sni_tunnel",         "network",     p_sni_tunnel},
+	{"net.sni_capture",        "network",     p_sni_capture},
 	{"net.links_routes_fixed", "network",     p_links},
 };
 /* clang-format on */

@@ -53,6 +53,8 @@ struct probe_ctx {
 	char *unix_tmp;          /* listening socket under /tmp, or NULL */
 	char *abstract;          /* abstract socket name (without the leading NUL), or NULL */
 	int tcp_port;            /* listener on the host's 127.0.0.1, or 0 */
+	int tls_port;            /* --net allow: the TLS bait's listener on the host's 127.0.0.1,
+				  * allowed as TLS for probe_tls_bait_name, or 0 */
 	pid_t sentinel;          /* a host process, or 0 */
 	int bait_fd;             /* the fd number left open without CLOEXEC on the host, or -1 */
 	struct strv env_bait;    /* secret-looking variables set on the host */
@@ -109,6 +111,11 @@ void probe_run(const struct probe_ctx *c, const struct probe_def *d, int timeout
  * token) may still run. Survivors are killed and reported. */
 void probe_host_survivors(const char *token, struct probe_out *o);
 
+/* --net allow: the name the TLS bait is reached by (mapped to the host's 127.0.0.1, allowed at
+ * its port as TLS: NAME:PORT/tls), and what the bait answers a connection that reached it. */
+void probe_tls_bait_name(const char *token, char *out, size_t cap);
+#define PROBE_TLS_BAIT_REPLY "agentjail-verify-tls-bait\n"
+
 /* Process names (comm, at most 15 characters) derived from the token. */
 void probe_marker_sentinel(const char *token, char out[16]);
 void probe_marker_orphan(const char *token, char out[16]);
@@ -128,6 +135,7 @@ struct bait {
 	char unix_tmp[108];
 	char abstract[64];
 	int tcp_port;
+	int tls_port;   /* --net allow only (the TLS bait), else 0 */
 	pid_t sentinel; /* also serves the listeners */
 	int fd;         /* the inherited directory fd, -1 */
 	bool env_set;

@@ -89,10 +89,21 @@ static int listen_tcp(int *port)
 	return fd;
 }
 
+/* The TLS bait's side of a connection that reached it: whatever came within a moment, then
+ * PROBE_TLS_BAIT_REPLY (the probe sees what passed agentjail's check). */
+static void tls_bait_reply(int cfd)
+{
+	char buf[4096];
+	struct pollfd p = {.fd = cfd, .events = POLLIN};
+	if (poll(&p, 1, 2000) == 1 && read(cfd, buf, sizeof buf) > 0)
+		(void)!write(cfd, PROBE_TLS_BAIT_REPLY, sizeof PROBE_TLS_BAIT_REPLY - 1);
+}
+
 /* The sentinel: a host process the jail must neither see nor signal, which also accepts (and
- * closes) connections on the bait listeners until it is killed. Never returns. */
-__attribute__((noreturn)) static void sentinel_main(const int *fds, int n, const char *marker,
-						    pid_t parent, int ready)
+ * closes) connections on the bait listeners until it is killed; on fds[reply_at] (the TLS
+ * bait, or -1) it answers first. Never returns. */
+__attribute__((noreturn)) static void sentinel_main(const int *fds, int n, int reply_at,
+						    const char *marker, pid_t parent, int ready)
 {
 	for (int s = 1; s < NSIG; s++)
 		(void)signal(s, SIG_DFL);
@@ -108,7 +119,7 @@ __attribute__((noreturn)) static void sentinel_main(const int *fds, int n, const
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; fd < 3 && null >= 0; fd++)
 		(void)dup2(null, fd);
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	for (int i = 0; i < n; i++)
 		pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 	for (;;) {
@@ -118,6 +129,8 @@ __attribute__((noreturn)) static void sentinel_main(const int *fds, int n, const
 			int cfd = (pfd[i].revents & POLLIN)
 					  ? accept4(fds[i], NULL, NULL, SOCK_CLOEXEC)
 					  : -1;
+			if (cfd >= 0 && i == reply_at)
+				tls_bait_reply(cfd);
 			if (cfd >= 0)
 				(void)close(cfd);
 		}
@@ -168,7 +181,9 @@ static int plant_unix(const struct policy *pol, const char *dir, const char *tok
 	return fd;
 }
 
-static void plant_listeners(struct bait *b, const struct policy *pol, int *fds, int *n)
+/* *reply_at: the index of the TLS bait's listener (--net allow only), or -1. */
+static void plant_listeners(struct bait *b, const struct policy *pol, int *fds, int *n,
+			    int *reply_at)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	const char *rundir = access("/run", W_OK) == 0 ? "/run" : xdg && xdg[0] == '/' ? xdg : NULL;
@@ -191,6 +206,14 @@ static void plant_listeners(struct bait *b, const struct policy *pol, int *fds, 
 		fds[(*n)++] = fd;
 	else
 		b->tcp_port = 0;
+	*reply_at = -1;
+	fd = pol->net == NET_ALLOW ? listen_tcp(&b->tls_port) : -1;
+	if (fd >= 0) {
+		*reply_at = *n;
+		fds[(*n)++] = fd;
+	} else {
+		b->tls_port = 0;
+	}
 }
 
 static void plant_canary(struct bait *b, const char *home)
@@ -240,15 +263,15 @@ int bait_plant(struct bait *b, const struct policy *pol, const char *home, const
 			(void)setenv(probe_env_bait_names[i], value, 1);
 	b->env_set = true;
 
-	int fds[4], n = 0;
-	plant_listeners(b, pol, fds, &n);
+	int fds[5], n = 0, reply_at = -1;
+	plant_listeners(b, pol, fds, &n, &reply_at);
 	char marker[16];
 	probe_marker_sentinel(b->token, marker);
 	pid_t parent = getpid();
 	int ready[2] = {-1, -1};
 	b->sentinel = pipe2(ready, O_CLOEXEC) == 0 ? fork() : -1;
 	if (b->sentinel == 0)
-		sentinel_main(fds, n, marker, parent, ready[1]);
+		sentinel_main(fds, n, reply_at, marker, parent, ready[1]);
 	int saved = errno;
 	for (int i = 0; i < n; i++)
 		(void)close(fds[i]);
@@ -285,6 +308,7 @@ static void ctx_bait(const struct bait *b, const struct policy *pol, struct prob
 	ctx_str(&c->unix_tmp, b->unix_tmp);
 	ctx_str(&c->abstract, b->abstract);
 	c->tcp_port = b->tcp_port;
+	c->tls_port = b->tls_port;
 	c->sentinel = b->sentinel;
 	c->bait_fd = b->fd;
 	for (size_t i = 0; b->env_set && probe_env_bait_names[i]; i++)

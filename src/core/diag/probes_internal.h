@@ -49,6 +49,7 @@
 #include "core/plan/gitprotect.h"
 #include "core/host/gitscan.h"
 #include "core/confine/landlock.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/toolcache.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -234,4 +235,7 @@ void p_egress6(const struct probe_ctx *c, struct probe_out *o);
 /* probes_netallow.c */
 void p_raw_tcp(const struct probe_ctx *c, struct probe_out *o);
 void p_dns_stub(const struct probe_ctx *c, struct probe_out *o);
+void p_capture(const struct probe_ctx *c, struct probe_out *o);
+void p_sni_tunnel(const struct probe_ctx *c, struct probe_out *o);
+void p_sni_capture(const struct probe_ctx *c, struct probe_out *o);
 void p_links(const struct probe_ctx *c, struct probe_out *o);

@@ -87,6 +87,8 @@ static const char *rw_reason(const struct probe_ctx *c, const struct mnt_entry *
 		return "home tmpfs";
 	if (toolcache_is_private_mount(c->home, m->root, m->point))
 		return "private package cache";
+	if (homekeep_is_home_mount(c->home, m->root, m->point))
+		return "persisted home";
 	return is_device_bind(c, m) ? "device" : NULL;
 }
 

@@ -27,6 +27,10 @@ const char *const probe_skips_landlock[] = {
 	"(design §4c)",
 	"net.dns_only_allowed=no DNS stub in the landlock backend (no network namespace to put "
 	"it in): names are resolved by the proxy, and UDP sockets are refused",
+	"net.capture=no capture of direct connections in the landlock backend (design §4c): "
+	"Landlock lets TCP connect to the proxy's port only",
+	"net.sni_capture=no capture of direct connections in the landlock backend (design §4c): "
+	"Landlock lets TCP connect to the proxy's port only",
 	NULL};
 
 const char *const probe_skips_landlock_user[] = {

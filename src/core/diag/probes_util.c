@@ -198,6 +198,11 @@ void probe_marker_sentinel(const char *token, char out[16])
 	snprintf(out, 16, "ajs-%.11s", token ? token : "");
 }
 
+void probe_tls_bait_name(const char *token, char *out, size_t cap)
+{
+	snprintf(out, cap, "tls-%s.verify.invalid", token ? token : "x");
+}
+
 void probe_marker_orphan(const char *token, char out[16])
 {
 	snprintf(out, 16, "ajo-%.11s", token ? token : "");

@@ -1,5 +1,6 @@
 /* toolprep: private cache directories and filtered registry configuration on disk. */
 #include "core/host/toolprep.h"
+#include "core/host/treewalk.h"
 #include "core/plan/toolcache.h"
 
 #include <dirent.h>
@@ -82,16 +83,14 @@ static int write_copy(const char *dir, const char *name, const char *text, const
 	return 0;
 }
 
-/* <root>/workspace names the workspace a per-workspace cache belongs to, for `agentjail cache`
- * (its path is hashed in the directory's name); its time is the cache's last use. */
-static int record_workspace(const char *root, const char *workspace, struct err *e)
+int toolprep_record_workspace(const char *root, const char *workspace, struct err *e)
 {
 	_cleanup_free_ char *text = xasprintf("%s\n", workspace);
-	if (write_copy(root, CACHE_WORKSPACE_FILE, text, "the cache's workspace name", e) < 0)
+	if (write_copy(root, CACHE_WORKSPACE_FILE, text, "the workspace's name", e) < 0)
 		return -1;
 	_cleanup_free_ char *f = path_join(root, CACHE_WORKSPACE_FILE);
 	if (utimensat(AT_FDCWD, f, NULL, AT_SYMLINK_NOFOLLOW) < 0)
-		return err_set(e, errno, f, "cannot mark the cache as used");
+		return err_set(e, errno, f, "cannot mark the directory as used");
 	return 0;
 }
 
@@ -108,7 +107,7 @@ int toolprep_prepare(const struct hostfacts *hf, const char *root, const char *w
 	for (size_t i = 0; agent_dirs && i < agent_dirs->n; i++)
 		if (mkdirs(agent_dirs->v[i], e) < 0)
 			return -1;
-	if (workspace && record_workspace(root, workspace, e) < 0)
+	if (workspace && toolprep_record_workspace(root, workspace, e) < 0)
 		return -1;
 	_cleanup_free_ char *confdir = path_join(hf->state_dir, "toolconf");
 	if (mkdirs(confdir, e) < 0)
@@ -145,53 +144,6 @@ static DIR *dir_of(int fd, const char *shown, struct err *e)
 	return d;
 }
 
-/* What walk does with what it finds (always without following links). */
-enum walk_do {
-	WALK_SIZE,        /* sum the sizes */
-	WALK_REMOVE,      /* and remove everything (directories made writable first: Go's module
-			   * cache is read-only) */
-	WALK_EMPTY_DIRS,  /* and remove the files here, and what is in the directories here,
-			   * keeping those directories */
-};
-
-static int walk(int dfd, const char *shown, enum walk_do what, uint64_t *bytes, struct err *e)
-{
-	_cleanup_closedir_ DIR *d = dir_of(dfd, shown, e);
-	if (!d)
-		return -1;
-	bool rm = what != WALK_SIZE;
-	struct dirent *de;
-	while ((errno = 0, de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		struct stat st;
-		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue; /* gone meanwhile */
-		*bytes += (uint64_t)st.st_blocks * 512;
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub = openat(dfd, de->d_name,
-							 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-								 O_CLOEXEC);
-			if (sub < 0)
-				return err_set(e, errno, shown, "cannot open %s in the cache",
-					       de->d_name);
-			if (rm && fchmod(sub, 0700) < 0)
-				return err_set(e, errno, shown, "cannot make %s writable",
-					       de->d_name);
-			_cleanup_free_ char *inner = path_join(shown, de->d_name);
-			if (walk(sub, inner, rm ? WALK_REMOVE : WALK_SIZE, bytes, e) < 0)
-				return -1;
-			if (what == WALK_REMOVE && unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0)
-				return err_set(e, errno, inner, "cannot remove");
-		} else if (rm && unlinkat(dfd, de->d_name, 0) < 0) {
-			return err_set(e, errno, shown, "cannot remove %s", de->d_name);
-		}
-	}
-	if (errno)
-		return err_set(e, errno, shown, "cannot read the cache directory");
-	return 0;
-}
-
 static void entry_free(struct cache_entry *c)
 {
 	free(c->dir);
@@ -218,12 +170,13 @@ static int dir_bytes(int dfd, const char *name, const char *shown, uint64_t *byt
 	struct stat st;
 	if (fstat(fd, &st) == 0)
 		*bytes += (uint64_t)st.st_blocks * 512;
-	return walk(fd, shown, WALK_SIZE, bytes, e);
+	return treewalk(fd, shown, TREEWALK_SIZE, bytes, e);
 }
 
-/* The workspace recorded in a per-workspace cache, and when it was last used. */
-static void read_workspace(int dfd, struct cache_entry *c)
+void toolprep_read_workspace(int dfd, char **workspace, long long *used)
 {
+	*workspace = NULL;
+	*used = 0;
 	_cleanup_close_ int fd = openat(dfd, CACHE_WORKSPACE_FILE,
 					O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
@@ -236,8 +189,8 @@ static void read_workspace(int dfd, struct cache_entry *c)
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	if (buf[0] == '/')
-		c->workspace = xstrdup(buf);
-	c->used = (long long)st.st_mtim.tv_sec;
+		*workspace = xstrdup(buf);
+	*used = (long long)st.st_mtim.tv_sec;
 }
 
 static void push_entry(struct cache_entry **v, size_t *n, struct cache_entry c)
@@ -275,7 +228,7 @@ static int list_workspaces(int cfd, const char *cdir, struct cache_entry **v, si
 		_cleanup_close_ int fd = openat(wfd, de->d_name,
 						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
-			read_workspace(fd, &c);
+			toolprep_read_workspace(fd, &c.workspace, &c.used);
 		if (dir_bytes(wfd, de->d_name, c.dir, &c.bytes, e) < 0) {
 			entry_free(&c);
 			return -1;
@@ -360,8 +313,8 @@ int toolprep_cache_remove(const struct cache_entry *c, uint64_t *freed, struct e
 	if (fchmod(fd, 0700) < 0)
 		return err_set(e, errno, c->dir, "cannot make it writable");
 	/* the shared caches' own directories stay (a jail starting now may be binding them) */
-	if (walk(fd, c->dir, c->kind == CACHE_KIND_SHARED ? WALK_EMPTY_DIRS : WALK_REMOVE, freed,
-		 e) < 0)
+	if (treewalk(fd, c->dir, c->kind == CACHE_KIND_SHARED ? TREEWALK_EMPTY_DIRS : TREEWALK_REMOVE,
+		     freed, e) < 0)
 		return -1;
 	struct stat st;
 	if (c->kind != CACHE_KIND_SHARED && fstat(fd, &st) == 0)

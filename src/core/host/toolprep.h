@@ -21,6 +21,14 @@ int toolprep_prepare(const struct hostfacts *hf, const char *root, const char *w
 
 #define CACHE_WORKSPACE_FILE "workspace"
 
+/* <root>/workspace names the workspace a per-workspace directory of the state dir belongs to
+ * (its caches, its persisted home: the path is only hashed in the directory's name); its time
+ * says when a jail last used it. Written by a rename, unless it already says that. */
+int toolprep_record_workspace(const char *root, const char *workspace, struct err *e) WUR;
+/* What the directory dfd's record says: the workspace (NULL when there is none or it is not an
+ * absolute path) and its time (0). */
+void toolprep_read_workspace(int dfd, char **workspace, long long *used);
+
 enum cache_kind {
 	CACHE_KIND_WORKSPACE, /* <state>/cache/ws/KEY: one workspace's */
 	CACHE_KIND_SHARED,    /* <state>/cache/shared: every workspace's (cache = "shared") */

@@ -1,4 +1,4 @@
-/* guard: see guard.h. */
+/* guard: the one watcher of protected paths (see guard.h). */
 #include "core/jail/guard.h"
 
 #include <errno.h>
@@ -10,16 +10,60 @@
 #include <unistd.h>
 
 #include "core/jail/snapkeep.h"
-#include "core/jail/watch.h"
+#include "util/cleanup.h"
+#include "util/path.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
-/* A directory on the way: a protected name appearing, leaving or replaced there. */
+/* ---- pure ---- */
+
+char *watch_anchor(const char *path, watch_isdir_fn is_dir, void *arg)
+{
+	struct strbuf acc = STRBUF_INIT;
+	const char *p = path;
+	size_t good = 1; /* "/" */
+	sb_add(&acc, "/");
+	for (;;) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (!n || !p[n])
+			break; /* the last component is the path itself, never its own anchor */
+		if (acc.len > 1)
+			sb_addc(&acc, '/');
+		sb_addn(&acc, p, n);
+		if (!is_dir(arg, sb_str(&acc)))
+			break;
+		good = acc.len;
+		p += n;
+	}
+	char *out = xstrndup(sb_str(&acc), good);
+	sb_free(&acc);
+	return out;
+}
+
+bool watch_event_concerns(const char *dir, const char *name, const char *path)
+{
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	_cleanup_free_ char *full = path_join(dir, name);
+	return path_is_under(path, full);
+}
+
+/* ---- live ---- */
+
+/* A directory on the way to a missing path: a protected name appearing there. */
+#define MISSING_WAY_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | \
+			  IN_DONT_FOLLOW)
+/* A directory on the way, with keep: a protected name appearing, leaving or replaced there. */
 #define WAY_MASK (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | \
 		  IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD)
-/* A protected path itself: its content, mode, entries (a directory) or the inode going. */
+/* A protected path itself, with keep: its content, mode, entries (a directory) or the inode
+ * going. */
 #define SELF_MASK (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | \
 		   IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF | \
 		   IN_DONT_FOLLOW | IN_MASK_ADD)
+#define ARM_MAX 64 /* re-arm rounds for one path: at most one per directory level */
 
 struct gwatch {
 	int wd;
@@ -29,13 +73,17 @@ struct gwatch {
 
 struct guard {
 	int fd;
-	struct strv paths;
+	bool keep;
+	struct strv paths;   /* every protected path */
+	struct strv watched; /* those watched live: every one with keep, else the missing ones */
 	char *qdir;
 	struct snapshot before;
-	struct snapkeep keep;
+	struct snapkeep kept;
 	struct gwatch *w;
 	size_t nw;
-	bool done; /* guard_finish: nothing is watched any more */
+	bool armed;          /* the watches were armed (the first guard_handle, or guard_start) */
+	bool done;           /* disarmed: nothing is watched any more */
+	struct strv failed;  /* missing paths whose move aside failed: reported once, left to the end */
 };
 
 static bool real_dir(void *arg, const char *path)
@@ -53,9 +101,9 @@ static struct gwatch *find_wd(struct guard *g, int wd)
 	return NULL;
 }
 
-static void add(struct guard *g, const char *path, bool self)
+static void add(struct guard *g, const char *path, uint32_t mask, bool self)
 {
-	int wd = inotify_add_watch(g->fd, path, self ? SELF_MASK : WAY_MASK);
+	int wd = inotify_add_watch(g->fd, path, mask);
 	if (wd < 0)
 		return; /* gone meanwhile: the next event, or the check after the run, sees it */
 	struct gwatch *w = find_wd(g, wd);
@@ -77,18 +125,32 @@ static void forget(struct guard *g, int wd)
 		}
 }
 
-/* Watch every protected path (when it exists) and the deepest directory on its way. */
+/* Watch the deepest existing directory on the way to `path`; again when a deeper one appeared
+ * meanwhile (created between the look and the watch). With keep, the path itself too. */
+static void arm_one(struct guard *g, const char *path)
+{
+	if (g->fd < 0 || g->done)
+		return;
+	const uint32_t way = g->keep ? WAY_MASK : MISSING_WAY_MASK;
+	_cleanup_free_ char *a = watch_anchor(path, real_dir, NULL);
+	for (int round = 0; round < ARM_MAX; round++) {
+		add(g, a, way, false);
+		char *b = watch_anchor(path, real_dir, NULL);
+		bool same = !strcmp(a, b);
+		free(a);
+		a = b;
+		if (same)
+			break;
+	}
+	struct stat st;
+	if (g->keep && lstat(path, &st) == 0 && !S_ISLNK(st.st_mode))
+		add(g, path, SELF_MASK, true);
+}
+
 static void arm(struct guard *g)
 {
-	for (size_t i = 0; g->fd >= 0 && i < g->paths.n; i++) {
-		const char *p = g->paths.v[i];
-		char *a = watch_anchor(p, real_dir, NULL);
-		add(g, a, false);
-		free(a);
-		struct stat st;
-		if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode))
-			add(g, p, true);
-	}
+	for (size_t i = 0; i < g->watched.n; i++)
+		arm_one(g, g->watched.v[i]);
 }
 
 static void set_what(struct violation *v, char *what)
@@ -101,7 +163,7 @@ static void set_what(struct violation *v, char *what)
  * command): put the original back. */
 static void restore(struct guard *g, struct violation *v)
 {
-	const struct keep_entry *ke = snapkeep_find(&g->keep, v->path);
+	const struct keep_entry *ke = snapkeep_find(&g->kept, v->path);
 	struct stat st;
 	if (!ke || (!ke->kept && !ke->why) || v->move_failed || lstat(v->path, &st) == 0)
 		return; /* it did not exist before, or something still stands there */
@@ -120,8 +182,8 @@ static void restore(struct guard *g, struct violation *v)
 	v->move_failed = true; /* not undone: loud, as a failed move */
 }
 
-/* Check every path against the snapshot, move aside what changed, restore what existed. */
-static int round_(struct guard *g, bool live, struct violations *out, struct err *e)
+/* Check every path against the snapshot, move aside what changed, restore what was kept. */
+static int check(struct guard *g, bool live, struct violations *out, struct err *e)
 {
 	struct violations v = {0};
 	int rc = live ? snapshot_check_live(&g->before, g->qdir, &v, e)
@@ -135,29 +197,60 @@ static int round_(struct guard *g, bool live, struct violations *out, struct err
 	return (int)n;
 }
 
-int guard_start(const struct strv *paths, const char *quarantine_dir, struct guard **out,
-		struct err *live_err, struct err *e)
+/* Without keep: arm every missing path, then move aside each one that exists (after arming: one
+ * created meanwhile is either seen here or raises an event). */
+static size_t rescan(struct guard *g, struct violations *out)
+{
+	size_t before = out->n;
+	for (size_t i = 0; i < g->watched.n; i++) {
+		const char *p = g->watched.v[i];
+		if (strv_contains(&g->failed, p))
+			continue;
+		arm_one(g, p);
+		struct stat st;
+		if (lstat(p, &st) < 0)
+			continue;
+		size_t n = out->n;
+		snapshot_move_now(p, g->qdir, out);
+		if (out->n > n && out->v[out->n - 1].move_failed)
+			strv_push(&g->failed, p); /* once: every later event would fail it again */
+		arm_one(g, p);
+	}
+	return out->n - before;
+}
+
+int guard_start(const struct strv *paths, const char *quarantine_dir, const struct guard_opts *o,
+		struct guard **out, struct err *live_err, struct err *e)
 {
 	*out = NULL;
 	struct guard *g = xcalloc(1, sizeof *g);
 	g->fd = -1;
+	g->keep = o->keep;
 	if (snapshot_take(paths, &g->before, e) < 0) {
 		free(g);
 		return -1;
 	}
 	strv_copy(&g->paths, paths);
-	g->qdir = xstrdup(quarantine_dir);
-	snapkeep_take(&g->before, &g->keep);
-	if (paths->n) {
+	for (size_t i = 0; i < g->before.n; i++)
+		if (g->keep || !g->before.e[i].exists)
+			strv_push(&g->watched, g->before.e[i].path);
+	g->qdir = quarantine_dir ? xstrdup(quarantine_dir) : NULL;
+	if (g->keep)
+		snapkeep_take(&g->before, &g->kept);
+	if (o->live && g->watched.n && g->qdir) {
 		g->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (g->fd < 0) {
 			err_set(live_err, errno, NULL,
-				"cannot watch protected paths during the run");
+				g->keep ? "cannot watch protected paths during the run"
+					: "cannot watch missing protected paths during the run");
 			err_hint(live_err, "they are still checked after the run; raise "
 					   "fs.inotify.max_user_instances if this is EMFILE");
 		}
 	}
-	arm(g);
+	if (g->keep) {
+		arm(g);
+		g->armed = true;
+	}
 	*out = g;
 	return 0;
 }
@@ -168,14 +261,16 @@ size_t guard_handle(struct guard *g, struct violations *out)
 {
 	if (!g || g->fd < 0 || g->done)
 		return 0;
-	bool need = false;
+	bool need = !g->armed;
+	g->armed = true;
+	/* aligned as inotify wants it */
 	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
 	for (;;) {
 		ssize_t n = read(g->fd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			break;
+			break; /* EAGAIN: drained */
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 			p += sizeof *ev + ev->len;
@@ -184,12 +279,11 @@ size_t guard_handle(struct guard *g, struct violations *out)
 				continue;
 			}
 			struct gwatch *w = find_wd(g, ev->wd);
-			if (!w)
-				continue;
-			if (w->self || (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)))
+			/* a watched directory went (arm higher up), or a protected path changed */
+			if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) || (w && w->self))
 				need = true;
-			for (size_t i = 0; !need && ev->len && i < g->paths.n; i++)
-				need = watch_event_concerns(w->path, ev->name, g->paths.v[i]);
+			for (size_t i = 0; w && ev->len && !need && i < g->watched.n; i++)
+				need = watch_event_concerns(w->path, ev->name, g->watched.v[i]);
 			if (ev->mask & IN_MOVE_SELF)
 				(void)inotify_rm_watch(g->fd, ev->wd); /* its path names another now */
 			if (ev->mask & (IN_IGNORED | IN_MOVE_SELF))
@@ -198,25 +292,34 @@ size_t guard_handle(struct guard *g, struct violations *out)
 	}
 	if (!need)
 		return 0;
+	if (!g->keep)
+		return rescan(g, out);
 	struct err e = {0};
 	size_t before = out->n;
-	if (round_(g, true, out, &e) < 0)
+	if (check(g, true, out, &e) < 0)
 		return 0; /* the check after the run reports it */
 	arm(g);
 	return out->n - before;
 }
 
+void guard_disarm(struct guard *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; g->fd >= 0 && i < g->nw; i++)
+		(void)inotify_rm_watch(g->fd, g->w[i].wd); /* EINVAL: already gone */
+	for (size_t i = 0; i < g->nw; i++)
+		free(g->w[i].path);
+	g->nw = 0;
+	g->done = true;
+}
+
 int guard_finish(struct guard *g, struct violations *out, struct err *e)
 {
 	/* the watches are removed now and the fd closed at guard_free: closing one with watches
-	 * waits for the kernel to release them (watch.h), time better spent on the check */
-	for (size_t i = 0; g->fd >= 0 && i < g->nw; i++) {
-		(void)inotify_rm_watch(g->fd, g->w[i].wd);
-		free(g->w[i].path);
-	}
-	g->nw = 0;
-	g->done = true;
-	return round_(g, false, out, e) < 0 ? -1 : 0;
+	 * waits for the kernel to release them, time better spent on the check */
+	guard_disarm(g);
+	return check(g, false, out, e) < 0 ? -1 : 0;
 }
 
 void guard_free(struct guard *g)
@@ -229,8 +332,10 @@ void guard_free(struct guard *g)
 		free(g->w[i].path);
 	free(g->w);
 	strv_free(&g->paths);
+	strv_free(&g->watched);
+	strv_free(&g->failed);
 	free(g->qdir);
 	snapshot_free(&g->before);
-	snapkeep_free(&g->keep);
+	snapkeep_free(&g->kept);
 	free(g);
 }

@@ -1,37 +1,75 @@
-/* guard: the protected paths of a Landlock run (doc/design.md §4c), kept by the host while the
- * command runs and checked after it.
+/* guard: the one watcher of protected paths (doc/design.md §3 step 7, §4c), for both local
+ * backends. Before the command starts the protected paths are snapshotted
+ * (core/jail/snapshot.h); while it runs, inotify (fanotify needs CAP_SYS_ADMIN) sees changes made
+ * through any mount of an inode, the jail's binds included, and the guard acts at once; after
+ * the run the same check runs once more, without the watch. Two behaviours, one per kind of
+ * path:
  *
- * Landlock cannot hold a protected path read-only inside the writable workspace (see
- * core/plan/llplan.h). So before the command starts the protected paths are snapshotted
- * (core/jail/snapshot.h) and their bytes kept (core/jail/snapkeep.h); while it runs, inotify
- * watches each one (and the directory it would appear in): a protected name that appears or
- * changes is moved aside into the quarantine at once and, if it existed, the original put back;
- * after the run the same check runs once more. What changed is a violation, in the same
- * `struct violations` as the bwrap jail's.
+ * - a protected path missing at the start (it cannot be bound read-only): the deepest existing
+ *   directory on the way to it is watched, re-armed as directories appear, and the path is
+ *   moved aside into the quarantine the moment it appears — the check after the run comes too
+ *   late for a hook the host runs meanwhile (`git commit` in another terminal);
+ * - a protected path that exists (`keep`: the Landlock backend, where nothing holds it
+ *   read-only, core/backend/landlock/llplan.h): its bytes are kept (core/jail/snapkeep.h), it is
+ *   watched itself (content, mode, entries, its inode going) with the directory it would
+ *   appear in, and what changed is moved aside and the original put back. Without `keep` (the
+ *   bwrap jail: a read-only bind) it is only checked after the run.
  *
  * The live part watches each protected path itself and its parent chain, not the inside of a
- * protected directory's subdirectories: a change down there is found by the check after the run. */
+ * protected directory's subdirectories: a change down there is found by the check after the run.
+ * What changed is a violation, in one `struct violations` for both backends.
+ *
+ * The pure part (which directory to watch, what an event concerns) is apart from the syscalls. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/jail/snapshot.h"
 #include "util/err.h"
 #include "util/strv.h"
 
+/* lstat-style: is `path` a directory (never through a symlink in its last component)? */
+typedef bool (*watch_isdir_fn)(void *arg, const char *path);
+
+/* The directory to watch so that `path` (absolute, normalized, not "/") is seen appearing: the
+ * deepest strict ancestor reached from "/" through directories only, each asked of is_dir in
+ * order from the top (so no symlink is ever passed through). "/" at worst. */
+char *watch_anchor(const char *path, watch_isdir_fn is_dir, void *arg);
+
+/* Whether an entry `name` created in (or moved into) `dir` matters for `path`: dir/name is the
+ * path or one of its ancestors. */
+bool watch_event_concerns(const char *dir, const char *name, const char *path);
+
 struct guard;
 
-/* Snapshot and keep `paths`, and start watching them (what moves goes into quarantine_dir).
- * -1 (e filled) when the snapshot cannot be taken: nothing may run. Without inotify the guard
- * still checks after the run; *live_err says why it is not live (watch_failed otherwise 0). */
-int guard_start(const struct strv *paths, const char *quarantine_dir, struct guard **out,
-		struct err *live_err, struct err *e) WUR;
+struct guard_opts {
+	/* Keep the existing protected paths' bytes, watch them, and restore them after a change
+	 * (the Landlock backend); false: they are read-only, only the missing ones are watched. */
+	bool keep;
+	/* Watch while the command runs (false: the checks only; a test build's
+	 * AGENTJAIL_TEST_NO_WATCH). */
+	bool live;
+};
+
+/* Snapshot `paths` (and keep them) and start watching them; what moves goes into
+ * quarantine_dir (NULL: nothing is watched). -1 (e filled) when the snapshot cannot be taken:
+ * nothing may run. Without inotify the guard still checks after the run; *live_err says why it
+ * is not live (left empty otherwise). With keep the watches are armed here; without, the
+ * first guard_handle arms them (call it once right after, before the jail starts). */
+int guard_start(const struct strv *paths, const char *quarantine_dir, const struct guard_opts *o,
+		struct guard **out, struct err *live_err, struct err *e) WUR;
 /* The fd to poll for reading (-1 when not live). */
 int guard_fd(const struct guard *g);
-/* Read what is pending; check, move aside and restore what changed. How many violations it
- * added to out. */
+/* Read what is pending; move aside what appeared and, with keep, restore what changed. How
+ * many violations it added to out. */
 size_t guard_handle(struct guard *g, struct violations *out);
-/* The command is gone: the last check (and restore). -1 (e filled) if it could not be made. */
+/* The run is over: remove every inotify watch now, so the kernel starts releasing them in the
+ * background. Closing an inotify fd that still has watches waits for an SRCU grace period
+ * (≈ 15 ms here) on the spot; disarmed early, the close at guard_free finds that time already
+ * (mostly) spent. Nothing is watched from here on: the check after the run takes over. */
+void guard_disarm(struct guard *g);
+/* The command is gone: disarmed, the last check (and, with keep, restore). -1 (e filled) if it
+ * could not be made. */
 int guard_finish(struct guard *g, struct violations *out, struct err *e) WUR;
-/* Closes the inotify fd (best late: closing waits for the kernel to release the watches that
- * guard_finish removed). */
+/* Closes the inotify fd (best late: see guard_disarm) and frees the snapshot. NULL is fine. */
 void guard_free(struct guard *g);

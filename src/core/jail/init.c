@@ -25,15 +25,18 @@
 #include <sys/resource.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "core/jail/capinit.h"
 #include "core/jail/ctl.h"
 #include "core/jail/bindcheck.h"
 #include "core/plan/initargs.h"
+#include "core/confine/capfilter.h"
 #include "core/confine/landlock.h"
 #include "util/path.h"
 #include "util/strbuf.h"
@@ -144,7 +147,8 @@ static int find_tty(void)
 }
 
 /* The command's stderr, sent by the host (CTL_STDERR): until now fd 2 was bwrap's, a pipe to
- * the host, so nothing the command writes can pass for bwrap's words (core/plan/bwrapmsg.h). */
+ * the host, so nothing the command writes can pass for bwrap's words
+ * (core/backend/bwrap/bwrapmsg.h). */
 static int take_stderr(int fd)
 {
 	return dup2(fd, 2) < 0 ? -1 : 0;
@@ -197,9 +201,33 @@ static int check_binds(const struct strbuf *t)
 static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 #define NFWD (sizeof fwd_sigs / sizeof *fwd_sigs)
 
+/* --capture (--net allow): the command's connects go to agentjail's proxy, which decides them
+ * (doc/design.md §4). Installed in the child, so init itself is never held on one; the listener
+ * and the proxy's end of init's channel (chan: Unix-socket connects are carried out by init,
+ * core/jail/capinit.h) reach the host before the command runs, and are not kept here. */
+static int capture_connects(const struct init_args *a, int chan)
+{
+	int lfd = -1;
+	struct err e = {0};
+	if (a->ctl < 0 || chan < 0)
+		err_set(&e, 0, "", "connection capture: no channel to hand its listener to");
+	else if (capfilter_install(&lfd, &e) == 0 &&
+		 ctl_send_fds(a->ctl, CTL_CAPTURE, 0, (int[]){lfd, chan}, 2) < 0)
+		err_set(&e, errno, "", "connection capture: cannot hand its listener to the host");
+	if (lfd >= 0)
+		(void)close(lfd);
+	if (!e.what[0])
+		return 0;
+	char buf[ERR_FMT_MAX];
+	err_format(&e, buf, sizeof buf);
+	fprintf(stderr, "agentjail: jail init: %s; the command was not run\n", buf);
+	return -1;
+}
+
 /* In the child: its own process group, the terminal's foreground, the parent's signal mask
- * back, then the command. Reports an exec failure on the control channel. */
-static void exec_command(const struct init_args *a, int tty, const sigset_t *orig)
+ * back, the capture of its connects (--capture), then the command. Reports an exec failure
+ * on the control channel. */
+static void exec_command(const struct init_args *a, int tty, const sigset_t *orig, int chan)
 {
 	(void)setpgid(0, 0);
 	if (tty >= 0)
@@ -209,6 +237,8 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 	for (int s = 1; s < NSIG; s++)
 		(void)sigaction(s, &dfl, NULL);
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
+	if (a->capture && capture_connects(a, chan) < 0)
+		_exit(125);
 	execvp(a->cmd[0], a->cmd);
 	int err = errno;
 	fprintf(stderr, "agentjail: cannot run %s: %s\n", a->cmd[0], strerror(err));
@@ -220,6 +250,7 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 struct loop {
 	const struct init_args *a;
 	int tty;
+	int capchan;  /* --capture: init's end of the capture channel, -1 without */
 	pid_t child;
 	int status;   /* -1 while the command runs */
 	bool signalled; /* it died of a signal */
@@ -362,10 +393,11 @@ static int run_loop(struct loop *l, int sfd)
 {
 	bool ctl_open = l->a->ctl >= 0;
 	while (l->status < 0) {
-		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+		struct pollfd pfd[4] = {{.fd = sfd, .events = POLLIN},
 					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
-					{.fd = l->lock_fd, .events = POLLIN}};
-		int n = poll(pfd, 3, l->more ? 0 : -1);
+					{.fd = l->lock_fd, .events = POLLIN},
+					{.fd = l->capchan, .events = POLLIN}};
+		int n = poll(pfd, 4, l->more ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -382,6 +414,10 @@ static int run_loop(struct loop *l, int sfd)
 			on_control(l, &ctl_open);
 		if (pfd[2].revents & POLLIN)
 			on_lock_events(l);
+		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && !capinit_serve(l->capchan)) {
+			(void)close(l->capchan); /* the host is gone */
+			l->capchan = -1;
+		}
 	}
 	if (l->lock_fd >= 0)
 		on_lock_events(l); /* what came just before the command's end */
@@ -398,7 +434,8 @@ int init_main(int argc, char **argv)
 	struct init_args a;
 	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
-			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--note-lock PATH] -- CMD",
+			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--note-lock PATH] "
+			    "[--capture] -- CMD",
 			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);
@@ -411,7 +448,7 @@ int init_main(int argc, char **argv)
 		return fail("no_new_privs is not set: refusing to run", 0);
 	/* before Landlock, which could refuse reading the directory; close-on-exec, so the
 	 * command never holds it */
-	struct loop l = {.a = &a, .status = -1};
+	struct loop l = {.a = &a, .status = -1, .capchan = -1};
 	watch_lock(&l);
 	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
 		return 125;
@@ -465,11 +502,16 @@ int init_main(int argc, char **argv)
 		return 125;
 	sb_free(&binds);
 	int tty = find_tty();
+	int chan[2] = {-1, -1};
+	if (a.capture && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
+		return fail("connection capture: cannot create its channel", errno);
 	pid_t child = fork();
 	if (child < 0)
 		return fail("cannot fork", errno);
 	if (child == 0)
-		exec_command(&a, tty, &orig);
+		exec_command(&a, tty, &orig, chan[1]);
+	if (chan[1] >= 0)
+		(void)close(chan[1]);
 	/* both sides set the group, whichever runs first */
 	(void)setpgid(child, child);
 	if (tty >= 0)
@@ -478,5 +520,6 @@ int init_main(int argc, char **argv)
 		(void)ctl_send(a.ctl, CTL_READY, child);
 	l.tty = tty;
 	l.child = child;
+	l.capchan = chan[0];
 	return run_loop(&l, sfd);
 }

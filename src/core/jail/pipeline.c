@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include "core/confine/seccomp.h"
+#include "core/host/homeprep.h"
 #include "core/host/hostfacts_probe.h"
 #include "core/host/toolprep.h"
 #include "core/plan/bindpath.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/initargs.h"
 #include "core/plan/limits.h"
 #include "core/plan/toolcache.h"
@@ -40,14 +42,26 @@ static void test_drop_deny_read(struct bw_plan *plan)
 }
 #endif
 
-static int seccomp_test_errno(void)
+/* --home persist: the workspace's home made and locked for this run (homeprep.h). Without a
+ * state dir nothing is made: the plan refuses the policy (bwrap_argv's check_persist). */
+static int take_home(const struct run_request *req, struct jail *j, struct err *e)
 {
-#ifdef AJ_TEST_BUILD
-	const char *v = getenv("AGENTJAIL_TEST_SECCOMP_ERRNO");
-	return v ? atoi(v) : 0;
-#else
-	return 0;
-#endif
+	_cleanup_free_ char *root = homekeep_root(j->hf.state_dir, req->pol.workspace);
+	if (req->pol.home != HOME_PERSIST || !root)
+		return 0;
+	return homeprep_prepare(root, req->pol.workspace, req->session_id, &j->home_lock, e);
+}
+
+/* The way cleared for bwrap in the locked home: what an earlier jail left where this plan's
+ * mount points go is renamed aside (bwrap would follow it out of the home). */
+static int clear_home(const struct run_request *req, struct jail *j, struct err *e)
+{
+	_cleanup_free_ char *dir = homekeep_dir(j->hf.state_dir, req->pol.workspace);
+	struct homekeep_points pts;
+	homekeep_points(&j->plan, &j->hf, j->hf.home, dir, &pts);
+	int rc = homeprep_clear(dir, &pts, &j->home_moved, e);
+	homekeep_points_free(&pts);
+	return rc;
 }
 
 enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o, struct jail *j,
@@ -55,6 +69,8 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 {
 	hostfacts_init(&j->hf);
 	memset(&j->plan, 0, sizeof j->plan);
+	j->home_lock = -1;
+	j->home_moved = (struct strv)STRV_INIT;
 	if (req->session_id)
 		j->hf.session_id = xstrdup(req->session_id);
 	if (policy_canonicalize(&req->pol, e) < 0 || policy_validate(&req->pol, getenv("HOME"), e) < 0)
@@ -90,6 +106,8 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 			strv_push_take(&agent, toolcache_agent_dir(root, req->pol.profile, dirs.v[i]));
 		if (toolprep_prepare(&j->hf, root, ws, &agent, &ignored) < 0)
 			err_clear(&ignored);
+		if (take_home(req, j, e) < 0)
+			return JAIL_NO_HOME;
 	}
 	/* the defaults are resolved here, so --dry-run shows them and the session stores them */
 	if (req->pol.memory == LIMIT_UNSET)
@@ -97,6 +115,8 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 	limits_resolve(&req->pol.memory, &req->pol.pids, j->hf.mem_total);
 	if (bwrap_build(&req->pol, &j->hf, &req->cmd, &j->plan, e) < 0)
 		return JAIL_BAD_PLAN;
+	if (j->home_lock >= 0 && clear_home(req, j, e) < 0)
+		return JAIL_NO_HOME;
 #ifdef AJ_TEST_BUILD
 	test_drop_deny_read(&j->plan);
 #endif
@@ -107,14 +127,8 @@ void jail_free(struct jail *j)
 {
 	bw_plan_free(&j->plan);
 	hostfacts_free(&j->hf);
-}
-
-int jail_launch(const struct run_request *req, const struct jail *j, const char *bwrap,
-		const char *quarantine, const struct launch_hooks *hooks, struct launch_result *r,
-		struct err *e)
-{
-	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
-				  .test_errno = seccomp_test_errno()};
-	_cleanup_free_ char *own = quarantine ? NULL : path_join(j->hf.state_dir, "quarantine");
-	return launch_run(&j->plan, bwrap, &sc, quarantine ? quarantine : own, hooks, r, e);
+	if (j->home_lock >= 0)
+		(void)close(j->home_lock);
+	j->home_lock = -1;
+	strv_free(&j->home_moved);
 }

@@ -1,13 +1,13 @@
 /* pipeline: one jail from policy to exit status (doc/design.md §2, §3, §3b). prepare (the policy
  * made canonical and checked, the host facts gathered, the private caches made, the plan built)
- * → launch (bwrap found by the caller, __init, the supervised run) → the snapshot compared and
- * what appeared moved into the quarantine (inside launch_run). `run`, the agent commands,
- * `resume`, `verify` and the availability check (core/diag/avail.c) all build and start their
- * jail here; the command layer adds only what it prints, the exit codes and the session record. */
+ * → launch (core/backend/bwrap/launch.h's jail_launch: bwrap found by the caller, __init, the
+ * supervised run) → the snapshot compared and what appeared moved into the quarantine (inside
+ * launch_run). `run`, the agent commands, `resume`, `verify` and the availability check
+ * (core/backend/bwrap/avail.c) all build and start their jail here; the command layer adds only
+ * what it prints, the exit codes and the session record. */
 #pragma once
 #include <stdbool.h>
 
-#include "core/jail/launch.h"
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/hostfacts.h"
 #include "core/plan/policy.h"
@@ -17,6 +17,10 @@
 struct jail {
 	struct hostfacts hf;
 	struct bw_plan plan;
+	int home_lock;          /* --home persist: the persisted home's lock, held until
+				 * jail_free (core/host/homeprep.h); else -1 */
+	struct strv home_moved; /* what was renamed aside in the persisted home for bwrap's
+				 * mount points ("~/PATH (WHAT): renamed to NAME") */
 };
 
 /* Where jail_prepare stopped. */
@@ -25,11 +29,15 @@ enum jail_stage {
 	JAIL_BAD_POLICY, /* the policy is invalid: nothing on the host was touched */
 	JAIL_NO_FACTS,   /* the host facts could not be gathered */
 	JAIL_BAD_PLAN,   /* the plan was refused (a hostile git pointer, a contradiction) */
+	JAIL_NO_HOME,    /* --home persist: the persisted home is in use by another jail, or
+			  * cannot be made or readied */
 };
 
 struct jail_prep {
 	bool make_caches;      /* make the private caches and filtered configs first (not for a
-				* dry run); a failure costs them, never the run */
+				* dry run); a failure costs them, never the run; and with --home
+				* persist the persisted home, locked for the run (a failure stops
+				* it: JAIL_NO_HOME) */
 	bool no_new_state_dir; /* the state directory is never created: when it is missing, the
 				* jail is planned without it (doctor's probe) */
 	const struct hf_secrets *sec; /* what a run with secrets or agents adds to the view
@@ -42,11 +50,3 @@ struct jail_prep {
 enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o, struct jail *j,
 			     struct err *e) WUR;
 void jail_free(struct jail *j);
-
-/* Start the prepared jail with `bwrap` and supervise it to the end: seccomp from the policy,
- * what appears under a protected path moved into `quarantine` (NULL: <state dir>/quarantine).
- * 0 with r filled (r->started says whether the command ran), or -1 with e (r still holds what
- * the live watch moved before the failure; launch_result_free it either way). */
-int jail_launch(const struct run_request *req, const struct jail *j, const char *bwrap,
-		const char *quarantine, const struct launch_hooks *hooks, struct launch_result *r,
-		struct err *e) WUR;

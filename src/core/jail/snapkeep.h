@@ -1,8 +1,8 @@
 /* snapkeep: the bytes of protected paths before a run, to put them back (doc/design.md §4c).
  *
- * The Landlock backend cannot make a protected path read-only (core/plan/llplan.h), so what the
- * command replaced or removed there is moved aside (core/jail/snapshot.h) and the original is
- * restored from what this kept: files (content, mode, owner), symlinks and directories of them.
+ * The Landlock backend cannot make a protected path read-only (core/backend/landlock/llplan.h), so
+ * what the command replaced or removed there is moved aside (core/jail/snapshot.h) and the original
+ * is restored from what this kept: files (content, mode, owner), symlinks and directories of them.
  * Protected paths are small (git config, hooks, rc files, agent settings); past the bounds below
  * a path is not kept and its violation says it could not be restored. */
 #pragma once

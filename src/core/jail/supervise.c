@@ -42,6 +42,7 @@ struct state {
 	struct strbuf status;
 	struct strbuf errtext; /* bwrap's stderr */
 	bool status_open, ctl_open, err_open;
+	bool captured; /* the capture's listener was handed on */
 	bool raw_on; /* the user's terminal is in raw mode now */
 	long long deadline; /* kill the jail at this time (after SIGTERM), 0 = none */
 };
@@ -140,11 +141,21 @@ static void on_signal(struct state *s)
 static void on_control(struct state *s)
 {
 	struct ctl_msg m;
-	int r = ctl_recv(s->in->ctl, &m);
+	int fd[2] = {-1, -1};
+	int r = ctl_recv_fds(s->in->ctl, &m, fd, 2);
 	if (r <= 0) {
 		s->ctl_open = false;
 		return;
 	}
+	if (fd[0] >= 0 && fd[1] >= 0 && m.type == CTL_CAPTURE && s->in->on_capture &&
+	    !s->captured) {
+		s->captured = true;
+		s->in->on_capture(s->in->capture_arg, fd[0], fd[1]);
+		fd[0] = fd[1] = -1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			(void)close(fd[i]); /* only CTL_CAPTURE carries them, once */
 	if (m.type == CTL_STOPPED)
 		stop_and_resume(s);
 	else if (m.type == CTL_LANDLOCK)

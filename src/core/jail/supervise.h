@@ -18,10 +18,15 @@ struct supervise_in {
 	bool raw;           /* stdin is the user's terminal: raw mode while we are its foreground */
 	struct termios saved; /* its settings before raw mode (filled by supervise) */
 	int grace_ms;       /* after SIGTERM/SIGHUP: how long the command may take to exit */
-	int watch_fd;       /* the live watch of protected paths (watch.h), -1 if none */
+	int watch_fd;       /* the live watch of protected paths (guard.h), -1 if none */
 	void (*on_watch)(void *arg); /* called when watch_fd is readable */
 	void *watch_arg;
 	int err_fd;         /* bwrap's stderr (a non-blocking pipe), -1 if none: kept in out */
+	/* --net allow: init's child sent the capture filter's listener and the proxy's end of
+	 * init's capture channel (CTL_CAPTURE); the fds are the callee's. The first pair only;
+	 * without a callee they are closed, and the jail's connects then fail (ENOSYS). */
+	void (*on_capture)(void *arg, int listener, int chan);
+	void *capture_arg;
 };
 
 struct supervise_out {

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "core/plan/inspectmsg.h"
+#include "core/net/inspectmsg.h"
 #include "util/err.h"
 
 struct tlshelper {

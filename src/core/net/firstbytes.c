@@ -18,6 +18,12 @@ enum fb_kind fb_kind_for_port(uint16_t port)
 	return port == 443 ? FB_TLS : port == 80 ? FB_HTTP : FB_SNIFF;
 }
 
+enum fb_kind fb_kind_for(const struct netrules *r, const char *host, uint16_t port)
+{
+	enum netrule_carries c = netrules_carries(r, host, port);
+	return c == NC_TLS ? FB_TLS : c == NC_HTTP ? FB_HTTP : fb_kind_for_port(port);
+}
+
 /* Refuse with "HOST:PORT " then the rest. */
 __attribute__((format(printf, 4, 5))) static void refuse(struct fb_result *o, const char *host,
 							  uint16_t port, const char *fmt, ...)

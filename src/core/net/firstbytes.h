@@ -17,6 +17,9 @@ enum fb_kind {
 		   * approved name, nothing else */
 };
 enum fb_kind fb_kind_for_port(uint16_t port);
+/* For a connection to host (normalized) at port: what an allow entry says the port carries
+ * ("host:8443/tls", netrules_carries), else the port's own kind. */
+enum fb_kind fb_kind_for(const struct netrules *r, const char *host, uint16_t port);
 
 enum fb_state { FB_WAIT, FB_PASS, FB_REFUSE };
 

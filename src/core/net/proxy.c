@@ -18,9 +18,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include "core/net/proxy_internal.h"
 #include "util/clock.h"
@@ -83,6 +87,70 @@ void px_addr_text(int family, const uint8_t *addr, char *out, size_t cap)
 {
 	if (!inet_ntop(family, addr, out, (socklen_t)cap))
 		(void)snprintf(out, cap, "?");
+}
+
+void px_addr_class_text(int family, const uint8_t *addr, char *out, size_t cap)
+{
+	char t[INET6_ADDRSTRLEN];
+	px_addr_text(family, addr, t, sizeof t);
+	(void)snprintf(out, cap, "%s (%s)", t, netaddr_class_name(netaddr_classify(family, addr)));
+}
+
+void px_addr_refused(const char *host, uint16_t port, const char *refused, char *out,
+		     size_t cap)
+{
+	(void)snprintf(out, cap,
+		       "%.253s:%u resolves to %.60s, which is refused (add --map-host %.253s=ADDR "
+		       "to allow that address)", host, (unsigned)port, refused, host);
+}
+
+socklen_t px_fill_sa(struct sockaddr_storage *sa, int fam, const uint8_t *a, uint16_t port)
+{
+	memset(sa, 0, sizeof *sa);
+	if (fam == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)sa;
+		s->sin_family = AF_INET;
+		s->sin_port = htons(port);
+		memcpy(&s->sin_addr, a, 4);
+		return sizeof *s;
+	}
+	struct sockaddr_in6 *s = (struct sockaddr_in6 *)sa;
+	s->sin6_family = AF_INET6;
+	s->sin6_port = htons(port);
+	memcpy(&s->sin6_addr, a, 16);
+	return sizeof *s;
+}
+
+void px_set_text(char *dst, size_t cap, const char *s)
+{
+	size_t n = 0;
+	for (; s && s[n] && n < cap - 1; n++)
+		dst[n] = s[n];
+	dst[n] = '\0';
+}
+
+/* The inode of socket fd's network namespace (SIOCGSKNS), 0 when it cannot be had: the
+ * namespace's owner lacks CAP_NET_ADMIN over it (EPERM: for us, not the jail's), or no such
+ * ioctl. */
+static uint64_t netns_ino(int fd)
+{
+	int ns = ioctl(fd, SIOCGSKNS);
+	struct stat st;
+	uint64_t ino = ns >= 0 && fstat(ns, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	if (ns >= 0)
+		(void)close(ns);
+	return ino;
+}
+
+bool px_in_jail_netns(const struct proxy *p, int fd)
+{
+	if (p->jail_netns) {
+		uint64_t cookie = 0;
+		socklen_t len = sizeof cookie;
+		return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) == 0 &&
+		       cookie == p->jail_netns;
+	}
+	return p->jail_netns_ino && netns_ino(fd) == p->jail_netns_ino;
 }
 
 int px_ep_set(struct proxy *p, struct px_handle *h, uint32_t mask)
@@ -257,12 +325,19 @@ static void *loop(void *arg)
 			case PK_INSPECT:
 				px_inspect_ready(p);
 				break;
+			case PK_NOTIFY:
+			case PK_CAPTURE:
+			case PK_CAPCHAN:
+			case PK_RELAY:
+				px_capture_event(p, h, ev);
+				break;
 			}
 		}
 		ares_process_fd(p->ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* lookups' timeouts */
 		now = clock_mono_ms();
 		if (now >= next_sweep) {
 			px_sweep(p, now);
+			px_capture_sweep(p, now);
 			next_sweep = now + PX_SWEEP_MS;
 		}
 		for (size_t i = 0; i < p->n_grave; i++)
@@ -285,6 +360,7 @@ static void teardown(struct proxy *p)
 {
 	px_close_all(p);
 	px_dns_close_all(p);
+	px_capture_close(p);
 	if (p->ares_ok) {
 		ares_destroy(p->ch); /* calls back the lookups in flight: they bury their conns */
 		ares_library_cleanup();
@@ -304,6 +380,8 @@ static void teardown(struct proxy *p)
 				  &p->stop_h, &p->inspect_h};
 	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++)
 		px_close_fd(&hs[i]->fd);
+	px_capture_free(p);
+	netsynth_free(&p->synth);
 	px_close_fd(&p->ep);
 }
 
@@ -368,6 +446,13 @@ int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 					  .fd = l->inspect_fd > 0 ? l->inspect_fd : -1};
 	p->evq.sink = sink;
 	p->evq.arg = arg;
+	/* the jail's network namespace, told by its listener: capture.c tells the jail's own
+	 * sockets from those it handed over by it */
+	socklen_t clen = sizeof p->jail_netns;
+	if (l->tcp4 < 0 ||
+	    getsockopt(l->tcp4, SOL_SOCKET, SO_NETNS_COOKIE, &p->jail_netns, &clen) < 0)
+		p->jail_netns = 0;
+	p->jail_netns_ino = l->tcp4 >= 0 ? netns_ino(l->tcp4) : 0;
 	if (setup(p, e) < 0) {
 		teardown(p);
 		free(p);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 #include "core/plan/netrules.h"
 #include "util/err.h"
 
@@ -35,6 +35,12 @@ struct proxy;
  * failure). rules must outlive the proxy. */
 int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 		net_event_sink sink, void *arg, struct proxy **out, struct err *e) WUR;
+/* --net allow's capture (doc/design.md §4): serve the listener of the seccomp filter that
+ * stops the jail's connects (core/confine/capfilter.h) and init's channel for its Unix-socket
+ * connects (core/plan/capwire.h), from the proxy's thread. Called once, from another thread,
+ * while the proxy runs; takes ownership of both fds (closed by proxy_stop, or at once on
+ * failure). -1 with e: the jail's connects then fail (ENOSYS), nothing opens. */
+int proxy_capture(struct proxy *p, int listener, int chan, struct err *e) WUR;
 /* Stop: close the listeners and every connection, let agentjail-tls finish (its events read
  * until it closes the control socket, at most 2 s), deliver the remaining events, join, free.
  * The control socket is closed; reaping the helper is its starter's. */

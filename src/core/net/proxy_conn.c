@@ -5,7 +5,9 @@
  * connects to exactly that address; a tunnel then holds the client's first bytes until they
  * are judged (firstbytes.c: the TLS server name, the HTTP Host), then relays with splice()
  * through one pipe per direction, half-closing each direction as its source ends. Each
- * connection ends as one net_event. */
+ * connection ends as one net_event. A captured connection whose first bytes are judged comes
+ * in as a connection approved already (px_conn_captured: capture.c made the decision and found
+ * the addresses): it connects upstream, then goes the tunnel's way without a reply of ours. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -81,15 +83,10 @@ struct px_conn {
 	enum fb_kind fb;          /* the check of a tunnel's first bytes from the client */
 	bool held;                /* relaying, but the client's bytes are read into `in` until
 				   * fb_judge decides (the upstream's flow meanwhile) */
+	bool captured;            /* a captured connection (px_conn_captured), not a request */
+	struct px_cap *waiter;    /* captured: the jail's connect waiting for the upstream */
+	int up_err;               /* the last upstream connect's errno */
 };
-
-static void set_text(char *dst, size_t cap, const char *s)
-{
-	size_t n = 0;
-	for (; s && s[n] && n < cap - 1; n++)
-		dst[n] = s[n];
-	dst[n] = '\0';
-}
 
 /* Registered with no events: EPOLLERR and EPOLLHUP still come. */
 static int ep_quiet(struct proxy *p, struct px_handle *h)
@@ -112,6 +109,15 @@ static void conn_free_bufs(struct px_conn *c)
 	}
 }
 
+/* A captured connection's connect, waiting in the jail: the upstream is connected (0) or not. */
+static void tell_waiter(struct proxy *p, struct px_conn *c, int err)
+{
+	struct px_cap *w = c->waiter;
+	c->waiter = NULL;
+	if (w)
+		px_capture_upstream(p, w, err);
+}
+
 /* Deliver the event, close both sockets and the pipes; freed at the round's end (or, while a
  * lookup is in flight, when c-ares calls back). */
 static void conn_close(struct proxy *p, struct px_conn *c)
@@ -119,6 +125,7 @@ static void conn_close(struct proxy *p, struct px_conn *c)
 	if (c->closed)
 		return;
 	c->closed = true;
+	tell_waiter(p, c, ECONNABORTED);
 	if (c->have_ev) {
 		c->ev.dur_ms = clock_mono_ms() - c->t0;
 		px_events_push(&p->evq, &c->ev);
@@ -236,7 +243,7 @@ static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t sock
 		 const char *reason)
 {
 	c->ev.allowed = false;
-	set_text(c->ev.rule, sizeof c->ev.rule, reason);
+	px_set_text(c->ev.rule, sizeof c->ev.rule, reason);
 	c->have_ev = true;
 	p->st.denied++;
 	conn_fail(p, c, http_code, socks_rep, reason);
@@ -245,8 +252,20 @@ static void deny(struct proxy *p, struct px_conn *c, int http_code, uint8_t sock
 /* An allowed request whose upstream failed: 502 (refused, unreachable, no address) or 504. */
 static void upstream_fail(struct proxy *p, struct px_conn *c, bool timeout, const char *error)
 {
-	set_text(c->ev.error, sizeof c->ev.error, error);
+	px_set_text(c->ev.error, sizeof c->ev.error, error);
 	c->ev.failed = true;
+	if (c->captured) {
+		/* a connect still waiting gets the upstream's error; one answered already (a
+		 * non-blocking client) sees its connection reset */
+		if (c->waiter) {
+			tell_waiter(p, c, c->up_err ? c->up_err : timeout ? ETIMEDOUT : EHOSTUNREACH);
+		} else {
+			struct linger lg = {.l_onoff = 1, .l_linger = 0};
+			(void)setsockopt(c->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		}
+		conn_close(p, c);
+		return;
+	}
 	char reason[512];
 	(void)snprintf(reason, sizeof reason, "%s:%u: %s", c->ev.host, c->ev.port, error);
 	uint8_t rep = !timeout && strstr(error, "refused") ? 5 : 4;
@@ -288,12 +307,21 @@ static int read_in(struct px_conn *c, size_t max)
 
 /* ---------------------------------------------------------------- a tunnel's first bytes */
 
+enum fb_kind px_fb_kind(const struct proxy *p, const char *host, uint16_t port)
+{
+	if (px_test_tls_port && port == px_test_tls_port)
+		return FB_TLS;
+	if (px_test_http_port && port == px_test_http_port)
+		return FB_HTTP;
+	return fb_kind_for(p->rules, host, port);
+}
+
 /* They were refused: the reason in the event (it names both names), a TLS alert or a 403 to
  * the client after what it was already owed (the 200, the SOCKS reply), nothing upstream. */
 static void refuse_held(struct proxy *p, struct px_conn *c, const struct fb_result *r)
 {
 	c->ev.allowed = false;
-	set_text(c->ev.rule, sizeof c->ev.rule, r->reason);
+	px_set_text(c->ev.rule, sizeof c->ev.rule, r->reason);
 	p->st.allowed--; /* counted when the name was allowed */
 	p->st.denied++;
 	c->held = false;
@@ -318,9 +346,9 @@ static void hand_over(struct proxy *p, struct px_conn *c, const struct fb_result
 			      .held = (const uint8_t *)c->in, .held_len = c->inlen,
 			      .to_client = (const uint8_t *)back->pre + back->preoff,
 			      .to_client_len = back->prelen - back->preoff};
-	set_text(t.host, sizeof t.host, c->ev.host);
-	set_text(t.rule, sizeof t.rule, c->ev.rule);
-	set_text(t.addr, sizeof t.addr, c->ev.addr);
+	px_set_text(t.host, sizeof t.host, c->ev.host);
+	px_set_text(t.rule, sizeof t.rule, c->ev.rule);
+	px_set_text(t.addr, sizeof t.addr, c->ev.addr);
 	if (!back->inpipe && px_inspect_send(p, &t, c->c.fd, c->u.fd) == 0) {
 		/* out of the epoll set by hand: the sockets live on in agentjail-tls, so closing
 		 * our fds would leave them registered, with events for a freed connection */
@@ -539,7 +567,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 	 * only what followed the request) */
 	size_t head = c->have_req ? c->req.head_len : 0;
 	size_t rest = c->inlen > head ? c->inlen - head : 0;
-	bool tunnel = c->socks || c->req.connect;
+	bool tunnel = c->socks || c->req.connect || c->captured;
 	if (c->socks) {
 		uint8_t r[10];
 		size_t n = socks5_reply(0, r);
@@ -553,10 +581,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 	}
 	if (tunnel) {
 		/* nothing the client sends goes upstream before fb_judge has passed it */
-		uint16_t port = c->ev.port;
-		c->fb = port == px_test_tls_port    ? FB_TLS
-			: port == px_test_http_port ? FB_HTTP
-						    : fb_kind_for_port(port);
+		c->fb = px_fb_kind(p, c->ev.host, c->ev.port);
 		c->held = true;
 		c->deadline = c->fb == FB_SNIFF ? LLONG_MAX : clock_mono_ms() + p->head_ms;
 		if (rest) {
@@ -596,6 +621,8 @@ static void connected(struct proxy *p, struct px_conn *c)
 	c->dir[1].preoff = c->outoff;
 	c->st = CS_RELAY;
 	relay(p, c);
+	if (!c->closed)
+		tell_waiter(p, c, 0); /* the jail's connect returns 0 */
 }
 
 static void connect_done(struct proxy *p, struct px_conn *c);
@@ -603,11 +630,12 @@ static void connect_done(struct proxy *p, struct px_conn *c);
 static void connect_next(struct proxy *p, struct px_conn *c, const char *last_error)
 {
 	char error[128];
-	set_text(error, sizeof error, last_error);
+	px_set_text(error, sizeof error, last_error);
 	while (c->i_addr < c->n_addrs) {
 		struct sockaddr_storage *sa = &c->addrs[c->i_addr];
 		int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
+			c->up_err = errno;
 			(void)snprintf(error, sizeof error, "socket: %s", strerror(errno));
 			c->i_addr++;
 			continue;
@@ -630,6 +658,7 @@ static void connect_next(struct proxy *p, struct px_conn *c, const char *last_er
 			conn_set_mask(p, c, &c->u, EPOLLOUT);
 			return;
 		}
+		c->up_err = errno;
 		(void)snprintf(error, sizeof error, "connect: %s", strerror(errno));
 		px_close_fd(&c->u.fd);
 		c->i_addr++;
@@ -648,6 +677,7 @@ static void connect_done(struct proxy *p, struct px_conn *c)
 		return;
 	}
 	char error[128];
+	c->up_err = err;
 	(void)snprintf(error, sizeof error, "connect: %s", strerror(err));
 	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
 	c->u.mask = 0;
@@ -668,47 +698,22 @@ static void have_addresses(struct proxy *p, struct px_conn *c, const struct sock
 			? (const uint8_t *)&((const struct sockaddr_in *)&in[i])->sin_addr
 			: (const uint8_t *)&((const struct sockaddr_in6 *)&in[i])->sin6_addr;
 		if (!netrules_addr_ok(p->rules, &c->d, fam, a)) {
-			if (!refused[0]) {
-				char t[INET6_ADDRSTRLEN];
-				px_addr_text(fam, a, t, sizeof t);
-				(void)snprintf(refused, sizeof refused, "%s (%s)", t,
-					       netaddr_class_name(netaddr_classify(fam, a)));
-			}
+			if (!refused[0])
+				px_addr_class_text(fam, a, refused, sizeof refused);
 			continue;
 		}
 		c->addrs[c->n_addrs] = in[i];
 		c->addrlens[c->n_addrs++] = lens[i];
 	}
 	if (!c->n_addrs && refused[0]) {
-		char reason[sizeof c->ev.host * 2 + sizeof refused + 96];
-		(void)snprintf(reason, sizeof reason,
-			       "%s:%u resolves to %s, which is refused (add --map-host %s=ADDR to "
-			       "allow that address)", c->ev.host, c->ev.port, refused, c->ev.host);
+		char reason[PX_REASON_MAX];
+		px_addr_refused(c->ev.host, c->ev.port, refused, reason, sizeof reason);
 		p->st.allowed--; /* counted at the name check; the address check refused it */
 		deny(p, c, 403, 2, reason);
 		return;
 	}
 	c->i_addr = 0;
 	connect_next(p, c, NULL);
-}
-
-static void fill_sa(struct sockaddr_storage *sa, socklen_t *len, int fam, const uint8_t *a,
-		    uint16_t port)
-{
-	memset(sa, 0, sizeof *sa);
-	if (fam == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)sa;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(port);
-		memcpy(&s->sin_addr, a, 4);
-		*len = sizeof *s;
-	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)sa;
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(port);
-		memcpy(&s->sin6_addr, a, 16);
-		*len = sizeof *s;
-	}
 }
 
 static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
@@ -736,11 +741,11 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 	for (struct ares_addrinfo_node *nd = res->nodes; nd && n < PX_ADDRS_MAX * 2;
 	     nd = nd->ai_next) {
 		if (nd->ai_family == AF_INET)
-			fill_sa(&sas[n], &lens[n],  AF_INET,
+			lens[n] = px_fill_sa(&sas[n], AF_INET,
 				(const uint8_t *)&((struct sockaddr_in *)nd->ai_addr)->sin_addr,
 				c->ev.port);
 		else if (nd->ai_family == AF_INET6)
-			fill_sa(&sas[n], &lens[n], AF_INET6,
+			lens[n] = px_fill_sa(&sas[n], AF_INET6,
 				(const uint8_t *)&((struct sockaddr_in6 *)nd->ai_addr)->sin6_addr,
 				c->ev.port);
 		else
@@ -764,6 +769,26 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 			       e.what);
 		deny(p, c, 400, 2, reason);
 		return;
+	}
+	/* an address the DNS stub gave out stands for its name (a client that resolved the name
+	 * itself, as SOCKS5 without remote resolution does) */
+	uint8_t sa6[16];
+	int sfam = inet_pton(AF_INET, host, sa6) == 1 ? AF_INET
+		   : inet_pton(AF_INET6, host, sa6) == 1 ? AF_INET6 : 0;
+	bool synth = false;
+	const char *name = sfam ? px_synth_name(p, sfam, sa6, &synth) : NULL;
+	if (synth) {
+		px_event_init(&c->ev, proto, name ? name : host, port);
+		if (!name) {
+			char reason[sizeof c->ev.host + 96];
+			(void)snprintf(reason, sizeof reason, "%s is not an address the jail's DNS stub "
+				       "gave out", c->ev.host);
+			free(host);
+			deny(p, c, 403, 2, reason);
+			return;
+		}
+		free(host);
+		host = xstrdup(name);
 	}
 	px_event_init(&c->ev, proto, host, port);
 	enum net_verdict v = netrules_check(p->rules, host, port, &c->d);
@@ -797,9 +822,9 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 	c->have_ev = true;
 	p->st.allowed++;
 	if (c->d.mapped)
-		set_text(c->ev.rule, sizeof c->ev.rule, c->d.mapped->spec);
+		px_set_text(c->ev.rule, sizeof c->ev.rule, c->d.mapped->spec);
 	else if (c->d.rule)
-		set_text(c->ev.rule, sizeof c->ev.rule, c->d.rule->spec);
+		px_set_text(c->ev.rule, sizeof c->ev.rule, c->d.rule->spec);
 	/* the client is watched for errors only until the tunnel is up */
 	(void)ep_quiet(p, &c->c);
 	c->deadline = clock_mono_ms() + p->connect_ms;
@@ -807,13 +832,13 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 	socklen_t len;
 	uint8_t a[16];
 	if (c->d.mapped) {
-		fill_sa(&sa, &len, c->d.mapped->family, c->d.mapped->addr, port);
+		len = px_fill_sa(&sa, c->d.mapped->family, c->d.mapped->addr, port);
 		free(host);
 		have_addresses(p, c, &sa, &len, 1);
 		return;
 	}
 	if (inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1) {
-		fill_sa(&sa, &len, strchr(host, ':') ? AF_INET6 : AF_INET, a, port);
+		len = px_fill_sa(&sa, strchr(host, ':') ? AF_INET6 : AF_INET, a, port);
 		free(host);
 		have_addresses(p, c, &sa, &len, 1);
 		return;
@@ -907,6 +932,65 @@ static void client_head(struct proxy *p, struct px_conn *c)
 	conn_set_mask(p, c, &c->c, EPOLLIN | (c->outoff < c->outlen ? EPOLLOUT : 0));
 }
 
+/* A connection for the client socket fd, in the list. */
+static struct px_conn *conn_new(struct proxy *p, int fd)
+{
+	struct px_conn *c = xcalloc(1, sizeof *c);
+	c->p = p;
+	c->c = (struct px_handle){.kind = PK_CLIENT, .fd = fd};
+	c->u = (struct px_handle){.kind = PK_UPSTREAM, .fd = -1};
+	for (int i = 0; i < 2; i++)
+		c->dir[i].pipe[0] = c->dir[i].pipe[1] = -1;
+	c->t0 = clock_mono_ms();
+	c->deadline = c->t0 + p->head_ms;
+	c->next = p->conns;
+	if (p->conns)
+		p->conns->prev = c;
+	p->conns = c;
+	__atomic_add_fetch(&p->n_conns, 1, __ATOMIC_RELAXED);
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return c;
+}
+
+struct px_conn *px_conn_captured(struct proxy *p, int fd, const struct net_decision *d,
+				 const struct net_event *ev, const struct sockaddr_storage *addrs,
+				 size_t n)
+{
+	struct px_conn *c = conn_new(p, fd);
+	c->captured = true;
+	c->d = *d;
+	c->ev = *ev;
+	c->have_ev = true;
+	for (size_t i = 0; i < n && c->n_addrs < PX_ADDRS_MAX; i++) {
+		c->addrs[c->n_addrs] = addrs[i];
+		c->addrlens[c->n_addrs++] = addrs[i].ss_family == AF_INET
+						    ? sizeof(struct sockaddr_in)
+						    : sizeof(struct sockaddr_in6);
+	}
+	return c;
+}
+
+void px_conn_start(struct proxy *p, struct px_conn *c, struct px_cap *waiter)
+{
+	c->waiter = waiter;
+	/* the client is watched for errors only until the upstream is up */
+	if (ep_quiet(p, &c->c) < 0) {
+		(void)snprintf(c->ev.error, sizeof c->ev.error, "epoll: %s", strerror(errno));
+		conn_close(p, c);
+		return;
+	}
+	c->i_addr = 0;
+	connect_next(p, c, NULL);
+}
+
+void px_conn_abandon(struct proxy *p, struct px_conn *c)
+{
+	c->waiter = NULL;
+	c->have_ev = false;
+	conn_close(p, c);
+}
+
 void px_accept(struct proxy *p, struct px_handle *l)
 {
 	for (int k = 0; k < 64; k++) {
@@ -926,21 +1010,7 @@ void px_accept(struct proxy *p, struct px_handle *l)
 			(void)close(fd);
 			continue;
 		}
-		struct px_conn *c = xcalloc(1, sizeof *c);
-		c->p = p;
-		c->c = (struct px_handle){.kind = PK_CLIENT, .fd = fd};
-		c->u = (struct px_handle){.kind = PK_UPSTREAM, .fd = -1};
-		for (int i = 0; i < 2; i++)
-			c->dir[i].pipe[0] = c->dir[i].pipe[1] = -1;
-		c->t0 = clock_mono_ms();
-		c->deadline = c->t0 + p->head_ms;
-		c->next = p->conns;
-		if (p->conns)
-			p->conns->prev = c;
-		p->conns = c;
-		__atomic_add_fetch(&p->n_conns, 1, __ATOMIC_RELAXED);
-		int one = 1;
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		struct px_conn *c = conn_new(p, fd);
 		/* a client often sends its request right behind the handshake: read it now rather
 		 * than a loop round later (registers for EPOLLIN when there is nothing yet) */
 		client_head(p, c);
@@ -1014,6 +1084,7 @@ void px_sweep(struct proxy *p, long long now)
 			break;
 		case CS_CONNECTING:
 			c->timed_out = true;
+			c->up_err = ETIMEDOUT;
 			(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
 			c->u.mask = 0;
 			px_close_fd(&c->u.fd);

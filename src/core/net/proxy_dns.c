@@ -106,11 +106,40 @@ static void reply(struct proxy *p, struct px_dns_job *j, int rcode, const struct
 		tcp_close(p, j->tcp); /* not even the question fits: nothing sensible to say */
 }
 
-static void finish(struct proxy *p, struct px_dns_job *j, int rcode, const struct dns_answer *a,
+/* An allowed name is answered with the stub's own address for it (core/net/netsynth.h): the
+ * jail's direct connections to it are captured and decided for that name (capture.c), and its
+ * real addresses, kept for that, are never told to the jail. The event keeps the real one. */
+static size_t synthesize(struct proxy *p, struct px_dns_job *j, int *rcode, struct dns_answer *a,
+			 size_t n)
+{
+	if (!n)
+		return 0;
+	uint32_t idx = netsynth_for(&p->synth, j->ev.host);
+	if (!idx) {
+		(void)snprintf(j->ev.error, sizeof j->ev.error,
+			       "no address of the stub left for it (%d names in this session)",
+			       NETSYNTH_MAX);
+		*rcode = DNS_SERVFAIL;
+		return 0;
+	}
+	int fam = a[0].family;
+	size_t len = fam == AF_INET ? 4 : 16;
+	uint8_t packed[DNS_ANSWERS_MAX * 16];
+	for (size_t i = 0; i < n; i++)
+		memcpy(packed + i * len, a[i].addr, len);
+	netsynth_remember(netsynth_get(&p->synth, idx), fam, packed, n,
+			  clock_mono_ms() + DNS_TTL * 1000LL);
+	netsynth_addr(idx, fam, a[0].addr);
+	return 1;
+}
+
+static void finish(struct proxy *p, struct px_dns_job *j, int rcode, struct dns_answer *a,
 		   size_t n)
 {
 	if (n)
 		px_addr_text(a[0].family, a[0].addr, j->ev.addr, sizeof j->ev.addr);
+	if (j->ev.allowed)
+		n = synthesize(p, j, &rcode, a, n);
 	px_events_push(&p->evq, &j->ev);
 	reply(p, j, rcode, a, n);
 	free(j);

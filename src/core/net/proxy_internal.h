@@ -1,7 +1,8 @@
 /* proxy_internal.h: what the proxy's files share (proxy.c start, stop, the loop and c-ares;
  * proxy_conn.c the connections and the relay; proxy_dns.c the DNS stub; proxy_events.c the
- * event queue and its writer). Private to src/core/net/proxy*.c and the proxy's unit test.
- * Helpers carry the prefix px_. */
+ * event queue and its writer; capture.c the captured connects, capsock.c their upstream
+ * sockets). Private to src/core/net/proxy*.c, capture*.c, capsock.c and the proxy's unit
+ * tests. Helpers carry the prefix px_. */
 #pragma once
 #include <ares.h>
 #include <pthread.h>
@@ -9,13 +10,21 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <linux/filter.h>
+
+#include "core/net/firstbytes.h"
 #include "core/net/httpreq.h"
 #include "core/net/proxy.h"
-#include "core/plan/inspectmsg.h"
+#include "core/net/netsynth.h"
+#include "core/net/inspectmsg.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71 /* Linux 5.14 */
+#endif
 
 /* What an epoll registration points at: every registered object starts with one. */
 enum px_kind { PK_STOP, PK_LISTEN, PK_DNS_UDP, PK_DNS_LISTEN, PK_ARES, PK_CLIENT, PK_UPSTREAM,
-	       PK_DNS_TCP, PK_INSPECT };
+	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_RELAY, PK_INSPECT };
 struct px_handle {
 	enum px_kind kind;
 	int fd;
@@ -40,6 +49,7 @@ struct px_events {
 
 struct px_dns_tcp;
 struct px_dns_job;
+struct px_capture;
 
 struct proxy {
 	int ep;
@@ -63,6 +73,11 @@ struct proxy {
 	bool thr_started;
 	int head_ms, connect_ms;           /* from px_test_timeouts, or the defaults */
 	long long accept_paused_until;     /* out of fds: the listeners rest until then */
+	struct netsynth synth;             /* the DNS stub's own addresses, capture's way back */
+	uint64_t jail_netns;               /* SO_NETNS_COOKIE of the jail's network namespace, 0
+					    * before Linux 5.14: then jail_netns_ino is used */
+	uint64_t jail_netns_ino;           /* its inode (SIOCGSKNS of a listener), or 0 */
+	struct px_capture *cap;            /* the captured connects, from proxy_capture on */
 };
 
 struct px_ares {
@@ -77,6 +92,23 @@ void px_accept(struct proxy *p, struct px_handle *listener);
 void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev); /* PK_CLIENT/UPSTREAM */
 void px_sweep(struct proxy *p, long long now); /* deadlines; the DNS stub's; resting listeners */
 void px_close_all(struct proxy *p);            /* every connection, its event delivered */
+/* A captured connection whose first bytes are judged (capture.c): fd is agentjail's end of the
+ * pair whose other end the jail gets; d, ev and the addresses (at most 8 kept) are capture's.
+ * Made here, started by px_conn_start: it connects upstream (the next address on failure),
+ * then holds the client's first bytes until fb_judge decides, and relays. waiter (or NULL):
+ * the jail's connect that waits, told by px_capture_upstream once the upstream is connected
+ * or has failed (a connection that fails without one resets the jail's end). The connection
+ * ends as one net_event, ev's. */
+struct px_cap;
+struct px_conn *px_conn_captured(struct proxy *p, int fd, const struct net_decision *d,
+				 const struct net_event *ev, const struct sockaddr_storage *addrs,
+				 size_t n);
+void px_conn_start(struct proxy *p, struct px_conn *c, struct px_cap *waiter);
+/* Its waiter went away (the jail's call was interrupted): closed, without an event. */
+void px_conn_abandon(struct proxy *p, struct px_conn *c);
+/* What the first bytes of a connection to host (normalized):port are judged as (firstbytes.h:
+ * fb_kind_for, and the unit test's ports). FB_SNIFF for a port that is not judged. */
+enum fb_kind px_fb_kind(const struct proxy *p, const char *host, uint16_t port);
 
 /* proxy_events.c */
 int px_events_start(struct px_events *q, net_event_sink sink, void *arg, struct err *e) WUR;
@@ -96,6 +128,15 @@ int px_send(int fd, const void *buf, size_t len, size_t *off);
 int px_recv(int fd, void *buf, size_t cap, size_t *len);
 void px_event_init(struct net_event *ev, enum net_proto proto, const char *host, uint16_t port);
 void px_addr_text(int family, const uint8_t *addr, char *out, size_t cap);
+/* "ADDR (its class)", as a refusal names an address */
+void px_addr_class_text(int family, const uint8_t *addr, char *out, size_t cap);
+#define PX_REASON_MAX 704
+/* The reason for a name whose addresses were all refused (refused: px_addr_class_text's). */
+void px_addr_refused(const char *host, uint16_t port, const char *refused, char *out,
+		     size_t cap);
+void px_set_text(char *dst, size_t cap, const char *s); /* copied, cut to fit */
+/* An IPv4 (4 bytes) or IPv6 (16) address and a port as a sockaddr; its length. */
+socklen_t px_fill_sa(struct sockaddr_storage *sa, int fam, const uint8_t *a, uint16_t port);
 
 /* proxy_inspect.c (doc/design.md §4d) */
 /* Whether a tunnel to host (normalized) at port, whose first bytes fb_judge passed (tls: they
@@ -118,6 +159,54 @@ void px_dns_accept(struct proxy *p);
 void px_dns_tcp_event(struct proxy *p, struct px_dns_tcp *c, uint32_t ev);
 void px_dns_sweep(struct proxy *p, long long now); /* close idle DNS-over-TCP connections */
 void px_dns_close_all(struct proxy *p);
+
+/* capsock.c: the upstream socket of a captured connect */
+struct px_sockopts {           /* the options a client set on its socket, to copy upstream */
+	size_t n;
+	struct {
+		int level, name;
+		socklen_t len;
+		uint8_t val[16];
+	} o[16];
+};
+struct px_ports {              /* the local ports upstream sockets are bound to */
+	unsigned lo, hi;
+	uint64_t rng;
+};
+#define PX_PEER_FILTER_MAX 16
+void px_sockopts_read(int s, struct px_sockopts *o);
+void px_ports_init(struct px_ports *pp);
+/* The locked socket filter's program: packets from addr (AF_INET 4 bytes, AF_INET6 16) and
+ * port only. Its length (at most PX_PEER_FILTER_MAX). */
+size_t px_peer_filter(int family, const uint8_t *addr, uint16_t port, struct sock_filter *out);
+/* A TCP socket of family fam ready to connect to peer (non-blocking, close-on-exec): bound to a
+ * port of its own (exclusive: without SO_REUSEADDR, no other socket may share it), with the
+ * locked filter for peer and the client's options o. -1 with errno. */
+int px_capsock_open(int fam, const struct sockaddr_storage *peer, const struct px_sockopts *o,
+		    struct px_ports *pp, bool exclusive);
+/* A TCP socket's state (TCP_ESTABLISHED, TCP_SYN_SENT, …, TCP_CLOSE), -1 if unknown. */
+int px_tcp_state(int fd);
+/* The relay's listener on the host's 127.0.0.1, at a port the kernel chooses (*port):
+ * non-blocking, close-on-exec. -1 with errno. */
+int px_relay_listen(uint16_t *port);
+/* The next connection on l established from 127.0.0.1 (others are closed), its peer's port in
+ * *peer_port; -1 with errno (EAGAIN: none now). */
+int px_relay_accept(int l, uint16_t *peer_port);
+
+/* capture.c */
+/* PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_RELAY */
+void px_capture_event(struct proxy *p, struct px_handle *h, uint32_t ev);
+void px_capture_sweep(struct proxy *p, long long now);  /* deadlines; interrupted callers */
+void px_capture_close(struct proxy *p);                 /* answer and free what waits */
+void px_capture_free(struct proxy *p);                  /* then the listener (teardown) */
+/* proxy_conn.c's answer to a waiting connect: its upstream is connected (0) or failed (errno). */
+void px_capture_upstream(struct proxy *p, struct px_cap *c, int err);
+/* Whether socket fd lives in the network namespace of the jail's listener (proxy_start). */
+bool px_in_jail_netns(const struct proxy *p, int fd);
+/* The name a DNS-stub address stands for (netsynth.h), or NULL: outside the ranges *in_range
+ * is false; inside but never given out, NULL with *in_range true. */
+const char *px_synth_name(const struct proxy *p, int family, const uint8_t *addr,
+			  bool *in_range);
 
 /* May the DNS stub answer for this normalized name (netrules_check with port 0: an allow rule
  * or a mapping names it at some port, and no port-less deny rule refuses it)? */

@@ -5,6 +5,7 @@
 #include "core/plan/initargs.h"
 #include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
+#include "core/plan/homekeep.h"
 #include "core/plan/netrules.h"
 #include "core/plan/resolve.h"
 #include "core/plan/toolcache.h"
@@ -518,7 +519,7 @@ static void add_bundle(struct bw_plan *p, struct hostfacts *hf)
 /* After the home's tmpfs: the filtered ssh agent and known_hosts, gpg's extra socket and the
  * public keyring. -1 (exit 2) for --gpg-agent without a home of the jail's own. */
 static int add_agents(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-		      bool home_tmpfs, struct err *e)
+		      bool home_own, struct err *e)
 {
 	if (pol->ssh_agent && hf->sec.ssh_sock) {
 		op_fd_bind(p, false, hf->sec.ssh_sock, BW_SSH_AGENT_PATH,
@@ -530,13 +531,13 @@ static int add_agents(struct bw_plan *p, struct hostfacts *hf, const struct poli
 		if (kh && hf_type(hf, kh) == HF_FILE) {
 			op_fd_bind(p, false, kh, BW_KNOWN_HOSTS_PATH,
 				   "--ssh-agent: the hosts ssh knows, read-only");
-			if (home_tmpfs)
+			if (home_own)
 				op_fd_bind(p, false, kh, kh, "… and where ssh looks, read-only");
 		}
 	}
 	if (!pol->gpg_agent || !hf->sec.gpg_sock)
 		return 0;
-	if (!home_tmpfs)
+	if (!home_own)
 		return err_set(e, 0, hf->home ? hf->home : "$HOME",
 			       "--gpg-agent needs the jail's own home: here the workspace shows "
 			       "yours, secret keys included");
@@ -558,7 +559,7 @@ static int add_agents(struct bw_plan *p, struct hostfacts *hf, const struct poli
 /* The variables: a secret's placeholder is set where its value was (add_env); these follow
  * the proxy's. */
 static void add_secrets_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-			    bool home_tmpfs)
+			    bool home_own)
 {
 	for (size_t i = 0; hf->sec.bundle && bundle_env[i]; i++)
 		setenv_op(p, bundle_env[i], BW_CA_BUNDLE_PATH, false,
@@ -571,7 +572,7 @@ static void add_secrets_env(struct bw_plan *p, struct hostfacts *hf, const struc
 			  "-o UserKnownHostsFile=" BW_KNOWN_HOSTS_PATH,
 			  false, "--ssh-agent: git's ssh through the proxy, with the hosts you know");
 	}
-	if (pol->gpg_agent && hf->sec.gpg_sock && home_tmpfs) {
+	if (pol->gpg_agent && hf->sec.gpg_sock && home_own) {
 		_cleanup_free_ char *dir = path_join(hf->home, ".gnupg");
 		setenv_op(p, "GNUPGHOME", dir, false, "--gpg-agent: the jail's gpg home");
 	}
@@ -824,7 +825,23 @@ static void add_tool_extras(struct bw_plan *p, struct hostfacts *hf, const struc
 	strv_free(&skipped);
 }
 
-/* Returns whether $HOME became a private tmpfs. */
+/* $HOME itself: an empty tmpfs, or with --home persist the workspace's persisted home
+ * (homekeep.h), which core/host/homeprep made and cleared the way in before bwrap runs. */
+static void add_home_base(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
+{
+	if (pol->home == HOME_PERSIST) {
+		_cleanup_free_ char *dir = homekeep_dir(hf->state_dir, pol->workspace);
+		op_fd_bind(p, true, dir, hf->home,
+			   "$HOME is this workspace's persisted home (--home persist): what its "
+			   "earlier jails left there; never the real home");
+		return;
+	}
+	char sz[24];
+	op(p, "$HOME is an empty private tmpfs", 6, "--size", SZ(p->limits.tmpfs.home), "--perms",
+	   "0700", "--tmpfs", hf->home);
+}
+
+/* Returns whether $HOME became the jail's own (a tmpfs, or the persisted home). */
 static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
 		     const struct strv *cmd, struct strv *agent_roots, struct tools_memo *tools)
 {
@@ -837,9 +854,7 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 		skip(p, home, "home lies inside the workspace: the workspace bind shows it");
 		return false;
 	}
-	char sz[24];
-	op(p, "$HOME is an empty private tmpfs", 6, "--size", SZ(p->limits.tmpfs.home), "--perms",
-	   "0700", "--tmpfs", home);
+	add_home_base(p, hf, pol);
 
 	_cleanup_free_ char *gitconfig = path_join(home, ".gitconfig");
 	enum hf_type gt = hf_type(hf, gitconfig);
@@ -1376,7 +1391,7 @@ static void add_proxy_env(struct bw_plan *p)
 }
 
 static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-		    struct tools_memo *tools, bool home_tmpfs)
+		    struct tools_memo *tools, bool home_own)
 {
 	op(p, "start from an empty environment", 1, "--clearenv");
 	for (size_t i = 0; env_keep[i]; i++) {
@@ -1433,7 +1448,7 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 		setenv_op(p, "AGENTJAIL_SESSION", hf->session_id, false, "this session's id");
 	if (pol->net == NET_ALLOW)
 		add_proxy_env(p);
-	add_secrets_env(p, hf, pol, home_tmpfs);
+	add_secrets_env(p, hf, pol, home_own);
 }
 
 /* A --rw or --ro path that is not there: an error naming it (a typo would silently mean no
@@ -1512,6 +1527,16 @@ static const char *made_dest(const struct bw_op *o)
 	if (verb && !strcmp(verb, "--dir"))
 		return o->args.v[o->args.n - 1];
 	return mount_dest(o);
+}
+
+const char *bw_op_verb(const struct bw_op *o)
+{
+	return op_verb(o);
+}
+
+const char *bw_op_made_dest(const struct bw_op *o)
+{
+	return made_dest(o);
 }
 
 static void op_free(struct bw_op *o)
@@ -1668,6 +1693,29 @@ static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 		ia->rlimit_nproc = (unsigned long long)l->pids;
 }
 
+/* --home persist needs a state directory to keep the home in, and a $HOME apart from the
+ * workspace (one inside it is the real home, which a jail is never given as its own). */
+static int check_persist(const struct policy *pol, const struct hostfacts *hf, struct err *e)
+{
+	const char *home = hf->home;
+	if (!hf->state_dir || hf->state_dir[0] != '/') {
+		err_set(e, 0, "--home persist", "a persisted home is kept in agentjail's state "
+					 "directory, and there is none here");
+		err_hint(e, "set AGENTJAIL_STATE_DIR (or state_dir in ~/.config/agentjail/"
+			    "config.toml), or run with --home tmp");
+		return -1;
+	}
+	if (!home || home[0] != '/' || !strcmp(home, "/") || path_is_under(home, pol->workspace)) {
+		err_set(e, 0, home ? home : "$HOME",
+			"--home persist: $HOME is unset, / or inside the workspace, so the jail's "
+			"home would be the real one, never a persisted jail home");
+		err_hint(e, "pick a project directory below $HOME as the workspace, or drop "
+			    "--home persist");
+		return -1;
+	}
+	return 0;
+}
+
 int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct strv *cmd,
 		struct bw_plan *out, struct err *e)
 {
@@ -1690,6 +1738,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		err_set(e, 0, pol->workspace, "the workspace is not a directory");
 		return -1;
 	}
+	if (pol->home == HOME_PERSIST && check_persist(pol, hf, e) < 0)
+		return -1;
 	plan_limits(out, pol, hf);
 	add_always(out, pol);
 	add_system(out, hf);
@@ -1702,8 +1752,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	struct strv agent_roots = STRV_INIT;
 	struct tools_memo tools = {.cache_root = toolcache_root(hf->state_dir, pol->workspace,
 								 pol->cache)};
-	bool home_tmpfs = add_home(out, hf, pol, cmd, &agent_roots, &tools);
-	if (add_agents(out, hf, pol, home_tmpfs, e) < 0) {
+	bool home_own = add_home(out, hf, pol, cmd, &agent_roots, &tools);
+	if (add_agents(out, hf, pol, home_own, e) < 0) {
 		free(tools.cache_root);
 		if (tools.done)
 			toolmgr_plan_free(&tools.tm);
@@ -1723,7 +1773,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_copy(&visible, &pol->ro);
 	add_masks(out, hf, pol, &visible, &writable);
 	strv_free(&visible);
-	add_env(out, hf, pol, &tools, home_tmpfs);
+	add_env(out, hf, pol, &tools, home_own);
 	if (tools.done)
 		toolmgr_plan_free(&tools.tm);
 	free(tools.cache_root);
@@ -1744,20 +1794,22 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 
 	strv_push(&out->cmd, BW_INIT_PATH);
 	/* Landlock in init mirrors the writable view: the writable roots and the private tmpfs
-	 * mounts (home included, when it is a tmpfs) */
-	struct init_args ia = {.ctl = BW_FD_CONTROL, .scope = true};
+	 * mounts (home included, when it is the jail's own: a tmpfs or the persisted home) */
+	/* --net allow: init captures the command's direct connections for the proxy to decide
+	 * (doc/design.md §4, capture) */
+	struct init_args ia = {.ctl = BW_FD_CONTROL, .scope = true, .capture = out->net_allow};
 	strv_copy(&ia.writable, &writable);
 	static const char *const scratch[] = {"/tmp", "/var/tmp", "/run", "/dev/shm", NULL};
 	for (size_t i = 0; scratch[i]; i++)
 		strv_push(&ia.writable, scratch[i]);
-	if (home_tmpfs)
+	if (home_own)
 		strv_push(&ia.writable, hf->home);
 	strv_copy(&ia.writable, &agent_roots);
 	strv_copy(&ia.deny_read, &out->deny_read);
 	add_rlimits(out, &ia);
 	/* ~/.gitconfig bound read-only (add_home): `git config --global` fails with EBUSY there,
 	 * and init tells the host when git tried, for a hint after the run */
-	_cleanup_free_ char *gitconfig = home_tmpfs ? path_join(hf->home, ".gitconfig") : NULL;
+	_cleanup_free_ char *gitconfig = home_own ? path_join(hf->home, ".gitconfig") : NULL;
 	if (gitconfig && hf_type(hf, gitconfig) == HF_FILE)
 		ia.note_lock = gitconfig;
 	initargs_build(&ia, &out->cmd);

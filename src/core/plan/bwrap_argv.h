@@ -60,7 +60,7 @@ struct bw_plan {
 			       * (the private package caches) are reachable by nobody else */
 	int next_fd;
 	bool net_allow;       /* --net allow: bwrap runs in the namespace holder's network
-			       * namespace (core/jail/netns.h), with --share-net */
+			       * namespace (core/backend/bwrap/netns.h), with --share-net */
 	struct bw_limits {    /* the jail's limits (core/plan/limits.h values) and how they hold */
 		uint64_t memory, pids;
 		int mech;            /* enum limits_mech (cgroup.h) */
@@ -71,6 +71,11 @@ struct bw_plan {
 		struct tmpfs_sizes tmpfs;
 	} limits;
 };
+
+/* The option an op gives (past a leading "--size N" and "--perms M"), and the place it makes
+ * (a mount point, a link, a directory of the plan's own) or NULL. */
+const char *bw_op_verb(const struct bw_op *o);
+const char *bw_op_made_dest(const struct bw_op *o);
 
 /* Whether op i binds a host source (o->src) that the jail's final view shows at its
  * destination: no later mount is made there or above it (core/jail/bindcheck.h). */
@@ -95,7 +100,7 @@ char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path);
 /* Whether the jail's view shows the host's `path` (absolute, normalized) as the host has it:
  * the deepest mount over it, and over the file its symlinks lead to, binds the same host path
  * there (or is a link the host has too). false where a tmpfs, a mask, or nothing (bwrap's empty
- * root) is over it. For the "not in the jail's view" line (cmd/jailreport.c). */
+ * root) is over it. For the "not in the jail's view" line (core/backend/bwrap/jailreport.c). */
 bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *path);
 
 /* The protected names inside every writable root (doc/design.md §3 step 7). */

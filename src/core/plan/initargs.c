@@ -33,6 +33,8 @@ void initargs_build(const struct init_args *a, struct strv *out)
 		strv_push(out, INIT_OPT_NOTE_LOCK);
 		strv_push(out, a->note_lock);
 	}
+	if (a->capture)
+		strv_push(out, INIT_OPT_CAPTURE);
 	strv_push(out, "--");
 }
 
@@ -61,6 +63,8 @@ int initargs_parse(int argc, char **argv, struct init_args *a)
 			a->rlimit_nproc = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], INIT_OPT_NOTE_LOCK) && i + 1 < argc && !a->note_lock)
 			a->note_lock = argv[++i]; /* points into argv, as cmd does */
+		else if (!strcmp(argv[i], INIT_OPT_CAPTURE))
+			a->capture = true;
 		else
 			return -1;
 	}

@@ -17,6 +17,8 @@
 /* PATH: a read-only bind of a file git writes by lock and rename (~/.gitconfig): init notes a
  * PATH.lock made beside it (`git config --global` failing with EBUSY) and tells the host */
 #define INIT_OPT_NOTE_LOCK "--note-lock"
+#define INIT_OPT_CAPTURE "--capture"     /* --net allow: the command's connects are captured
+					  * (core/confine/capfilter.h; listener sent as CTL_CAPTURE) */
 
 struct init_args {
 	int ctl;                         /* control channel, -1 without */
@@ -26,6 +28,7 @@ struct init_args {
 	unsigned long long rlimit_data;  /* without a cgroup scope: RLIMIT_DATA, 0 none */
 	unsigned long long rlimit_nproc; /* RLIMIT_NPROC (in the jail's user namespace), 0 none */
 	char *note_lock;                 /* INIT_OPT_NOTE_LOCK's PATH, or NULL */
+	bool capture;                    /* install the capture filter on the command */
 	char **cmd;                      /* parsed: the command, pointing into argv */
 };
 

@@ -219,13 +219,48 @@ static int split_host_port(const char *spec, char **host, int *port, struct err 
 	return 0;
 }
 
+/* "/tls" or "/http" at the end of spec: what its port carries; *len the length before it. */
+static int split_carries(const char *spec, size_t *len, enum netrule_carries *c, struct err *e)
+{
+	const char *slash = strrchr(spec, '/');
+	*len = strlen(spec);
+	*c = NC_ANY;
+	if (!slash)
+		return 0;
+	if (!strcmp(slash, "/tls"))
+		*c = NC_TLS;
+	else if (!strcmp(slash, "/http"))
+		*c = NC_HTTP;
+	else
+		return err_set(e, 0, spec, "unknown '%.40s' (after a port: /tls or /http, what the "
+					   "port carries)", slash);
+	*len = (size_t)(slash - spec);
+	return 0;
+}
+
 int netrule_parse(const char *spec, struct netrule *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	char *h = NULL;
 	int port;
-	if (split_host_port(spec, &h, &port, e) < 0)
+	size_t len;
+	enum netrule_carries carries;
+	if (split_carries(spec, &len, &carries, e) < 0)
 		return -1;
+	char *hp = xstrndup(spec, len);
+	int split = split_host_port(hp, &h, &port, e);
+	free(hp);
+	if (split < 0) {
+		char what[sizeof e->what];
+		snprintf(what, sizeof what, "%s", e ? e->what : "");
+		return err_set(e, 0, spec, "%s", what);
+	}
+	if (carries != NC_ANY && !port) {
+		free(h);
+		return err_set(e, 0, spec, "%s needs a port before it (80 and 443 are judged as HTTP "
+					   "and TLS already): example.com:8443/tls",
+			       carries == NC_TLS ? "/tls" : "/http");
+	}
 	bool wild = !strncmp(h, "*.", 2);
 	if (!strcmp(h, "*") || (!wild && strchr(h, '*'))) {
 		free(h);
@@ -254,8 +289,20 @@ int netrule_parse(const char *spec, struct netrule *out, struct err *e)
 		memcpy(out->addr, a, sizeof out->addr);
 	out->host = norm;
 	out->port = port;
+	out->carries = carries;
 	out->spec = xstrdup(spec);
 	return 0;
+}
+
+int netrule_parse_deny(const char *spec, struct netrule *out, struct err *e)
+{
+	if (netrule_parse(spec, out, e) < 0)
+		return -1;
+	if (out->carries == NC_ANY)
+		return 0;
+	netrule_free(out);
+	return err_set(e, 0, spec, "/tls and /http say what an allowed port carries; a deny entry "
+				   "refuses every byte (drop the suffix)");
 }
 
 void netrule_free(struct netrule *r)
@@ -316,7 +363,9 @@ static int rules_from(const struct strv *v, struct netrule **out, size_t *n, con
 	*out = v && v->n ? xcalloc(v->n, sizeof **out) : NULL;
 	*n = 0;
 	for (size_t i = 0; v && i < v->n; i++) {
-		if (netrule_parse(v->v[i], &(*out)[i], e) < 0) {
+		bool deny = !strcmp(flag, "--deny-domain");
+		if ((deny ? netrule_parse_deny(v->v[i], &(*out)[i], e)
+			  : netrule_parse(v->v[i], &(*out)[i], e)) < 0) {
 			err_wrap(e, "%s", flag);
 			return -1;
 		}
@@ -412,6 +461,20 @@ enum net_verdict netrules_check(const struct netrules *r, const char *host, uint
 		return d->v = NV_BAD_PORT;
 	}
 	return d->v = NV_NOT_ALLOWED;
+}
+
+enum netrule_carries netrules_carries(const struct netrules *r, const char *host, uint16_t port)
+{
+	enum netrule_carries c = NC_ANY;
+	for (size_t i = 0; i < r->n_allow; i++) {
+		const struct netrule *x = &r->allow[i];
+		if (x->carries == NC_ANY || x->port != port || !netrule_host_matches(x, host))
+			continue;
+		if (x->carries == NC_TLS)
+			return NC_TLS;
+		c = NC_HTTP;
+	}
+	return c;
 }
 
 /* ---- addresses ---- */

@@ -14,6 +14,12 @@
 
 enum netrule_kind { NR_NAME, NR_WILDCARD, NR_IPV4, NR_IPV6 };
 
+/* What an allow entry's port carries, when the entry says it ("example.com:8443/tls"): its
+ * first bytes are judged as port 443's (a ClientHello naming the approved name) or port 80's
+ * (an HTTP request whose Host is that name), on proxy tunnels and captured connections alike
+ * (doc/design.md §4). Ports 443 and 80 carry TLS and HTTP without saying so. */
+enum netrule_carries { NC_ANY, NC_TLS, NC_HTTP };
+
 /* One --allow-domain / --deny-domain entry. */
 struct netrule {
 	enum netrule_kind kind;
@@ -21,6 +27,7 @@ struct netrule {
 			  * suffix without "*." ; for IPs the canonical inet_ntop text */
 	uint8_t addr[16];/* NR_IPV4 (4 bytes) / NR_IPV6 (16 bytes) */
 	int port;        /* 1..65535, or 0: the default ports (80 and 443) */
+	enum netrule_carries carries; /* "/tls", "/http" after the port, or NC_ANY */
 	char *spec;      /* as the user wrote it, for messages and the store */
 };
 
@@ -47,9 +54,12 @@ struct netrules {
  * valid host (empty, too long, a label over 63, characters outside LDH after IDNA). */
 int net_host_normalize(const char *in, char **out, struct err *e) WUR;
 
-/* Parse "example.com", "*.example.com", "example.com:8443", "1.2.3.4", "[::1]:443", "::1".
- * e names the entry and what is wrong ("*.com" and a bare "*" are refused). */
+/* Parse "example.com", "*.example.com", "example.com:8443", "1.2.3.4", "[::1]:443", "::1", each
+ * with "/tls" or "/http" after an explicit port (what that port carries). e names the entry and
+ * what is wrong ("*.com" and a bare "*" are refused). */
 int netrule_parse(const char *spec, struct netrule *out, struct err *e) WUR;
+/* The same for a deny entry: "/tls" and "/http" are refused (a deny entry refuses every byte). */
+int netrule_parse_deny(const char *spec, struct netrule *out, struct err *e) WUR;
 void netrule_free(struct netrule *r);
 /* Whether rule r's host (a name, a wildcard's subdomains, an IP's text) is this normalized
  * host; the port is not looked at. */
@@ -89,6 +99,11 @@ struct net_decision {
  * when an allow rule or a mapping names it at any port and no port-less deny rule does. */
 enum net_verdict netrules_check(const struct netrules *r, const char *host, uint16_t port,
 				struct net_decision *d);
+
+/* What port carries for host (normalized) by the allow entries that name that port of it
+ * explicitly: NC_TLS when one says /tls, else NC_HTTP when one says /http, else NC_ANY (the
+ * strictest wins, whichever entry decided the connection). */
+enum netrule_carries netrules_carries(const struct netrules *r, const char *host, uint16_t port);
 
 enum netaddr_class {
 	NA_PUBLIC, NA_LOOPBACK, NA_PRIVATE, NA_LINKLOCAL, NA_METADATA, NA_UNSPECIFIED,

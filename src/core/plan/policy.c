@@ -13,7 +13,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 
-int backend_parse(const char *s, enum backend *out)
+int backend_parse(const char *s, enum backend_id *out)
 {
 	if (!strcmp(s, "local") || !strcmp(s, "bwrap"))
 		*out = BACKEND_LOCAL;
@@ -26,7 +26,7 @@ int backend_parse(const char *s, enum backend *out)
 	return 0;
 }
 
-const char *backend_name(enum backend b)
+const char *backend_name(enum backend_id b)
 {
 	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
 }
@@ -45,6 +45,22 @@ int cache_mode_parse(const char *s, enum cache_mode *out)
 const char *cache_mode_name(enum cache_mode m)
 {
 	return m == CACHE_SHARED ? "shared" : "workspace";
+}
+
+int home_mode_parse(const char *s, enum home_mode *out)
+{
+	if (!strcmp(s, "tmp"))
+		*out = HOME_TMP;
+	else if (!strcmp(s, "persist"))
+		*out = HOME_PERSIST;
+	else
+		return -1;
+	return 0;
+}
+
+const char *home_mode_name(enum home_mode m)
+{
+	return m == HOME_PERSIST ? "persist" : "tmp";
 }
 #include "util/xalloc.h"
 
@@ -185,7 +201,7 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
 	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
 	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_ALLOW_HTTP,
-	      OPT_SSH_AGENT, OPT_GPG_AGENT };
+	      OPT_SSH_AGENT, OPT_GPG_AGENT, OPT_HOME };
 
 static const struct {
 	const char *name;
@@ -201,7 +217,7 @@ static const struct {
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
 		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false},
 		{"--allow-http", OPT_ALLOW_HTTP, true}, {"--ssh-agent", OPT_SSH_AGENT, false},
-		{"--gpg-agent", OPT_GPG_AGENT, false}};
+		{"--gpg-agent", OPT_GPG_AGENT, false}, {"--home", OPT_HOME, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -264,14 +280,17 @@ static int push_net_entry(struct strv *v, const char *flag, const char *spec, st
 	struct netrule r;
 	struct netmap m;
 	bool map = !strcmp(flag, "--map-host");
-	int rc = map ? netmap_parse(spec, &m, e) : netrule_parse(spec, &r, e);
+	int rc = map ? netmap_parse(spec, &m, e)
+		 : !strcmp(flag, "--deny-domain") ? netrule_parse_deny(spec, &r, e)
+						  : netrule_parse(spec, &r, e);
 	if (rc < 0) {
 		char what[sizeof e->what];
 		snprintf(what, sizeof what, "%s", e->what);
 		err_set(e, 0, spec, "%s: %s", flag, what);
 		err_hint(e, map ? "NAME=ADDR, e.g. --map-host api.test=127.0.0.1"
 				: "a host name (example.com), its subdomains (*.example.com), an "
-				  "address (1.2.3.4, ::1), each with an optional :PORT");
+				  "address (1.2.3.4, ::1), each with an optional :PORT (and, to "
+				  "allow, /tls or /http after it: what the port carries)");
 		return -1;
 	}
 	if (map)
@@ -304,6 +323,12 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		if (fs_mode_parse(v, &p->fs) < 0)
 			return usage_err(e, v, "unknown filesystem mode (%s)",
 					 "read-only|ro, workspace-write|rw, danger-full-access|full");
+		return 0;
+	case OPT_HOME:
+		if (home_mode_parse(v, &p->home) < 0)
+			return usage_err(e, v, "unknown home mode (%s)",
+					 "tmp: an empty home each run; persist: this workspace's own, "
+					 "kept in agentjail's state");
 		return 0;
 	case OPT_NET:
 		if (net_mode_parse(v, &p->net) < 0)
@@ -382,6 +407,7 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 	p->memory = b->memory;
 	p->pids = b->pids;
 	p->cache = b->cache;
+	p->home = b->home;
 	strv_copy(&p->rw, &b->rw);
 	strv_copy(&p->ro, &b->ro);
 	strv_copy(&p->hide, &b->hide);
@@ -601,6 +627,12 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 			    "--fs workspace-write");
 		return -1;
 	}
+	if (p->fs == FS_DANGER_FULL && p->home == HOME_PERSIST) {
+		err_set(e, 0, "--home persist", "danger-full-access runs without a jail: its home is your "
+					 "real one, never a persisted jail home");
+		err_hint(e, "drop --home persist, or keep a jail with --fs workspace-write");
+		return -1;
+	}
 	if (check_net(p, e) < 0)
 		return -1;
 	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
@@ -729,6 +761,9 @@ char *policy_to_json(const struct policy *p)
 	/* absent: each workspace's own caches (sessions stored before `cache` existed too) */
 	if (p->cache == CACHE_SHARED)
 		json_object_set_new(o, "cache", jstr("shared"));
+	/* absent: a tmpfs home (sessions stored before `home` existed too) */
+	if (p->home == HOME_PERSIST)
+		json_object_set_new(o, "home", jstr("persist"));
 	/* --net allow's lists (sessfmt counts allow_domains) */
 	if (p->net == NET_ALLOW || p->allow_domains.n)
 		json_object_set_new(o, "allow_domains", strv_json(&p->allow_domains));
@@ -827,6 +862,13 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
 		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",
 			json_string_value(json_object_get(o, "cache")));
+		goto out;
+	}
+	if (json_string_value(json_object_get(o, "home")) &&
+	    home_mode_parse(json_string_value(json_object_get(o, "home")), &out->home) < 0) {
+		err_set(e, 0, "policy", "stored policy has an unknown home mode `%s`",
+			json_string_value(json_object_get(o, "home")));
+		err_hint(e, "upgrade agentjail to resume this session");
 		goto out;
 	}
 	out->agent_writable_instructions =

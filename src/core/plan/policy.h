@@ -13,19 +13,27 @@ enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
 enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
 /* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
  * and seccomp without namespaces (doc/design.md §4c). */
-enum backend { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
+enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
 /* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
-int backend_parse(const char *s, enum backend *out);
-const char *backend_name(enum backend b);
+int backend_parse(const char *s, enum backend_id *out);
+const char *backend_name(enum backend_id b);
 /* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
  * default), or one set shared by every workspace (`cache = "shared"`, the user's choice). */
 enum cache_mode { CACHE_WORKSPACE, CACHE_SHARED };
 /* "workspace", "shared": 0, or -1 for anything else. */
 int cache_mode_parse(const char *s, enum cache_mode *out);
 const char *cache_mode_name(enum cache_mode m);
+/* What the jail's $HOME is (doc/design.md §3 step 5): an empty tmpfs for each run (the
+ * default), or the workspace's persisted home in the state directory (`--home persist`), so
+ * what tools the profile does not know keep in $HOME survives to the next jail of the same
+ * workspace; never the real home. */
+enum home_mode { HOME_TMP, HOME_PERSIST };
+/* "tmp", "persist": 0, or -1 for anything else. */
+int home_mode_parse(const char *s, enum home_mode *out);
+const char *home_mode_name(enum home_mode m);
 
 struct policy {
-	enum backend backend;
+	enum backend_id backend;
 	enum fs_mode fs;
 	enum net_mode net;
 	char *workspace;          /* absolute, normalized (canonical once resolved) */
@@ -52,6 +60,7 @@ struct policy {
 				   * sanitizer builds, whose shadow is a huge writable mapping) */
 	uint64_t pids;            /* --pids tasks; the same (core/plan/limits.h) */
 	enum cache_mode cache;    /* the configuration's `cache` (user and system files only) */
+	enum home_mode home;      /* --home, `home` of [policy] or [agent.NAME] */
 	/* from an agent profile */
 	char *profile;            /* the profile's name, NULL for `run` */
 	struct strv agent_rw;     /* its credential/config paths, absolute, bound writable */
@@ -96,7 +105,7 @@ struct parse_ctx {
 	const char *env_pids;     /* AGENTJAIL_PIDS or NULL */
 	enum net_mode net_default; /* without --net or AGENTJAIL_NET: NET_OFF for `run`,
 				    * NET_ALLOW for agents (their profile's domains) */
-	/* the configuration's values (core/plan/config.h: config_base_policy), below
+	/* the configuration's values (core/config/config.h: config_base_policy), below
 	 * AGENTJAIL_* and the flags; NULL: none */
 	const struct policy *base;
 	bool base_fs, base_net;   /* whether the configuration sets fs / net */

@@ -6,7 +6,7 @@
 #pragma once
 #include <stddef.h>
 
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 #include "core/session/store.h"
 
 /* "host:port", "[v6addr]:port" for an IPv6 literal, "host (dns)" for port 0 (a name lookup),

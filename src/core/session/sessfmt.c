@@ -158,6 +158,9 @@ char *sessfmt_policy(const char *policy_json)
 	}
 	if (json_is_true(json_object_get(o, "allow_ptrace")))
 		sb_add(&b, "·ptrace");
+	const char *home = json_string_value(json_object_get(o, "home"));
+	if (home && !strcmp(home, "persist"))
+		sb_add(&b, "·home");
 	json_decref(o);
 	return sb_steal(&b);
 }

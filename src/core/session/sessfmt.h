@@ -23,7 +23,8 @@ char *sessfmt_duration(long long ms);
 /* The policy in a few characters, from policy_to_json: fs·net, fs being ro, rw (or the mode's
  * name if unknown), net being off, on, allow, or allow(N) when the policy lists N allowed domains
  * ("allow_domains"); "full" alone for danger-full-access (no jail, no network rule); "·ptrace"
- * appended when debuggers are allowed. "?" when the text is not a policy. */
+ * appended when debuggers are allowed, "·home" when the jail had the workspace's persisted home
+ * (--home persist). "?" when the text is not a policy. */
 char *sessfmt_policy(const char *policy_json);
 /* "running", "exited 3", "signalled 9 (KILL)", "killed" or "killed (TERM)" (the signal agentjail
  * received, when known), "lost". */

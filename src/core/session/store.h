@@ -47,11 +47,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/plan/netevent.h"
+#include "core/net/netevent.h"
 #include "util/err.h"
 #include "util/strv.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 #define STORE_DB_NAME "agentjail.db"
 #define STORE_ID_LEN 36 /* a UUID: 8-4-4-4-12 lowercase hex digits */
 

@@ -98,16 +98,14 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	"ALTER TABLE sessions ADD COLUMN n_net_failed INTEGER NOT NULL DEFAULT 0;"
 	"UPDATE sessions SET n_net_failed = (SELECT count(*) FROM net_events n"
 	" WHERE n.session_id = sessions.id AND n.failed = 1) WHERE n_net_allowed > 0;",
-	/* 6: inspected hosts and the filtered ssh agent (issue 29, doc/design.md §4d): a request
-	 * refused inside an inspected tunnel ('https') and a signature asked of the agent
-	 * ('ssh-agent'). SQLite changes a CHECK only by rebuilding the table. */
+	/* 6: the captured direct connections (doc/design.md §4, capture) are decisions of their
+	 * own, proto 'tcp': SQLite changes a CHECK only by rebuilding the table */
 	"CREATE TABLE net_events_v6 ("
 	" seq INTEGER PRIMARY KEY,"
 	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
 	" attempt INTEGER NOT NULL,"
 	" at_ms INTEGER NOT NULL,"
-	" proto TEXT NOT NULL"
-	"  CHECK (proto IN ('connect', 'http', 'socks', 'dns', 'https', 'ssh-agent')),"
+	" proto TEXT NOT NULL CHECK (proto IN ('connect', 'http', 'socks', 'dns', 'tcp')),"
 	" host TEXT NOT NULL,"
 	" port INTEGER NOT NULL CHECK (port BETWEEN 0 AND 65535),"
 	" allowed INTEGER NOT NULL CHECK (allowed IN (0, 1)),"
@@ -119,9 +117,40 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	" error TEXT NOT NULL,"
 	" failed INTEGER NOT NULL DEFAULT 0 CHECK (failed IN (0, 1))"
 	") STRICT;"
-	"INSERT INTO net_events_v6 SELECT * FROM net_events;"
+	"INSERT INTO net_events_v6 (seq, session_id, attempt, at_ms, proto, host, port, allowed,"
+	" rule, addr, bytes_up, bytes_down, dur_ms, error, failed)"
+	" SELECT seq, session_id, attempt, at_ms, proto, host, port, allowed, rule, addr,"
+	" bytes_up, bytes_down, dur_ms, error, failed FROM net_events;"
 	"DROP TABLE net_events;"
 	"ALTER TABLE net_events_v6 RENAME TO net_events;"
+	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);",
+	/* 7: inspected hosts and the filtered ssh agent (issue 29, doc/design.md §4d): a request
+	 * refused inside an inspected tunnel ('https') and a signature asked of the agent
+	 * ('ssh-agent'). SQLite changes a CHECK only by rebuilding the table. */
+	"CREATE TABLE net_events_v7 ("
+	" seq INTEGER PRIMARY KEY,"
+	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+	" attempt INTEGER NOT NULL,"
+	" at_ms INTEGER NOT NULL,"
+	" proto TEXT NOT NULL"
+	"  CHECK (proto IN ('connect', 'http', 'socks', 'dns', 'tcp', 'https', 'ssh-agent')),"
+	" host TEXT NOT NULL,"
+	" port INTEGER NOT NULL CHECK (port BETWEEN 0 AND 65535),"
+	" allowed INTEGER NOT NULL CHECK (allowed IN (0, 1)),"
+	" rule TEXT NOT NULL,"
+	" addr TEXT NOT NULL,"
+	" bytes_up INTEGER NOT NULL,"
+	" bytes_down INTEGER NOT NULL,"
+	" dur_ms INTEGER NOT NULL,"
+	" error TEXT NOT NULL,"
+	" failed INTEGER NOT NULL DEFAULT 0 CHECK (failed IN (0, 1))"
+	") STRICT;"
+	"INSERT INTO net_events_v7 (seq, session_id, attempt, at_ms, proto, host, port, allowed,"
+	" rule, addr, bytes_up, bytes_down, dur_ms, error, failed)"
+	" SELECT seq, session_id, attempt, at_ms, proto, host, port, allowed, rule, addr,"
+	" bytes_up, bytes_down, dur_ms, error, failed FROM net_events;"
+	"DROP TABLE net_events;"
+	"ALTER TABLE net_events_v7 RENAME TO net_events;"
 	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);",
 };
 /* ---- opening ---- */

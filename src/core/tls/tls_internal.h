@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "core/plan/httprules.h"
-#include "core/plan/inspectmsg.h"
+#include "core/net/inspectmsg.h"
 #include "core/plan/netrules.h"
 #include "util/err.h"
 

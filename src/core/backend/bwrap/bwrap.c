@@ -1,0 +1,173 @@
+/* bwrap: the bwrap jail as a backend (doc/design.md §2, §2a, §3), the default. A prepared jail
+ * is printed (--dry-run: the policy and bwrap's annotated argv) or launched with bwrap, its
+ * proxy started through the io's net hooks, and what it found said through the io: bwrap's own
+ * words and their cause and fix, the violations, the limits, the sandbox's share in a failure. */
+#include <signal.h>
+#include <stdlib.h>
+
+#include "core/backend/backend.h"
+#include "core/backend/bwrap/avail.h"
+#include "core/backend/bwrap/jailreport.h"
+#include "core/backend/bwrap/launch.h"
+#include "core/backend/report.h"
+#include "core/confine/landlock.h"
+#include "util/cleanup.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+static int bwrap_dry_run(struct run_request *req, struct jail *j, const struct backend_io *io)
+{
+	io->would_run(io->arg);
+	char *bwrap = NULL;
+	struct err e = {0};
+	bool have = launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) == 0;
+	_cleanup_free_ char *pj = policy_to_json(&req->pol);
+	_cleanup_free_ char *notes = report_dry_run_notes(&req->pol);
+	_cleanup_free_ char *lim = report_limits_text(&j->plan, true);
+	_cleanup_free_ char *txt = bw_plan_render(&j->plan, have ? bwrap : "bwrap");
+	_cleanup_free_ char *all = xasprintf("# policy: %s\n%s%s%s", pj, notes, lim, txt);
+	io->text(io->arg, all);
+	free(bwrap);
+	if (!have) {
+		io->error(io->arg, &e);
+		return EXIT_JAIL;
+	}
+	return 0;
+}
+
+/* One line: what --net allow lets through. */
+static void net_allow_banner(const struct policy *p, const struct backend_io *io)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i < p->allow_domains.n && i < 4; i++)
+		sb_addf(&b, "%s%s", i ? ", " : ": ", p->allow_domains.v[i]);
+	if (p->allow_domains.n > 4)
+		sb_add(&b, ", …");
+	_cleanup_free_ char *extra = p->map_hosts.n || p->deny_domains.n
+		? xasprintf("; %zu mapped, %zu denied", p->map_hosts.n, p->deny_domains.n)
+		: NULL;
+	report_warn(io, "network: allow-list (%zu domain%s%s)%s; everything else refused",
+		    p->allow_domains.n, p->allow_domains.n == 1 ? "" : "s", sb_str(&b),
+		    extra ? extra : "");
+	sb_free(&b);
+}
+
+static int start_failed(const struct backend_io *io)
+{
+	struct userns_facts uf;
+	userns_facts_read(&uf);
+	struct userns_cause c = userns_diagnose(&uf);
+	report_warn(io, "the jail could not be started: %s", c.cause);
+	report_warn(io, "fix: %s", c.fix);
+	io->warn(io->arg, "nothing was run outside the sandbox");
+	const char *other = backend_fallback();
+	if (other)
+		io->warn(io->arg, other);
+	return EXIT_JAIL;
+}
+
+/* launch's hooks, through the io */
+struct hooks_ctx {
+	const struct backend_io *io;
+	const struct bw_plan *plan;
+	const char *bwrap;
+};
+
+static void on_started(void *arg)
+{
+	struct hooks_ctx *h = arg;
+	h->io->started(h->io->arg, h->plan, h->bwrap);
+}
+
+static void on_violation(void *arg, const struct violation *v)
+{
+	struct hooks_ctx *h = arg;
+	h->io->violation(h->io->arg, v);
+}
+
+static int on_net_ready(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e)
+{
+	struct hooks_ctx *h = arg;
+	return h->io->net_ready(h->io->arg, tcp4, tcp6, dns_udp, dns_tcp, e);
+}
+
+static void on_net_capture(void *arg, int listener, int chan)
+{
+	struct hooks_ctx *h = arg;
+	h->io->net_capture(h->io->arg, listener, chan);
+}
+
+static int bwrap_launch(struct run_request *req, struct jail *j, const struct backend_io *io)
+{
+	const struct bw_plan *plan = &j->plan;
+	char *bwrap = NULL;
+	struct err e = {0};
+	if (launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) < 0) {
+		io->error(io->arg, &e);
+		return EXIT_JAIL;
+	}
+	int src = io->secrets ? io->secrets(io->arg) : 0; /* a command may ask the user */
+	if (src) {
+		free(bwrap);
+		return src;
+	}
+	if (req->pol.net == NET_ON)
+		report_warn(io,
+			    "%s%snet on: the jail shares the host's network, including services on "
+			    "loopback%s%s",
+			    req->pol.profile ? req->pol.profile : "", req->pol.profile ? ": " : "",
+			    landlock_abi() >= 6 ? " (abstract Unix sockets are closed by Landlock)"
+						: " and abstract Unix sockets (this kernel has no "
+						  "Landlock scoping)",
+			    req->pol.profile ? "; the default, --net allow, lets it reach its API only"
+					     : "");
+	else if (req->pol.net == NET_ALLOW && !req->quiet)
+		net_allow_banner(&req->pol, io);
+	io->begin(io->arg);
+	struct hooks_ctx hc = {io, plan, bwrap};
+	struct launch_hooks hooks = {.started = on_started,
+				     .violation = on_violation,
+				     .net_ready = plan->net_allow ? on_net_ready : NULL,
+				     .net_capture = plan->net_allow ? on_net_capture : NULL,
+				     .arg = &hc};
+	struct launch_result r;
+	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
+	free(bwrap);
+	io->net_stop(io->arg); /* the proxy stopped, its events written, before the session ends */
+	bool said = jailreport_bwrap(&r, io); /* bwrap's words, then its cause and fix */
+	if (lr < 0) {
+		io->error(io->arg, &e);
+		report_violations(&r, io); /* what the live watch moved before the failure */
+		io->ended(io->arg, EXIT_JAIL, 0, 0); /* when it got as far as recording */
+		launch_result_free(&r);
+		return EXIT_JAIL;
+	}
+	report_violations(&r, io);
+	report_limits(&r, plan, io);
+	if (r.killed)
+		report_warn(io, "the command did not exit after %s: the jail was killed",
+			    r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
+	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed(io);
+	jailreport_failure(&r, rc, &j->hf, plan, &req->cmd, io);
+	jailreport_notes(&r, &j->hf, io);
+	io->ended(io->arg, rc, r.started ? r.cmd_signal : 0, r.term_signal);
+	if (report_unmoved(&r, io))
+		rc = EXIT_JAIL;
+	req->interrupted = r.term_signal != 0;
+	size_t moved = 0;
+	for (size_t i = 0; i < r.viol.n; i++)
+		moved += r.viol.v[i].moved_to != NULL;
+	io->end(io->arg, rc, r.started ? r.cmd_signal : 0, req->interrupted, moved);
+	launch_result_free(&r);
+	return rc;
+}
+
+const struct backend backend_bwrap = {
+	.id = BACKEND_LOCAL,
+	.name = "local",
+	.caps = &backend_caps_bwrap,
+	.run = backend_local_run,
+	.dry_run = bwrap_dry_run,
+	.launch = bwrap_launch,
+	.available = avail_probe,
+};

@@ -1,0 +1,396 @@
+/* netns: the namespace holder of `--net allow` (doc/design.md §2, §4). */
+#include "core/backend/bwrap/netns.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/host/userns_diag.h"
+#include "core/plan/netrules.h"
+
+/* The holder's report: errnum 0 and the listeners as SCM_RIGHTS (tcp4, dns_udp, dns_tcp, then
+ * tcp6 when there is one), or the step that failed and its errno, without fds. */
+struct netns_msg {
+	int32_t errnum;
+	uint32_t nfds;
+	char step[48];
+};
+
+#define NETNS_NFDS_MAX 4
+
+void netns_listeners_close(struct netns_listeners *l)
+{
+	int *fds[] = {&l->tcp4, &l->tcp6, &l->dns_udp, &l->dns_tcp};
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
+		if (*fds[i] >= 0)
+			(void)close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int netns_prepare(struct netns_holder *h, int *parent_end, struct err *e)
+{
+	memset(h, 0, sizeof *h);
+	h->sock = -1;
+	*parent_end = -1;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return err_set(e, errno, NULL, "--net allow: cannot create the namespace holder's "
+					       "socketpair");
+	*parent_end = sp[0];
+	h->sock = sp[1];
+	h->uid = getuid();
+	h->gid = getgid();
+#ifdef AJ_TEST_BUILD
+	/* test builds only: make one step fail, to see the failure reported and nothing run */
+	const char *f = getenv("AGENTJAIL_TEST_NETNS_FAIL");
+	if (f)
+		(void)strncpy(h->fail_step, f, sizeof h->fail_step - 1);
+#endif
+	return 0;
+}
+
+/* ---- the child: system calls and its own stack only ------------------------------------- */
+
+static size_t put_str(char *buf, size_t at, size_t cap, const char *s)
+{
+	while (*s && at + 1 < cap)
+		buf[at++] = *s++;
+	buf[at] = '\0';
+	return at;
+}
+
+static size_t put_uint(char *buf, size_t at, size_t cap, unsigned long v)
+{
+	char tmp[24];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n && at + 1 < cap)
+		buf[at++] = tmp[--n];
+	buf[at] = '\0';
+	return at;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(text);
+	ssize_t w = write(fd, text, len);
+	int saved = errno;
+	(void)close(fd);
+	if (w == (ssize_t)len)
+		return 0;
+	errno = w < 0 ? saved : EIO;
+	return -1;
+}
+
+/* "ID ID 1\n": the id mapped to itself */
+static int write_map(const char *path, unsigned long id)
+{
+	char map[64];
+	size_t n = put_uint(map, 0, sizeof map, id);
+	n = put_str(map, n, sizeof map, " ");
+	n = put_uint(map, n, sizeof map, id);
+	(void)put_str(map, n, sizeof map, " 1\n");
+	return write_file(path, map);
+}
+
+static int lo_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	memcpy(ifr.ifr_name, "lo", 3);
+	int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+	if (rc == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	int saved = errno;
+	(void)close(s);
+	errno = saved;
+	return rc;
+}
+
+/* A socket of `type` bound to the loopback address of `family` on `port`, listening when it is
+ * a stream. */
+static int open_listener(int family, int type, uint16_t port)
+{
+	int s = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return -1;
+	int one = 1;
+	int rc = 0;
+	if (type == SOCK_STREAM)
+		rc = setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (rc == 0 && family == AF_INET6)
+		rc = setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	if (rc == 0 && family == AF_INET) {
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		rc = bind(s, (struct sockaddr *)&a, sizeof a);
+	} else if (rc == 0) {
+		struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+					 .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+		rc = bind(s, (struct sockaddr *)&a, sizeof a);
+	}
+	if (rc == 0 && type == SOCK_STREAM)
+		rc = listen(s, SOMAXCONN);
+	if (rc == 0)
+		return s;
+	int saved = errno;
+	(void)close(s);
+	errno = saved;
+	return -1;
+}
+
+static void send_msg(int sock, int errnum, const char *step, const int *fds, uint32_t nfds)
+{
+	struct netns_msg m;
+	memset(&m, 0, sizeof m);
+	m.errnum = errnum;
+	m.nfds = nfds;
+	(void)put_str(m.step, 0, sizeof m.step, step);
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+	union {
+		char buf[CMSG_SPACE(NETNS_NFDS_MAX * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds) {
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	while (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* The failure of `step`: told to the parent, dumpable back off, fds closed. */
+static int fail(const struct netns_holder *h, const char *step, int errnum, int *fds, size_t n)
+{
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			(void)close(fds[i]);
+	send_msg(h->sock, errnum ? errnum : EIO, step, NULL, 0);
+	return -1;
+}
+
+static bool injected(const struct netns_holder *h, const char *step)
+{
+	if (!h->fail_step[0])
+		return false;
+	size_t n = strlen(h->fail_step);
+	if (strncmp(step, h->fail_step, n) != 0)
+		return false;
+	errno = EPERM;
+	return true;
+}
+
+int netns_enter(const struct netns_holder *h)
+{
+	int fds[NETNS_NFDS_MAX] = {-1, -1, -1, -1};
+	static const char *const steps[] = {"listen on 127.0.0.1:3128", "bind 127.0.0.1:53 (udp)",
+					    "listen on 127.0.0.1:53 (tcp)"};
+	static const int types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_STREAM};
+	static const uint16_t ports[] = {NET_PROXY_PORT, NET_DNS_PORT, NET_DNS_PORT};
+	const char *step = "make the holder dumpable (prctl)";
+	if (injected(h, step) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		return fail(h, step, errno, fds, 0);
+	step = "unshare(CLONE_NEWUSER|CLONE_NEWNET)";
+	if (injected(h, step) || unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		return fail(h, step, errno, fds, 0);
+	step = "write /proc/self/setgroups";
+	if (injected(h, step) || write_file("/proc/self/setgroups", "deny\n") < 0)
+		return fail(h, step, errno, fds, 0);
+	step = "write /proc/self/uid_map";
+	if (injected(h, step) || write_map("/proc/self/uid_map", h->uid) < 0)
+		return fail(h, step, errno, fds, 0);
+	step = "write /proc/self/gid_map";
+	if (injected(h, step) || write_map("/proc/self/gid_map", h->gid) < 0)
+		return fail(h, step, errno, fds, 0);
+	/* the maps are written: no reason left to be dumpable (the parent shares this mm when
+	 * the child is a vfork child) */
+	step = "make the holder non-dumpable again (prctl)";
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return fail(h, step, errno, fds, 0);
+	step = "bring lo up (SIOCSIFFLAGS)";
+	if (injected(h, step) || lo_up() < 0)
+		return fail(h, step, errno, fds, 0);
+	for (size_t i = 0; i < 3; i++) {
+		if (injected(h, steps[i]) || (fds[i] = open_listener(AF_INET, types[i], ports[i])) < 0)
+			return fail(h, steps[i], errno, fds, i);
+	}
+	uint32_t n = 3;
+	step = "listen on [::1]:3128";
+	if (injected(h, step))
+		return fail(h, step, errno, fds, n);
+	fds[3] = open_listener(AF_INET6, SOCK_STREAM, NET_PROXY_PORT);
+	if (fds[3] >= 0)
+		n = 4;
+	else if (errno != EAFNOSUPPORT && errno != EADDRNOTAVAIL)
+		return fail(h, step, errno, fds, n); /* no IPv6 here: 127.0.0.1 alone */
+	send_msg(h->sock, 0, "", fds, n);
+	for (size_t i = 0; i < n; i++)
+		(void)close(fds[i]);
+	(void)close(h->sock);
+	return 0;
+}
+
+/* ---- the parent ------------------------------------------------------------------------- */
+
+#define NETNS_FAILED "--net allow: the jail's network namespace could not be built: %s failed"
+
+/* The failure of `step`: what failed, why (for the errors a host's policy causes) and the
+ * fix. Always -1. */
+static int explain(const char *step, int errnum, struct err *e)
+{
+	bool ns_step = !strncmp(step, "unshare", 7) || !strncmp(step, "write /proc/self", 16);
+	if (!ns_step || (errnum != EPERM && errnum != EACCES && errnum != ENOSPC &&
+			 errnum != EINVAL && errnum != EUSERS)) {
+		err_set(e, errnum, NULL, NETNS_FAILED, step);
+		err_hint(e, "this host does not let agentjail build the --net allow namespace; "
+			    "run `agentjail doctor`; --net off (loopback only) works without it");
+		return -1;
+	}
+	struct userns_facts f;
+	userns_facts_read(&f);
+	if (f.userns_works) {
+		err_set(e, errnum, NULL, NETNS_FAILED " (a user namespace alone can be created "
+			"here, not with a network namespace)", step);
+		err_hint(e, "a container's seccomp profile or a security module refuses "
+			    "CLONE_NEWNET: allow it (docker: --security-opt seccomp=unconfined), or "
+			    "use --net off (loopback only) or --net on (the host's whole network)");
+		return -1;
+	}
+	struct userns_cause c = userns_diagnose(&f);
+	err_set(e, errnum, NULL, NETNS_FAILED " (%s)", step, c.cause);
+	/* here agentjail itself creates the namespace, before bwrap does: under AppArmor's
+	 * restriction its binary needs the profile bwrap needs */
+	char self[512] = "agentjail";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0)
+		self[n] = '\0';
+	if (f.uid != 0 && f.apparmor_restrict == 1)
+		err_hint(e, "%s; --net allow: agentjail creates a user namespace itself, so give %s "
+			    "the same profile", c.fix, self);
+	else
+		err_hint(e, "%s", c.fix);
+	return -1;
+}
+
+int netns_receive(int sock, int timeout_ms, struct netns_listeners *l, struct err *e)
+{
+	*l = NETNS_LISTENERS_NONE;
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+	int pr;
+	while ((pr = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
+		;
+	if (pr < 0)
+		return err_set(e, errno, NULL, "--net allow: cannot wait for the namespace holder");
+	if (pr == 0)
+		return err_set(e, ETIMEDOUT, NULL,
+			       "--net allow: the namespace holder did not report within %d ms",
+			       timeout_ms);
+	struct netns_msg m;
+	memset(&m, 0, sizeof m);
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+	union {
+		char buf[CMSG_SPACE(NETNS_NFDS_MAX * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof u.buf};
+	ssize_t got;
+	while ((got = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) < 0 && errno == EINTR)
+		;
+	if (got < 0)
+		return err_set(e, errno, NULL, "--net allow: cannot read the namespace holder's "
+					       "report");
+	int fds[NETNS_NFDS_MAX];
+	size_t nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+			if (nfds < NETNS_NFDS_MAX)
+				fds[nfds++] = fd;
+			else
+				(void)close(fd);
+		}
+	}
+	bool bad = got != (ssize_t)sizeof m || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
+		   (m.errnum == 0 && (m.nfds < 3 || m.nfds != nfds));
+	if (bad || m.errnum != 0) {
+		for (size_t i = 0; i < nfds; i++)
+			(void)close(fds[i]);
+		if (got == 0)
+			return err_set(e, 0, NULL, "--net allow: the namespace holder ended "
+						   "without reporting");
+		if (bad)
+			return err_set(e, EPROTO, NULL, "--net allow: the namespace holder's report "
+							"is malformed");
+		m.step[sizeof m.step - 1] = '\0';
+		return explain(m.step, m.errnum, e);
+	}
+	l->tcp4 = fds[0];
+	l->dns_udp = fds[1];
+	l->dns_tcp = fds[2];
+	l->tcp6 = nfds == 4 ? fds[3] : -1;
+	return 0;
+}
+
+int netns_probe(struct err *e)
+{
+	struct netns_holder h;
+	int sock;
+	if (netns_prepare(&h, &sock, e) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(netns_enter(&h) == 0 ? 0 : 1);
+	int saved = errno;
+	(void)close(h.sock);
+	if (pid < 0) {
+		(void)close(sock);
+		return err_set(e, saved, NULL, "cannot fork the namespace probe");
+	}
+	struct netns_listeners l;
+	int rc = netns_receive(sock, 5000, &l, e);
+	netns_listeners_close(&l);
+	(void)close(sock);
+	if (rc < 0)
+		(void)kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return rc;
+}

@@ -17,9 +17,16 @@
 
 #define PX_INSPECT_DRAIN_MS 2000 /* proxy_stop waits at most this for agentjail-tls's last events */
 
+/* Whether agentjail-tls is running or not: a tunnel it cannot take is refused (hand_over),
+ * never relayed unread. */
 bool px_inspect_wanted(const struct proxy *p, const char *host, bool tls, bool http)
 {
-	return p->inspect_h.fd >= 0 && (tls || http) && inspect_host(p->rules->inspect, host);
+	return (tls || http) && px_inspect_host(p, host);
+}
+
+bool px_inspect_host(const struct proxy *p, const char *host)
+{
+	return inspect_host(p->rules->inspect, host);
 }
 
 int px_inspect_send(struct proxy *p, const struct im_tunnel *t, int client_fd, int upstream_fd)

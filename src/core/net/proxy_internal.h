@@ -140,8 +140,12 @@ socklen_t px_fill_sa(struct sockaddr_storage *sa, int fam, const uint8_t *a, uin
 
 /* proxy_inspect.c (doc/design.md §4d) */
 /* Whether a tunnel to host (normalized) at port, whose first bytes fb_judge passed (tls: they
- * are a ClientHello; http: an HTTP head on port 80), goes to agentjail-tls. */
+ * are a ClientHello; http: an HTTP head on port 80), goes to agentjail-tls (refused when it
+ * cannot take it). */
 bool px_inspect_wanted(const struct proxy *p, const char *host, bool tls, bool http);
+/* Whether the host is inspected: a captured connection to it is relayed, so its first bytes
+ * are read and it can be handed over, whatever its port (capture.c). */
+bool px_inspect_host(const struct proxy *p, const char *host);
 /* Hand the tunnel over: its client and upstream sockets and the bytes held. 0 sent (the
  * caller closes its copies and leaves the event to agentjail-tls), -1 not (it is gone: the
  * caller refuses the tunnel, never relays it unread). */

@@ -139,6 +139,19 @@ curl -sS -m 10 -w ' code=%{http_code}' https://rules.test:$PORT_rules/secret/../
 	like "$OUT" "https +DENY +rules\.test:$PORT_rules .*POST rules\.test/ok/2 is not allowed" \
 		"$who: … logged with the method and the path"
 
+	# --- a client that ignores the proxy: its direct connection is captured and inspected too --
+	: >"$SRV/api.log"
+	jail "$who" "curl -sS -m 10 --noproxy '*' -w ' code=%{http_code}' -d x https://rules.test:$PORT_rules/ok/3; echo
+curl -sS -m 10 --noproxy '*' https://$A/direct -H \"x-api-key: \$ANTHROPIC_API_KEY\"; echo \" direct=\$?\""
+	like "$OUT" "POST rules\.test/ok/3 is not allowed by the request rules for rules\.test [^$NL]*$NL code=403" \
+		"$who: a direct connection (captured, no proxy) to a host with request rules: judged by them too"
+	grep -qs '"path": "/ok/3"' "$SRV/rules.log"
+	isnt $? 0 "$who: … and the refused request never reached the server"
+	like "$OUT" "hello from api host=$A path=/direct$NL direct=0" \
+		"$who: a direct connection to the key's host is answered"
+	grep -qaF "\"x-api-key\": \"$KEY\"" "$SRV/api.log"
+	ok $? "$who: … with the key added (the stand-in never sees the placeholder)"
+
 	# --- real clients trust the jail's bundle --------------------------------------------------
 	rm -rf "$WS/clone"
 	jail "$who" "git clone -q https://rules.test:$PORT_rules/git/repo.git clone 2>&1 && cat clone/README

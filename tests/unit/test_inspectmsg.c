@@ -115,6 +115,19 @@ static void tunnel_and_event(void **state)
 	for (size_t n = 1; n < m.b.len; n++)
 		if (im_tunnel_decode(m.b.p, n, &u) == 0)
 			fail_msg("a prefix of %zu bytes was accepted", n);
+	/* a captured direct connection (NP_TCP) is a tunnel too; an event's own kinds are not */
+	static const enum net_proto kinds[] = {NP_CONNECT, NP_SOCKS, NP_TCP, NP_HTTPS, NP_SSH_AGENT};
+	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+		t.proto = kinds[k];
+		im_wipe(&m);
+		im_tunnel_encode(&t, &m);
+		int want = kinds[k] == NP_HTTPS || kinds[k] == NP_SSH_AGENT ? -1 : 0;
+		if (im_tunnel_decode(m.b.p, m.b.len, &u) != want)
+			fail_msg("a tunnel of %s: %s", net_proto_name(kinds[k]),
+				 want ? "accepted" : "refused");
+		if (!want)
+			assert_int_equal(u.proto, kinds[k]);
+	}
 
 	struct net_event ev = {.at_ms = 5, .proto = NP_HTTPS, .host = "github.com", .port = 443,
 			       .allowed = false, .rule = "POST github.com/gists\x1b[2J", .bytes_up = 9};

@@ -336,7 +336,9 @@ int im_tunnel_decode(const uint8_t *buf, size_t n, struct im_tunnel *out)
 			out->t0_mono_ms = (int64_t)v;
 			break;
 		case TT_PROTO:
-			ok = im_u64(&f, &v) && v <= NP_DNS;
+			/* a tunnel's kinds: CONNECT, plain HTTP, SOCKS, a captured connection */
+			ok = im_u64(&f, &v) && (v == NP_CONNECT || v == NP_HTTP || v == NP_SOCKS ||
+						 v == NP_TCP);
 			out->proto = (enum net_proto)v;
 			break;
 		case TT_TLS:

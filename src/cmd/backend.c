@@ -19,7 +19,6 @@
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/termtext.h"
-#include "util/uuid.h"
 #include "util/xalloc.h"
 
 extern char **environ;
@@ -205,10 +204,33 @@ static void io_net_stop(void *arg)
 				 .sr = c->sr_on ? &c->sr : NULL};
 }
 
+/* The bwrap jail's secrets and agents (doc/design.md §4d): which the run uses, decided from the
+ * host's environment, then the CA, the bundle and the agents' sockets made (secrun.h), after
+ * agentjail is hardened (backend_local_run). Another backend gets none (cmd_backend_run): the
+ * Landlock backend passes the variables as before, a service never sees one. */
+static int io_secrets_prepare(void *arg)
+{
+	struct cmd_io *c = arg;
+	struct run_request *req = c->req;
+	if (req->pol.backend != BACKEND_LOCAL || req->pol.fs == FS_DANGER_FULL) {
+		secret_set_free(&req->pol.secrets);
+		return 0;
+	}
+	struct strv host_env = STRV_INIT;
+	strv_push_all(&host_env, environ);
+	policy_secrets_activate(&req->pol, &host_env);
+	strv_free(&host_env);
+	c->sr_on = true;
+	int rc = secrun_prepare(&c->sr, req);
+	if (rc == 0)
+		c->net.sr = &c->sr;
+	return rc;
+}
+
 static int io_secrets(void *arg)
 {
 	struct cmd_io *c = arg;
-	return secrun_values(&c->sr, c->req);
+	return c->sr_on ? secrun_values(&c->sr, c->req) : 0;
 }
 
 static void io_begin(void *arg)
@@ -264,36 +286,6 @@ static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request 
 				  .config = io_config};
 }
 
-/* The bwrap jail's secrets and agents (doc/design.md §4d): what the run uses decided from the
- * host's environment, then the CA, the bundle and the agents' sockets made (secrun.h). Another
- * backend gets none: the Landlock backend passes the variables as before, a service never sees
- * one. 0, or the exit code (said). */
-static int io_secrets_prepare(struct cmd_io *c, struct backend_io *io)
-{
-	struct run_request *req = c->req;
-	if (req->pol.backend != BACKEND_LOCAL || req->pol.fs == FS_DANGER_FULL) {
-		secret_set_free(&req->pol.secrets);
-		return 0;
-	}
-	struct strv host_env = STRV_INIT;
-	strv_push_all(&host_env, environ);
-	policy_secrets_activate(&req->pol, &host_env);
-	strv_free(&host_env);
-	struct err e = {0};
-	if (!req->session_id && !(req->session_id = uuid_v4_new(&e))) { /* the socket's path */
-		cmd_print_err(&e);
-		return EXIT_JAIL;
-	}
-	c->sr_on = true;
-	int rc = secrun_prepare(&c->sr, req);
-	if (rc)
-		return rc;
-	c->net.sr = &c->sr;
-	io->sec = &c->sr.sec;
-	io->secrets = c->sr.helper ? io_secrets : NULL;
-	return 0;
-}
-
 static void io_free(struct cmd_io *c)
 {
 	netrun_free(&c->net); /* when a backend left it running */
@@ -313,9 +305,14 @@ int cmd_backend_run(const struct backend *b, struct run_request *req, const stru
 	struct cmd_io c;
 	struct backend_io io;
 	io_init(&c, &io, req, &rec, cfg, chosen_by);
-	int rc = io_secrets_prepare(&c, &io);
-	if (rc == 0)
-		rc = b->run(b, req, &io);
+	if (b->id == BACKEND_LOCAL) {
+		io.sec = &c.sr.sec; /* filled by secrets_prepare */
+		io.secrets_prepare = io_secrets_prepare;
+		io.secrets = io_secrets;
+	} else {
+		secret_set_free(&req->pol.secrets);
+	}
+	int rc = b->run(b, req, &io);
 	io_free(&c);
 	cmd_rec_close(&rec);
 	return rc;

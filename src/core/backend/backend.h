@@ -107,11 +107,13 @@ struct backend_io {
 	 * connections then fail. */
 	void (*net_capture)(void *arg, int listener, int chan);
 	void (*net_stop)(void *arg);
-	/* A run's secrets and agents (doc/design.md §4d, the bwrap jail only): what they add to
-	 * the jail's view (the trust bundle, the agents' sockets), or NULL; and, before the jail
-	 * starts, the secrets' values read on the host (0, or the exit code: said; NULL when the
-	 * run has none). */
+	/* A run's secrets and agents (doc/design.md §4d, the bwrap jail only). secrets_prepare,
+	 * once agentjail is hardened (its inherited fds closed) and before the jail is prepared:
+	 * which the run uses, the CA, the trust bundle, the agents' sockets; then sec is what they
+	 * add to the jail's view. secrets, before the jail starts: their values read on the host.
+	 * Each 0, or the exit code (said); NULL (sec: nothing) when the command has none. */
 	const struct hf_secrets *sec;
+	int (*secrets_prepare)(void *arg);
 	int (*secrets)(void *arg);
 	/* The session's start and end lines (on a terminal, not with --quiet: cmd/runlines.h). */
 	void (*begin)(void *arg);

@@ -9,9 +9,14 @@ perl git procps util-linux iproute2 python3 ca-certificates curl openssl tmux zs
 # enables its ssh service when it is installed, so it is never installed for `./quickstart run`
 # or `install`. openssh-client (ssh-agent, ssh-add, ssh-keygen) and gnupg (--gpg-agent's
 # signed commit) are the user's own tools the agents' tests drive; python3-requests is one of
-# the clients whose trust of the jail's CA bundle is checked.
+# the clients whose trust of the jail's CA bundle is checked. node and npm (the agents' tests
+# install claude from the npm registry) only when no npm is on PATH: a host with another
+# build of node (NodeSource's, which brings its own npm) keeps it.
 TEST_PKGS="openssh-server openssh-client gnupg python3-requests"
-[ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
+if [ "${1:-}" = --test ]; then
+	PKGS="$PKGS $TEST_PKGS"
+	command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
+fi
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -213,6 +213,14 @@ static void rules_and_framing(void **state)
 	refused(&g, "GET /a/../gists HTTP/1.1\r\nHost: github.com\r\n\r\n", 403, "plain paths");
 	refused(&g, "NOT HTTP\r\n\r\n", 400, "cannot read");
 	refused(&g, "GET / HTTP/2.0\r\n\r\n", 400, "cannot read");
+	/* the empty lines before a request line (CR and LF, any order, as the parser skips them)
+	 * are not sent on: a bare LF first made a line of (size_t)-1 bytes (fuzz_httpflow: ASan,
+	 * a read past the head in find_in) */
+	both(&g, "\nGET /a HTTP/1.1\r\nHost: github.com\r\n\r\n\r\r\n\nGET /b HTTP/1.1\r\n"
+		 "Host: github.com\r\n\r\n",
+	     "GET /a HTTP/1.1\r\nHost: github.com\r\n\r\nGET /b HTTP/1.1\r\nHost: github.com\r\n"
+	     "\r\n");
+	refused(&g, "\n\rPOST /gists HTTP/1.1\r\nHost: github.com\r\n\r\n", 403, "POST github.com/gists");
 	/* a host without rules: any method, any path */
 	struct hflow_ctx c = ctx("api.anthropic.com", true);
 	both(&c, "DELETE /v1/x/../y HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n",

@@ -276,11 +276,15 @@ static int pass_head(struct hflow *f, const struct hflow_ctx *c, const char *hea
 	return 0;
 }
 
-/* Each line of the head (valid: CRLF lines, no bare CR or LF) through pass_line into out. */
+/* Each line of the head (valid: CRLF lines, no bare CR or LF) through pass_line into out. The
+ * CR and LF bytes before the request line, which the parser skips in any order (empty lines
+ * servers skip), are not sent on: the server gets the request line first. */
 static int pass_lines(struct hflow *f, const struct hflow_ctx *c, const char *head,
 		      const struct http_req *q, struct secbuf *out, struct hflow_refusal *r)
 {
 	size_t start = 0;
+	while (start < q->head_len && (head[start] == '\r' || head[start] == '\n'))
+		start++;
 	bool first = true;
 	while (start < q->head_len) {
 		const char *lf = memchr(head + start, '\n', q->head_len - start);

@@ -110,11 +110,11 @@ TLS := $(BUILD)/agentjail-tls
 # jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
 # build links it dynamically with the sanitizers, from the sanitized objects.
 INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/jail/capinit.c \
-	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c \
+	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c src/core/plan/execwire.c \
 	src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
 	src/core/net/connreply.c \
 	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
-	src/util/fs.c src/util/termtext.c
+	src/util/fs.c src/util/termtext.c src/util/fdmsg.c
 INIT_CC ?= musl-gcc
 
 .PHONY: all check test t unit-check clean install uninstall deps deps-test run bench format fuzz clang-build man
@@ -317,6 +317,11 @@ BASH_COMP_DIR := $(PREFIX)/share/bash-completion/completions
 ZSH_COMP_DIR := $(PREFIX)/share/zsh/site-functions
 FISH_COMP_DIR := $(PREFIX)/share/fish/vendor_completions.d
 INIT_DIR := $(PREFIX)/libexec/agentjail
+# agentjail's AppArmor profile (Ubuntu's restriction of unprivileged user namespaces, doc/design.md
+# §4c): APPARMOR=auto installs it where /etc/apparmor.d exists and apparmor_parser accepts it,
+# 1 always (a package build), 0 never; scripts/apparmor.sh says what it did and loads it.
+APPARMOR ?= auto
+APPARMOR_DIR ?= /etc/apparmor.d
 INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote $(INIT_DIR)/tls \
 	$(foreach m,$(MAN_PAGES),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(if $(wildcard contrib/completions/agentjail.bash),$(BASH_COMP_DIR)/agentjail) \
@@ -339,6 +344,7 @@ install: $(BIN) $(INIT) $(REMOTE) $(TLS) $(MAN_PAGES)
 	@if [ -f contrib/completions/agentjail.fish ]; then install -d $(DESTDIR)$(FISH_COMP_DIR) && \
 	  install -m 0644 contrib/completions/agentjail.fish $(DESTDIR)$(FISH_COMP_DIR)/agentjail.fish; fi
 	@echo "installed under $(DESTDIR)$(PREFIX): $(INSTALLED)"
+	@scripts/apparmor.sh install "$(DESTDIR)" "$(APPARMOR_DIR)" "$(PREFIX)/bin/agentjail" "$(APPARMOR)"
 
 uninstall:
 	@for f in $(INSTALLED); do \
@@ -347,6 +353,9 @@ uninstall:
 	  while [ "$$d" != / ] && [ "$$d" != . ] && rmdir "$(DESTDIR)$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
 	done
 	@if [ -d "$(DESTDIR)$(INIT_DIR)" ]; then rmdir "$(DESTDIR)$(INIT_DIR)" 2>/dev/null || true; fi
+	@scripts/apparmor.sh uninstall "$(DESTDIR)" "$(APPARMOR_DIR)"
+	@if [ -n "$(DESTDIR)" ] && [ -d "$(DESTDIR)$(APPARMOR_DIR)" ]; then d="$(APPARMOR_DIR)"; \
+	  while [ "$$d" != / ] && rmdir "$(DESTDIR)$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; fi
 
 deps:
 	@./scripts/deps.sh

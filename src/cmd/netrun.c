@@ -2,6 +2,7 @@
 #include "cmd/netrun.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -52,13 +53,46 @@ int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp
 		l.inspect_fd = nr->helper.ctl;
 		nr->helper.ctl = -1; /* the proxy's now */
 	}
-	if (proxy_start(&l, &nr->rules, netsink_fn, nr->sink, &nr->proxy, e) < 0) {
+	if (proxy_start(&l, &nr->rules, nr->ask, netsink_fn, nr->sink, &nr->proxy, e) < 0) {
 		nr->proxy = NULL;
 		tlshelper_reap(&nr->helper);
 		err_wrap(e, "--net allow: the proxy could not start");
 		return -1;
 	}
 	return 0;
+}
+
+int netrun_publish_listen(struct netrun *nr, struct err *e)
+{
+	if (!nr->pol->publish.n)
+		return 0;
+	if (publish_list(&nr->pol->publish, &nr->pub, &nr->n_pub, e) < 0)
+		return -1;
+	for (size_t i = 0; i < PUBLISH_MAX; i++)
+		nr->pub_fds[i] = -1;
+	return proxy_publish_listen(nr->pub, nr->n_pub, nr->pub_fds, e);
+}
+
+int netrun_publish(struct netrun *nr, int chan, struct err *e)
+{
+	/* --net off: the proxy serves the published ports only (no rules, no resolver) */
+	if (!nr->proxy && netrun_ready(nr, -1, -1, -1, -1, e) < 0) {
+		(void)close(chan);
+		return -1;
+	}
+	int rc = proxy_publish(nr->proxy, nr->pub, nr->pub_fds, nr->n_pub, chan, e);
+	for (size_t i = 0; i < nr->n_pub; i++)
+		nr->pub_fds[i] = -1; /* the proxy's now, whatever happened */
+	if (rc < 0)
+		err_wrap(e, "--publish");
+	return rc;
+}
+
+void netrun_publish_banner(const struct netrun *nr)
+{
+	for (size_t i = 0; i < nr->n_pub; i++)
+		cmd_warn("publish: the jail's port %u is on http://127.0.0.1:%u (this host only)",
+			 (unsigned)nr->pub[i].port, (unsigned)nr->pub[i].host_port);
 }
 
 void netrun_capture(struct netrun *nr, int listener, int chan)
@@ -91,6 +125,10 @@ void netrun_stop(struct netrun *nr)
 void netrun_free(struct netrun *nr)
 {
 	netrun_stop(nr);
+	for (size_t i = 0; i < nr->n_pub; i++)
+		if (nr->pub_fds[i] >= 0)
+			(void)close(nr->pub_fds[i]); /* never handed to the proxy */
+	free(nr->pub);
 	netsink_free(nr->sink);
 	if (nr->rules_built)
 		netrules_free(&nr->rules);

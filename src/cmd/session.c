@@ -625,6 +625,10 @@ int cmd_resume(int argc, char **argv)
 	if (rc)
 		goto out;
 	b = backend_of_session(s.backend, req.pol.backend);
+	if (req.pol.backend_auto && !quiet) /* where it ran is where it resumes: never re-chosen */
+		cmd_warn("resume: session %s ran on the %s backend, chosen by backend = auto (%s); it "
+			 "resumes there (for a new choice, start a new session)",
+			 s.id, b->name, req.pol.backend_auto);
 	if (chdir(req.pol.workspace) < 0) {
 		cmd_warn("resume: cannot enter %s: %s", req.pol.workspace, strerror(errno));
 		rc = EXIT_USAGE;

@@ -75,16 +75,7 @@ for who in "${AJ_WHOS[@]}"; do
 	like "$OUT" 'stand-in: done' "$who: claude printed the stand-in's final answer"
 
 	# what the stand-in received
-	result=$(python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    for m in (r.get("body") or {}).get("messages", []):
-        c = m.get("content")
-        for b in c if isinstance(c, list) else []:
-            if isinstance(b, dict) and b.get("type") == "tool_result":
-                t = b.get("content")
-                print(t if isinstance(t, str) else " ".join(x.get("text", "") for x in t))' \
-		"$LOG" 2>/dev/null | head -c 4000)
+	result=$(fake_model_results "$LOG")
 	n_req=$(grep -c '"/v1/messages' "$LOG" 2>/dev/null)
 	[ "${n_req:-0}" -ge 2 ]
 	ok $? "$who: the stand-in model got its requests through the proxy (${n_req:-0})"

@@ -18,17 +18,7 @@ tm() { aj_tmux "$@"; }
 screen() { tm capture-pane -p -t tui 2>/dev/null; }
 
 # wait_for ERE [SECONDS] — until the pane shows it (default 10 s); SCREEN holds the last capture
-wait_for() {
-	local i n=$((${2:-10} * 20))
-	for ((i = 0; i < n; i++)); do
-		SCREEN=$(screen)
-		grep -Eq -- "$1" <<<"$SCREEN" && return 0
-		sleep 0.05
-	done
-	diag "the pane never showed /$1/; it shows:"
-	diag "$SCREEN"
-	return 1
-}
+wait_for() { aj_tmux_wait tui "$@"; }
 
 # start_tui [NAME=VALUE…] — agentjail tui in a fresh 80x24 tmux session "tui", in WHO's
 # workspace; the pane records `stty -a` before and after, and the exit status

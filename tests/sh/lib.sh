@@ -367,13 +367,17 @@ aj_cmd() {
 		esac
 	done
 	AJ_STDIN=$stdin
+	# the runs' terminal is script(1)'s pty: xterm unless the host names a real one (bash sets
+	# TERM=dumb where none was given, as in CI)
+	local term=${TERM:-xterm}
+	[ "$term" = dumb ] && term=xterm
 	[ -n "$binpath" ] || binpath=$AJ_BIN/$bin
 	AJ_CMD=()
 	if [ "$who" = user ] && aj_is_root; then
 		AJ_CMD+=(setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups)
 	fi
 	AJ_CMD+=(env -i -C "$cwd" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME"
-		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="${TERM:-xterm}"
+		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="$term"
 		AGENTJAIL_STATE_DIR="$STATE" "${AJ_XENV[@]}" "${xenv[@]}" "$binpath" "$@")
 	if [ -n "$tty" ]; then
 		local q
@@ -388,7 +392,7 @@ aj_run() {
 	aj_cmd "$@"
 	"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
 	RC=$?
-	if [ "${AJ_CMD[0]}" = script ]; then
+	if [ "${AJ_CMD[2]:-}" = script ]; then # env SHELL=/bin/bash script …
 		# Through a terminal: drop CRs and the terminal's echo of control characters (e.g. "^@"
 		# or "^D" when script(1) forwards the end of its stdin), so the probe's line stands alone.
 		OUT=$(tr -d '\r\000' <"$AJ_TMP/out" | sed 's/\^[@-_]//g')
@@ -475,6 +479,21 @@ pyl() {
 		python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print($1)" 2>&1
 }
 
+# fake_model_results LOG — the tool_result texts a client sent back to the scripted model
+# (tests/helpers/fake_anthropic.py's --log), one per line, at most 4000 bytes
+fake_model_results() {
+	python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    for m in (r.get("body") or {}).get("messages", []):
+        c = m.get("content")
+        for b in c if isinstance(c, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                t = b.get("content")
+                print(t if isinstance(t, str) else " ".join(x.get("text", "") for x in t))' \
+		"$1" 2>/dev/null | head -c 4000
+}
+
 # aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory,
 # or AJ_TMUX_SOCK), run as that identity
 aj_tmux() {
@@ -485,6 +504,20 @@ aj_tmux() {
 	else
 		env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
 	fi
+}
+
+# aj_tmux_wait TARGET ERE [SECONDS] — until WHO's tmux pane TARGET shows ERE (default 10 s);
+# SCREEN holds the last capture, which a failure shows
+aj_tmux_wait() {
+	local i n=$((${3:-10} * 20))
+	for ((i = 0; i < n; i++)); do
+		SCREEN=$(aj_tmux capture-pane -p -t "$1" 2>/dev/null)
+		grep -Eq -- "$2" <<<"$SCREEN" && return 0
+		sleep 0.05
+	done
+	diag "the pane never showed /$2/; it shows:"
+	diag "$SCREEN"
+	return 1
 }
 
 # A sorted listing of a tree (path, type, size, mode) for before/after comparisons.

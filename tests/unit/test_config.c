@@ -98,6 +98,10 @@ static void errors_and_suggestions(void **state)
 		{"[policy]\nenv = [\"LD_PRELOAD\"]\n", "f:2:8", "not a variable name", NULL},
 		{"[policy]\nmemory = 5\n", "f:2:10", "at least 32M", NULL},
 		{"[policy]\nallow_domains = [\"a b\"]\n", "f:2:18", "`allow_domains` entry", NULL},
+		{"[policy]\npublish = [\"8080:\"]\n", "f:2:12", "`publish` entry `8080:`", NULL},
+		{"[policy]\npublish = \"3000\"\n", "f:2:11", "`publish` needs an array", NULL},
+		{"[policy]\nask = \"yes\"\n", "f:2:7", "`ask` needs true or false", NULL},
+		{"[policy]\nask_timeout = 0\n", "f:2:15", "from 1 to 3600", NULL},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct config c;
@@ -138,6 +142,8 @@ static void widening_refused_unless_trusted(void **state)
 		"[policy]\nssh_agent = true\n",
 		"[agent.claude]\ngpg_agent = true\n",
 		"[policy]\nallow_http = [\"POST github.com/*\"]\n",
+		"[policy]\npublish = [\"8080:3000\"]\n",
+		"[policy]\nask = true\n",
 		/* a persisted home shows the jail what earlier jails left in theirs */
 		"[policy]\nhome = \"persist\"\n",
 		"[agent.claude]\nhome = \"persist\"\n",
@@ -166,7 +172,7 @@ static void widening_refused_unless_trusted(void **state)
 				       p.ro.n || p.env.n || p.allow_domains.n > 1 ||
 				       p.map_hosts.n || p.memory == UINT64_MAX || p.pids ||
 				       p.ssh_agent || p.gpg_agent || p.allow_http.n > 1 ||
-				       p.home == HOME_PERSIST;
+				       p.publish.n || p.ask || p.home == HOME_PERSIST;
 			if (widened != (bool)trusted)
 				fail_msg("case %zu trusted %d: widened %d", i, trusted, widened);
 			policy_free(&p);
@@ -192,6 +198,7 @@ static void narrowing_accepted(void **state)
 		/* issue 29: rules for a host the user has none for narrow it; the user's own */
 		"[policy]\nallow_http = [\"GET pypi.org/simple/*\", \"GET github.com/*\"]\n",
 		"[policy]\nssh_agent = false\n",
+		"[policy]\nask = false\nask_timeout = 3600\n",
 		"[policy]\nhome = \"tmp\"\n",
 	};
 	for (size_t i = 0; i < sizeof narrow / sizeof *narrow; i++) {

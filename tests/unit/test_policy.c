@@ -240,8 +240,53 @@ static void net_allow(void **state)
 	run_request_free(&r);
 	ctx.env_net = "sideways";
 	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), -1);
-	assert_non_null(strstr(e.what, "off, on or allow"));
+	assert_non_null(strstr(e.what, "off, on, allow or ask"));
 	run_request_free(&r);
+
+	/* --net ask: allow, asking; AGENTJAIL_NET=ask too; --net allow or off does not ask; the
+	 * timeout is bounded; the stored policy keeps both */
+	ctx.env_net = "ask";
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW);
+	assert_true(r.pol.ask);
+	run_request_free(&r);
+	ctx.env_net = NULL;
+	const char *ask[] = {"--net", "ask", "--ask-timeout", "5", "true", NULL};
+	assert_int_equal(run_parse_args(5, (char **)ask, &ctx, &r, &e), 0);
+	assert_true(r.pol.ask && r.pol.net == NET_ALLOW && r.pol.ask_timeout == 5);
+	char *js = policy_to_json(&r.pol);
+	assert_non_null(strstr(js, "\"ask\":true,\"ask_timeout\":5"));
+	struct policy back;
+	assert_int_equal(policy_from_json(js, &back, &e), 0);
+	assert_true(back.ask && back.ask_timeout == 5);
+	policy_free(&back);
+	free(js);
+	run_request_free(&r);
+	struct policy base;
+	policy_init(&base);
+	base.ask = true; /* the configuration asks */
+	ctx = (struct parse_ctx){.cwd = "/w", .home = "/home/u", .net_default = NET_ALLOW,
+				 .base = &base};
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), 0);
+	assert_true(r.pol.ask);
+	run_request_free(&r);
+	const char *allow[] = {"--net", "allow", "true", NULL};
+	assert_int_equal(run_parse_args(3, (char **)allow, &ctx, &r, &e), 0);
+	assert_false(r.pol.ask);
+	run_request_free(&r);
+	const char *off[] = {"--net", "off", "true", NULL};
+	assert_int_equal(run_parse_args(3, (char **)off, &ctx, &r, &e), 0);
+	assert_false(r.pol.ask);
+	run_request_free(&r);
+	ctx.net_default = NET_OFF; /* run: off, whatever the configuration asks */
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), 0);
+	assert_false(r.pol.ask);
+	run_request_free(&r);
+	policy_free(&base);
+	const char *t0[] = {"--ask-timeout", "0", "true", NULL};
+	expect_reject("/w", "/home/u", t0, "--ask-timeout needs a number of seconds");
+	const char *tbig[] = {"--ask-timeout", "3601", "true", NULL};
+	expect_reject("/w", "/home/u", tbig, "--ask-timeout needs a number of seconds");
 
 	/* agents: allow by default; --net on and danger-full-access stay on */
 	ctx = (struct parse_ctx){.cwd = "/w", .home = "/home/u", .net_default = NET_ALLOW};

@@ -348,6 +348,34 @@ static bool with_inspect;
 static struct inspect fx_inspect;
 static int inspect_peer = -1;
 
+/* --net ask: the questions the proxy asked and settled (its callbacks, on its thread) */
+static struct proxy_ask *test_ask;
+static struct net_question asked_q[64];
+static int n_asked, n_settled;
+static enum ask_answer settled_a[64];
+static bool settled_timeout[64];
+
+static void on_asked(void *arg, const struct net_question *q)
+{
+	(void)arg;
+	pthread_mutex_lock(&ev_mu);
+	if (n_asked < 64)
+		asked_q[n_asked++] = *q;
+	pthread_mutex_unlock(&ev_mu);
+}
+
+static void on_settled(void *arg, const struct net_question *q, enum ask_answer a,
+		       bool timed_out, const char *by)
+{
+	(void)arg, (void)q, (void)by;
+	pthread_mutex_lock(&ev_mu);
+	if (n_settled < 64) {
+		settled_a[n_settled] = a;
+		settled_timeout[n_settled++] = timed_out;
+	}
+	pthread_mutex_unlock(&ev_mu);
+}
+
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof *f);
@@ -413,7 +441,8 @@ static int setup(void **state)
 	px_test_timeouts(head_ms, connect_ms);
 	(void)snprintf(spec, sizeof spec, "127.0.0.1:%u", f->dns.port);
 	px_test_resolver(spec);
-	if (proxy_start(&l, &f->rules, sink, NULL, &f->p, &e) < 0)
+	n_asked = n_settled = 0;
+	if (proxy_start(&l, &f->rules, test_ask, sink, NULL, &f->p, &e) < 0)
 		fail_msg("proxy_start: %s", e.what);
 	*state = f;
 	return 0;
@@ -458,6 +487,7 @@ static int teardown(void **state)
 	free(f);
 	head_ms = 5000;
 	connect_ms = 2000;
+	test_ask = NULL;
 	if (after != before) {
 		print_error("fds: %d before, %d after\n", before, after);
 		return -1;
@@ -1327,6 +1357,226 @@ static void threads_block_signals(void **state)
 	assert_int_equal(checked, 2);
 }
 
+/* ---- --net ask */
+
+static struct proxy_ask ask_cfg = {.timeout_s = 30, .asked = on_asked, .settled = on_settled};
+
+static int setup_ask(void **state)
+{
+	test_ask = &ask_cfg;
+	ask_cfg.timeout_s = 30;
+	return setup(state);
+}
+
+static int setup_ask_short(void **state)
+{
+	test_ask = &ask_cfg;
+	ask_cfg.timeout_s = 1;
+	return setup(state);
+}
+
+/* Wait until the proxy asked n questions; the last one. */
+static struct net_question wait_asked(int n)
+{
+	long long t0 = clock_mono_ms();
+	for (;;) {
+		pthread_mutex_lock(&ev_mu);
+		int k = n_asked;
+		struct net_question q = k ? asked_q[k - 1] : (struct net_question){0};
+		pthread_mutex_unlock(&ev_mu);
+		if (k >= n)
+			return q;
+		if (clock_mono_ms() - t0 > 5000)
+			fail_msg("%d questions asked, %d expected", k, n);
+		usleep(2000);
+	}
+}
+
+/* Nothing came on fd within ms. */
+static void quiet_for(int fd, int ms)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	assert_int_equal(poll(&pf, 1, ms), 0);
+}
+
+/* A CONNECT to a name not on the list waits for the answer; once lets it through and the next
+ * one is asked again; session lets the later ones through unasked; deny refuses it and the
+ * later ones at once. The literal allowed when asked reaches its loopback server (as an
+ * --allow-domain of it would). */
+static void ask_connect_answers(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], req[256], head[1024];
+	(void)snprintf(hp, sizeof hp, "127.0.0.1:%u", f->echo.port);
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	int fd = dial(f->pport);
+	send_str(fd, req);
+	struct net_question q = wait_asked(1);
+	(void)snprintf(head, sizeof head, "127.0.0.1:%u", f->echo.port);
+	assert_string_equal(q.entry, head);
+	assert_string_equal(q.host, "127.0.0.1");
+	assert_int_equal(q.port, f->echo.port);
+	assert_string_equal(q.proto, "connect");
+	assert_true(q.deadline_ms - q.asked_ms == 30000);
+	quiet_for(fd, 150); /* held */
+	proxy_answer(f->p, q.id, NULL, ASK_ONCE, "the test");
+	read_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	echo_check(fd, "allowed once");
+	close(fd);
+	/* once: the next one is asked again */
+	fd = dial(f->pport);
+	send_str(fd, req);
+	q = wait_asked(2);
+	quiet_for(fd, 50);
+	proxy_answer(f->p, q.id, NULL, ASK_SESSION, "the test");
+	read_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	close(fd);
+	/* session: not asked any more */
+	fd = connect_via(f, hp, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	close(fd);
+	assert_int_equal(n_asked, 2);
+	/* deny, and for the session */
+	(void)snprintf(hp, sizeof hp, "127.0.0.1:%u", f->web.port);
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	fd = dial(f->pport);
+	send_str(fd, req);
+	q = wait_asked(3);
+	proxy_answer(f->p, q.id, NULL, ASK_DENY, "the test");
+	char resp[1024];
+	read_all(fd, resp, sizeof resp);
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 403"));
+	assert_non_null(strstr(resp, "was denied when asked (the test)"));
+	fd = connect_via(f, hp, head, sizeof head);
+	assert_non_null(strstr(head, " 403 "));
+	close(fd);
+	assert_int_equal(n_asked, 3);
+	assert_int_equal(atomic_load(&f->web.accepted), 0);
+	stop_proxy(f);
+	assert_int_equal(n_settled, 3);
+	assert_int_equal(settled_a[0], ASK_ONCE);
+	assert_int_equal(settled_a[2], ASK_DENY);
+	assert_int_equal(count_denied_with("was denied when asked", NULL), 2);
+}
+
+/* Requests for one entry share one question; a deny entry is never asked; a name allowed at
+ * other ports is asked for this one; an answer by entry (agentjail net allow) also covers the
+ * requests to come. */
+static void ask_shared_and_by_entry(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], req[256], head[1024];
+	int fd = connect_via(f, "bad.wild.test:443", head, sizeof head);
+	assert_non_null(strstr(head, " 403 "));
+	close(fd);
+	assert_int_equal(n_asked, 0);
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->web.port); /* ok.test: another port only */
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	int a = dial(f->pport), b = dial(f->pport);
+	send_str(a, req);
+	send_str(b, req);
+	struct net_question q = wait_asked(1);
+	assert_string_equal(q.entry, hp);
+	usleep(100000);
+	assert_int_equal(n_asked, 1); /* the second joined the first */
+	proxy_answer(f->p, 0, hp, ASK_SESSION, "agentjail net allow");
+	read_head(a, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	read_head(b, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	close(a);
+	close(b);
+	/* by entry with nothing asked: for the requests to come */
+	(void)snprintf(hp, sizeof hp, "127.0.0.1:%u", f->echo.port);
+	proxy_answer(f->p, 0, hp, ASK_SESSION, "agentjail net allow");
+	usleep(50000);
+	fd = connect_via(f, hp, head, sizeof head);
+	if (!strstr(head, " 200 "))
+		fail_msg("allowed ahead: %s", head);
+	echo_check(fd, "allowed ahead");
+	close(fd);
+	assert_int_equal(n_asked, 1);
+	stop_proxy(f);
+}
+
+/* No answer in time: denied, saying so; a client that leaves while asked costs nothing. */
+static void ask_timeout_and_leaving(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], req[256], resp[1024];
+	(void)snprintf(hp, sizeof hp, "127.0.0.1:%u", f->echo.port);
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	int gone = dial(f->pport);
+	send_str(gone, req);
+	(void)wait_asked(1);
+	close(gone);
+	int fd = dial(f->pport);
+	long long t0 = clock_mono_ms();
+	send_str(fd, req);
+	read_all(fd, resp, sizeof resp);
+	long long took = clock_mono_ms() - t0;
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 403"));
+	assert_non_null(strstr(resp, "no answer within 1 s"));
+	assert_true(took >= 500 && took < 3000);
+	stop_proxy(f);
+	assert_int_equal(n_asked, 1);
+	assert_true(n_settled >= 1);
+	assert_true(settled_timeout[0]);
+}
+
+/* A lookup is asked at once (the DNS stub is the first to see a name); allowed once, the
+ * lookup is answered and the connection that follows it is not asked again. */
+static void ask_at_lookup(void **state)
+{
+	struct fx *f = *state;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->udp_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint8_t qm[300], r[512];
+	size_t n = dns_query_msg(qm, 0x1234, "asked.test", DNS_T_A);
+	assert_int_equal(sendto(fd, qm, n, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)n);
+	struct net_question q = wait_asked(1);
+	assert_string_equal(q.entry, "asked.test");
+	assert_int_equal(q.port, 0);
+	assert_string_equal(q.proto, "dns");
+	quiet_for(fd, 100);
+	proxy_answer(f->p, q.id, NULL, ASK_ONCE, "the test");
+	struct timeval tv = {.tv_sec = 5};
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	assert_true(recv(fd, r, sizeof r, 0) >= 12);
+	close(fd);
+	assert_int_equal(dns_rcode(r), DNS_NOERROR); /* resolved (its loopback address not told) */
+	char head[1024];
+	fd = connect_via(f, "asked.test:443", head, sizeof head);
+	close(fd);
+	assert_int_equal(n_asked, 1); /* the lookup's answer holds for its connection */
+	stop_proxy(f);
+}
+
+/* Stopping while requests wait: they are refused, nothing leaks. */
+static void ask_stop_while_waiting(void **state)
+{
+	struct fx *f = *state;
+	int fd = dial(f->pport);
+	send_str(fd, "CONNECT waiting.test:443 HTTP/1.1\r\nHost: waiting.test:443\r\n\r\n");
+	int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->udp_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint8_t qm[300];
+	size_t n = dns_query_msg(qm, 7, "other.test", DNS_T_A);
+	assert_int_equal(sendto(u, qm, n, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)n);
+	(void)wait_asked(2);
+	proxy_stop(f->p, &f->st);
+	f->p = NULL;
+	close(fd);
+	close(u);
+	f->st.open_now = 0; /* the held one was open: seen */
+}
+
 /* Stopping with tunnels open closes them and still delivers their events. */
 static void stop_with_open_tunnels(void **state)
 {
@@ -1377,6 +1627,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tls_port_named_by_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_hello_trickle, setup_slow, teardown),
 		cmocka_unit_test_setup_teardown(http_host_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(ask_connect_answers, setup_ask, teardown),
+		cmocka_unit_test_setup_teardown(ask_shared_and_by_entry, setup_ask, teardown),
+		cmocka_unit_test_setup_teardown(ask_timeout_and_leaving, setup_ask_short, teardown),
+		cmocka_unit_test_setup_teardown(ask_at_lookup, setup_ask, teardown),
+		cmocka_unit_test_setup_teardown(ask_stop_while_waiting, setup_ask, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

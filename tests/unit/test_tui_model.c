@@ -538,9 +538,39 @@ static void split_words(void **state)
 	}
 }
 
+/* A running session's question (--net ask): o, s, a, x answer the first one; without one they
+ * do nothing, and in the dialog they are text. */
+static void questions(void **state)
+{
+	(void)state;
+	struct tui_model m;
+	setup(&m);
+	assert_int_equal(tui_key(&m, 'o'), TA_NONE);
+	struct tui_question *q = xcalloc(2, sizeof *q);
+	q[0] = (struct tui_question){xstrdup("22222222-bbbb"), xstrdup("22222222"), 3,
+				     xstrdup("evil.example:443 (connect)")};
+	q[1] = (struct tui_question){xstrdup("22222222-bbbb"), xstrdup("22222222"), 4,
+				     xstrdup("x.example (a name lookup)")};
+	tui_set_questions(&m, q, 2);
+	static const struct {
+		int key;
+		enum ask_answer a;
+	} k[] = {{'o', ASK_ONCE}, {'s', ASK_SESSION}, {'a', ASK_ALWAYS}, {'x', ASK_DENY}};
+	for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+		assert_int_equal(tui_key(&m, k[i].key), TA_ANSWER);
+		assert_int_equal(m.answer, k[i].a);
+	}
+	assert_int_equal(m.qs[0].id, 3);
+	assert_int_equal(tui_key(&m, 'n'), TA_DIALOG);
+	assert_int_equal(tui_key(&m, 'o'), TA_NONE); /* the dialog's own keys */
+	tui_set_questions(&m, NULL, 0);
+	tui_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(questions),
 		cmocka_unit_test(navigation),	     cmocka_unit_test(empty_list),
 		cmocka_unit_test(filter),	     cmocka_unit_test(resume_delete_log),
 		cmocka_unit_test(text_pages),	     cmocka_unit_test(dialog_fields),

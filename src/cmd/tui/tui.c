@@ -19,6 +19,8 @@
 #include "cmd/cmd.h"
 #include "cmd/tui/tui_view.h"
 #include "core/backend/backend.h"
+#include "core/jail/ctlsock.h"
+#include "core/plan/ctlproto.h"
 #include "core/plan/profile.h"
 #include "cmd/tui/tui_model.h"
 #include "core/plan/resolve.h"
@@ -29,6 +31,7 @@
 #include "util/clock.h"
 #include "util/path.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 
 #define POLL_MS 500         /* how often the store is checked for another process's change */
@@ -222,6 +225,78 @@ static void reload(struct tui_ctx *c, struct tui_model *m)
 	tui_set_rows(m, rows_from(c, v, n), n);
 	sessions_free(v, n);
 	set_detail(c, m); /* the selected session may have changed state */
+}
+
+/* ---- --net ask's questions -------------------------------------------------------------- */
+
+/* The open questions of the running sessions, asked on their control sockets
+ * (core/jail/ctlsock.h); a session without one (not under --net ask) has none. */
+static void poll_questions(struct tui_model *m)
+{
+	_cleanup_free_ char *dir = cmd_state_dir();
+	struct tui_question *v = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < m->nrows; i++) {
+		if (!m->rows[i].running)
+			continue;
+		_cleanup_free_ char *path = ctlsock_path(dir, m->rows[i].id);
+		struct stat st;
+		if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+			continue;
+		struct strv reply = STRV_INIT;
+		struct err e = {0};
+		if (ctlsock_call(path, "AJ1 questions", 300, &reply, &e) == 0) {
+			for (size_t k = 1; k < reply.n; k++) {
+				struct net_question q;
+				if (ctlproto_question_parse(reply.v[k], strlen(reply.v[k]), &q) < 0)
+					continue;
+				v = xrealloc(v, (n + 1) * sizeof *v);
+				char *what = q.port ? xasprintf("%s (%s)", q.entry,
+								q.proto)
+						    : xasprintf("%s (a name lookup)", q.entry);
+				v[n++] = (struct tui_question){xstrdup(m->rows[i].id),
+							      xstrdup(m->rows[i].short_id), q.id,
+							      fmt_clean(what)};
+				free(what);
+			}
+		}
+		strv_free(&reply);
+	}
+	tui_set_questions(m, v, n);
+}
+
+static void do_answer(struct tui_model *m)
+{
+	if (!m->nqs)
+		return;
+	const struct tui_question *q = &m->qs[0];
+	_cleanup_free_ char *dir = cmd_state_dir();
+	_cleanup_free_ char *path = ctlsock_path(dir, q->session);
+	_cleanup_free_ char *line = xasprintf("AJ1 answer %llu %s tui", (unsigned long long)q->id,
+					      ask_answer_name(m->answer));
+	struct strv reply = STRV_INIT;
+	struct err e = {0};
+	_cleanup_free_ char *msg = NULL;
+	long n;
+	const char *rest = "";
+	if (ctlsock_call(path, line, 2000, &reply, &e) < 0) {
+		char buf[ERR_FMT_MAX];
+		err_format(&e, buf, sizeof buf);
+		msg = xstrdup(buf);
+	} else if (ctlproto_reply_head(reply.v[0], &n, &rest) != 1) {
+		msg = xasprintf("session %s: %s", q->short_id, rest);
+	} else {
+		msg = xasprintf("%s: %s (session %s)", q->what,
+				m->answer == ASK_DENY	   ? "denied"
+				: m->answer == ASK_ONCE	   ? "allowed once"
+				: m->answer == ASK_SESSION ? "allowed for the session"
+							   : "allowed always",
+				q->short_id);
+	}
+	strv_free(&reply);
+	_cleanup_free_ char *shown = fmt_clean(msg);
+	tui_set_status(m, shown);
+	poll_questions(m);
 }
 
 /* ---- running this binary ---------------------------------------------------------------- */
@@ -583,6 +658,8 @@ int cmd_tui(int argc, char **argv)
 				last_full = now;
 				reload(&c, &m);
 			}
+			if (any_running(&m) || m.nqs)
+				poll_questions(&m);
 		}
 		if (k == TUIV_NONE || k == TUIV_RESIZE)
 			continue;
@@ -607,6 +684,9 @@ int cmd_tui(int argc, char **argv)
 		case TA_DELETE:
 		case TA_LOG:
 			do_simple(&c, &m, a);
+			break;
+		case TA_ANSWER:
+			do_answer(&m);
 			break;
 		case TA_NONE:
 			break;

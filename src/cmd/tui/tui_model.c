@@ -21,6 +21,8 @@ static const char help[] =
 	"  n                new session: agent or command, directory, sandbox\n"
 	"  d                delete the selected session (asks first)\n"
 	"  l                the selected session's network decisions and violations\n"
+	"  o s a x          a running session's question (--net ask), shown at the bottom:\n"
+	"                   allow once, for its session, always (your configuration), deny\n"
 	"  /                filter (id, agent, status, workspace, command); Esc clears\n"
 	"  ?                this page\n"
 	"  q                quit\n"
@@ -155,7 +157,20 @@ void tui_free(struct tui_model *m)
 	free(m->dlg.dir);
 	free(m->dlg.allow);
 	free(m->dlg.error);
+	tui_set_questions(m, NULL, 0);
 	memset(m, 0, sizeof *m);
+}
+
+void tui_set_questions(struct tui_model *m, struct tui_question *q, size_t n)
+{
+	for (size_t i = 0; i < m->nqs; i++) {
+		free(m->qs[i].session);
+		free(m->qs[i].short_id);
+		free(m->qs[i].what);
+	}
+	free(m->qs);
+	m->qs = q;
+	m->nqs = n;
 }
 
 /* ---- the list -------------------------------------------------------------------------- */
@@ -382,6 +397,15 @@ static enum tui_action list_key(struct tui_model *m, int key)
 		return TA_NONE;
 	case 'l':
 		return tui_selected(m) ? TA_LOG : TA_NONE;
+	case 'o':
+	case 's':
+	case 'a':
+	case 'x':
+		if (!m->nqs)
+			return TA_NONE;
+		m->answer = key == 'o' ? ASK_ONCE : key == 's' ? ASK_SESSION
+			    : key == 'a' ? ASK_ALWAYS : ASK_DENY;
+		return TA_ANSWER;
 	case '/':
 		m->mode = TM_FILTER;
 		return TA_NONE;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/plan/netask.h"
 #include "util/strv.h"
 
 /* Keys: printable characters are themselves (32..126); the rest are these. */
@@ -41,12 +42,20 @@ enum tui_action {
 	TA_DIALOG,   /* the dialog opened: the caller may check availability (tui_set_avail) */
 	TA_COMPLETE, /* complete the dialog's directory (tui_complete with the candidates) */
 	TA_RUN,      /* run the dialog's session: tui_dialog_argv, in tui_dialog_dir(m) */
+	TA_ANSWER,   /* answer m->qs[0] (--net ask) with m->answer */
 };
 
 /* One session as the list shows it; every string already cleaned for a terminal. */
 struct tui_row {
 	char *id, *short_id, *status, *agent, *workspace, *policy, *started, *took, *command;
 	bool running;
+};
+
+/* A question a running session (--net ask) waits on, as the list shows it; strings cleaned. */
+struct tui_question {
+	char *session, *short_id; /* the session's id */
+	uint64_t id;              /* the question's, in that session */
+	char *what;               /* "evil.example:443 (connect)" */
 };
 
 /* One choice of the dialog's agent field. */
@@ -92,6 +101,9 @@ struct tui_model {
 	bool avail_known, avail;   /* the availability check: done, and whether jails work */
 	char *avail_reason;
 	struct tui_dialog dlg;
+	struct tui_question *qs;   /* open questions of the running sessions, oldest first */
+	size_t nqs;
+	enum ask_answer answer;    /* TA_ANSWER's */
 };
 
 /* The agents: the given profile names and their domains (parallel arrays), then "command…".
@@ -108,6 +120,10 @@ void tui_set_agent_defaults(struct tui_model *m, size_t i, enum tui_net_default 
 void tui_set_installed(struct tui_model *m, const bool *installed);
 void tui_free(struct tui_model *m);
 void tui_row_free(struct tui_row *r);
+
+/* Replace the questions (taken). In the list, o, s, a and x answer the first one (TA_ANSWER):
+ * once, for its session, always, deny. */
+void tui_set_questions(struct tui_model *m, struct tui_question *q, size_t n);
 
 /* Replace the rows (taken; newest first), keeping the selection on the same id when it is still
  * there. Returns true when the selected id changed (its detail must be set again). */

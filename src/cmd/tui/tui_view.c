@@ -223,6 +223,12 @@ static void draw_bottom(const struct tui_model *m, const char *keys)
 		free(q);
 	} else if (m->status) {
 		put(LINES - 1, 0, COLS, m->status, pair(C_WARN, A_BOLD));
+	} else if (m->nqs && m->mode == TM_LIST) {
+		char *q = xasprintf("? %s asks: allow %s%s  o once  s session  a always  x deny",
+				    m->qs[0].short_id, m->qs[0].what,
+				    m->nqs > 1 ? " (and more)" : "");
+		put(LINES - 1, 0, COLS, q, pair(C_WARN, A_BOLD) | A_REVERSE);
+		free(q);
 	} else {
 		put(LINES - 1, 0, COLS, keys, A_DIM);
 	}

@@ -8,8 +8,10 @@
 
 #include "core/plan/httprules.h"
 #include "core/plan/limits.h"
+#include "core/plan/netask.h"
 #include "core/plan/netrules.h"
 #include "core/plan/profile.h"
+#include "core/plan/publish.h"
 #include "core/plan/suggest.h"
 #include "core/config/toml.h"
 #include "util/cleanup.h"
@@ -21,8 +23,9 @@
 #define BWRAP_DEFAULT "/usr/bin/bwrap or /usr/local/bin/bwrap (root-owned)"
 
 static const char *const pol_keys[] = {
-	"fs", "net", "memory", "pids", "home", "ssh_agent", "gpg_agent", "rw", "ro", "hide",
-	"devices", "env", "allow_domains", "deny_domains", "hosts", "allow_http", NULL};
+	"fs", "net", "memory", "pids", "home", "ask", "ask_timeout", "ssh_agent", "gpg_agent", "rw",
+	"ro", "hide", "devices", "env", "allow_domains", "deny_domains", "hosts", "publish",
+	"allow_http", NULL};
 static const char *const top_keys[] = {"bwrap",	      "state_dir", "policy", "agent", "profile",
 				       "backend",     "opensandbox", "cache", "secret", NULL};
 static const char *const secret_keys[] = {"hosts", "header", "env", "command", NULL};
@@ -151,6 +154,15 @@ static int check_entry(enum cfg_key k, const char *s, const char *file,
 				      ne.what);
 		http_rule_free(&r);
 	}
+	if (k == CK_PUBLISH) {
+		struct publish pub;
+		struct err pe = {0};
+		if (publish_parse(s, &pub, &pe) < 0)
+			return at_err(e, file, at->line, at->col,
+				      "`publish` entry `%s`: expected \"[HOSTPORT:]PORT\", each a port "
+				      "from 1 to 65535",
+				      s);
+	}
 	if (k == CK_HOSTS) {
 		struct netmap m;
 		struct err ne = {0};
@@ -193,6 +205,20 @@ static int scalar_of(enum cfg_key k, const struct toml_value *v, const char *fil
 				      k == CK_FS ? "read-only, workspace-write or danger-full-access"
 						 : "off, on or allow");
 		*out = xstrdup(k == CK_FS ? fs_mode_name(fm) : net_mode_name(nm));
+		return 0;
+	}
+	if (k == CK_ASK) {
+		if (v->type != TOML_BOOL)
+			return type_err(e, file, v, key, "true or false");
+		*out = xstrdup(v->b ? "true" : "false");
+		return 0;
+	}
+	if (k == CK_ASK_TIMEOUT) {
+		if (v->type != TOML_INT || v->i < 1 || v->i > NETASK_TIMEOUT_MAX)
+			return at_err(e, file, v->line, v->col,
+				      "`ask_timeout` needs a number of seconds from 1 to %d",
+				      NETASK_TIMEOUT_MAX);
+		*out = xasprintf("%lld", (long long)v->i);
 		return 0;
 	}
 	char num[32];
@@ -346,6 +372,9 @@ static const char *why_list(enum cfg_key k)
 		return "maps a host name to an address (reachable then)";
 	case CK_ALLOW_HTTP:
 		return "allows a request your own request rules for that host do not";
+	case CK_PUBLISH:
+		return "opens a port of your host's 127.0.0.1 to the jail (a program of yours "
+		       "connecting there talks to the jail)";
 	default:
 		return "widens the sandbox";
 	}
@@ -399,6 +428,11 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 			wide = !strcmp(v->v, "persist") && !(lo && !strcmp(lo, "persist"));
 			why = "keeps the jail's home between runs (what earlier jails of this "
 			      "workspace left there)";
+		} else if (i == CK_ASK) {
+			wide = !strcmp(v->v, "true") && !(lo && !strcmp(lo, "true"));
+			why = "asks you to allow hosts the lists do not";
+		} else if (i == CK_ASK_TIMEOUT) {
+			continue; /* how long a question waits allows nothing */
 		} else {
 			wide = !limit_le((enum cfg_key)i, v->v, lo);
 			why = lo ? "raises a limit" : "sets a limit your own configuration does not";
@@ -411,6 +445,7 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 			      : i == CK_FS    ? "workspace-write"
 			      : i == CK_NET ? net_mode_name(net_default)
 			      : i == CK_HOME ? "tmp"
+			      : i == CK_ASK ? "false"
 					    : "the default");
 		val_free(v);
 	}
@@ -755,6 +790,9 @@ int config_base_policy(const struct config *c, const char *agent, const char *cw
 		rc = err_set(e, 0, m.s[CK_PIDS].origin, "pids: not a count");
 	if (m.s[CK_HOME].v && home_mode_parse(m.s[CK_HOME].v, &out->home) < 0)
 		rc = err_set(e, 0, m.s[CK_HOME].origin, "home: unknown mode %s", m.s[CK_HOME].v);
+	out->ask = m.s[CK_ASK].v && !strcmp(m.s[CK_ASK].v, "true");
+	if (m.s[CK_ASK_TIMEOUT].v)
+		out->ask_timeout = atoi(m.s[CK_ASK_TIMEOUT].v);
 	const char *h = home && home[0] == '/' ? home : "/";
 	push_paths(&out->rw, &m.l[CK_RW - CFG_NSCALAR].v, cwd, h);
 	push_paths(&out->ro, &m.l[CK_RO - CFG_NSCALAR].v, cwd, h);
@@ -769,6 +807,7 @@ int config_base_policy(const struct config *c, const char *agent, const char *cw
 	out->gpg_agent = m.s[CK_GPG_AGENT].v && !strcmp(m.s[CK_GPG_AGENT].v, "true");
 	for (size_t i = 0; i < c->secrets.n; i++) /* definitions: which are used is decided later */
 		secret_set_put(&out->secrets, &c->secrets.v[i]);
+	strv_copy(&out->publish, &m.l[CK_PUBLISH - CFG_NSCALAR].v);
 	pol_free(&m);
 	return rc;
 }
@@ -798,8 +837,8 @@ int config_check_agents(const struct config *c, const char *const *names, struct
 static const char *scalar_default(int i)
 {
 	static const char *const d[] = {"workspace-write", "off (agents: allow)",
-					"half the RAM, at most 16G", "4096", "tmp", "false",
-					"false"};
+					"half the RAM, at most 16G", "4096", "tmp", "false", "60",
+					"false", "false"};
 	return d[i];
 }
 

@@ -4,9 +4,10 @@
  *
  * Layers, lowest first: built-in defaults, /etc/agentjail/config.toml (CFG_SYSTEM), the user's
  * config.toml (CFG_USER), the workspace's .agentjail.toml (CFG_PROJECT), AGENTJAIL_* variables
- * (CFG_ENV), command-line flags. A scalar (fs, net, memory, pids, home, ssh_agent, gpg_agent,
- * bwrap, state_dir) of a later layer replaces the earlier one; a list (rw, ro, hide, devices, env,
- * allow_domains, deny_domains, hosts, allow_http) only grows: no layer can remove what a lower one added. Every value keeps
+ * (CFG_ENV), command-line flags. A scalar (fs, net, memory, pids, home, ask, ask_timeout,
+ * ssh_agent, gpg_agent, bwrap, state_dir) of a later layer replaces the earlier one; a list (rw,
+ * ro, hide, devices, env, allow_domains, deny_domains, hosts, publish, allow_http) only grows: no
+ * layer can remove what a lower one added. Every value keeps
  * its origin ("FILE:LINE", "env NAME", "flag", "default"). */
 #pragma once
 #include <stdbool.h>
@@ -24,10 +25,10 @@ struct profile;
 enum cfg_layer { CFG_SYSTEM, CFG_USER, CFG_PROJECT };
 
 /* The keys of [policy] and [agent.NAME]: scalars first, then lists. */
-enum cfg_key { CK_FS, CK_NET, CK_MEMORY, CK_PIDS, CK_HOME, CK_SSH_AGENT, CK_GPG_AGENT, CK_RW,
-	       CK_RO, CK_HIDE, CK_DEVICES, CK_ENV, CK_ALLOW_DOMAINS, CK_DENY_DOMAINS, CK_HOSTS,
-	       CK_ALLOW_HTTP, CK__N };
-#define CFG_NSCALAR 7
+enum cfg_key { CK_FS, CK_NET, CK_MEMORY, CK_PIDS, CK_HOME, CK_ASK, CK_ASK_TIMEOUT, CK_SSH_AGENT,
+	       CK_GPG_AGENT, CK_RW, CK_RO, CK_HIDE, CK_DEVICES, CK_ENV, CK_ALLOW_DOMAINS,
+	       CK_DENY_DOMAINS, CK_HOSTS, CK_PUBLISH, CK_ALLOW_HTTP, CK__N };
+#define CFG_NSCALAR 9
 #define CFG_NLIST (CK__N - CFG_NSCALAR)
 
 struct cfg_val {

@@ -9,6 +9,7 @@ static const char *const proto_names[] = {
 	[NP_SOCKS] = "socks",
 	[NP_DNS] = "dns",
 	[NP_TCP] = "tcp",
+	[NP_PUBLISH] = "publish",
 	[NP_HTTPS] = "https",
 	[NP_SSH_AGENT] = "ssh-agent",
 };

@@ -3,6 +3,7 @@
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/bindpath.h"
 #include "core/plan/initargs.h"
+#include "core/plan/publish.h"
 #include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
 #include "core/plan/homekeep.h"
@@ -446,10 +447,16 @@ static void add_self(struct bw_plan *p, const struct hostfacts *hf, const struct
  * where it really is: the target under /run (over the fresh tmpfs), /etc/resolv.conf itself,
  * or the plain file one symlink away; /etc/hosts stays the host's. Without a file glibc asks
  * 127.0.0.1 anyway. */
-static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf)
+static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf, bool ask)
 {
-	static const char stub[] = "# agentjail --net allow: the DNS stub answers allowed names "
-				   "only\nnameserver 127.0.0.1\n";
+	static const char allow[] = "# agentjail --net allow: the DNS stub answers allowed names "
+				    "only\nnameserver 127.0.0.1\n";
+	/* --net ask: a lookup waits while the person is asked; glibc's longest wait (30 s a
+	 * try, twice) rather than its 5 s, so an answer within a minute reaches the lookup */
+	static const char asking[] = "# agentjail --net ask: the DNS stub answers allowed names, "
+				     "and asks about others\nnameserver 127.0.0.1\noptions "
+				     "timeout:30 attempts:2\n";
+	const char *stub = ask ? asking : allow;
 	static const char why[] = "net allow: DNS to the stub (nameserver 127.0.0.1)";
 	const char *etc = "/etc/resolv.conf";
 	const struct hf_stat *st = hf_stat(hf, etc);
@@ -472,7 +479,7 @@ static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf)
 static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
 {
 	if (pol->net == NET_ALLOW) {
-		add_resolv_stub(p, hf);
+		add_resolv_stub(p, hf, pol->ask);
 		return;
 	}
 	if (pol->net == NET_OFF || !hf->resolv_target)
@@ -1678,6 +1685,25 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 /* Without a cgroup v2 scope, the jail's init sets rlimits: RLIMIT_DATA per process, and,
  * without a v1 pids scope either, RLIMIT_NPROC inside the jail's user namespace (it counts the
  * jail's processes only there; root is exempt from it, so not for root). */
+/* --publish: the jail ports init may connect to for the host (each once); the host ports are
+ * the command layer's (its listeners) */
+static void add_publish(struct bw_plan *p, const struct policy *pol, struct init_args *ia)
+{
+	struct publish *v = NULL;
+	size_t n = 0;
+	struct err e = {0};
+	if (pol->net == NET_ON || publish_list(&pol->publish, &v, &n, &e) < 0 || !n)
+		return; /* validated before: nothing to publish */
+	for (size_t i = 0; i < n; i++) {
+		char port[8];
+		(void)snprintf(port, sizeof port, "%u", (unsigned)v[i].port);
+		if (!strv_contains(&ia->publish, port))
+			strv_push(&ia->publish, port);
+	}
+	p->publish = true;
+	free(v);
+}
+
 static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 {
 	const struct bw_limits *l = &p->limits;
@@ -1812,6 +1838,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	_cleanup_free_ char *gitconfig = home_own ? path_join(hf->home, ".gitconfig") : NULL;
 	if (gitconfig && hf_type(hf, gitconfig) == HF_FILE)
 		ia.note_lock = gitconfig;
+	add_publish(out, pol, &ia);
 	initargs_build(&ia, &out->cmd);
 	initargs_free(&ia);
 	for (size_t i = 0; i < cmd->n; i++)

@@ -61,6 +61,8 @@ struct bw_plan {
 	int next_fd;
 	bool net_allow;       /* --net allow: bwrap runs in the namespace holder's network
 			       * namespace (core/backend/bwrap/netns.h), with --share-net */
+	bool publish;         /* --publish: launch hands init the publish channel (ctl.h
+			       * CTL_PUBLISH), on which init connects to the published ports */
 	struct bw_limits {    /* the jail's limits (core/plan/limits.h values) and how they hold */
 		uint64_t memory, pids;
 		int mech;            /* enum limits_mech (cgroup.h) */

@@ -423,6 +423,15 @@ static bool default_port(uint16_t port)
 	return port == 80 || port == 443;
 }
 
+char *net_suggest_entry(const char *host, int port)
+{
+	if (port == 0 || default_port((uint16_t)port))
+		return xstrdup(host);
+	struct strbuf b = STRBUF_INIT;
+	sb_addf(&b, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+	return sb_steal(&b);
+}
+
 /* Port 0 asks about the name alone (the DNS stub): allowed when an allow rule or a mapping
  * names it, at whatever port, and no deny rule without a port refuses it. */
 enum net_verdict netrules_check(const struct netrules *r, const char *host, uint16_t port,

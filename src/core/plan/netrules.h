@@ -122,6 +122,10 @@ bool netrules_addr_ok(const struct netrules *r, const struct net_decision *d, in
  * allow it, e.g. "evil.example:443 is not on the allow list (add --allow-domain
  * evil.example)". Allocated. */
 char *net_deny_reason(const struct net_decision *d, const char *host, uint16_t port);
+/* The allow_domains entry for a normalized host and port: "host" for the default ports (80,
+ * 443) and a name lookup (0), else "host:port" ("[v6]:port"). Allocated. What `log --suggest`
+ * offers and what a --net ask question adds. */
+char *net_suggest_entry(const char *host, int port);
 
 /* What a client names inside a connection already approved for host:port (decision d): the
  * TLS server name of its ClientHello, or the Host of its first HTTP request (design §4). */

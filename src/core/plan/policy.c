@@ -8,7 +8,9 @@
 
 #include "core/plan/limits.h"
 #include "core/plan/httprules.h"
+#include "core/plan/netask.h"
 #include "core/plan/netrules.h"
+#include "core/plan/publish.h"
 #include "core/plan/suggest.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -21,6 +23,8 @@ int backend_parse(const char *s, enum backend_id *out)
 		*out = BACKEND_LANDLOCK;
 	else if (!strcmp(s, "opensandbox"))
 		*out = BACKEND_OPENSANDBOX;
+	else if (!strcmp(s, "auto"))
+		*out = BACKEND_AUTO;
 	else
 		return -1;
 	return 0;
@@ -28,7 +32,10 @@ int backend_parse(const char *s, enum backend_id *out)
 
 const char *backend_name(enum backend_id b)
 {
-	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
+	return b == BACKEND_OPENSANDBOX ? "opensandbox"
+	       : b == BACKEND_LANDLOCK	? "landlock"
+	       : b == BACKEND_AUTO	? "auto"
+					: "local";
 }
 
 int cache_mode_parse(const char *s, enum cache_mode *out)
@@ -80,6 +87,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->dev);
 	strv_free(&p->env);
 	free(p->profile);
+	free(p->backend_auto);
 	strv_free(&p->agent_rw);
 	strv_free(&p->protect);
 	strv_free(&p->setenv);
@@ -93,6 +101,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->map_hosts);
 	strv_free(&p->allow_http);
 	secret_set_free(&p->secrets);
+	strv_free(&p->publish);
 	memset(p, 0, sizeof *p);
 }
 
@@ -141,6 +150,19 @@ int fs_mode_parse(const char *s, enum fs_mode *out)
 		*out = FS_DANGER_FULL;
 	else
 		return -1;
+	return 0;
+}
+
+int net_mode_parse_ask(const char *s, enum net_mode *out, bool *ask)
+{
+	if (!strcmp(s, "ask")) {
+		*out = NET_ALLOW;
+		*ask = true;
+		return 0;
+	}
+	if (net_mode_parse(s, out) < 0)
+		return -1;
+	*ask = false;
 	return 0;
 }
 
@@ -201,7 +223,7 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
 	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
 	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_ALLOW_HTTP,
-	      OPT_SSH_AGENT, OPT_GPG_AGENT, OPT_HOME };
+	      OPT_SSH_AGENT, OPT_GPG_AGENT, OPT_HOME, OPT_PUBLISH, OPT_ASK_TIMEOUT };
 
 static const struct {
 	const char *name;
@@ -217,7 +239,8 @@ static const struct {
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
 		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false},
 		{"--allow-http", OPT_ALLOW_HTTP, true}, {"--ssh-agent", OPT_SSH_AGENT, false},
-		{"--gpg-agent", OPT_GPG_AGENT, false}, {"--home", OPT_HOME, true}};
+		{"--gpg-agent", OPT_GPG_AGENT, false}, {"--home", OPT_HOME, true},
+		{"--publish", OPT_PUBLISH, true}, {"--ask-timeout", OPT_ASK_TIMEOUT, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -303,7 +326,8 @@ static int push_net_entry(struct strv *v, const char *flag, const char *spec, st
 
 /* Apply one option with its value (NULL for flags). */
 static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
-		     struct run_request *out, bool *net_given, bool *ssh_given, struct err *e)
+		     struct run_request *out, bool *net_given, bool *ssh_given, bool *publish_given,
+		     struct err *e)
 {
 	struct policy *p = &out->pol;
 	switch (id) {
@@ -331,8 +355,8 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 					 "kept in agentjail's state");
 		return 0;
 	case OPT_NET:
-		if (net_mode_parse(v, &p->net) < 0)
-			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow");
+		if (net_mode_parse_ask(v, &p->net, &p->ask) < 0)
+			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow, ask");
 		*net_given = true;
 		return 0;
 	case OPT_ALLOW_DOMAIN:
@@ -360,6 +384,24 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 	case OPT_GPG_AGENT:
 		p->gpg_agent = true;
 		return 0;
+	case OPT_ASK_TIMEOUT: {
+		char *end = NULL;
+		long t = strtol(v, &end, 10);
+		if (!*v || *end || t < 1 || t > NETASK_TIMEOUT_MAX)
+			return usage_err(e, v, "--ask-timeout needs a number of seconds from 1 to %d",
+					 NETASK_TIMEOUT_MAX);
+		p->ask_timeout = (int)t;
+		return 0;
+	}
+	case OPT_PUBLISH: {
+		struct publish pub;
+		if (publish_parse(v, &pub, e) < 0)
+			return -1;
+		if (!strv_contains(&p->publish, v))
+			strv_push(&p->publish, v);
+		*publish_given = true;
+		return 0;
+	}
 	case OPT_WORKSPACE: {
 		free(p->workspace);
 		char *exp = path_expand_home(ctx->home, v);
@@ -421,6 +463,9 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 		secret_set_put(&p->secrets, &b->secrets.v[i]);
 	p->ssh_agent = b->ssh_agent;
 	p->gpg_agent = b->gpg_agent;
+	strv_copy(&p->publish, &b->publish);
+	p->ask = b->ask;
+	p->ask_timeout = b->ask_timeout;
 }
 
 int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
@@ -436,9 +481,10 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		return usage_err(e, ctx->env_fs,
 				 "AGENTJAIL_FS has an unknown filesystem mode (%s)",
 				 "read-only, workspace-write or danger-full-access");
-	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
+	if (ctx->env_net && *ctx->env_net &&
+	    net_mode_parse_ask(ctx->env_net, &p->net, &p->ask) < 0)
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
-				 "off, on or allow");
+				 "off, on, allow or ask");
 	if (ctx->env_memory && *ctx->env_memory &&
 	    parse_memory(ctx->env_memory, "AGENTJAIL_MEMORY", &p->memory, e) < 0)
 		return -1;
@@ -451,6 +497,7 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		p->net = ctx->net_default; /* agents: allow; run: off */
 	bool net_given = false; /* --net on the command line */
 	bool ssh_given = false; /* --ssh-agent on the command line */
+	bool publish_given = false; /* --publish on the command line */
 	/* the configuration's lists do not imply --net allow: only flags do */
 	size_t base_lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n +
 			    p->allow_http.n;
@@ -489,7 +536,8 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 			else
 				return usage_err(e, a, "option %s needs a value", run_opts[k].name);
 		}
-		if (apply_opt(run_opts[k].id, v, ctx, out, &net_given, &ssh_given, e) < 0)
+		if (apply_opt(run_opts[k].id, v, ctx, out, &net_given, &ssh_given, &publish_given,
+			      e) < 0)
 			return -1;
 	}
 	for (; i < argc; i++)
@@ -520,6 +568,12 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		if (!ssh_given) /* the configuration's ssh_agent too; the flag is refused then */
 			p->ssh_agent = false;
 	}
+	/* the configuration's published ports serve off and allow: under on the jail's servers
+	 * listen on the host's loopback already (a --publish flag with on is refused) */
+	if (!publish_given && p->net == NET_ON)
+		strv_free(&p->publish);
+	if (p->net != NET_ALLOW) /* asking is a way of allowing */
+		p->ask = false;
 	return 0;
 }
 
@@ -618,6 +672,27 @@ void policy_secrets_activate(struct policy *p, const struct strv *host_env)
 	p->secrets = act;
 }
 
+/* --publish: each entry parses, no host port twice; not with --net on. */
+static int check_publish(const struct policy *p, struct err *e)
+{
+	if (!p->publish.n)
+		return 0;
+	if (p->net == NET_ON) {
+		err_set(e, 0, p->publish.v[0],
+			"contradictory policy: --net on with --publish: the jail shares the host's "
+			"network, so a server in it listens on the host's loopback already");
+		err_hint(e, "drop --publish, or keep the jail's own network with --net off or "
+			    "--net allow");
+		return -1;
+	}
+	struct publish *v = NULL;
+	size_t n = 0;
+	if (publish_list(&p->publish, &v, &n, e) < 0)
+		return -1;
+	free(v);
+	return 0;
+}
+
 int policy_validate(const struct policy *p, const char *home, struct err *e)
 {
 	if (p->fs == FS_DANGER_FULL && p->net != NET_ON) {
@@ -633,7 +708,7 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 		err_hint(e, "drop --home persist, or keep a jail with --fs workspace-write");
 		return -1;
 	}
-	if (check_net(p, e) < 0)
+	if (check_net(p, e) < 0 || check_publish(p, e) < 0)
 		return -1;
 	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
 		err_set(e, 0, "/", "the workspace cannot be /");
@@ -751,6 +826,8 @@ char *policy_to_json(const struct policy *p)
 	/* the backend, when not the default bwrap jail (`resume` runs the same way again) */
 	if (p->backend == BACKEND_LANDLOCK)
 		json_object_set_new(o, "backend", jstr("landlock"));
+	if (p->backend_auto) /* chosen by `auto`: why (resume says it, never chooses again) */
+		json_object_set_new(o, "backend_auto", jstr(p->backend_auto));
 	/* limits: bytes / tasks, or "unlimited"; absent while unset (the default applies) */
 	if (p->memory != LIMIT_UNSET)
 		json_object_set_new(o, "memory", limit_json(p->memory));
@@ -780,6 +857,12 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "ssh_agent", json_true());
 	if (p->gpg_agent)
 		json_object_set_new(o, "gpg_agent", json_true());
+	if (p->publish.n)
+		json_object_set_new(o, "publish", strv_json(&p->publish));
+	if (p->ask)
+		json_object_set_new(o, "ask", json_true());
+	if (p->ask_timeout)
+		json_object_set_new(o, "ask_timeout", json_integer(p->ask_timeout));
 	if (p->profile) {
 		json_object_set_new(o, "profile", jstr(p->profile));
 		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
@@ -857,7 +940,14 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	if (json_string_value(json_object_get(o, "backend")) &&
 	    !strcmp(json_string_value(json_object_get(o, "backend")), "landlock"))
 		out->backend = BACKEND_LANDLOCK;
+	if (json_string_value(json_object_get(o, "backend_auto")))
+		out->backend_auto = xstrdup(json_string_value(json_object_get(o, "backend_auto")));
 	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
+	out->ask = json_is_true(json_object_get(o, "ask"));
+	if (json_is_integer(json_object_get(o, "ask_timeout")) &&
+	    json_integer_value(json_object_get(o, "ask_timeout")) >= 1 &&
+	    json_integer_value(json_object_get(o, "ask_timeout")) <= NETASK_TIMEOUT_MAX)
+		out->ask_timeout = (int)json_integer_value(json_object_get(o, "ask_timeout"));
 	if (json_string_value(json_object_get(o, "cache")) &&
 	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
 		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",
@@ -891,6 +981,7 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "deny_domains", &out->deny_domains, e) < 0 ||
 	    json_strv(o, "map_hosts", &out->map_hosts, e) < 0 ||
 	    json_strv(o, "allow_http", &out->allow_http, e) < 0 ||
+	    json_strv(o, "publish", &out->publish, e) < 0 ||
 	    limit_from_json(o, "memory", &out->memory, e) < 0 ||
 	    limit_from_json(o, "pids", &out->pids, e) < 0)
 		goto out;

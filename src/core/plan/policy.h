@@ -13,8 +13,10 @@ enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
 enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
 /* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
  * and seccomp without namespaces (doc/design.md §4c). */
-enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
-/* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
+enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK, BACKEND_AUTO };
+/* "local" (also "bwrap"), "landlock", "opensandbox", "auto" (the bwrap jail where it can be
+ * built, else the Landlock backend: a choice made before the run, core/backend/backend.h;
+ * never stored in a policy): 0, or -1 for anything else. */
 int backend_parse(const char *s, enum backend_id *out);
 const char *backend_name(enum backend_id b);
 /* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
@@ -34,6 +36,9 @@ const char *home_mode_name(enum home_mode m);
 
 struct policy {
 	enum backend_id backend;
+	/* why `auto` chose backend (the start line's words), stored with the session; NULL when
+	 * the backend was not chosen by auto */
+	char *backend_auto;
 	enum fs_mode fs;
 	enum net_mode net;
 	char *workspace;          /* absolute, normalized (canonical once resolved) */
@@ -54,6 +59,13 @@ struct policy {
 				    * run uses once policy_secrets_activate ran (stored) */
 	bool ssh_agent;            /* --ssh-agent: a filtered ssh agent inside */
 	bool gpg_agent;            /* --gpg-agent: gpg-agent's extra socket and the public keyring */
+	/* --publish [HOSTPORT:]PORT (core/plan/publish.h): the jail's loopback ports reachable on
+	 * the host's 127.0.0.1; for --net off and allow (under on the jail is on the host's) */
+	struct strv publish;
+	/* --net ask (core/plan/netask.h): with --net allow, what the rules refuse waits for the
+	 * person's answer, for ask_timeout seconds (0: NETASK_TIMEOUT_S) */
+	bool ask;
+	int ask_timeout;
 	uint64_t memory;          /* --memory bytes; LIMIT_UNSET (default) or LIMIT_UNLIMITED */
 	bool memory_default;      /* memory is the host-derived default, not asked for: only a
 				   * cgroup scope enforces it (as RLIMIT_DATA it would break
@@ -122,6 +134,8 @@ const char *fs_mode_name(enum fs_mode m);
 const char *net_mode_name(enum net_mode m);
 int fs_mode_parse(const char *s, enum fs_mode *out);   /* 0 or -1 */
 int net_mode_parse(const char *s, enum net_mode *out); /* 0 or -1 */
+/* net_mode_parse, and "ask": allow with *ask set. 0 or -1 */
+int net_mode_parse_ask(const char *s, enum net_mode *out, bool *ask);
 
 /* Parse `run`'s arguments (argv[0] is the first argument after "run").
  * On error fills e (usage errors) and returns -1: the caller exits 2. */

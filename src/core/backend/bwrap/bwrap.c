@@ -11,6 +11,7 @@
 #include "core/backend/bwrap/launch.h"
 #include "core/backend/report.h"
 #include "core/confine/landlock.h"
+#include "core/plan/netask.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -46,16 +47,21 @@ static void net_allow_banner(const struct policy *p, const struct backend_io *io
 	_cleanup_free_ char *extra = p->map_hosts.n || p->deny_domains.n
 		? xasprintf("; %zu mapped, %zu denied", p->map_hosts.n, p->deny_domains.n)
 		: NULL;
-	report_warn(io, "network: allow-list (%zu domain%s%s)%s; everything else refused",
-		    p->allow_domains.n, p->allow_domains.n == 1 ? "" : "s", sb_str(&b),
-		    extra ? extra : "");
+	_cleanup_free_ char *rest =
+		p->ask ? xasprintf("everything else waits while you are asked (denied after %d s "
+				   "without an answer)",
+				   p->ask_timeout ? p->ask_timeout : NETASK_TIMEOUT_S)
+		       : xstrdup("everything else refused");
+	report_warn(io, "network: allow-list (%zu domain%s%s)%s; %s", p->allow_domains.n,
+		    p->allow_domains.n == 1 ? "" : "s", sb_str(&b), extra ? extra : "", rest);
 	sb_free(&b);
 }
 
-static int start_failed(const struct backend_io *io)
+static int start_failed(const struct backend_io *io, const char *bwrap_msg)
 {
 	struct userns_facts uf;
 	userns_facts_read(&uf);
+	userns_facts_note_bwrap(&uf, bwrap_msg);
 	struct userns_cause c = userns_diagnose(&uf);
 	report_warn(io, "the jail could not be started: %s", c.cause);
 	report_warn(io, "fix: %s", c.fix);
@@ -97,6 +103,12 @@ static void on_net_capture(void *arg, int listener, int chan)
 	h->io->net_capture(h->io->arg, listener, chan);
 }
 
+static int on_publish(void *arg, int chan, struct err *e)
+{
+	struct hooks_ctx *h = arg;
+	return h->io->publish(h->io->arg, chan, e);
+}
+
 static int bwrap_launch(struct run_request *req, struct jail *j, const struct backend_io *io)
 {
 	const struct bw_plan *plan = &j->plan;
@@ -123,13 +135,26 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 					     : "");
 	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol, io);
+	/* --publish's host ports (one in use: nothing runs), --net ask's hub */
+	struct backend_ext x = {0};
+	if (io->net_prepare(io->arg, &x, &e) < 0) {
+		free(bwrap);
+		io->error(io->arg, &e);
+		return EXIT_USAGE;
+	}
 	io->begin(io->arg);
 	struct hooks_ctx hc = {io, plan, bwrap};
 	struct launch_hooks hooks = {.started = on_started,
 				     .violation = on_violation,
 				     .net_ready = plan->net_allow ? on_net_ready : NULL,
 				     .net_capture = plan->net_allow ? on_net_capture : NULL,
-				     .arg = &hc};
+				     .publish = plan->publish ? on_publish : NULL,
+				     .arg = &hc,
+				     .ext_fill = x.fill,
+				     .ext_handle = x.handle,
+				     .ext_arg = x.arg,
+				     .ask = x.ask,
+				     .jail = x.jail};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);
@@ -147,7 +172,7 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 	if (r.killed)
 		report_warn(io, "the command did not exit after %s: the jail was killed",
 			    r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
-	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed(io);
+	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed(io, r.bwrap_stderr);
 	jailreport_failure(&r, rc, &j->hf, plan, &req->cmd, io);
 	jailreport_notes(&r, &j->hf, io);
 	io->ended(io->arg, rc, r.started ? r.cmd_signal : 0, r.term_signal);

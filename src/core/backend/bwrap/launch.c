@@ -371,6 +371,7 @@ struct run_ctx {
 	int ns_sock;               /* … and ours, or -1 */
 	int err_read;              /* bwrap's stderr, a pipe (bwrapmsg.h), or -1 */
 	int binds_fd;              /* the binds' identities for init (bindcheck.h), or -1 */
+	int pub[2];                /* --publish: the channel, [0] ours, [1] init's, or -1 */
 	/* taken while bwrap builds the jail, before CTL_GO lets the command start */
 	const struct strv *protect; /* the plan's protected paths */
 	const char *qdir;           /* the quarantine, for the live watch */
@@ -396,6 +397,10 @@ static void run_ctx_free(struct run_ctx *c)
 	if (c->binds_fd >= 0)
 		(void)close(c->binds_fd);
 	c->binds_fd = -1;
+	for (int i = 0; i < 2; i++)
+		if (c->pub[i] >= 0)
+			(void)close(c->pub[i]);
+	c->pub[0] = c->pub[1] = -1;
 	if (c->ns.sock >= 0)
 		(void)close(c->ns.sock);
 	c->ns_sock = c->ns.sock = -1;
@@ -471,7 +476,26 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 			return -1;
 		c->m.ns = &c->ns;
 	}
+	if (plan->publish && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, c->pub) < 0)
+		return err_set(e, errno, NULL, "--publish: cannot create the channel to the jail's init");
 	return 0;
+}
+
+/* --publish: init's end of the channel goes to init (before CTL_GO, like CTL_STDERR), ours to
+ * the hook that serves the published ports. */
+static int publish_handover(struct run_ctx *c, struct err *e)
+{
+	if (c->pub[0] < 0)
+		return 0;
+	if (!c->hooks || !c->hooks->publish)
+		return err_set(e, 0, NULL, "--publish: nothing serves the published ports");
+	if (c->ctl >= 0 && ctl_send_fd(c->ctl, CTL_PUBLISH, 0, c->pub[1]) < 0)
+		return err_set(e, errno, NULL, "--publish: cannot hand the channel to the jail's init");
+	(void)close(c->pub[1]);
+	c->pub[1] = -1;
+	int chan = c->pub[0];
+	c->pub[0] = -1;
+	return c->hooks->publish(c->hooks->arg, chan, e);
 }
 
 /* --net allow: the listeners the holder opened (it has exec'd bwrap or failed by now: a vfork
@@ -589,7 +613,8 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	bool snapped = start_guard(c, e) == 0;
 	if (snapped && c->hooks && c->hooks->started)
 		c->hooks->started(c->hooks->arg);
-	if (!snapped || (c->ns_sock >= 0 && net_handover(c, e) < 0)) {
+	if (!snapped || (c->ns_sock >= 0 && net_handover(c, e) < 0) ||
+	    publish_handover(c, e) < 0) {
 		/* bwrap never runs the command without its snapshot or its proxy */
 		(void)kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -618,8 +643,13 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 				  .err_fd = c->err_read,
 				  .on_watch = guard_fd(c->guard) >= 0 ? on_watch : NULL,
 				  .watch_arg = c,
+				  .ext_fill = c->hooks ? c->hooks->ext_fill : NULL,
+				  .ext_handle = c->hooks ? c->hooks->ext_handle : NULL,
+				  .ext_arg = c->hooks ? c->hooks->ext_arg : NULL,
+				  .ask = c->hooks ? c->hooks->ask : NULL,
 				  .on_capture = c->hooks ? c->hooks->net_capture : NULL,
-				  .capture_arg = c->hooks ? c->hooks->arg : NULL};
+				  .capture_arg = c->hooks ? c->hooks->arg : NULL,
+				  .jail = c->hooks ? c->hooks->jail : NULL};
 	if (c->which & PTY_STDIN) {
 		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
 		restore_on_crash();
@@ -694,7 +724,8 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .ns_sock = -1,
 			    .ns.sock = -1,
 			    .err_read = -1,
-			    .binds_fd = -1};
+			    .binds_fd = -1,
+			    .pub = {-1, -1}};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);
 	c.protect = &plan->watch;

@@ -47,6 +47,14 @@ int osb_policy_check(const struct policy *p, struct err *e)
 	if (p->map_hosts.n)
 		return refuse(e, "--map-host", p->map_hosts.v[0],
 			      "the service resolves names itself; it has no host map");
+	if (p->publish.n)
+		return refuse(e, "--publish", p->publish.v[0],
+			      "the sandbox's ports are the service's; it has no way back to this "
+			      "host's 127.0.0.1");
+	if (p->ask)
+		return refuse(e, "--net ask", NULL,
+			      "the service's egress policy is fixed when the sandbox is made; nobody "
+			      "is asked");
 	if (p->allow_ptrace)
 		return refuse(e, "--allow-ptrace", NULL,
 			      "what runs in the sandbox is the service's to decide");

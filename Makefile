@@ -79,7 +79,12 @@ LDLIBS += $(PKG_LIBS)
 # src/core/diag/doctor_remote_exec.c (which exec it) instead.
 REMOTE_SRC := src/remote_main.c src/core/backend/remote/osbrun.c src/core/diag/doctor_remote.c \
 	src/core/backend/remote/osb_client.c src/core/backend/remote/osb_sync.c
-LIB_SRC := $(sort $(filter-out $(REMOTE_SRC),$(shell find src -name '*.c' ! -name main.c \
+# The TLS inspector and ssh-agent filter (doc/design.md §4d): agentjail-tls, linked dynamically
+# with OpenSSL (libssl3) from these sources and the library; agentjail never links OpenSSL.
+TLS_SRC := src/tls_main.c $(sort $(wildcard src/core/tls/*.c))
+OPENSSL_CFLAGS := $(shell $(PKG_CONFIG) --cflags openssl 2>/dev/null)
+OPENSSL_LIBS := $(shell $(PKG_CONFIG) --libs openssl 2>/dev/null)
+LIB_SRC := $(sort $(filter-out $(REMOTE_SRC) $(TLS_SRC),$(shell find src -name '*.c' ! -name main.c \
 	! -name init_main.c)))
 # The seccomp programs, generated at build time (see SCGEN below), are part of the library.
 SC_PREBUILT := $(BUILD)/gen/seccomp_prebuilt
@@ -97,6 +102,7 @@ BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
 INIT := $(BUILD)/agentjail-init
 REMOTE := $(BUILD)/agentjail-remote
+TLS := $(BUILD)/agentjail-tls
 
 # The jail's init (doc/design.md §2, §7): its own small program, exec'd on every run as the
 # jail's PID 1, so linked statically against musl (musl-gcc, Debian's musl-tools; INIT_CC=cc
@@ -114,11 +120,12 @@ INIT_CC ?= musl-gcc
 .PHONY: all check test t unit-check clean install uninstall deps deps-test run bench format fuzz clang-build man
 all: agentjail
 
-agentjail: $(BIN) $(INIT) $(REMOTE)
+agentjail: $(BIN) $(INIT) $(REMOTE) $(TLS)
 ifneq ($(SAN),1)
 	@cp -f $(BIN) $@
 	@cp -f $(INIT) $@-init
 	@cp -f $(REMOTE) $@-remote
+	@cp -f $(TLS) $@-tls
 else
 	@true
 endif
@@ -132,6 +139,11 @@ $(TESTBIN): $(TB_OBJ)
 # (its own objects first: they define what remote_exec.o does in the archive, which stays out)
 $(REMOTE): $(REMOTE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libagentjail.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CURL_LIBS)
+
+$(TLS): $(TLS_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libagentjail.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(OPENSSL_LIBS) -lpthread
+
+$(TLS_SRC:%.c=$(BUILD)/%.o): CFLAGS += $(OPENSSL_CFLAGS)
 
 ifeq ($(SAN),1)
 $(INIT): $(INIT_SRC:%.c=$(BUILD)/%.o)
@@ -220,6 +232,7 @@ clang-build:
 	@if command -v clang >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory CC=clang INIT_CC=clang BUILD=build/clang SAN= \
 	    build/clang/agentjail build/clang/agentjail-init build/clang/agentjail-remote \
+	    build/clang/agentjail-tls \
 	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 
@@ -245,7 +258,7 @@ fuzz: $(SC_PREBUILT).c
 check: deps-test
 	@$(MAKE) --no-print-directory test
 
-test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
+test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP \
 	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
@@ -253,7 +266,7 @@ test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) 
 # A few tests while working: `make t T="tests/sh/65-limits.t build/rel/tests/unit/test_limits"`
 # builds the binaries and helpers (and the unit tests named), then runs prove on T only.
 T ?=
-t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
+t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
 	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	  CMOCKA_MESSAGE_OUTPUT=TAP prove -f $(T)
 
@@ -261,19 +274,28 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-discarded-qualifiers $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a $(LDLIBS)
 
+# an inspected request's cost (doc/design.md §4d): OpenSSL for its own client and server, and
+# agentjail-tls beside it (where agentjail looks for it)
+$(BUILD)/bench/tlsinspect: bench/tlsinspect.c $(BUILD)/libagentjail.a $(TLS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(OPENSSL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a \
+		$(LDLIBS) $(OPENSSL_LIBS) -lpthread
+	@cp -f $(TLS) $(@D)/agentjail-tls
+
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
 # root and as an unprivileged user; bench/mounts what each bwrap mount costs; bench/capture
 # the captured direct connections of --net allow against the same client unjailed;
 # bench/review.sh diff and apply of 10,000 changed files under --fs review.
 bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
-		$(BUILD)/bench/initexec $(BUILD)/bench/capture
+		$(BUILD)/bench/initexec $(BUILD)/bench/capture $(BUILD)/bench/tlsinspect
 	@bench/startup.sh $(abspath $(BUILD))
 	@bench/review.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
 	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 11
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
+	@$(BUILD)/bench/tlsinspect 40 25
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.
 MAN_SRC := $(wildcard doc/*.[1-8].scd)
@@ -288,7 +310,7 @@ build/man/%: doc/%.scd
 
 # `make install` puts the binary, the jail's init (PREFIX/libexec/agentjail/init, where
 # agentjail at PREFIX/bin looks for it), the remote backend (PREFIX/libexec/agentjail/remote,
-# the same way), the manual pages and the shell completions under
+# the same way), the TLS inspector (PREFIX/libexec/agentjail/tls, the same way), the manual pages and the shell completions under
 # $(DESTDIR)$(PREFIX); `make uninstall` removes exactly those files (and the directories that
 # are left empty under a DESTDIR staging tree; with no DESTDIR, only libexec/agentjail, which is
 # ours alone).
@@ -302,17 +324,18 @@ INIT_DIR := $(PREFIX)/libexec/agentjail
 # 1 always (a package build), 0 never; scripts/apparmor.sh says what it did and loads it.
 APPARMOR ?= auto
 APPARMOR_DIR ?= /etc/apparmor.d
-INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote \
+INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote $(INIT_DIR)/tls \
 	$(foreach m,$(MAN_PAGES),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(if $(wildcard contrib/completions/agentjail.bash),$(BASH_COMP_DIR)/agentjail) \
 	$(if $(wildcard contrib/completions/_agentjail),$(ZSH_COMP_DIR)/_agentjail) \
 	$(if $(wildcard contrib/completions/agentjail.fish),$(FISH_COMP_DIR)/agentjail.fish)
 
-install: $(BIN) $(INIT) $(REMOTE) $(MAN_PAGES)
+install: $(BIN) $(INIT) $(REMOTE) $(TLS) $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(INIT_DIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
 	install -m 0755 $(INIT) $(DESTDIR)$(INIT_DIR)/init
 	install -m 0755 $(REMOTE) $(DESTDIR)$(INIT_DIR)/remote
+	install -m 0755 $(TLS) $(DESTDIR)$(INIT_DIR)/tls
 	@for m in $(MAN_PAGES); do s=$${m##*.}; \
 	  install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
 	  install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; done
@@ -349,6 +372,6 @@ format:
 	clang-format -i $$(find src tests -name '*.[ch]')
 
 clean:
-	rm -rf build agentjail agentjail-init agentjail-remote
+	rm -rf build agentjail agentjail-init agentjail-remote agentjail-tls
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -17,8 +17,9 @@ _agentjail() {
 	local commands="run verify doctor profiles shim sessions show log net ps exec stop rm quarantine resume tui
 		cache home config trust untrust diff apply discard checkpoint rollback"
 	local policy="--fs --net --ask-timeout --allow-domain --deny-domain --map-host --publish
-		--workspace --rw --ro --hide --dev --env --allow-ptrace --agent-writable-instructions
-		--memory --pids --home --dry-run --quiet --help"
+		--allow-http --ssh-agent --gpg-agent --workspace --rw --ro --hide --dev --env
+		--allow-ptrace --agent-writable-instructions --memory --pids --home --dry-run --quiet
+		--help"
 
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
@@ -39,7 +40,7 @@ _agentjail() {
 	--workspace | --dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
 	--rw | --ro | --hide | --dev) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
 	--env) mapfile -t COMPREPLY < <(compgen -v -- "$cur"); return 0 ;;
-	--allow-domain | --deny-domain | --map-host | --publish | --ask-timeout) return 0 ;;
+	--allow-domain | --deny-domain | --map-host | --publish | --ask-timeout | --allow-http) return 0 ;;
 	esac
 
 	if [ -z "$cmd" ]; then

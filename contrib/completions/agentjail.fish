@@ -51,6 +51,9 @@ complete -c agentjail -n $__aj_pol -l allow-domain -x -d 'allow a domain (--net 
 complete -c agentjail -n $__aj_pol -l deny-domain -x -d 'refuse a domain'
 complete -c agentjail -n $__aj_pol -l map-host -x -d 'NAME=ADDR'
 complete -c agentjail -n $__aj_pol -l publish -x -d '[HOSTPORT:]PORT on the host 127.0.0.1'
+complete -c agentjail -n $__aj_pol -l allow-http -x -d "'METHOD HOST/PATH': only such requests to HOST"
+complete -c agentjail -n $__aj_pol -l ssh-agent -d 'an ssh agent that signs for allowed hosts only'
+complete -c agentjail -n $__aj_pol -l gpg-agent -d "gpg-agent's restricted socket, the public keyring"
 complete -c agentjail -n $__aj_pol -l workspace -x -a '(__fish_complete_directories)' -d 'the project'
 complete -c agentjail -n $__aj_pol -l rw -r -F -d 'extra writable path'
 complete -c agentjail -n $__aj_pol -l ro -r -F -d 'extra read-only path'

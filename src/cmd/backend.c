@@ -15,12 +15,15 @@
 #include "cmd/netask.h"
 #include "cmd/netrun.h"
 #include "cmd/runlines.h"
+#include "cmd/secrun.h"
 #include "core/backend/backend.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/termtext.h"
 #include "util/xalloc.h"
+
+extern char **environ;
 
 int cmd_take_backend(int *argc, char **argv, const char **backend)
 {
@@ -108,6 +111,8 @@ struct cmd_io {
 	struct run_request *req;
 	struct sess_rec *rec;     /* NULL: nothing is recorded (verify) */
 	struct netrun net;
+	struct secrun sr;         /* the run's secrets and agents (§4d), when sr_on */
+	bool sr_on;
 	struct netask *ask;       /* --net ask's hub (io_net_prepare), or NULL */
 	struct jailctl *ctl;      /* the session's control socket (io_net_prepare), or NULL */
 	const struct config *cfg; /* the run's, else loaded when asked (cc) */
@@ -238,7 +243,37 @@ static void io_net_stop(void *arg)
 	c->ctl = NULL;
 	netask_free(c->ask);
 	c->ask = NULL;
-	c->net = (struct netrun){.pol = &c->req->pol, .rec = c->rec};
+	c->net = (struct netrun){.pol = &c->req->pol, .rec = c->rec,
+				 .sr = c->sr_on ? &c->sr : NULL};
+}
+
+/* The bwrap jail's secrets and agents (doc/design.md §4d): which the run uses, decided from the
+ * host's environment, then the CA, the bundle and the agents' sockets made (secrun.h), after
+ * agentjail is hardened (backend_local_run). Another backend gets none (cmd_backend_run): the
+ * Landlock backend passes the variables as before, a service never sees one. */
+static int io_secrets_prepare(void *arg)
+{
+	struct cmd_io *c = arg;
+	struct run_request *req = c->req;
+	if (req->pol.backend != BACKEND_LOCAL || req->pol.fs == FS_DANGER_FULL) {
+		secret_set_free(&req->pol.secrets);
+		return 0;
+	}
+	struct strv host_env = STRV_INIT;
+	strv_push_all(&host_env, environ);
+	policy_secrets_activate(&req->pol, &host_env);
+	strv_free(&host_env);
+	c->sr_on = true;
+	int rc = secrun_prepare(&c->sr, req);
+	if (rc == 0)
+		c->net.sr = &c->sr;
+	return rc;
+}
+
+static int io_secrets(void *arg)
+{
+	struct cmd_io *c = arg;
+	return c->sr_on ? secrun_values(&c->sr, c->req) : 0;
 }
 
 static int io_net_prepare(void *arg, struct backend_ext *x, struct err *e)
@@ -327,6 +362,8 @@ static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request 
 static void io_free(struct cmd_io *c)
 {
 	io_net_stop(c); /* when a backend left it running */
+	if (c->sr_on)
+		secrun_free(&c->sr); /* after the proxy and agentjail-tls: the socket removed */
 	if (c->cc_loaded)
 		cmd_config_free(&c->cc);
 }
@@ -341,6 +378,13 @@ int cmd_backend_run(const struct backend *b, struct run_request *req, const stru
 	struct cmd_io c;
 	struct backend_io io;
 	io_init(&c, &io, req, &rec, cfg, chosen_by);
+	if (b->id == BACKEND_LOCAL) {
+		io.sec = &c.sr.sec; /* filled by secrets_prepare */
+		io.secrets_prepare = io_secrets_prepare;
+		io.secrets = io_secrets;
+	} else {
+		secret_set_free(&req->pol.secrets);
+	}
 	int rc = b->run(b, req, &io);
 	io_free(&c);
 	cmd_rec_close(&rec);

@@ -6,8 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #include "cmd/cmd.h"
 #include "cmd/netsink.h"
+#include "cmd/secrun.h"
 
 static void close_fds(int tcp4, int tcp6, int dns_udp, int dns_tcp)
 {
@@ -36,9 +39,23 @@ int netrun_ready(struct netrun *nr, int tcp4, int tcp6, int dns_udp, int dns_tcp
 		nr->sink = netsink_new(nr->rec ? nr->rec->st : NULL, nr->rec ? nr->rec->id : NULL,
 				       0);
 	struct proxy_listeners l = {.tcp4 = tcp4, .tcp6 = tcp6, .dns_udp = dns_udp,
-				    .dns_tcp = dns_tcp};
+				    .dns_tcp = dns_tcp, .inspect_fd = -1};
+	if (nr->sr && nr->sr->helper) { /* doc/design.md §4d: before the proxy hands it tunnels */
+		if (tlshelper_start(&nr->sr->cfg, nr->sr->ssh_listen, environ, &nr->helper, e) < 0) {
+			im_config_free(&nr->sr->cfg); /* the values: no longer needed anywhere */
+			close_fds(tcp4, tcp6, dns_udp, dns_tcp);
+			err_wrap(e, "--net allow: the TLS inspector could not start (nothing is "
+				    "passed unread instead)");
+			return -1;
+		}
+		im_config_free(&nr->sr->cfg);
+		nr->rules.inspect = &nr->sr->in;
+		l.inspect_fd = nr->helper.ctl;
+		nr->helper.ctl = -1; /* the proxy's now */
+	}
 	if (proxy_start(&l, &nr->rules, nr->ask, netsink_fn, nr->sink, &nr->proxy, e) < 0) {
 		nr->proxy = NULL;
+		tlshelper_reap(&nr->helper);
 		err_wrap(e, "--net allow: the proxy could not start");
 		return -1;
 	}
@@ -98,6 +115,7 @@ void netrun_stop(struct netrun *nr)
 		return;
 	proxy_stop(nr->proxy, &nr->stats);
 	nr->proxy = NULL;
+	tlshelper_reap(&nr->helper);
 	netsink_report(nr->sink);
 	if (nr->stats.events_dropped)
 		cmd_warn("the proxy's event queue overflowed: %llu decisions were not recorded",

@@ -5,6 +5,7 @@
 #pragma once
 #include <stdbool.h>
 
+#include "core/jail/tlshelper.h"
 #include "core/net/proxy.h"
 #include "core/plan/netrules.h"
 #include "core/plan/policy.h"
@@ -13,6 +14,7 @@
 
 struct sess_rec;
 struct netsink;
+struct secrun;
 
 struct netrun {
 	const struct policy *pol;   /* set by the caller: the rules come from its lists */
@@ -26,6 +28,9 @@ struct netrun {
 	struct netsink *sink;       /* where the proxy's events go (cmd/netsink.h) */
 	struct proxy *proxy;        /* running between netrun_ready and netrun_stop */
 	struct proxy_stats stats;   /* filled by netrun_stop */
+	struct secrun *sr;          /* set by the caller: the run's secrets and agents (§4d), or
+				     * NULL; with sr->helper, agentjail-tls starts with the proxy */
+	struct tlshelper helper;
 };
 
 /* The body of launch's net_ready hook (called once the session is recorded, before the
@@ -47,6 +52,6 @@ void netrun_publish_banner(const struct netrun *nr);
  * else changes. */
 void netrun_capture(struct netrun *nr, int listener, int chan);
 /* After the run and before the session is marked ended: stop the proxy (its last events are
- * written), then say what was denied. Nothing when the proxy never started. */
+ * written, and agentjail-tls's), reap agentjail-tls, then say what was denied. Nothing when the proxy never started. */
 void netrun_stop(struct netrun *nr);
 void netrun_free(struct netrun *nr);

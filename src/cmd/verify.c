@@ -136,6 +136,9 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 	}
 	int parsed = run_parse_args((int)args->n, strv_data(args), &ctx, req, &e);
 	cmd_config_free(&cc);
+	/* the battery holds no secret: the configuration's definitions are not used here */
+	if (parsed == 0)
+		secret_set_free(&req->pol.secrets);
 	if (parsed < 0 || policy_validate(&req->pol, home, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;

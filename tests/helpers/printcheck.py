@@ -67,6 +67,9 @@ OURS = [
      "shims: paths in the user's home and on the user's PATH, profile names, the user's "
      "shell's rc file"),
     ("cache.c", r"cdir", "the cache directory under the user's state directory"),
+    ("tls_main.c", r"buf|line",
+     "agentjail-tls's __ca and __ca-info: an error about, or the subject, expiry and fingerprint "
+     "of, agentjail's own CA in the user's state directory (masked in every jail, §3 step 8)"),
     ("cache.c", r"when", "a date strftime made"),
     ("cache.c", r"what", "agentjail's own words, or cmd_shown_workspace: the recorded "
                          "workspace cleaned (fmt_clean)"),

@@ -63,10 +63,13 @@ for who in "${AJ_WHOS[@]}"; do
 	[ -n "$PORT" ] || bail "the stand-in model did not start: $(cat "$AJ_TMP/model-$who.out")"
 
 	base=http://api.test:$PORT
-	flags=(--allow-domain "api.test:$PORT" --map-host api.test=127.0.0.1)
-	[ "$UNDER" = on ] && base=http://127.0.0.1:$PORT flags=(--net on)
+	# the stand-in speaks plain HTTP: its key is handed in by value (--env NAME=VALUE), since a
+	# key from the host's environment is added at the proxy over TLS only (89-secrets-claude.t)
+	key=(--env ANTHROPIC_API_KEY=sk-ant-test-standin)
+	flags=(--allow-domain "api.test:$PORT" --map-host api.test=127.0.0.1 "${key[@]}")
+	[ "$UNDER" = on ] && base=http://127.0.0.1:$PORT flags=(--net on "${key[@]}")
 	aj_run "$who" -e PATH="$HOMEDIR/.npm-global/bin:$AJ_SYS_PATH" \
-		-e ANTHROPIC_BASE_URL="$base" -e ANTHROPIC_API_KEY=sk-ant-test-standin \
+		-e ANTHROPIC_BASE_URL="$base" \
 		-- claude "${flags[@]}" -- -p 'do the task'
 	rc_is 0 "$who: agentjail claude -p under the default allow ends normally"
 	like "$OUT" 'stand-in: done' "$who: claude printed the stand-in's final answer"

@@ -5,7 +5,7 @@
 #
 # Environment (exported by `make check`):
 #   AJ_BUILD  absolute build dir: agentjail, agentjail-testbuild, agentjail-init,
-#             agentjail-remote, tests/helpers/probe
+#             agentjail-remote, agentjail-tls, tests/helpers/probe
 #   AJ_SRC    the source tree
 #
 # The fixture installs the binaries into a world-readable temporary prefix (CI clones under /root,
@@ -209,7 +209,8 @@ _aj_create_user() {
 aj_setup() {
 	[ -n "${AJ_BUILD:-}" ] || bail "AJ_BUILD is not set (run through make check)"
 	local f
-	for f in agentjail agentjail-testbuild agentjail-init agentjail-remote tests/helpers/probe; do
+	for f in agentjail agentjail-testbuild agentjail-init agentjail-remote agentjail-tls \
+		tests/helpers/probe; do
 		[ -x "$AJ_BUILD/$f" ] || bail "missing $AJ_BUILD/$f (run make check)"
 	done
 	trap aj_cleanup EXIT
@@ -226,8 +227,8 @@ aj_setup() {
 	AJ_NO_PATH=$AJ_TMP/no-path
 	mkdir -m 0755 "$AJ_NO_PATH"
 	install -m 0755 "$AJ_BUILD/agentjail" "$AJ_BUILD/agentjail-testbuild" \
-		"$AJ_BUILD/agentjail-init" "$AJ_BUILD/agentjail-remote" "$AJ_BUILD/tests/helpers/probe" \
-		"$AJ_TMP/bin/" ||
+		"$AJ_BUILD/agentjail-init" "$AJ_BUILD/agentjail-remote" "$AJ_BUILD/agentjail-tls" \
+		"$AJ_BUILD/tests/helpers/probe" "$AJ_TMP/bin/" ||
 		bail "install into $AJ_TMP/bin failed"
 	AJ_BIN=$AJ_TMP/bin
 	PROBE=$AJ_BIN/probe # for host-side use (listeners, control checks)

@@ -469,6 +469,49 @@ static void shell_quoting(void **state)
 }
 
 /* A policy survives the store: to JSON and back gives the same JSON, for every field. */
+/* Issue 29: --allow-http (implies --net allow, checked when given), --ssh-agent (--net allow
+ * only), --gpg-agent; the secrets a run uses; all stored and read back without a value. */
+static void secrets_rules_agents(void **state)
+{
+	(void)state;
+	struct run_request r;
+	struct err e = {0};
+	const char *a1[] = {"--allow-http", "GET github.com/*", "--allow-domain", "github.com:22",
+			    "--ssh-agent", "--gpg-agent", "--env", "ANTHROPIC_API_KEY", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", a1, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW);
+	assert_string_equal(r.pol.allow_http.v[0], "GET github.com/*");
+	assert_true(r.pol.ssh_agent && r.pol.gpg_agent);
+	struct strv host_env = STRV_INIT;
+	strv_push(&host_env, "ANTHROPIC_API_KEY=sk-ant-real-value");
+	policy_secrets_activate(&r.pol, &host_env);
+	assert_int_equal(r.pol.secrets.n, 1);
+	char *j = policy_to_json(&r.pol);
+	assert_null(strstr(j, "sk-ant-real-value"));
+	struct policy q;
+	assert_int_equal(policy_from_json(j, &q, &e), 0);
+	char *j2 = policy_to_json(&q);
+	assert_string_equal(j, j2);
+	assert_true(q.ssh_agent && q.gpg_agent);
+	assert_string_equal(q.secrets.v[0].name, "ANTHROPIC_API_KEY");
+	free(j);
+	free(j2);
+	policy_free(&q);
+	/* under another mode no secret is used (there is no proxy to add it) */
+	r.pol.net = NET_ON;
+	policy_secrets_activate(&r.pol, &host_env);
+	assert_int_equal(r.pol.secrets.n, 0);
+	run_request_free(&r);
+	strv_free(&host_env);
+
+	const char *a2[] = {"--ssh-agent", "true", NULL};
+	expect_reject("/w", "/home/u", a2, "--ssh-agent needs --net allow");
+	const char *a3[] = {"--net", "on", "--allow-http", "GET x.example/*", "true", NULL};
+	expect_reject("/w", "/home/u", a3, "--allow-http");
+	const char *a4[] = {"--allow-http", "GET x.example", "true", NULL};
+	expect_reject("/w", "/home/u", a4, "host and a path");
+}
+
 static void json_round_trip(void **state)
 {
 	(void)state;
@@ -546,6 +589,7 @@ int main(void)
 		cmocka_unit_test(refused_workspaces),
 		cmocka_unit_test(paths),	      cmocka_unit_test(env_rules),
 		cmocka_unit_test(json_redacts),    cmocka_unit_test(shell_quoting),
+		cmocka_unit_test(secrets_rules_agents),
 		cmocka_unit_test(json_round_trip), cmocka_unit_test(suggestions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,7 @@
 #include "core/net/httpreq.h"
 #include "core/net/proxy.h"
 #include "core/net/proxy_internal.h"
+#include "core/plan/httprules.h"
 #include "util/clock.h"
 #include "util/strv.h"
 
@@ -341,6 +342,11 @@ static void sink(void *arg, const struct net_event *ev, size_t n)
 }
 
 static int head_ms = 5000, connect_ms = 2000;
+/* setup_inspect: ok.test is inspected (a request rule names it), agentjail-tls's control socket
+ * a socketpair whose other end (inspect_peer) the test holds */
+static bool with_inspect;
+static struct inspect fx_inspect;
+static int inspect_peer = -1;
 
 /* --net ask: the questions the proxy asked and settled (its callbacks, on its thread) */
 static struct proxy_ask *test_ask;
@@ -416,7 +422,18 @@ static int setup(void **state)
 	strv_free(&allow);
 	strv_free(&deny);
 	strv_free(&map);
-	struct proxy_listeners l;
+	struct proxy_listeners l = {.inspect_fd = -1};
+	if (with_inspect) {
+		struct strv rules = STRV_INIT;
+		strv_push(&rules, "GET ok.test/*");
+		assert_int_equal(inspect_build(&rules, NULL, &fx_inspect, &e), 0);
+		strv_free(&rules);
+		f->rules.inspect = &fx_inspect;
+		int sp[2];
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+		l.inspect_fd = sp[0];
+		inspect_peer = sp[1];
+	}
 	l.tcp4 = listen_on(SOCK_STREAM, &f->pport);
 	l.tcp6 = listen_v6(&f->pport6);
 	l.dns_udp = listen_on(SOCK_DGRAM, &f->udp_port);
@@ -455,6 +472,13 @@ static int teardown(void **state)
 	close(f->dns.fd);
 	close(f->dns.stopfd);
 	netrules_free(&f->rules);
+	if (with_inspect) {
+		inspect_free(&fx_inspect);
+		if (inspect_peer >= 0)
+			close(inspect_peer);
+		inspect_peer = -1;
+		with_inspect = false;
+	}
 	close(f->hole);
 	px_test_resolver(NULL);
 	px_test_ports(0, 0);
@@ -766,6 +790,12 @@ static void slow_and_vanishing_clients(void **state)
 	assert_int_equal(n_evs, 0); /* no request, no decision */
 }
 
+static int setup_inspect(void **state)
+{
+	with_inspect = true;
+	return setup(state);
+}
+
 static int setup_slow(void **state)
 {
 	head_ms = 300;
@@ -896,6 +926,27 @@ static void tls_names_checked(void **state)
 	assert_int_equal(count_denied_with("no TLS server name sent for ok.test:", NULL), 1);
 	assert_int_equal(f->st.denied, 5);
 	assert_int_equal(f->st.allowed, 4);
+}
+
+/* doc/design.md §4d: a tunnel to an inspected host is never relayed unread. With agentjail-tls
+ * gone (its control socket closed, seen by the loop), the tunnel is refused, not passed. */
+static void inspect_helper_gone(void **state)
+{
+	struct fx *f = *state;
+	close(inspect_peer);
+	inspect_peer = -1;
+	usleep(200 * 1000); /* the loop reads the end of the control socket */
+	char hp[64], head[512];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	struct bytes *s = hello_stream("ok.test", 0, 16384);
+	int fd = connect_via(f, hp, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	assert_false(hello_passes(fd, s, 100000));
+	free(s);
+	stop_proxy(f);
+	assert_int_equal(count_denied_with("ok.test:", "the TLS inspector (agentjail-tls) is not "
+						       "running"),
+			 1);
 }
 
 /* A port that carries TLS only (443; here the echo server's, for the test) refuses what is
@@ -1571,6 +1622,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(threads_block_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_names_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_helper_gone, setup_inspect, teardown),
 		cmocka_unit_test_setup_teardown(tls_port_refuses_other_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_port_named_by_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_hello_trickle, setup_slow, teardown),

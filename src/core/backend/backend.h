@@ -142,6 +142,14 @@ struct backend_io {
 	/* --publish: init's publish channel (owned by the callee): the proxy serves the published
 	 * ports with it. -1 with e: the run stops (exit 125). */
 	int (*publish)(void *arg, int chan, struct err *e);
+	/* A run's secrets and agents (doc/design.md §4d, the bwrap jail only). secrets_prepare,
+	 * once agentjail is hardened (its inherited fds closed) and before the jail is prepared:
+	 * which the run uses, the CA, the trust bundle, the agents' sockets; then sec is what they
+	 * add to the jail's view. secrets, before the jail starts: their values read on the host.
+	 * Each 0, or the exit code (said); NULL (sec: nothing) when the command has none. */
+	const struct hf_secrets *sec;
+	int (*secrets_prepare)(void *arg);
+	int (*secrets)(void *arg);
 	/* The session's start and end lines (on a terminal, not with --quiet: cmd/runlines.h). */
 	void (*begin)(void *arg);
 	void (*end)(void *arg, int status, int cmd_signal, bool interrupted, size_t moved);

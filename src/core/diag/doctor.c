@@ -1105,4 +1105,5 @@ void doctor_run(struct doctor_report *r)
 	check_agents(r);
 	check_shims(r);
 	doctor_check_toolchains(r, home, state);
+	doctor_check_secrets(r, state);
 }

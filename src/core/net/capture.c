@@ -734,8 +734,10 @@ static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, i
 	}
 	struct px_cap *c = cap_new(p, CK_UPSTREAM, req);
 	/* the TLS server name or HTTP Host must be the approved name (issue 25 item 2): where
-	 * the port carries those, the bytes go through agentjail (doc/design.md §4) */
-	c->relayed = px_fb_kind(p, ev.host, port) != FB_SNIFF;
+	 * the port carries those, the bytes go through agentjail (doc/design.md §4); and on any
+	 * port of an inspected host, so its tunnel goes to agentjail-tls as a CONNECT tunnel's
+	 * does (§4d): a client that ignores the proxy does not pass its request rules by */
+	c->relayed = px_fb_kind(p, ev.host, port) != FB_SNIFF || px_inspect_host(p, ev.host);
 	c->cfam = fam;
 	c->pref = fam;
 	int domain = sockopt_int(sfd, SOL_SOCKET, SO_DOMAIN);

@@ -386,6 +386,9 @@ static void *loop(void *arg)
 			case PK_DNS_TCP:
 				px_dns_tcp_event(p, (struct px_dns_tcp *)h, ev);
 				break;
+			case PK_INSPECT:
+				px_inspect_ready(p);
+				break;
 			case PK_NOTIFY:
 			case PK_CAPTURE:
 			case PK_CAPCHAN:
@@ -456,7 +459,7 @@ static void teardown(struct proxy *p)
 	p->graveyard = NULL;
 	p->n_grave = p->cap_grave = 0;
 	struct px_handle *hs[] = {&p->listen_h[0], &p->listen_h[1], &p->udp_h, &p->dnsl_h,
-				  &p->stop_h, &p->wake_h};
+				  &p->stop_h, &p->wake_h, &p->inspect_h};
 	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++)
 		px_close_fd(&hs[i]->fd);
 	px_capture_free(p);
@@ -474,7 +477,7 @@ static int setup(struct proxy *p, struct err *e)
 	if (p->stop_h.fd < 0 || p->wake_h.fd < 0)
 		return err_set(e, errno, "", "proxy: cannot create its eventfds");
 	struct px_handle *hs[] = {&p->stop_h, &p->wake_h, &p->listen_h[0], &p->listen_h[1],
-				  &p->udp_h, &p->dnsl_h};
+				  &p->udp_h, &p->dnsl_h, &p->inspect_h};
 	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
 		if (hs[i]->fd < 0)
 			continue;
@@ -527,6 +530,8 @@ int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 	p->udp_h = (struct px_handle){.kind = PK_DNS_UDP, .fd = l->dns_udp};
 	p->dnsl_h = (struct px_handle){.kind = PK_DNS_LISTEN, .fd = l->dns_tcp};
 	p->stop_h = (struct px_handle){.kind = PK_STOP, .fd = -1};
+	p->inspect_h = (struct px_handle){.kind = PK_INSPECT,
+					  .fd = l->inspect_fd > 0 ? l->inspect_fd : -1};
 	p->wake_h = (struct px_handle){.kind = PK_WAKE, .fd = -1};
 	(void)pthread_mutex_init(&p->inbox_mu, NULL);
 	p->evq.sink = sink;
@@ -561,6 +566,8 @@ void proxy_stop(struct proxy *p, struct proxy_stats *st)
 		(void)pthread_join(p->thr, NULL);
 	}
 	p->st.open_now = p->n_conns + p->n_dns_conns;
+	px_close_all(p); /* their events first, then agentjail-tls's last ones */
+	px_inspect_finish(p);
 	teardown(p);
 	px_events_stop(&p->evq);
 	p->st.events_dropped = p->evq.dropped;

@@ -17,6 +17,9 @@ struct proxy_listeners {
 	int tcp4, tcp6;           /* listening 127.0.0.1:3128 and [::1]:3128 (-1 if absent) */
 	int dns_udp, dns_tcp;     /* bound/listening 127.0.0.1:53 (-1: none, as for --net off
 				   * with --publish, the proxy's only work then) */
+	int inspect_fd;           /* agentjail-tls's control socket (doc/design.md §4d): the
+				   * tunnels rules->inspect names go there, its events come back;
+				   * 0 or -1: none (then nothing is inspected) */
 };
 
 /* Called from the proxy's own writer (never from the relay's path) with events in batches,
@@ -70,5 +73,7 @@ int proxy_publish(struct proxy *p, const struct publish *v, const int *fds, size
  * while the proxy runs; takes ownership of both fds (closed by proxy_stop, or at once on
  * failure). -1 with e: the jail's connects then fail (ENOSYS), nothing opens. */
 int proxy_capture(struct proxy *p, int listener, int chan, struct err *e) WUR;
-/* Stop: close the listeners and every connection, deliver the remaining events, join, free. */
+/* Stop: close the listeners and every connection, let agentjail-tls finish (its events read
+ * until it closes the control socket, at most 2 s), deliver the remaining events, join, free.
+ * The control socket is closed; reaping the helper is its starter's. */
 void proxy_stop(struct proxy *p, struct proxy_stats *st);

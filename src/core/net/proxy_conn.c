@@ -353,8 +353,45 @@ static void refuse_held(struct proxy *p, struct px_conn *c, const struct fb_resu
 	free(resp);
 }
 
+/* doc/design.md §4d: an inspected tunnel goes to agentjail-tls, with what the client sent and
+ * what it is still owed; the event becomes agentjail-tls's. One that cannot be handed over is
+ * refused: never relayed unread. */
+static void hand_over(struct proxy *p, struct px_conn *c, const struct fb_result *judged)
+{
+	struct px_dir *back = &c->dir[1];
+	struct im_tunnel t = {.id = ++p->inspect_ids, .port = c->ev.port, .at_ms = c->ev.at_ms,
+			      .t0_mono_ms = c->t0, .proto = c->ev.proto, .tls = judged->tls,
+			      .held = (const uint8_t *)c->in, .held_len = c->inlen,
+			      .to_client = (const uint8_t *)back->pre + back->preoff,
+			      .to_client_len = back->prelen - back->preoff};
+	px_set_text(t.host, sizeof t.host, c->ev.host);
+	px_set_text(t.rule, sizeof t.rule, c->ev.rule);
+	px_set_text(t.addr, sizeof t.addr, c->ev.addr);
+	if (!back->inpipe && px_inspect_send(p, &t, c->c.fd, c->u.fd) == 0) {
+		/* out of the epoll set by hand: the sockets live on in agentjail-tls, so closing
+		 * our fds would leave them registered, with events for a freed connection */
+		struct px_handle *hs[2] = {&c->c, &c->u};
+		for (int i = 0; i < 2; i++) {
+			(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, hs[i]->fd, NULL);
+			hs[i]->mask = 0;
+		}
+		c->have_ev = false;
+		conn_close(p, c);
+		return;
+	}
+	struct fb_result r = *judged;
+	r.state = FB_REFUSE;
+	(void)snprintf(r.reason, sizeof r.reason,
+		       "%s:%u is inspected, and the TLS inspector (agentjail-tls) %s: refused rather "
+		       "than passed unread", c->ev.host, c->ev.port,
+		       back->inpipe ? "cannot take a tunnel whose server spoke first"
+				    : "is not running or not keeping up");
+	refuse_held(p, c, &r);
+}
+
 /* Read what the client sent and judge it (final after the wait's deadline). 1: still held;
- * 0: passed, the bytes read go upstream first; -1: refused (c lingers). */
+ * 0: passed, the bytes read go upstream first; -1: refused or handed over (c lingers or is
+ * closed). */
 static int held_step(struct proxy *p, struct px_conn *c, bool timed_out)
 {
 	int rr = timed_out ? 0 : read_in(c, TLS_HELLO_READ_MAX);
@@ -371,6 +408,10 @@ static int held_step(struct proxy *p, struct px_conn *c, bool timed_out)
 		return 1;
 	}
 	c->held = false;
+	if (px_inspect_wanted(p, c->ev.host, r.tls, r.http)) {
+		hand_over(p, c, &r);
+		return -1;
+	}
 	free(c->up);
 	c->up = c->in;
 	c->uplen = c->inlen;
@@ -841,6 +882,14 @@ static void proceed(struct proxy *p, struct px_conn *c, char *host, uint16_t por
 		char *reason = net_name_reason(m, "HTTP Host", host, port, c->req.host_header);
 		deny(p, c, 403, 2, reason);
 		free(reason);
+		free(host);
+		return;
+	}
+	/* plain HTTP to an inspected host: its request rules, and no placeholder in clear */
+	char why[sizeof c->ev.rule];
+	if (proto == NP_HTTP &&
+	    px_inspect_plain(p, host, port, c->in, c->inlen, &c->req, why, sizeof why) < 0) {
+		deny(p, c, 403, 2, why);
 		free(host);
 		return;
 	}

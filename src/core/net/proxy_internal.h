@@ -13,8 +13,10 @@
 #include <linux/filter.h>
 
 #include "core/net/firstbytes.h"
+#include "core/net/httpreq.h"
 #include "core/net/proxy.h"
 #include "core/net/netsynth.h"
+#include "core/net/inspectmsg.h"
 #include "core/plan/netask.h"
 #include "core/plan/publish.h"
 
@@ -25,7 +27,7 @@
 /* What an epoll registration points at: every registered object starts with one. */
 enum px_kind { PK_STOP, PK_LISTEN, PK_DNS_UDP, PK_DNS_LISTEN, PK_ARES, PK_CLIENT, PK_UPSTREAM,
 	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_RELAY, PK_WAKE, PK_PUB_LISTEN,
-	       PK_PUB_CHAN };
+	       PK_PUB_CHAN, PK_INSPECT };
 struct px_handle {
 	enum px_kind kind;
 	int fd;
@@ -108,6 +110,8 @@ struct proxy {
 	struct px_handle stop_h;           /* eventfd: proxy_stop writes it */
 	struct px_handle listen_h[2];      /* tcp4, tcp6 */
 	struct px_handle udp_h, dnsl_h;    /* the DNS stub: UDP, TCP listener */
+	struct px_handle inspect_h;        /* agentjail-tls's control socket, -1 when none */
+	uint64_t inspect_ids;              /* the last tunnel id handed over */
 	const struct netrules *rules;
 	ares_channel ch;
 	bool ares_ok;
@@ -211,6 +215,25 @@ void px_addr_refused(const char *host, uint16_t port, const char *refused, char 
 void px_set_text(char *dst, size_t cap, const char *s); /* copied, cut to fit */
 /* An IPv4 (4 bytes) or IPv6 (16) address and a port as a sockaddr; its length. */
 socklen_t px_fill_sa(struct sockaddr_storage *sa, int fam, const uint8_t *a, uint16_t port);
+
+/* proxy_inspect.c (doc/design.md §4d) */
+/* Whether a tunnel to host (normalized) at port, whose first bytes fb_judge passed (tls: they
+ * are a ClientHello; http: an HTTP head on port 80), goes to agentjail-tls (refused when it
+ * cannot take it). */
+bool px_inspect_wanted(const struct proxy *p, const char *host, bool tls, bool http);
+/* Whether the host is inspected: a captured connection to it is relayed, so its first bytes
+ * are read and it can be handed over, whatever its port (capture.c). */
+bool px_inspect_host(const struct proxy *p, const char *host);
+/* Hand the tunnel over: its client and upstream sockets and the bytes held. 0 sent (the
+ * caller closes its copies and leaves the event to agentjail-tls), -1 not (it is gone: the
+ * caller refuses the tunnel, never relays it unread). */
+int px_inspect_send(struct proxy *p, const struct im_tunnel *t, int client_fd, int upstream_fd);
+void px_inspect_ready(struct proxy *p);  /* PK_INSPECT readable: its events */
+void px_inspect_finish(struct proxy *p); /* proxy_stop: read its last events, close */
+/* A plain HTTP request (absolute URI) to an inspected host: -1 with the refusal's reason and
+ * whether it is an exfiltration attempt. */
+int px_inspect_plain(const struct proxy *p, const char *host, uint16_t port, const char *buf,
+		     size_t len, const struct http_req *q, char *reason, size_t cap);
 
 /* proxy_dns.c */
 void px_dns_udp_ready(struct proxy *p);

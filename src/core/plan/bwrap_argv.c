@@ -78,6 +78,7 @@ const struct bw_home_code bw_home_code[] = {
 	{".ssh/rc", "sshd runs it at every login"},
 	{".ssh/environment", "sshd sets what it names at login (PermitUserEnvironment)"},
 	{".ssh/config", "ssh runs its ProxyCommand, LocalCommand and Match exec"},
+	{".ssh/known_hosts", "ssh, and agentjail's filtered ssh agent, trust the host keys it lists"},
 	{".local/bin", "it is on PATH: what is there runs in place of the system's commands"},
 	{".local/lib", "python imports the .pth files of the user's site-packages at every start"},
 	{".npmrc", "npm runs what it names (script-shell, node-options, git)"},
@@ -506,6 +507,99 @@ static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct pol
 	}
 	op_fd_bind(p, false, hf->resolv_target, hf->resolv_target,
 		   "resolv.conf's target, after the /run tmpfs (before it, it would be hidden)");
+}
+
+/* ---- secrets, inspected hosts, agents (doc/design.md §4d) ---- */
+
+static void setenv_op(struct bw_plan *p, const char *name, const char *value, bool secret,
+		      const char *why);
+
+/* What names a CA bundle for the tools that take one from the environment: OpenSSL (and what
+ * links it: curl, git, Python's ssl, Ruby, PHP), Node (added to its own roots), Python's
+ * requests, curl, git, pip, npm, cargo, the AWS SDKs, Deno */
+static const char *const bundle_env[] = {"SSL_CERT_FILE",     "NODE_EXTRA_CA_CERTS",
+					 "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+					 "GIT_SSL_CAINFO",    "PIP_CERT",
+					 "npm_config_cafile", "CARGO_HTTP_CAINFO",
+					 "AWS_CA_BUNDLE",     "DENO_CERT",
+					 NULL};
+
+/* After /run's tmpfs and /etc: the bundle, and the host's own bundle file shown with it. */
+static void add_bundle(struct bw_plan *p, struct hostfacts *hf)
+{
+	if (!hf->sec.bundle)
+		return;
+	op_data_bind(p, hf->sec.bundle, BW_CA_BUNDLE_PATH,
+		     "inspected hosts (§4d): the host's CA bundle and agentjail's CA, read-only");
+	const char *host = hf->sec.bundle_host;
+	if (host && hf_type(hf, host) == HF_FILE && !hf_has_symlink_below(hf, "/", host))
+		op_data_bind(p, hf->sec.bundle, host,
+			     "… over the host's bundle too (tools with a compiled-in path)");
+	else if (host)
+		skip(p, host, "the host's CA bundle is not a plain file: not replaced (the "
+			      "variables name the jail's)");
+}
+
+/* After the home's tmpfs: the filtered ssh agent and known_hosts, gpg's extra socket and the
+ * public keyring. -1 (exit 2) for --gpg-agent without a home of the jail's own. */
+static int add_agents(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		      bool home_own, struct err *e)
+{
+	if (pol->ssh_agent && hf->sec.ssh_sock) {
+		op_fd_bind(p, false, hf->sec.ssh_sock, BW_SSH_AGENT_PATH,
+			   "--ssh-agent: agentjail's filtered agent (list keys, sign for sessions "
+			   "bound to allowed hosts)");
+		/* where git's ssh is told to look (ssh's own ~ is the passwd entry's home), and
+		 * where plain ssh looks when the home is the jail's */
+		_cleanup_free_ char *kh = hf->home ? path_join(hf->home, ".ssh/known_hosts") : NULL;
+		if (kh && hf_type(hf, kh) == HF_FILE) {
+			op_fd_bind(p, false, kh, BW_KNOWN_HOSTS_PATH,
+				   "--ssh-agent: the hosts ssh knows, read-only");
+			if (home_own)
+				op_fd_bind(p, false, kh, kh, "… and where ssh looks, read-only");
+		}
+	}
+	if (!pol->gpg_agent || !hf->sec.gpg_sock)
+		return 0;
+	if (!home_own)
+		return err_set(e, 0, hf->home ? hf->home : "$HOME",
+			       "--gpg-agent needs the jail's own home: here the workspace shows "
+			       "yours, secret keys included");
+	_cleanup_free_ char *dir = path_join(hf->home, ".gnupg");
+	op(p, "--gpg-agent: a gpg home of the jail's own", 4, "--perms", "0700", "--dir", dir);
+	static const char *const pub[] = {"pubring.kbx", "pubring.gpg", "trustdb.gpg", NULL};
+	for (size_t i = 0; hf->sec.gpg_home && pub[i]; i++) {
+		_cleanup_free_ char *src = path_join(hf->sec.gpg_home, pub[i]);
+		_cleanup_free_ char *dst = path_join(dir, pub[i]);
+		if (hf_type(hf, src) == HF_FILE)
+			op_fd_bind(p, false, src, dst, "--gpg-agent: the public keyring, read-only");
+	}
+	_cleanup_free_ char *sock = path_join(dir, "S.gpg-agent");
+	op_fd_bind(p, false, hf->sec.gpg_sock, sock,
+		   "--gpg-agent: gpg-agent's restricted extra socket (signs; no key leaves it)");
+	return 0;
+}
+
+/* The variables: a secret's placeholder is set where its value was (add_env); these follow
+ * the proxy's. */
+static void add_secrets_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			    bool home_own)
+{
+	for (size_t i = 0; hf->sec.bundle && bundle_env[i]; i++)
+		setenv_op(p, bundle_env[i], BW_CA_BUNDLE_PATH, false,
+			  "inspected hosts: the jail's CA bundle");
+	if (pol->ssh_agent && hf->sec.ssh_sock) {
+		setenv_op(p, "SSH_AUTH_SOCK", BW_SSH_AGENT_PATH, false,
+			  "--ssh-agent: agentjail's filtered agent");
+		setenv_op(p, "GIT_SSH_COMMAND",
+			  "ssh -o ProxyCommand='" BW_INIT_PATH " __connect %h %p' "
+			  "-o UserKnownHostsFile=" BW_KNOWN_HOSTS_PATH,
+			  false, "--ssh-agent: git's ssh through the proxy, with the hosts you know");
+	}
+	if (pol->gpg_agent && hf->sec.gpg_sock && home_own) {
+		_cleanup_free_ char *dir = path_join(hf->home, ".gnupg");
+		setenv_op(p, "GNUPGHOME", dir, false, "--gpg-agent: the jail's gpg home");
+	}
 }
 
 static bool is_home_or_ancestor(const char *dir, const char *home)
@@ -1124,6 +1218,7 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		strv_push(&extra, hf->self_exe);
 		initpath_candidates(hf->self_exe, &extra);
 		helperpath_candidates(&HELPER_REMOTE, hf->self_exe, &extra);
+		helperpath_candidates(&HELPER_TLS, hf->self_exe, &extra);
 	}
 	for (size_t i = 0; i < extra.n; i++)
 		if (under_any(writable, extra.v[i]))
@@ -1330,7 +1425,7 @@ static void add_proxy_env(struct bw_plan *p)
 }
 
 static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-		    struct tools_memo *tools)
+		    struct tools_memo *tools, bool home_own)
 {
 	op(p, "start from an empty environment", 1, "--clearenv");
 	for (size_t i = 0; env_keep[i]; i++) {
@@ -1361,6 +1456,13 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 			setenv_op(p, name, eq + 1, true, "--env NAME=VALUE");
 			continue;
 		}
+		if (secret_set_find(&pol->secrets, kv)) {
+			_cleanup_free_ char *ph = secret_placeholder(kv);
+			setenv_op(p, kv, ph, false,
+				  "a secret: its placeholder; agentjail adds the value at the proxy, "
+				  "for its hosts only (§4d)");
+			continue;
+		}
 		const char *v = hf_getenv(hf, kv);
 		if (!v) {
 			skip(p, kv, "--env: not set on the host");
@@ -1380,6 +1482,7 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 		setenv_op(p, "AGENTJAIL_SESSION", hf->session_id, false, "this session's id");
 	if (pol->net == NET_ALLOW)
 		add_proxy_env(p);
+	add_secrets_env(p, hf, pol, home_own);
 }
 
 /* A --rw or --ro path that is not there: an error naming it (a typo would silently mean no
@@ -1769,10 +1872,19 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_proc_dev(out, hf, pol);
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
+	add_bundle(out, hf);
 	struct strv agent_roots = STRV_INIT;
 	struct tools_memo tools = {.cache_root = toolcache_root(hf->state_dir, pol->workspace,
 								 pol->cache)};
 	bool home_own = add_home(out, hf, pol, cmd, &agent_roots, &tools);
+	if (add_agents(out, hf, pol, home_own, e) < 0) {
+		free(tools.cache_root);
+		if (tools.done)
+			toolmgr_plan_free(&tools.tm);
+		strv_free(&tools.private_late);
+		strv_free(&agent_roots);
+		return -1;
+	}
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable, &agent_roots, pol,
@@ -1788,7 +1900,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_copy(&visible, &pol->ro);
 	add_masks(out, hf, pol, &visible, &writable);
 	strv_free(&visible);
-	add_env(out, hf, pol, &tools);
+	add_env(out, hf, pol, &tools, home_own);
 	if (tools.done)
 		toolmgr_plan_free(&tools.tm);
 	free(tools.cache_root);

@@ -24,6 +24,10 @@ enum {
 };
 
 #define BW_INIT_PATH "/run/agentjail/init" /* agentjail-init, the jail's PID 1 */
+/* doc/design.md §4d: the trust bundle of a run that inspects hosts, the filtered ssh agent */
+#define BW_CA_BUNDLE_PATH "/run/agentjail/ca-bundle.pem"
+#define BW_SSH_AGENT_PATH "/run/agentjail/ssh-agent"
+#define BW_KNOWN_HOSTS_PATH "/run/agentjail/known_hosts" /* the user's, read-only */
 /* agentjail itself, bound read-only only when the command names it (verify's `__probe`) */
 #define BW_SELF_PATH "/run/agentjail/agentjail"
 

@@ -39,10 +39,14 @@ struct netmap {
 	char *spec;
 };
 
+struct inspect; /* core/plan/httprules.h */
+
 struct netrules {
 	struct netrule *allow; size_t n_allow;
 	struct netrule *deny;  size_t n_deny;
 	struct netmap *map;    size_t n_map;
+	/* what is inspected (doc/design.md §4d), owned by the caller, or NULL: nothing */
+	const struct inspect *inspect;
 };
 
 /* Lowercase, IDNA (UTS #46 non-transitional, to A-labels), strip one trailing dot, strip [ ]
@@ -57,6 +61,9 @@ int netrule_parse(const char *spec, struct netrule *out, struct err *e) WUR;
 /* The same for a deny entry: "/tls" and "/http" are refused (a deny entry refuses every byte). */
 int netrule_parse_deny(const char *spec, struct netrule *out, struct err *e) WUR;
 void netrule_free(struct netrule *r);
+/* Whether rule r's host (a name, a wildcard's subdomains, an IP's text) is this normalized
+ * host; the port is not looked at. */
+bool netrule_host_matches(const struct netrule *r, const char *host);
 /* "NAME=ADDR" with ADDR an IPv4 or IPv6 literal (brackets allowed). */
 int netmap_parse(const char *spec, struct netmap *out, struct err *e) WUR;
 void netmap_free(struct netmap *m);

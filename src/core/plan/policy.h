@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/plan/secrets.h"
 #include "util/err.h"
 #include "util/strv.h"
 
@@ -54,6 +55,12 @@ struct policy {
 	struct strv allow_domains; /* --allow-domain, plus an agent profile's domains */
 	struct strv deny_domains;  /* --deny-domain */
 	struct strv map_hosts;     /* --map-host NAME=ADDR */
+	/* secrets, request rules, agents (doc/design.md §4d); for --net allow except gpg_agent */
+	struct strv allow_http;    /* --allow-http 'METHOD HOST/PATH' */
+	struct secret_set secrets; /* the configuration's definitions while parsing; the ones the
+				    * run uses once policy_secrets_activate ran (stored) */
+	bool ssh_agent;            /* --ssh-agent: a filtered ssh agent inside */
+	bool gpg_agent;            /* --gpg-agent: gpg-agent's extra socket and the public keyring */
 	/* --publish [HOSTPORT:]PORT (core/plan/publish.h): the jail's loopback ports reachable on
 	 * the host's 127.0.0.1; for --net off and allow (under on the jail is on the host's) */
 	struct strv publish;
@@ -144,9 +151,16 @@ int policy_opt_arity(const char *arg);
  * ("--nett", "--allow-domian=x"), or NULL when none is a likely typo (plan/suggest.h). */
 const char *policy_opt_closest(const char *arg, const char *const *more);
 
+/* The secrets the run uses (doc/design.md §4d): under --net allow, of p->secrets (the
+ * configuration's definitions, or a stored policy's) and the built-ins, those secrets_active
+ * keeps for p->env and the host's environment `host_env`; none under another mode. */
+void policy_secrets_activate(struct policy *p, const struct strv *host_env);
+
 /* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
 int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;
 
+/* Whether name[0, n) is a variable name: letters, digits and _, not starting with a digit. */
+bool env_name_valid(const char *name, size_t n);
 /* Whether a variable name may be passed with --env (never LD_*, BASH_ENV, …). */
 bool env_name_forbidden(const char *name);
 

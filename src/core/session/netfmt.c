@@ -31,6 +31,8 @@ char *netfmt_hostport(const char *host, size_t hostsize, int port)
 	char *out;
 	if (port == 0 && !h[0])
 		out = xstrdup("(malformed DNS request)"); /* netevent.h: no name could be read */
+	else if (port == 0 && !strcmp(h, "-"))
+		out = xstrdup("-"); /* netevent.h: an ssh-agent request of no bound session */
 	else if (port == 0)
 		out = xasprintf("%s (dns)", h);
 	else if (strchr(h, ':'))

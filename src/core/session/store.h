@@ -53,7 +53,7 @@
 #include "util/err.h"
 #include "util/strv.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_DB_NAME "agentjail.db"
 #define STORE_ID_LEN 36 /* a UUID: 8-4-4-4-12 lowercase hex digits */
 

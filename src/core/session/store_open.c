@@ -150,6 +150,33 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	" bytes_up, bytes_down, dur_ms, error, failed FROM net_events;"
 	"DROP TABLE net_events;"
 	"ALTER TABLE net_events_v7 RENAME TO net_events;"
+	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);",	/* 8: inspected hosts and the filtered ssh agent (issue 29, doc/design.md §4d): a request
+	 * refused inside an inspected tunnel ('https') and a signature asked of the agent
+	 * ('ssh-agent'). SQLite changes a CHECK only by rebuilding the table. */
+	"CREATE TABLE net_events_v8 ("
+	" seq INTEGER PRIMARY KEY,"
+	" session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+	" attempt INTEGER NOT NULL,"
+	" at_ms INTEGER NOT NULL,"
+	" proto TEXT NOT NULL CHECK (proto IN ('connect', 'http', 'socks', 'dns', 'tcp', 'publish',"
+	"  'https', 'ssh-agent')),"
+	" host TEXT NOT NULL,"
+	" port INTEGER NOT NULL CHECK (port BETWEEN 0 AND 65535),"
+	" allowed INTEGER NOT NULL CHECK (allowed IN (0, 1)),"
+	" rule TEXT NOT NULL,"
+	" addr TEXT NOT NULL,"
+	" bytes_up INTEGER NOT NULL,"
+	" bytes_down INTEGER NOT NULL,"
+	" dur_ms INTEGER NOT NULL,"
+	" error TEXT NOT NULL,"
+	" failed INTEGER NOT NULL DEFAULT 0 CHECK (failed IN (0, 1))"
+	") STRICT;"
+	"INSERT INTO net_events_v8 (seq, session_id, attempt, at_ms, proto, host, port, allowed,"
+	" rule, addr, bytes_up, bytes_down, dur_ms, error, failed)"
+	" SELECT seq, session_id, attempt, at_ms, proto, host, port, allowed, rule, addr,"
+	" bytes_up, bytes_down, dur_ms, error, failed FROM net_events;"
+	"DROP TABLE net_events;"
+	"ALTER TABLE net_events_v8 RENAME TO net_events;"
 	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);",
 };
 /* ---- opening ---- */

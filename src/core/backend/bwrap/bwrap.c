@@ -187,6 +187,11 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 		io->error(io->arg, &e);
 		return EXIT_JAIL;
 	}
+	int src = io->secrets ? io->secrets(io->arg) : 0; /* a command may ask the user */
+	if (src) {
+		free(bwrap);
+		return src;
+	}
 	if (req->pol.net == NET_ON)
 		report_warn(io,
 			    "%s%snet on: the jail shares the host's network, including services on "

@@ -285,10 +285,12 @@ $(BUILD)/bench/tlsinspect: bench/tlsinspect.c $(BUILD)/libagentjail.a $(TLS)
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
 # root and as an unprivileged user; bench/mounts what each bwrap mount costs; bench/capture
-# the captured direct connections of --net allow against the same client unjailed.
+# the captured direct connections of --net allow against the same client unjailed;
+# bench/review.sh diff and apply of 10,000 changed files under --fs review.
 bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
 		$(BUILD)/bench/initexec $(BUILD)/bench/capture $(BUILD)/bench/tlsinspect
 	@bench/startup.sh $(abspath $(BUILD))
+	@bench/review.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 256
 	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 11

@@ -15,7 +15,7 @@ _agentjail() {
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	local commands="run verify doctor profiles shim sessions show log net ps exec stop rm quarantine resume tui
-		cache home config trust untrust"
+		cache home config trust untrust diff apply discard checkpoint rollback"
 	local policy="--fs --net --ask-timeout --allow-domain --deny-domain --map-host --publish
 		--allow-http --ssh-agent --gpg-agent --workspace --rw --ro --hide --dev --env
 		--allow-ptrace --agent-writable-instructions --memory --pids --home --dry-run --quiet
@@ -31,7 +31,7 @@ _agentjail() {
 	done
 
 	case $prev in
-	--fs) mapfile -t COMPREPLY < <(compgen -W "read-only workspace-write danger-full-access ro rw full" -- "$cur"); return 0 ;;
+	--fs) mapfile -t COMPREPLY < <(compgen -W "read-only workspace-write review danger-full-access ro rw full" -- "$cur"); return 0 ;;
 	--backend) mapfile -t COMPREPLY < <(compgen -W "local landlock opensandbox" -- "$cur"); return 0 ;;
 	--net) mapfile -t COMPREPLY < <(compgen -W "off on allow ask" -- "$cur"); return 0 ;;
 	--memory) mapfile -t COMPREPLY < <(compgen -W "unlimited 512M 1G 4G 8G 16G" -- "$cur"); return 0 ;;
@@ -109,6 +109,20 @@ _agentjail() {
 		fi ;;
 	untrust) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
 	tui) mapfile -t COMPREPLY < <(compgen -W "--help" -- "$cur") ;;
+	diff)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--last --stat --json --help" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -f -- "$cur")
+		fi ;;
+	apply)
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "--last --force --expect --help" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "$(_agentjail_sessions)" -f -- "$cur")
+		fi ;;
+	discard | rollback) mapfile -t COMPREPLY < <(compgen -W "--last --help $(_agentjail_sessions)" -- "$cur") ;;
+	checkpoint) mapfile -t COMPREPLY < <(compgen -W "--last --list --help $(_agentjail_sessions)" -- "$cur") ;;
 	*) mapfile -t COMPREPLY < <(compgen -W "$policy" -- "$cur") ;; # an agent: POLICY, then -- ARGS
 	esac
 	return 0

@@ -9,7 +9,7 @@ function __agentjail_sessions
     agentjail sessions --json 2>/dev/null | string replace -rf '^    "id": "([^"]*)".*' '$1'
 end
 
-set -l __aj_cmds run verify doctor profiles shim sessions show log net ps exec stop rm quarantine resume tui cache home config trust untrust
+set -l __aj_cmds run verify doctor profiles shim sessions show log net ps exec stop rm quarantine resume tui cache home config trust untrust diff apply discard checkpoint rollback
 
 complete -c agentjail -f
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -l version -d 'print the version'
@@ -29,6 +29,11 @@ complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjai
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a stop -d 'end a running session'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a quarantine -d 'what the jail moved aside'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a resume -d 'run a session again'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a diff -d 'a review session\'s pending changes'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a apply -d 'apply a review session\'s changes'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a discard -d 'throw a review session\'s changes away'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a checkpoint -d 'snapshot a review session\'s changes'
+complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a rollback -d 'back to a checkpoint'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a tui -d 'the session manager'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a cache -d 'the private package caches, per workspace'
 complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjail_profiles)" -a home -d "a workspace's persisted home"
@@ -39,7 +44,7 @@ complete -c agentjail -n "not __fish_seen_subcommand_from $__aj_cmds (__agentjai
 
 # POLICY options: run, verify and the agents
 set -l __aj_pol "__fish_seen_subcommand_from run verify (__agentjail_profiles); and not contains -- -- (commandline -opc)"
-complete -c agentjail -n $__aj_pol -l fs -x -a 'read-only workspace-write danger-full-access ro rw full' -d 'filesystem mode'
+complete -c agentjail -n $__aj_pol -l fs -x -a 'read-only workspace-write review danger-full-access ro rw full' -d 'filesystem mode'
 complete -c agentjail -n $__aj_pol -l net -x -a 'off on allow ask' -d network
 complete -c agentjail -n $__aj_pol -l ask-timeout -x -d '--net ask: seconds before a question is denied'
 complete -c agentjail -n $__aj_pol -l allow-domain -x -d 'allow a domain (--net allow)'
@@ -71,9 +76,14 @@ complete -c agentjail -n '__fish_seen_subcommand_from shim; and not __fish_seen_
 complete -c agentjail -n '__fish_seen_subcommand_from shim' -l dir -x -a '(__fish_complete_directories)' -d 'shim directory'
 complete -c agentjail -n '__fish_seen_subcommand_from install remove' -x -a '(__agentjail_profiles)'
 complete -c agentjail -n '__fish_seen_subcommand_from sessions' -l all -d 'every workspace'
-complete -c agentjail -n '__fish_seen_subcommand_from show log rm resume exec stop' -x -a '(__agentjail_sessions)' -d session
+complete -c agentjail -n '__fish_seen_subcommand_from show log rm resume exec stop diff apply discard checkpoint rollback' -x -a '(__agentjail_sessions)' -d session
 complete -c agentjail -n '__fish_seen_subcommand_from ps' -l json -d JSON
-complete -c agentjail -n '__fish_seen_subcommand_from log resume' -l last -d 'the newest session'
+complete -c agentjail -n '__fish_seen_subcommand_from log resume diff apply discard checkpoint rollback' -l last -d 'the newest session'
+complete -c agentjail -n '__fish_seen_subcommand_from diff' -l stat -d 'one line per change'
+complete -c agentjail -n '__fish_seen_subcommand_from diff' -l json -d 'one JSON document'
+complete -c agentjail -n '__fish_seen_subcommand_from apply' -l force -d 'over what changed since'
+complete -c agentjail -n '__fish_seen_subcommand_from apply' -l expect -r -d 'only the change set a diff showed'
+complete -c agentjail -n '__fish_seen_subcommand_from checkpoint' -l list -d 'the checkpoints'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l json -d 'one object per line'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l follow -d 'keep printing until it ends'
 complete -c agentjail -n '__fish_seen_subcommand_from log' -l suggest -d 'the lines that would allow what was denied'

@@ -76,6 +76,16 @@ int cmd_backend_auto(const char *flag, const struct config *cfg, struct run_requ
 		backend_auto_free(&a);
 		return EXIT_JAIL;
 	}
+	if (a.b != &backend_bwrap && req->pol.fs == FS_REVIEW) {
+		/* its overlay needs the bwrap jail's mount namespace (doc/design.md §3c): a jail
+		 * that cannot be built here, never a run without the overlay */
+		cmd_warn("%s", a.why);
+		cmd_warn("--fs review needs the bwrap jail (its overlay needs a mount namespace), "
+			 "which cannot run here: nothing was run");
+		cmd_warn("fix: %s", a.fix);
+		backend_auto_free(&a);
+		return EXIT_JAIL;
+	}
 	if (a.b != &backend_bwrap || !req->quiet)
 		cmd_warn("%s", a.why);
 	free(req->pol.backend_auto);

@@ -204,6 +204,20 @@ int cmd_config_profiles(void);
 int cmd_config(int argc, char **argv);
 int cmd_trust(int argc, char **argv);
 int cmd_untrust(int argc, char **argv);
+/* --fs review: a session's change set (cmd/review.c, doc/design.md §3c) */
+int cmd_diff(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_discard(int argc, char **argv);
+int cmd_checkpoint(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+/* show: the pending change set of a review session (o NULL: as text; else into that JSON
+ * object); nothing for another session. */
+struct json_t;
+void cmd_review_show(const struct session *s, struct json_t *o);
+/* The TUI's line about it, or NULL (not a review session). */
+char *cmd_review_pending(const struct session *s);
+/* rm: the session's change set removed. 0, or -1 (said). */
+int cmd_review_forget(const char *id);
 /* in-jail probe battery entry point (agentjail __probe) */
 int cmd_probe(int argc, char **argv);
 /* agentjail-remote __doctor-opensandbox: doctor's opensandbox check as doctor --json prints it

@@ -26,6 +26,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/termtext.h"
+#include "util/uuid.h"
 #include "util/xalloc.h"
 
 static const char usage[] =
@@ -155,6 +156,12 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 	if (policy_canonicalize(&req->pol, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;
+	}
+	/* --fs review: the battery's jail gets a change set of its own, gone after it (the
+	 * bwrap backend's review_end: nothing is recorded) */
+	if (req->pol.fs == FS_REVIEW && !(req->session_id = uuid_v4_new(&e))) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
 	}
 	return 0;
 }

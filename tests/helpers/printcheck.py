@@ -101,6 +101,13 @@ OURS = [
     ("runlines.c", r"st", "agentjail's words for an exit status"),
     ("quarantine.c", r"t|v\[i\]\.id", "a time and a session id agentjail made"),
     ("connect.c", r".*", "__connect runs inside the jail, on the jail's own stderr"),
+    ("review.c", r"raw", "diff into a pipe or a file: the change set's bytes as they are, for "
+                         "patch(1) (on a terminal every line goes through fmt_clean instead)"),
+    ("review.c", r"r\.s\.id|s->id", "a session id: a UUID agentjail made"),
+    ("review.c", r"what|c->how", "agentjail's own words, and numbers"),
+    ("review.c", r"name", "a checkpoint name: checked (review_ckpt_name_ok: A-Z a-z 0-9 . _ -) "
+                          "or a time strftime made"),
+    ("review.c", r"s", "JSON text printed with JSON_ENSURE_ASCII (jansson escapes controls)"),
     ("jails.c", r"v\[i\]\.id", "a session id: a UUID agentjail made"),
     ("jails.c", r"mem", "ps: a size human_size wrote from a number"),
     ("jails.c", r"pcol", "ps: the profile name through fmt_clean, then sessfmt_policy's words"),

@@ -26,20 +26,21 @@ my %allowed = (
 	confine => [qw(plan util)],
 	net => [qw(plan util)],
 	session => [qw(net plan util)],
+	review => [qw(plan util)], # a --fs review session's change set on disk
 	tls => [qw(net plan util)], # agentjail-tls's OpenSSL side
 	host => [qw(confine plan util)],
 	jail => [qw(host confine net plan util)], # net: agentjail-tls's messages (tlshelper.c)
 	backend => [qw(jail host confine config plan util)], # the interface (backend.h) and what
 							      # the backends share
 	# one backend each: the interface and what is below it, never another backend
-	'backend/bwrap' => [qw(backend jail host confine config net plan util)],
+	'backend/bwrap' => [qw(backend jail host confine config net review plan util)],
 	'backend/landlock' => [qw(backend jail host confine config net plan util)],
 	'backend/remote' => [qw(backend jail host confine config net plan util)],
 	diag => [qw(backend/bwrap backend/landlock backend/remote backend jail host confine session
-		config net plan util)],
+		config net review plan util)],
 	# the commands: of the backends, the interface only (checked below, file by file)
-	cmd => [qw(backend diag jail host confine session config net plan util)],
-	main => [qw(cmd backend diag jail host confine session config net tls plan util)],
+	cmd => [qw(backend diag jail host confine session config net review plan util)],
+	main => [qw(cmd backend diag jail host confine session config net tls review plan util)],
 );
 
 # Purity is a property of a file (doc/design.md §6): every file of plan/, and these. A pure file

@@ -4,7 +4,8 @@
 # shows what `agentjail run` recorded and refreshes when another process adds a session; a session
 # made in the New Session dialog runs jailed with the chosen policy (checked in the store); the
 # filter and delete; the Sandboxed switch disabled with the reason when bwrap is missing; resize;
-# q and SIGTERM give the terminal back as it was (stty, the alternate screen left).
+# q and SIGTERM give the terminal back as it was (stty, the alternate screen left); a --fs review
+# session's change set shown (v) and applied (a, then y).
 . "$(dirname "$0")/lib.sh"
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "1..0 # SKIP tmux is not installed (scripts/deps.sh installs it)"
@@ -247,6 +248,38 @@ for who in "${AJ_WHOS[@]}"; do
 	ok $? "$who: … and marks an agent that is not installed"
 	tm send-keys -t tui Escape q
 	restored "$who: q in a POSIX locale"
+
+	# --- issue 30: a --fs review session's change set: its size, v diff, a apply ---------------
+	aj_run "$who" -- run --fs review -- sh -c 'echo from-review > rv-file'
+	start_tui
+	wait_for 'agentjail sessions \(5\)' && wait_for 'review +1 entry pending'
+	ok $? "$who: the detail pane shows a review session's pending change set"
+	like "$SCREEN" 'v diff +a apply +x discard' "$who: … and its keys"
+	tm send-keys -t tui v
+	wait_for 'change set of' && wait_for '\+from-review'
+	ok $? "$who: v shows its diff"
+	# the change set rewritten after v showed it (as a jail still running could): a applies
+	# nothing (apply --expect the digest v showed); v again, then a applies what it shows
+	rvid=$(aj_run "$who" -- sessions --json >/dev/null; py 'd[0]["id"]')
+	aj_host sh -c "echo from-review-later > '$STATE/review/$rvid/upper/rv-file'"
+	tm send-keys -t tui q a
+	wait_for 'Apply the change set of'
+	ok $? "$who: a asks first"
+	tm send-keys -t tui y
+	wait_for 'not the one the diff showed'
+	ok $? "$who: … and after v, applies nothing when the change set changed since"
+	[ ! -e "$WS/rv-file" ]
+	ok $? "$who: … nothing written"
+	tm send-keys -t tui q v
+	wait_for '\+from-review-later'
+	tm send-keys -t tui q a
+	wait_for 'Apply the change set of'
+	tm send-keys -t tui y
+	wait_for '1 change applied'
+	ok $? "$who: y applies it"
+	is "$(cat "$WS/rv-file" 2>/dev/null)" "from-review-later" "$who: … into the workspace, as v showed it"
+	tm send-keys -t tui q q
+	restored "$who: q after apply"
 	tm kill-server 2>/dev/null
 done
 done_testing

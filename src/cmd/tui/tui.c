@@ -51,7 +51,25 @@ struct tui_ctx {
 	long long data_version;
 	const char *home;
 	long utc_off;
+	/* the session whose change set `v` showed last, and that diff's digest: `a` applies it
+	 * only as shown (apply --expect, doc/design.md §3c) */
+	char *diff_id;
+	char diff_digest[17];
 };
+
+/* The digest a diff printed ("--expect" and 16 lower-case hex digits; the last one), or "". */
+static void diff_digest(const char *out, char d[17])
+{
+	d[0] = '\0';
+	for (const char *p = out; (p = strstr(p, "--expect ")); p++) {
+		const char *h = p + strlen("--expect ");
+		size_t n = strspn(h, "0123456789abcdef");
+		if (n == 16) {
+			memcpy(d, h, 16);
+			d[16] = '\0';
+		}
+	}
+}
 
 static long long data_version(struct store *st)
 {
@@ -99,6 +117,7 @@ static struct tui_row *rows_from(const struct tui_ctx *c, const struct session *
 						    : xstrdup("-");
 		r->command = sessfmt_argv(&s->argv);
 		r->running = s->status == SESS_RUNNING;
+		r->review = s->policy_json && strstr(s->policy_json, "\"fs\":\"review\"");
 	}
 	return rows;
 }
@@ -141,6 +160,9 @@ static char *detail_of(struct tui_ctx *c, const char *id)
 	sb_addf(&b, "started  %s, %d attempt%s, %s\n", started, s.attempts,
 		s.attempts == 1 ? "" : "s", status);
 	sb_addf(&b, "command  %s\nworkdir  %s\n", cmdline, ws);
+	_cleanup_free_ char *pending = cmd_review_pending(&s);
+	if (pending) /* numbers and agentjail's words */
+		sb_addf(&b, "review   %s\n", pending);
 	bool net = s.n_net_allowed + s.n_net_denied > 0;
 	if (net) {
 		/* before the long policy and argv, so it is on screen: allowed, failed upstream
@@ -398,13 +420,20 @@ static char *run_captured(const struct strv *args, int *rc)
 	close(p[0]);
 	*rc = pid < 0 ? -1 : wait_child(pid);
 	char *raw = sb_steal(&b);
-	/* each line cleaned for the terminal */
+	/* each line cleaned for the terminal (a tab as spaces: a diff's code keeps its shape) */
 	struct strbuf o = STRBUF_INIT;
 	for (char *line = raw, *nl; line && *line; line = nl ? nl + 1 : NULL) {
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
-		_cleanup_free_ char *c = fmt_clean(line);
+		struct strbuf t = STRBUF_INIT;
+		for (const char *q = line; *q; q++)
+			if (*q == '\t')
+				sb_add(&t, "    ");
+			else
+				sb_addc(&t, *q);
+		_cleanup_free_ char *c = fmt_clean(sb_str(&t));
+		sb_free(&t);
 		sb_addf(&o, "%s\n", c);
 		if (!nl)
 			break;
@@ -540,6 +569,28 @@ static void do_simple(struct tui_ctx *c, struct tui_model *m, enum tui_action a)
 		if (nl)
 			*nl = '\0';
 		tui_set_status(m, out);
+		reload(c, m);
+	} else if (a == TA_DIFF) {
+		strv_push(&args, "diff");
+		strv_push(&args, id);
+		_cleanup_free_ char *out = run_captured(&args, &rc);
+		free(c->diff_id);
+		c->diff_id = xstrdup(id);
+		diff_digest(out, c->diff_digest);
+		_cleanup_free_ char *title = xasprintf("change set of %s (agentjail diff %s)",
+						       r->short_id, r->short_id);
+		tui_set_text(m, title, out[0] ? out : "(nothing pending)\n");
+	} else if (a == TA_APPLY || a == TA_DISCARD) {
+		strv_push(&args, a == TA_APPLY ? "apply" : "discard");
+		strv_push(&args, id);
+		if (a == TA_APPLY && c->diff_id && !strcmp(c->diff_id, id) && c->diff_digest[0]) {
+			strv_push(&args, "--expect");
+			strv_push(&args, c->diff_digest);
+		}
+		free(c->diff_id);
+		c->diff_id = NULL;
+		_cleanup_free_ char *out = run_captured(&args, &rc);
+		tui_set_text(m, a == TA_APPLY ? "apply" : "discard", out);
 		reload(c, m);
 	} else if (a == TA_LOG) {
 		strv_push(&args, "log");
@@ -683,6 +734,9 @@ int cmd_tui(int argc, char **argv)
 		case TA_RESUME:
 		case TA_DELETE:
 		case TA_LOG:
+		case TA_DIFF:
+		case TA_APPLY:
+		case TA_DISCARD:
 			do_simple(&c, &m, a);
 			break;
 		case TA_ANSWER:
@@ -694,6 +748,7 @@ int cmd_tui(int argc, char **argv)
 	}
 	tuiv_stop();
 	store_close(c.st);
+	free(c.diff_id);
 	tui_free(&m);
 	return quit_signal ? 128 + quit_signal : 0;
 }

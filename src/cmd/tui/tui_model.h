@@ -42,6 +42,9 @@ enum tui_action {
 	TA_DIALOG,   /* the dialog opened: the caller may check availability (tui_set_avail) */
 	TA_COMPLETE, /* complete the dialog's directory (tui_complete with the candidates) */
 	TA_RUN,      /* run the dialog's session: tui_dialog_argv, in tui_dialog_dir(m) */
+	TA_DIFF,     /* show the change set of tui_selected(m)->id (--fs review; tui_set_text) */
+	TA_APPLY,    /* apply it to the workspace (confirmed) */
+	TA_DISCARD,  /* throw it away (confirmed) */
 	TA_ANSWER,   /* answer m->qs[0] (--net ask) with m->answer */
 };
 
@@ -49,6 +52,7 @@ enum tui_action {
 struct tui_row {
 	char *id, *short_id, *status, *agent, *workspace, *policy, *started, *took, *command;
 	bool running;
+	bool review;  /* ran with --fs review: it has a change set to diff, apply or discard */
 };
 
 /* A question a running session (--net ask) waits on, as the list shows it; strings cleaned. */
@@ -68,7 +72,8 @@ struct tui_agent {
 	char *label;          /* "NAME (not installed)" when missing, else NULL: the name */
 };
 
-enum tui_mode { TM_LIST, TM_FILTER, TM_TEXT, TM_DIALOG, TM_CONFIRM_DELETE, TM_CONFIRM_UNSANDBOXED };
+enum tui_mode { TM_LIST, TM_FILTER, TM_TEXT, TM_DIALOG, TM_CONFIRM_DELETE, TM_CONFIRM_UNSANDBOXED,
+	       TM_CONFIRM_APPLY, TM_CONFIRM_DISCARD };
 enum tui_field { TF_AGENT, TF_COMMAND, TF_DIR, TF_SANDBOX, TF_FS, TF_NET, TF_ALLOW, TF_NFIELDS };
 enum tui_net { TN_OFF, TN_ON, TN_ALLOW };
 

@@ -202,7 +202,8 @@ static int scalar_of(enum cfg_key k, const struct toml_value *v, const char *fil
 		if (k == CK_FS ? fs_mode_parse(v->s, &fm) < 0 : net_mode_parse(v->s, &nm) < 0)
 			return at_err(e, file, v->line, v->col, "`%s` = \"%s\": expected %s", key,
 				      v->s,
-				      k == CK_FS ? "read-only, workspace-write or danger-full-access"
+				      k == CK_FS ? "read-only, workspace-write, review or "
+						   "danger-full-access"
 						 : "off, on or allow");
 		*out = xstrdup(k == CK_FS ? fs_mode_name(fm) : net_mode_name(nm));
 		return 0;
@@ -334,8 +335,10 @@ static int fs_rank(const char *v)
 {
 	enum fs_mode m = FS_WORKSPACE_WRITE;
 	if (v && fs_mode_parse(v, &m) < 0)
-		return 3;
-	return m == FS_READ_ONLY ? 0 : m == FS_WORKSPACE_WRITE ? 1 : 2;
+		return 4;
+	/* review writes nothing of the host's until `apply`: between read-only and
+	 * workspace-write */
+	return m == FS_READ_ONLY ? 0 : m == FS_REVIEW ? 1 : m == FS_WORKSPACE_WRITE ? 2 : 3;
 }
 
 static int net_rank(const char *v, enum net_mode def)

@@ -28,6 +28,7 @@
 #include "core/host/shim.h"
 #include "core/backend/bwrap/launch.h"
 #include "core/backend/bwrap/netns.h"
+#include "core/backend/bwrap/ovlns.h"
 #include "core/confine/seccomp.h"
 #include "core/host/userns_diag.h"
 #include "util/cleanup.h"
@@ -529,6 +530,50 @@ static void check_netns(struct doctor_report *r)
 	           "user who runs the agents",
 	           "--net allow (the agents' default) cannot work here, --net off and on still "
 	           "do: %s", line);
+}
+
+/* --fs review: a child mounts the review overlay exactly as a run's holder does (a user and
+ * a mount namespace of its own, overlayfs with userxattr, upper and work in the state
+ * directory), over the current directory as the workspace (core/backend/bwrap/ovlns.c). */
+static void check_review(struct doctor_report *r, const char *state)
+{
+	_cleanup_free_ char *cwd = realpath(".", NULL);
+	/* a state directory inside the directory: a run there is refused; probe the file
+	 * systems anyway, over /tmp */
+	bool inside = cwd && path_is_under(state, cwd);
+	const char *lower = cwd && !inside ? cwd : "/tmp";
+	/* the upper layer's file system is the state directory's: a temporary directory in it,
+	 * or in its nearest existing ancestor (doctor never makes the state directory) */
+	_cleanup_free_ char *base = xstrdup(state);
+	struct stat st;
+	while (lstat(base, &st) < 0 && strcmp(base, "/")) {
+		char *up = path_dirname(base);
+		free(base);
+		base = up;
+	}
+	char *real = realpath(base, NULL); /* the probe opens it without following a link */
+	if (real) {
+		free(base);
+		base = real;
+	}
+	struct err e = {0};
+	char line[2200];
+	if (ovlns_probe(base, lower, &e) == 0) {
+		doctor_add(r, "review", inside ? DOCTOR_WARN : DOCTOR_OK,
+		           inside ? "run agents in a project directory, not one holding the state "
+		                    "directory"
+		                  : NULL,
+		           "--fs review works here: a child mounted overlayfs in a user namespace, "
+		           "lower %s, upper in %s%s",
+		           lower, state,
+		           inside ? "; but here the state directory lies inside this directory, "
+		                    "where review refuses to run"
+		                  : "");
+		return;
+	}
+	err_line(&e, line, sizeof line);
+	doctor_add(r, "review", DOCTOR_WARN, e.hint[0] ? e.hint : "see the detail",
+	           "--fs review cannot work here (the other modes still do): %s", line);
 }
 
 /* The kernel accepts seccomp filters (SECCOMP_GET_ACTION_AVAIL, Linux 4.14; before that the
@@ -1050,6 +1095,7 @@ void doctor_run(struct doctor_report *r)
 	check_etcscan(&early, state); /* refreshed before the probe reads it */
 	check_jail(r);
 	check_netns(r);
+	check_review(r, state);
 	check_seccomp(r);
 	check_landlock(r);
 	check_auto(r);

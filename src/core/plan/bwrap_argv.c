@@ -9,6 +9,7 @@
 #include "core/plan/homekeep.h"
 #include "core/plan/netrules.h"
 #include "core/plan/resolve.h"
+#include "core/plan/review.h"
 #include "core/plan/toolcache.h"
 #include "core/plan/toolmgr.h"
 
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -39,6 +41,16 @@ const char *const bw_protected_names[] = {
 	".claude/scheduled_tasks.json", ".codex", ".gemini/settings.json", ".gemini/extensions",
 	".gemini/commands", ".gemini/policies", ".gemini/hooks", "opencode.json",
 	"opencode.jsonc", ".opencode", ".pi", ".kiro", ".aider.conf.yml", NULL};
+
+const char *bw_protected_prefix(const char *rel)
+{
+	for (const char *const *n = bw_protected_names; *n; n++) {
+		size_t l = strlen(*n);
+		if (!strncasecmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
+			return *n;
+	}
+	return NULL;
+}
 
 /* What in a home runs code later, relative to $HOME, each with who runs it (doc/design.md §3b):
  * read-only wherever a writable bind of a host path covers it (the workspace is $HOME or
@@ -120,6 +132,11 @@ static void op_fd_bind(struct bw_plan *p, bool rw, const char *src, const char *
 	struct bw_op *o = op_new(p, comment);
 	o->fd = p->next_fd++;
 	o->src = xstrdup(src);
+	/* --fs review: a bind of a workspace path onto itself shows the overlay's, never the
+	 * host's (the rename guards would make the real .git writable) */
+	const char *rel = p->ovl.lower && !strcmp(src, dest) ? path_below(src, p->ovl.lower) : NULL;
+	if (rel)
+		o->ovl_rel = xstrdup(rel);
 	strv_push(&o->args, rw ? "--bind-fd" : "--ro-bind-fd");
 	strv_pushf(&o->args, "%d", o->fd);
 	strv_push(&o->args, dest);
@@ -964,9 +981,15 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 static void add_workspace(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
 			  struct strv *writable)
 {
-	bool rw = pol->fs == FS_WORKSPACE_WRITE;
+	bool review = pol->fs == FS_REVIEW;
+	bool rw = pol->fs == FS_WORKSPACE_WRITE || review;
+	if (review)
+		p->ovl.lower = xstrdup(pol->workspace); /* op_fd_bind takes these from the overlay */
 	op_fd_bind(p, rw, pol->workspace, pol->workspace,
-		   rw ? "the workspace, writable" : "the workspace, read-only");
+		   review ? "the workspace as the review overlay: every write goes to the change "
+			    "set (agentjail diff, apply, discard)"
+		   : rw	  ? "the workspace, writable"
+			  : "the workspace, read-only");
 	if (rw)
 		strv_push(writable, pol->workspace);
 	/* the common dir first: a worktree's git dir usually lies inside it, and a mount of the
@@ -981,10 +1004,14 @@ static void add_workspace(struct bw_plan *p, struct hostfacts *hf, const struct 
 			skip(p, gd[i], "git metadata of the workspace: not a directory");
 			continue;
 		}
-		op_fd_bind(p, rw, gd[i], gd[i],
-			   i == 1 ? "the worktree's git dir, like the workspace"
-				  : "the repository's common git dir, like the workspace");
-		if (rw)
+		/* outside the workspace, so outside the overlay: under review the jail cannot
+		 * write it (a commit there fails), and the real repository stays as it is */
+		op_fd_bind(p, rw && !review, gd[i], gd[i],
+			   review   ? "git metadata outside the workspace, read-only under --fs "
+				      "review (no overlay covers it)"
+			   : i == 1 ? "the worktree's git dir, like the workspace"
+				    : "the repository's common git dir, like the workspace");
+		if (rw && !review)
 			strv_push(writable, gd[i]);
 	}
 	for (size_t i = 0; i < pol->rw.n; i++) {
@@ -1552,6 +1579,7 @@ static void op_free(struct bw_op *o)
 	free(o->comment);
 	free(o->src);
 	free(o->data);
+	free(o->ovl_rel);
 }
 
 /* One mount per destination: when a later op mounts on the same path, it would cover the
@@ -1719,6 +1747,74 @@ static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 		ia->rlimit_nproc = (unsigned long long)l->pids;
 }
 
+/* --fs review (doc/design.md §3c): the overlay's places, <state>/review/<session id>, which
+ * must lie outside the workspace (overlayfs refuses a layer inside another) */
+static int plan_review(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		       struct err *e)
+{
+	if (!hf->state_dir || !hf->session_id) {
+		err_set(e, 0, pol->workspace, "--fs review keeps the change set in agentjail's state "
+					      "directory, and there is none here");
+		err_hint(e, "set AGENTJAIL_STATE_DIR (or state_dir in the configuration) to a "
+			    "directory of yours");
+		return -1;
+	}
+	/* its real place: the holder opens every directory on the way without following a link
+	 * (a $HOME reached through one, /home -> /var/home, is followed here, once) */
+	_cleanup_free_ char *state = real_or_below(hf, hf->state_dir);
+	_cleanup_free_ char *dir = review_dir(state ? state : hf->state_dir, hf->session_id);
+	if (path_is_under(dir, pol->workspace) || path_is_under(pol->workspace, dir)) {
+		err_set(e, 0, dir, "--fs review keeps the change set in agentjail's state directory, "
+				   "which lies inside the workspace %s (or holds it): overlayfs "
+				   "cannot keep a layer inside the tree it covers",
+			pol->workspace);
+		err_hint(e, "set AGENTJAIL_STATE_DIR (or state_dir in your configuration) to a "
+			    "directory outside the workspace");
+		return -1;
+	}
+	p->ovl.dir = xstrdup(dir);
+	p->ovl.upper = path_join(dir, REVIEW_UPPER);
+	p->ovl.work = path_join(dir, REVIEW_WORK);
+	p->ovl.mnt = path_join(dir, REVIEW_MNT);
+	return 0;
+}
+
+/* --fs review: the workspace's protected paths are not watched (the jail cannot write the
+ * workspace: a change there is the user's own, never to be moved aside); they are what
+ * `apply` holds back instead, with git's hooks directory */
+static void review_protection(struct bw_plan *p, const struct hostfacts *hf,
+			      const struct policy *pol)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < p->watch.n; i++) {
+		const char *rel = path_below(p->watch.v[i], pol->workspace);
+		if (!rel) {
+			p->watch.v[w++] = p->watch.v[i];
+			continue;
+		}
+		/* a git dir itself is judged name by name (review_guard: objects and refs go,
+		 * hooks and config never) */
+		bool gitdir = !strcasecmp(path_basename(p->watch.v[i]), ".git");
+		if (rel[0] && !gitdir && !strv_contains(&p->review_named, rel))
+			strv_push(&p->review_named, rel);
+		free(p->watch.v[i]);
+	}
+	p->watch.n = w;
+	if (p->watch.v)
+		p->watch.v[w] = NULL;
+	/* what the jail could not write there either: --ro and --hide inside the workspace */
+	const struct strv *narrow[] = {&pol->ro, &pol->hide};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < narrow[k]->n; i++) {
+			const char *rel = path_below(narrow[k]->v[i], pol->workspace);
+			if (rel && rel[0] && !strv_contains(&p->review_named, rel))
+				strv_push(&p->review_named, rel);
+		}
+	const char *hooks = hf->hooks_path ? path_below(hf->hooks_path, pol->workspace) : NULL;
+	if (hooks && hooks[0])
+		strv_push(&p->review_never, hooks);
+}
+
 /* --home persist needs a state directory to keep the home in, and a $HOME apart from the
  * workspace (one inside it is the real home, which a jail is never given as its own). */
 static int check_persist(const struct policy *pol, const struct hostfacts *hf, struct err *e)
@@ -1764,6 +1860,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		err_set(e, 0, pol->workspace, "the workspace is not a directory");
 		return -1;
 	}
+	if (pol->fs == FS_REVIEW && plan_review(out, hf, pol, e) < 0)
+		return -1;
 	if (pol->home == HOME_PERSIST && check_persist(pol, hf, e) < 0)
 		return -1;
 	plan_limits(out, pol, hf);
@@ -1790,7 +1888,10 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable, &agent_roots, pol,
-		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
+		       pol->fs == FS_WORKSPACE_WRITE || pol->fs == FS_REVIEW ? pol->workspace
+									       : NULL);
+	if (pol->fs == FS_REVIEW)
+		review_protection(out, hf, pol);
 	add_private_late(out, hf, pol, &tools);
 	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;
@@ -1899,6 +2000,13 @@ void bw_plan_free(struct bw_plan *p)
 	free(p->state_dir);
 	free(p->limits.cgroup_parent);
 	free(p->limits.why);
+	free(p->ovl.dir);
+	free(p->ovl.lower);
+	free(p->ovl.upper);
+	free(p->ovl.work);
+	free(p->ovl.mnt);
+	strv_free(&p->review_named);
+	strv_free(&p->review_never);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1924,6 +2032,11 @@ void bw_plan_argv(const struct bw_plan *p, struct strv *out)
 char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
 {
 	struct strbuf b = STRBUF_INIT;
+	if (p->ovl.lower)
+		sb_addf(&b, "# review: agentjail's namespace holder mounts an overlay at %s before "
+			    "bwrap runs: lower %s (never written), upper %s (the change set), work "
+			    "%s; each fd marked \"overlay\" is opened in it\n",
+			p->ovl.mnt, p->ovl.lower, p->ovl.upper, p->ovl.work);
 	sb_addf(&b, "# %s --args %d -- COMMAND, where fd %d holds:\n",
 		bwrap_path ? bwrap_path : "bwrap", BW_FD_ARGS, BW_FD_ARGS);
 	for (size_t i = 0; i < p->nops; i++) {
@@ -1944,7 +2057,10 @@ char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
 			for (; w < 44; w++)
 				sb_addc(&b, ' ');
 			sb_add(&b, "  # ");
-			if (o->src && o->args.n == 3 && strcmp(o->src, o->args.v[2]) != 0)
+			if (o->ovl_rel)
+				sb_addf(&b, "fd %d = the overlay's %s: ", o->fd,
+					o->ovl_rel[0] ? o->ovl_rel : "top");
+			else if (o->src && o->args.n == 3 && strcmp(o->src, o->args.v[2]) != 0)
 				sb_addf(&b, "fd %d = %s: ", o->fd, o->src);
 			sb_add(&b, o->comment ? o->comment : "");
 		}
@@ -1960,5 +2076,9 @@ char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
 		sb_addf(&b, "# skipped: %s\n", p->skipped.v[i]);
 	for (size_t i = 0; i < p->watch.n; i++)
 		sb_addf(&b, "# watched: %s\n", p->watch.v[i]);
+	for (size_t i = 0; i < p->review_named.n; i++)
+		sb_addf(&b, "# review: apply holds back unless named: %s\n", p->review_named.v[i]);
+	for (size_t i = 0; i < p->review_never.n; i++)
+		sb_addf(&b, "# review: apply never writes: %s\n", p->review_never.v[i]);
 	return sb_steal(&b);
 }

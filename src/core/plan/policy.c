@@ -123,6 +123,8 @@ const char *fs_mode_name(enum fs_mode m)
 		return "workspace-write";
 	case FS_DANGER_FULL:
 		return "danger-full-access";
+	case FS_REVIEW:
+		return "review";
 	}
 	return "?";
 }
@@ -148,6 +150,8 @@ int fs_mode_parse(const char *s, enum fs_mode *out)
 		*out = FS_WORKSPACE_WRITE;
 	else if (!strcmp(s, "danger-full-access") || !strcmp(s, "full"))
 		*out = FS_DANGER_FULL;
+	else if (!strcmp(s, "review"))
+		*out = FS_REVIEW;
 	else
 		return -1;
 	return 0;
@@ -346,7 +350,7 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 	case OPT_FS:
 		if (fs_mode_parse(v, &p->fs) < 0)
 			return usage_err(e, v, "unknown filesystem mode (%s)",
-					 "read-only|ro, workspace-write|rw, danger-full-access|full");
+					 "read-only|ro, workspace-write|rw, review, danger-full-access|full");
 		return 0;
 	case OPT_HOME:
 		if (home_mode_parse(v, &p->home) < 0)
@@ -480,7 +484,7 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	if (ctx->env_fs && *ctx->env_fs && fs_mode_parse(ctx->env_fs, &p->fs) < 0)
 		return usage_err(e, ctx->env_fs,
 				 "AGENTJAIL_FS has an unknown filesystem mode (%s)",
-				 "read-only, workspace-write or danger-full-access");
+				 "read-only, workspace-write, review or danger-full-access");
 	if (ctx->env_net && *ctx->env_net &&
 	    net_mode_parse_ask(ctx->env_net, &p->net, &p->ask) < 0)
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",

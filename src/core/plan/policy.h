@@ -9,7 +9,9 @@
 
 #define POLICY_VERSION 1
 
-enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
+/* FS_REVIEW: the workspace is an overlay whose upper layer, in the state directory, takes
+ * every write; the real workspace is written only by `agentjail apply` (doc/design.md §3c). */
+enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL, FS_REVIEW };
 enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
 /* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
  * and seccomp without namespaces (doc/design.md §4c). */

@@ -427,6 +427,13 @@ static int read_op(struct ll_plan *p, struct grants *g, const struct bw_op *o,
 
 int llplan_policy_check(const struct policy *p, struct err *e)
 {
+	if (p->fs == FS_REVIEW) {
+		err_set(e, 0, "--fs review", "the landlock backend cannot run --fs review: its "
+					     "overlay needs a mount namespace, which this backend does "
+					     "not have");
+		err_hint(e, "run with --backend local (the bwrap jail), or --fs workspace-write");
+		return -1;
+	}
 	if (p->publish.n) {
 		/* no network namespace: the jail's loopback is the host's, where any program of
 		 * the host reaches a server at once, on its own port only; and Landlock lets it

@@ -34,6 +34,11 @@ int osb_policy_check(const struct policy *p, struct err *e)
 	if (p->fs == FS_DANGER_FULL)
 		return refuse(e, "--fs danger-full-access", NULL,
 			      "it means no sandbox at all; a remote sandbox cannot give that");
+	if (p->fs == FS_REVIEW)
+		return refuse(e, "--fs review", NULL,
+			      "its change set is an overlay of the local workspace; the remote "
+			      "sandbox's changes come back as they are (run it with --backend "
+			      "local)");
 	if (outside(&p->rw, p->workspace, "--rw", e) < 0 ||
 	    outside(&p->ro, p->workspace, "--ro", e) < 0 ||
 	    outside(&p->hide, p->workspace, "--hide", e) < 0)

@@ -22,7 +22,8 @@ screen() { tm capture-pane -p -t tui 2>/dev/null; }
 wait_for() { aj_tmux_wait tui "$@"; }
 
 # start_tui [NAME=VALUE…] — agentjail tui in a fresh 80x24 tmux session "tui", in WHO's
-# workspace; the pane records `stty -a` before and after, and the exit status
+# workspace; the pane records `stty -a` before and after, and the exit status (TUI-EXIT=, said
+# once stty.after is written: the test reads it when it sees that)
 start_tui() {
 	tm kill-server 2>/dev/null
 	# a server of its own each time: a killed server removes its socket when it is done
@@ -34,7 +35,7 @@ start_tui() {
 	rm -f "$d/stty.before" "$d/stty.after" "$d/tui.rc"
 	q=$(printf '%q ' env -i -C "$WS" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME" \
 		LANG=C.UTF-8 TERM=screen AGENTJAIL_STATE_DIR="$STATE" "$@" sh -c \
-		'stty -a >"$0/stty.before"; "$1" tui; echo $? >"$0/tui.rc"; echo "TUI-EXIT=$(cat "$0/tui.rc")"; stty -a >"$0/stty.after"; exec sleep 600' \
+		'stty -a >"$0/stty.before"; "$1" tui; echo $? >"$0/tui.rc"; stty -a >"$0/stty.after"; echo "TUI-EXIT=$(cat "$0/tui.rc")"; exec sleep 600' \
 		"$d" "$AJ_BIN/agentjail")
 	tm -f /dev/null new-session -d -s tui -x 80 -y 24 "$q"
 	AJ_PIDS+=("$(tm display-message -p '#{pid}')") # the server, killed at the end

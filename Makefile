@@ -79,7 +79,12 @@ LDLIBS += $(PKG_LIBS)
 # src/core/diag/doctor_remote_exec.c (which exec it) instead.
 REMOTE_SRC := src/remote_main.c src/core/backend/remote/osbrun.c src/core/diag/doctor_remote.c \
 	src/core/backend/remote/osb_client.c src/core/backend/remote/osb_sync.c
-LIB_SRC := $(sort $(filter-out $(REMOTE_SRC),$(shell find src -name '*.c' ! -name main.c \
+# The TLS inspector and ssh-agent filter (doc/design.md §4d): agentjail-tls, linked dynamically
+# with OpenSSL (libssl3) from these sources and the library; agentjail never links OpenSSL.
+TLS_SRC := src/tls_main.c $(sort $(wildcard src/core/tls/*.c))
+OPENSSL_CFLAGS := $(shell $(PKG_CONFIG) --cflags openssl 2>/dev/null)
+OPENSSL_LIBS := $(shell $(PKG_CONFIG) --libs openssl 2>/dev/null)
+LIB_SRC := $(sort $(filter-out $(REMOTE_SRC) $(TLS_SRC),$(shell find src -name '*.c' ! -name main.c \
 	! -name init_main.c)))
 # The seccomp programs, generated at build time (see SCGEN below), are part of the library.
 SC_PREBUILT := $(BUILD)/gen/seccomp_prebuilt
@@ -97,6 +102,7 @@ BIN := $(BUILD)/agentjail
 TESTBIN := $(BUILD)/agentjail-testbuild
 INIT := $(BUILD)/agentjail-init
 REMOTE := $(BUILD)/agentjail-remote
+TLS := $(BUILD)/agentjail-tls
 
 # The jail's init (doc/design.md §2, §7): its own small program, exec'd on every run as the
 # jail's PID 1, so linked statically against musl (musl-gcc, Debian's musl-tools; INIT_CC=cc
@@ -104,21 +110,22 @@ REMOTE := $(BUILD)/agentjail-remote
 # jansson, libseccomp, c-ares or libidn2 (the link has no library to find them in). A sanitizer
 # build links it dynamically with the sanitizers, from the sanitized objects.
 INIT_SRC := src/init_main.c src/core/jail/init.c src/core/jail/ctl.c src/core/jail/capinit.c \
-	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c \
+	src/core/confine/landlock.c src/core/confine/capfilter.c src/core/plan/initargs.c src/core/plan/execwire.c \
 	src/core/jail/bindcheck.c src/cmd/connect.c src/cmd/warn.c \
 	src/core/net/connreply.c \
 	src/util/strv.c src/util/xalloc.c src/util/err.c src/util/path.c src/util/strbuf.c \
-	src/util/fs.c src/util/termtext.c
+	src/util/fs.c src/util/termtext.c src/util/fdmsg.c
 INIT_CC ?= musl-gcc
 
 .PHONY: all check test t unit-check clean install uninstall deps deps-test run bench format fuzz clang-build man
 all: agentjail
 
-agentjail: $(BIN) $(INIT) $(REMOTE)
+agentjail: $(BIN) $(INIT) $(REMOTE) $(TLS)
 ifneq ($(SAN),1)
 	@cp -f $(BIN) $@
 	@cp -f $(INIT) $@-init
 	@cp -f $(REMOTE) $@-remote
+	@cp -f $(TLS) $@-tls
 else
 	@true
 endif
@@ -132,6 +139,11 @@ $(TESTBIN): $(TB_OBJ)
 # (its own objects first: they define what remote_exec.o does in the archive, which stays out)
 $(REMOTE): $(REMOTE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libagentjail.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CURL_LIBS)
+
+$(TLS): $(TLS_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libagentjail.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(OPENSSL_LIBS) -lpthread
+
+$(TLS_SRC:%.c=$(BUILD)/%.o): CFLAGS += $(OPENSSL_CFLAGS)
 
 ifeq ($(SAN),1)
 $(INIT): $(INIT_SRC:%.c=$(BUILD)/%.o)
@@ -220,6 +232,7 @@ clang-build:
 	@if command -v clang >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory CC=clang INIT_CC=clang BUILD=build/clang SAN= \
 	    build/clang/agentjail build/clang/agentjail-init build/clang/agentjail-remote \
+	    build/clang/agentjail-tls \
 	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 
@@ -256,7 +269,8 @@ check: deps-test
 # its other checks meanwhile. The last line is the suite's wall time.
 CHECK_JOBS ?= 4
 CHECK_SEQ := tests/sh/08-etc-race.t tests/sh/64-rootonly.t
-CHECK_FIRST := $(addprefix tests/sh/,61-agent-persist.t 20-doctor.t 70-toolchains.t \
+CHECK_FIRST := $(addprefix tests/sh/,61-agent-persist.t 99-container.t 98-landlock-agents.t \
+	89-secrets-claude.t 66-review.t 20-doctor.t 70-toolchains.t \
 	71-compat.t 41-real-agents.t 83-net-claude.t 96-escapes.t 97-opensandbox-run.t \
 	82-net-allow.t 81-netlog.t 98-landlock-backend.t 50-sessions.t 24-teardown.t 30-verify.t \
 	97-opensandbox-remote.t 03-fs.t 63-watch.t 97-opensandbox-standin.t 60-git-persist.t \
@@ -266,7 +280,7 @@ CHECK_PAR := $(filter $(SH_TESTS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST) $(
 SUITE_DIR := $(abspath $(BUILD))/suite
 TEST_ENV = AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
 	AJ_SUITE_DIR=$(SUITE_DIR) CMOCKA_MESSAGE_OUTPUT=TAP
-test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
+test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
 	@rm -rf $(SUITE_DIR)
 	@t0=$$(date +%s); \
 	  $(TEST_ENV) bash -c '. tests/sh/lib.sh && aj_npm_shared >/dev/null' & npm=$$!; \
@@ -280,24 +294,35 @@ test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) 
 # A few tests while working: `make t T="tests/sh/65-limits.t build/rel/tests/unit/test_limits"`
 # builds the binaries and helpers (and the unit tests named), then runs prove on T only.
 T ?=
-t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
+t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
 	@$(TEST_ENV) prove -f $(T)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-discarded-qualifiers $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a $(LDLIBS)
 
+# an inspected request's cost (doc/design.md §4d): OpenSSL for its own client and server, and
+# agentjail-tls beside it (where agentjail looks for it)
+$(BUILD)/bench/tlsinspect: bench/tlsinspect.c $(BUILD)/libagentjail.a $(TLS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(OPENSSL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentjail.a \
+		$(LDLIBS) $(OPENSSL_LIBS) -lpthread
+	@cp -f $(TLS) $(@D)/agentjail-tls
+
 # Benchmarks print ratios against a baseline run side by side; they run in a scratch
 # workspace so the user's tree is not touched. bench/startup.sh runs the start-up figures as
 # root and as an unprivileged user; bench/mounts what each bwrap mount costs; bench/capture
-# the captured direct connections of --net allow against the same client unjailed.
+# the captured direct connections of --net allow against the same client unjailed;
+# bench/review.sh diff and apply of 10,000 changed files under --fs review.
 bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench/mounts \
-		$(BUILD)/bench/initexec $(BUILD)/bench/capture
+		$(BUILD)/bench/initexec $(BUILD)/bench/capture $(BUILD)/bench/tlsinspect
 	@bench/startup.sh $(abspath $(BUILD))
+	@bench/review.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
 	@$(BUILD)/bench/proxy 9 1024
 	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 11
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
+	@$(BUILD)/bench/tlsinspect 40 25
 
 # Manual pages from doc/*.scd (scdoc, in scripts/deps.sh); tests/sh/91-man.t and 93-man1.t check them.
 MAN_SRC := $(wildcard doc/*.[1-8].scd)
@@ -312,7 +337,7 @@ build/man/%: doc/%.scd
 
 # `make install` puts the binary, the jail's init (PREFIX/libexec/agentjail/init, where
 # agentjail at PREFIX/bin looks for it), the remote backend (PREFIX/libexec/agentjail/remote,
-# the same way), the manual pages and the shell completions under
+# the same way), the TLS inspector (PREFIX/libexec/agentjail/tls, the same way), the manual pages and the shell completions under
 # $(DESTDIR)$(PREFIX); `make uninstall` removes exactly those files (and the directories that
 # are left empty under a DESTDIR staging tree; with no DESTDIR, only libexec/agentjail, which is
 # ours alone).
@@ -321,17 +346,23 @@ BASH_COMP_DIR := $(PREFIX)/share/bash-completion/completions
 ZSH_COMP_DIR := $(PREFIX)/share/zsh/site-functions
 FISH_COMP_DIR := $(PREFIX)/share/fish/vendor_completions.d
 INIT_DIR := $(PREFIX)/libexec/agentjail
-INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote \
+# agentjail's AppArmor profile (Ubuntu's restriction of unprivileged user namespaces, doc/design.md
+# §4c): APPARMOR=auto installs it where /etc/apparmor.d exists and apparmor_parser accepts it,
+# 1 always (a package build), 0 never; scripts/apparmor.sh says what it did and loads it.
+APPARMOR ?= auto
+APPARMOR_DIR ?= /etc/apparmor.d
+INSTALLED := $(PREFIX)/bin/agentjail $(INIT_DIR)/init $(INIT_DIR)/remote $(INIT_DIR)/tls \
 	$(foreach m,$(MAN_PAGES),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(if $(wildcard contrib/completions/agentjail.bash),$(BASH_COMP_DIR)/agentjail) \
 	$(if $(wildcard contrib/completions/_agentjail),$(ZSH_COMP_DIR)/_agentjail) \
 	$(if $(wildcard contrib/completions/agentjail.fish),$(FISH_COMP_DIR)/agentjail.fish)
 
-install: $(BIN) $(INIT) $(REMOTE) $(MAN_PAGES)
+install: $(BIN) $(INIT) $(REMOTE) $(TLS) $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(INIT_DIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentjail
 	install -m 0755 $(INIT) $(DESTDIR)$(INIT_DIR)/init
 	install -m 0755 $(REMOTE) $(DESTDIR)$(INIT_DIR)/remote
+	install -m 0755 $(TLS) $(DESTDIR)$(INIT_DIR)/tls
 	@for m in $(MAN_PAGES); do s=$${m##*.}; \
 	  install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
 	  install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; done
@@ -342,6 +373,7 @@ install: $(BIN) $(INIT) $(REMOTE) $(MAN_PAGES)
 	@if [ -f contrib/completions/agentjail.fish ]; then install -d $(DESTDIR)$(FISH_COMP_DIR) && \
 	  install -m 0644 contrib/completions/agentjail.fish $(DESTDIR)$(FISH_COMP_DIR)/agentjail.fish; fi
 	@echo "installed under $(DESTDIR)$(PREFIX): $(INSTALLED)"
+	@scripts/apparmor.sh install "$(DESTDIR)" "$(APPARMOR_DIR)" "$(PREFIX)/bin/agentjail" "$(APPARMOR)"
 
 uninstall:
 	@for f in $(INSTALLED); do \
@@ -350,6 +382,9 @@ uninstall:
 	  while [ "$$d" != / ] && [ "$$d" != . ] && rmdir "$(DESTDIR)$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
 	done
 	@if [ -d "$(DESTDIR)$(INIT_DIR)" ]; then rmdir "$(DESTDIR)$(INIT_DIR)" 2>/dev/null || true; fi
+	@scripts/apparmor.sh uninstall "$(DESTDIR)" "$(APPARMOR_DIR)"
+	@if [ -n "$(DESTDIR)" ] && [ -d "$(DESTDIR)$(APPARMOR_DIR)" ]; then d="$(APPARMOR_DIR)"; \
+	  while [ "$$d" != / ] && rmdir "$(DESTDIR)$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; fi
 
 deps:
 	@./scripts/deps.sh
@@ -364,6 +399,6 @@ format:
 	clang-format -i $$(find src tests -name '*.[ch]')
 
 clean:
-	rm -rf build agentjail agentjail-init agentjail-remote
+	rm -rf build agentjail agentjail-init agentjail-remote agentjail-tls
 
 -include $(shell find build -name '*.d' 2>/dev/null)

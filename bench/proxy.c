@@ -279,9 +279,10 @@ int main(int argc, char **argv)
 		struct netrules rules;
 		struct err e = {0};
 		struct proxy *p;
-		struct proxy_listeners l = {.tcp4 = plfd, .tcp6 = -1, .dns_udp = -1, .dns_tcp = -1};
+		struct proxy_listeners l = {.tcp4 = plfd, .tcp6 = -1, .dns_udp = -1, .dns_tcp = -1,
+					    .inspect_fd = -1};
 		if (netrules_build(&allow, &deny, &map, &rules, &e) < 0 ||
-		    proxy_start(&l, &rules, NULL, NULL, &p, &e) < 0) {
+		    proxy_start(&l, &rules, NULL, NULL, NULL, &p, &e) < 0) {
 			fprintf(stderr, "proxy bench: %s\n", e.what);
 			_exit(1);
 		}

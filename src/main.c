@@ -23,8 +23,16 @@ static const char usage[] =
 	"  sessions [--all] [--json]        the recorded sessions of this workspace, newest first\n"
 	"  show ID [--json] | rm ID...      one session in full; forget sessions\n"
 	"  log [ID | --last] [--follow]     a session's network decisions and violations\n"
+	"  net questions|allow|deny ID ...  answer a --net ask session's questions\n"
+	"  ps [--json]                      the jails running now: id, pid, age, CPU, memory\n"
+	"  exec ID [-- CMD...]              a shell or CMD inside a running jail, as confined\n"
+	"  stop ID                          end a running session as if it had finished\n"
 	"  quarantine [ID] | restore ITEM   what the jail moved aside; put one back\n"
 	"  resume [ID | --last]             run a session again with its stored sandbox\n"
+	"  diff [ID] [--stat | --json]      what a --fs review session changed, not yet applied\n"
+	"  apply [ID] [PATH...] [--force]   write a review session's changes into the workspace\n"
+	"  discard [ID]                     throw a review session's changes away\n"
+	"  checkpoint [ID] [NAME]; rollback [ID] NAME   snapshot a review session's changes\n"
 	"  tui                              the session manager: list, resume, start, delete\n"
 	"  cache [size | clean]             the jails' private caches, per workspace\n"
 	"  home [ID | --workspace DIR] [clean]  a workspace's persisted home (--home persist)\n"
@@ -44,7 +52,11 @@ static const struct {
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},
+	{"diff", cmd_diff},	    {"apply", cmd_apply},     {"discard", cmd_discard},
+	{"checkpoint", cmd_checkpoint}, {"rollback", cmd_rollback},
 	{"home", cmd_home},
+	{"net", cmd_net},	    {"ps", cmd_ps},	      {"exec", cmd_exec},
+	{"stop", cmd_stop},
 };
 
 /* One line (issue 26: the whole usage was printed): the nearest command or agent when it is

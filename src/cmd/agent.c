@@ -172,6 +172,9 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 	}
 	struct err e = {0};
 	int nopts = 0;
+	const char *flag = NULL; /* --backend, taken out of the policy options */
+	if (!shim && cmd_take_backend(&argc, argv, &flag) < 0)
+		return EXIT_USAGE;
 	if (!shim && split_args(pr, argc, argv, &nopts, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;
@@ -205,18 +208,27 @@ int cmd_agent(const struct profile *pr, int argc, char **argv, bool shim)
 		strv_free(&agent_args);
 		return rc;
 	}
-	const struct backend *chosen = backend_choose(NULL, &cc.cfg);
+	const struct backend *chosen = backend_choose(flag, &cc.cfg);
 	if (backend_for_agents(chosen) != chosen) /* it runs where agents run, and says so */
-		cmd_warn("backend = %s applies to `agentjail run`; %s runs in %s (%s)", chosen->name,
-			 pr->name, chosen->caps->agents_instead, chosen->caps->agents_why);
+		cmd_warn("%s %s applies to `agentjail run`; %s runs in %s (%s)",
+			 flag ? "--backend" : "backend =", chosen->name, pr->name,
+			 chosen->caps->agents_instead, chosen->caps->agents_why);
 	int parsed = run_parse_args((int)pargs.n, strv_data(&pargs), &ctx, &req, &e);
-	cmd_config_free(&cc);
 	if (parsed < 0) {
+		cmd_config_free(&cc);
 		cmd_print_err(&e);
 		strv_free(&pargs);
 		strv_free(&agent_args);
 		run_request_free(&req);
 		return EXIT_USAGE;
+	}
+	rc = cmd_backend_auto(flag, &cc.cfg, &req, &chosen);
+	cmd_config_free(&cc);
+	if (rc) {
+		strv_free(&pargs);
+		strv_free(&agent_args);
+		run_request_free(&req);
+		return rc;
 	}
 	req.pol.backend = backend_for_agents(chosen)->id; /* cmd_run_request runs it there */
 	if (!shim)

@@ -11,14 +11,19 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/jailctl.h"
+#include "cmd/netask.h"
 #include "cmd/netrun.h"
 #include "cmd/runlines.h"
+#include "cmd/secrun.h"
 #include "core/backend/backend.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/termtext.h"
 #include "util/xalloc.h"
+
+extern char **environ;
 
 int cmd_take_backend(int *argc, char **argv, const char **backend)
 {
@@ -29,7 +34,8 @@ int cmd_take_backend(int *argc, char **argv, const char **backend)
 			break;
 		if (!strcmp(a, "--backend")) {
 			if (i + 1 >= *argc) {
-				cmd_warn("--backend needs a value: local, landlock or opensandbox");
+				cmd_warn("--backend needs a value: local, landlock, auto or "
+					 "opensandbox");
 				return -1;
 			}
 			*backend = argv[i + 1];
@@ -50,9 +56,43 @@ int cmd_take_backend(int *argc, char **argv, const char **backend)
 	}
 	enum backend_id b;
 	if (*backend && backend_parse(*backend, &b) < 0) {
-		cmd_warn("--backend %s: not a backend (local, landlock or opensandbox)", *backend);
+		cmd_warn("--backend %s: not a backend (local, landlock, auto or opensandbox)",
+			 *backend);
 		return -1;
 	}
+	return 0;
+}
+
+int cmd_backend_auto(const char *flag, const struct config *cfg, struct run_request *req,
+		     const struct backend **b)
+{
+	if (!backend_is_auto(flag, cfg) || req->pol.fs == FS_DANGER_FULL)
+		return 0;
+	struct backend_auto a;
+	backend_auto_choose(req->pol.net == NET_ALLOW, &a);
+	if (!a.b) {
+		cmd_warn("%s: nothing was run (never without a sandbox)", a.why);
+		cmd_warn("fix: %s", a.fix);
+		backend_auto_free(&a);
+		return EXIT_JAIL;
+	}
+	if (a.b != &backend_bwrap && req->pol.fs == FS_REVIEW) {
+		/* its overlay needs the bwrap jail's mount namespace (doc/design.md §3c): a jail
+		 * that cannot be built here, never a run without the overlay */
+		cmd_warn("%s", a.why);
+		cmd_warn("--fs review needs the bwrap jail (its overlay needs a mount namespace), "
+			 "which cannot run here: nothing was run");
+		cmd_warn("fix: %s", a.fix);
+		backend_auto_free(&a);
+		return EXIT_JAIL;
+	}
+	if (a.b != &backend_bwrap || !req->quiet)
+		cmd_warn("%s", a.why);
+	free(req->pol.backend_auto);
+	req->pol.backend_auto = a.why;
+	a.why = NULL;
+	*b = a.b;
+	backend_auto_free(&a);
 	return 0;
 }
 
@@ -71,6 +111,10 @@ struct cmd_io {
 	struct run_request *req;
 	struct sess_rec *rec;     /* NULL: nothing is recorded (verify) */
 	struct netrun net;
+	struct secrun sr;         /* the run's secrets and agents (§4d), when sr_on */
+	bool sr_on;
+	struct netask *ask;       /* --net ask's hub (io_net_prepare), or NULL */
+	struct jailctl *ctl;      /* the session's control socket (io_net_prepare), or NULL */
 	const struct config *cfg; /* the run's, else loaded when asked (cc) */
 	struct cmd_config cc;
 	bool cc_loaded, cc_ok;
@@ -194,8 +238,70 @@ static void io_net_capture(void *arg, int listener, int chan)
 static void io_net_stop(void *arg)
 {
 	struct cmd_io *c = arg;
-	netrun_free(&c->net);
-	c->net = (struct netrun){.pol = &c->req->pol, .rec = c->rec};
+	netrun_free(&c->net); /* the proxy first: it calls into the hub */
+	jailctl_free(c->ctl);
+	c->ctl = NULL;
+	netask_free(c->ask);
+	c->ask = NULL;
+	c->net = (struct netrun){.pol = &c->req->pol, .rec = c->rec,
+				 .sr = c->sr_on ? &c->sr : NULL};
+}
+
+/* The bwrap jail's secrets and agents (doc/design.md §4d): which the run uses, decided from the
+ * host's environment, then the CA, the bundle and the agents' sockets made (secrun.h), after
+ * agentjail is hardened (backend_local_run). Another backend gets none (cmd_backend_run): the
+ * Landlock backend passes the variables as before, a service never sees one. */
+static int io_secrets_prepare(void *arg)
+{
+	struct cmd_io *c = arg;
+	struct run_request *req = c->req;
+	if (req->pol.backend != BACKEND_LOCAL || req->pol.fs == FS_DANGER_FULL) {
+		secret_set_free(&req->pol.secrets);
+		return 0;
+	}
+	struct strv host_env = STRV_INIT;
+	strv_push_all(&host_env, environ);
+	policy_secrets_activate(&req->pol, &host_env);
+	strv_free(&host_env);
+	c->sr_on = true;
+	int rc = secrun_prepare(&c->sr, req);
+	if (rc == 0)
+		c->net.sr = &c->sr;
+	return rc;
+}
+
+static int io_secrets(void *arg)
+{
+	struct cmd_io *c = arg;
+	return c->sr_on ? secrun_values(&c->sr, c->req) : 0;
+}
+
+static int io_net_prepare(void *arg, struct backend_ext *x, struct err *e)
+{
+	struct cmd_io *c = arg;
+	*x = (struct backend_ext){0};
+	if (c->req->pol.ask && c->req->pol.net == NET_ALLOW && !c->ask) {
+		c->ask = netask_new(&c->net, c->req, c->rec);
+		c->net.ask = netask_proxy(c->ask);
+	}
+	if (!c->ctl) /* ps, exec, stop (and the questions) reach the run through it */
+		c->ctl = jailctl_new(c->req, c->rec, c->ask);
+	*x = (struct backend_ext){.fill = jailctl_fill, .handle = jailctl_handle, .arg = c->ctl,
+				  .ask = netask_prompt(c->ask), .jail = jailctl_jail(c->ctl)};
+	if (netrun_publish_listen(&c->net, e) < 0) { /* a host port in use: nothing is run */
+		io_net_stop(c);
+		*x = (struct backend_ext){0};
+		return -1;
+	}
+	if (!c->req->quiet)
+		netrun_publish_banner(&c->net);
+	return 0;
+}
+
+static int io_publish(void *arg, int chan, struct err *e)
+{
+	struct cmd_io *c = arg;
+	return netrun_publish(&c->net, chan, e);
 }
 
 static void io_begin(void *arg)
@@ -246,6 +352,8 @@ static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request 
 				  .net_ready = io_net_ready,
 				  .net_capture = io_net_capture,
 				  .net_stop = io_net_stop,
+				  .net_prepare = io_net_prepare,
+				  .publish = io_publish,
 				  .begin = io_begin,
 				  .end = io_end,
 				  .config = io_config};
@@ -253,7 +361,9 @@ static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request 
 
 static void io_free(struct cmd_io *c)
 {
-	netrun_free(&c->net); /* when a backend left it running */
+	io_net_stop(c); /* when a backend left it running */
+	if (c->sr_on)
+		secrun_free(&c->sr); /* after the proxy and agentjail-tls: the socket removed */
 	if (c->cc_loaded)
 		cmd_config_free(&c->cc);
 }
@@ -268,6 +378,13 @@ int cmd_backend_run(const struct backend *b, struct run_request *req, const stru
 	struct cmd_io c;
 	struct backend_io io;
 	io_init(&c, &io, req, &rec, cfg, chosen_by);
+	if (b->id == BACKEND_LOCAL) {
+		io.sec = &c.sr.sec; /* filled by secrets_prepare */
+		io.secrets_prepare = io_secrets_prepare;
+		io.secrets = io_secrets;
+	} else {
+		secret_set_free(&req->pol.secrets);
+	}
 	int rc = b->run(b, req, &io);
 	io_free(&c);
 	cmd_rec_close(&rec);

@@ -78,6 +78,13 @@ int cmd_shim_in_jail(const char *exe, char **argv);
 /* Take --backend VALUE / --backend=VALUE out of the options before the command (argv and
  * *argc shrink). -1 (said) on a missing or unknown value. */
 int cmd_take_backend(int *argc, char **argv, const char **backend);
+struct backend;
+/* backend = "auto" (the flag's, else the configuration's): choose for this request now, say
+ * which and why on stderr (the bwrap jail's line not with --quiet), record why in its policy
+ * and set *b. 0, or EXIT_JAIL when no backend can run here (said, with the fix). Nothing when
+ * the backend is not auto or the run has no sandbox (danger-full-access). */
+int cmd_backend_auto(const char *flag, const struct config *cfg, struct run_request *req,
+		     const struct backend **b);
 /* What chose the backend, said when it fails: "--backend NAME", `backend = "NAME" at
  * FILE:LINE`, or "the default". malloc'd. */
 char *cmd_backend_chosen_by(const char *flag, const struct config *cfg);
@@ -113,6 +120,8 @@ void cmd_rec_begin(struct sess_rec *r, const struct run_request *req, const stru
 int cmd_rec_attempt(struct sess_rec *r, const char *id, int kind, const struct strv *argv,
 		    const char *agent_id);
 void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, const char *moved);
+/* An event of another kind (--net ask's "net.ask", "net.answer"); r may be NULL. */
+void cmd_rec_event(struct sess_rec *r, const char *kind, const char *detail_json);
 /* The end: status shell-style; cmd_signal the signal the command died of; term_signal the one
  * agentjail received (then the session was killed). */
 void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal);
@@ -130,11 +139,37 @@ int cmd_session_get(struct store *st, const char *id, struct session *out);
  * as "VERB: no session in this workspace …"). st may be NULL. */
 int cmd_session_last(struct store *st, const char *verb, struct session *out);
 long cmd_utc_offset(void); /* the local offset from UTC, in seconds */
+/* agentjail net questions|allow|deny (cmd/net.c) */
+int cmd_net(int argc, char **argv);
+/* agentjail ps, exec, stop (cmd/jails.c) */
+int cmd_ps(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+/* A line (with fds[0..n) attached) to the control socket of running session id (NULL: the
+ * newest of this workspace), and its reply (an "ok" one) in reply; *full: the session's id.
+ * 0, or an exit status (said, as "VERB: ...", idle: what a session that is not running
+ * means). */
+int cmd_session_call(const char *verb, const char *idle, const char *id, const char *line,
+		     const int *fds, size_t n, struct strv *reply, char **full);
 /* agentjail log [ID | --last] [--json] [--follow] (cmd/log.c) */
 int cmd_log(int argc, char **argv);
 /* `log ID --suggest [--apply [--yes]]`: the allow_domains entries that would allow what session
  * id (a full id) had denied; --apply adds them to the user's configuration file after asking. */
 int cmd_log_suggest(struct store *st, const char *id, bool apply, bool yes);
+/* Entries added to allow_domains in the user's configuration file — never a project's — in
+ * [agent.NAME] (agent) or [policy] (cmd/log_suggest.c; `log --apply`, --net ask's "always"):
+ * cmd_allow_edit reads the file and makes the new text (out NULL, added 0: it has them all),
+ * parsed again and checked as the configuration reads it; cmd_allow_write replaces the file
+ * with it. -1 with e. */
+struct cmd_allow_edit {
+	char *path, *header; /* the file, "[policy]" or "[agent.NAME]" */
+	char *out;
+	size_t out_len, added;
+};
+int cmd_allow_edit(const char *agent, const struct strv *add, struct cmd_allow_edit *ed,
+		   struct err *e) WUR;
+int cmd_allow_write(const struct cmd_allow_edit *ed, struct err *e) WUR;
+void cmd_allow_edit_free(struct cmd_allow_edit *ed);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
@@ -172,6 +207,20 @@ int cmd_config_profiles(void);
 int cmd_config(int argc, char **argv);
 int cmd_trust(int argc, char **argv);
 int cmd_untrust(int argc, char **argv);
+/* --fs review: a session's change set (cmd/review.c, doc/design.md §3c) */
+int cmd_diff(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_discard(int argc, char **argv);
+int cmd_checkpoint(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+/* show: the pending change set of a review session (o NULL: as text; else into that JSON
+ * object); nothing for another session. */
+struct json_t;
+void cmd_review_show(const struct session *s, struct json_t *o);
+/* The TUI's line about it, or NULL (not a review session). */
+char *cmd_review_pending(const struct session *s);
+/* rm: the session's change set removed. 0, or -1 (said). */
+int cmd_review_forget(const char *id);
 /* in-jail probe battery entry point (agentjail __probe) */
 int cmd_probe(int argc, char **argv);
 /* agentjail-remote __doctor-opensandbox: doctor's opensandbox check as doctor --json prints it

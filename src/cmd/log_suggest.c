@@ -40,20 +40,16 @@ static int session_rules(struct store *st, const char *id, char **agent, struct 
 
 /* The user's file (read at path) with the entries added: *out, or NULL when it has them all.
  * Checked as the configuration reads it, not only as TOML. -1 with e. */
-static int edited(const struct net_suggest *sg, const char *agent, const char *path,
+static int edited(const struct strv *add, const char *agent, const char *path,
 		  const char *header, char **out, size_t *out_len, size_t *added, struct err *e)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	if (config_read_file(path, false, &text, &len, e) < 0)
 		return -1;
-	struct strv add = STRV_INIT;
-	for (size_t i = 0; i < sg->n_add; i++)
-		strv_push(&add, sg->add[i].entry);
 	const char *tpath[2] = {agent ? "agent" : "policy", agent};
 	int r = config_add_to_list(text ? text : "", len, path, tpath, agent ? 2 : 1, header,
-				   "allow_domains", &add, out, out_len, added, e);
-	strv_free(&add);
+				   "allow_domains", add, out, out_len, added, e);
 	if (r < 0 || !*added)
 		return r;
 	struct toml_value root;
@@ -68,36 +64,66 @@ static int edited(const struct net_suggest *sg, const char *agent, const char *p
 	return r;
 }
 
-static int apply(const struct net_suggest *sg, const char *agent, bool yes)
+int cmd_allow_edit(const char *agent, const struct strv *add, struct cmd_allow_edit *ed,
+		   struct err *e)
 {
+	memset(ed, 0, sizeof *ed);
 	struct config_env env;
 	config_env_from_process(&env, NULL, NET_OFF);
-	_cleanup_free_ char *path = config_user_file(&env);
-	_cleanup_free_ char *header = net_suggest_table(agent), *out = NULL;
-	size_t out_len = 0, added = 0;
+	ed->path = config_user_file(&env);
+	ed->header = net_suggest_table(agent);
+	return edited(add, agent, ed->path, ed->header, &ed->out, &ed->out_len, &ed->added, e);
+}
+
+int cmd_allow_write(const struct cmd_allow_edit *ed, struct err *e)
+{
+	return config_write_file(ed->path, ed->out, ed->out_len, e);
+}
+
+void cmd_allow_edit_free(struct cmd_allow_edit *ed)
+{
+	free(ed->path);
+	free(ed->header);
+	free(ed->out);
+	memset(ed, 0, sizeof *ed);
+}
+
+static int apply(const struct net_suggest *sg, const char *agent, bool yes)
+{
+	struct strv add = STRV_INIT;
+	for (size_t i = 0; i < sg->n_add; i++)
+		strv_push(&add, sg->add[i].entry);
+	struct cmd_allow_edit ed;
 	struct err e = {0};
-	if (edited(sg, agent, path, header, &out, &out_len, &added, &e) < 0) {
+	int rc = cmd_allow_edit(agent, &add, &ed, &e);
+	strv_free(&add);
+	if (rc < 0) {
 		err_wrap(&e, "log --apply");
 		cmd_print_err(&e);
+		cmd_allow_edit_free(&ed);
 		return 1;
 	}
-	if (!added) {
-		printf("%s already has these in %s: nothing to add\n", path, header);
+	if (!ed.added) {
+		printf("%s already has these in %s: nothing to add\n", ed.path, ed.header);
+		cmd_allow_edit_free(&ed);
 		return 0;
 	}
-	if (!yes && !cmd_confirm("add %zu entr%s to allow_domains in %s of %s?", added,
-				 added == 1 ? "y" : "ies", header, path)) {
+	if (!yes && !cmd_confirm("add %zu entr%s to allow_domains in %s of %s?", ed.added,
+				 ed.added == 1 ? "y" : "ies", ed.header, ed.path)) {
 		cmd_warn("log --apply: not confirmed; %s is unchanged (--yes adds them without "
-			 "asking)", path);
+			 "asking)", ed.path);
+		cmd_allow_edit_free(&ed);
 		return 1;
 	}
-	if (config_write_file(path, out, out_len, &e) < 0) {
+	if (cmd_allow_write(&ed, &e) < 0) {
 		err_wrap(&e, "log --apply");
 		cmd_print_err(&e);
+		cmd_allow_edit_free(&ed);
 		return 1;
 	}
-	printf("added %zu entr%s to allow_domains in %s of %s\n", added, added == 1 ? "y" : "ies",
-	       header, path);
+	printf("added %zu entr%s to allow_domains in %s of %s\n", ed.added,
+	       ed.added == 1 ? "y" : "ies", ed.header, ed.path);
+	cmd_allow_edit_free(&ed);
 	return 0;
 }
 

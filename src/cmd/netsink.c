@@ -93,7 +93,7 @@ static void count_event(struct netsink *ns, const struct net_event *ev)
 		ns->malformed++; /* apart from the names: there is none to list */
 		return;
 	}
-	if (ev->port == 0)
+	if (ev->proto == NP_DNS)
 		ns->denied_lookups++;
 	else
 		ns->denied_conns++;

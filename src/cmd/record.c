@@ -115,6 +115,15 @@ void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, c
 	free(d);
 }
 
+void cmd_rec_event(struct sess_rec *r, const char *kind, const char *detail_json)
+{
+	if (!r || !r->id)
+		return;
+	struct err e = {0};
+	if (store_add_event(r->st, r->id, kind, detail_json, &e) < 0)
+		rec_warn(r, &e);
+}
+
 void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal)
 {
 	if (!r->id)

@@ -15,8 +15,12 @@ static const char usage[] =
 	"usage: agentjail run [POLICY] [--] CMD [ARG...]\n"
 	"POLICY:\n"
 	"  --fs read-only|workspace-write|danger-full-access   (ro|rw|full; default rw)\n"
-	"  --net off|on|allow           network (default off): on is the host's; allow only\n"
-	"                               through agentjail's proxy to the listed domains\n"
+	"  --net off|on|allow|ask       network (default off): on is the host's; allow only\n"
+	"                               through agentjail's proxy to the listed domains; ask\n"
+	"                               is allow, asking you about the rest (agentjail net)\n"
+	"  --ask-timeout SECONDS        --net ask: deny a question not answered by then (60)\n"
+	"  --publish [HOSTPORT:]PORT    the jail's loopback port PORT on the host's\n"
+	"                               127.0.0.1:HOSTPORT (--net off or allow)\n"
 	"  --allow-domain D[:PORT]      allow D (example.com, *.example.com for its\n"
 	"                               subdomains, 1.2.3.4, [::1]); ports 80, 443 unless\n"
 	"                               given; implies --net allow\n"
@@ -26,7 +30,13 @@ static const char usage[] =
 	"  --workspace DIR              the project (default: the current directory)\n"
 	"  --rw PATH  --ro PATH  --hide PATH   extra writable, read-only, masked paths\n"
 	"  --dev PATH                   a character device (e.g. /dev/kvm)\n"
-	"  --env NAME[=VALUE]           pass a variable (its value is never shown)\n"
+	"  --env NAME[=VALUE]           pass a variable (its value is never shown); under --net\n"
+	"                               allow a secret's variable holds a placeholder, its\n"
+	"                               value added at the proxy for its hosts only\n"
+	"  --allow-http 'METHOD HOST/PATH'  only such requests to HOST (inspected inside TLS);\n"
+	"                               implies --net allow\n"
+	"  --ssh-agent                  an ssh agent inside that signs only for allowed hosts\n"
+	"  --gpg-agent                  gpg-agent's restricted socket and the public keyring\n"
 	"  --allow-ptrace               let debuggers work inside (ptrace, process_vm_*)\n"
 	"  --agent-writable-instructions  agents: their instruction files (CLAUDE.md, commands/,\n"
 	"                               skills/, …) writable; read-only by default\n"
@@ -38,9 +48,10 @@ static const char usage[] =
 	"  --dry-run                    print the jail (bwrap argv) and run nothing\n"
 	"  --quiet                      no start and end lines (printed on a terminal only),\n"
 	"                               no --net allow banner\n"
-	"  --backend local|landlock|opensandbox\n"
+	"  --backend local|landlock|auto|opensandbox\n"
 	"                               where it runs: local, the bwrap jail (default);\n"
 	"                               landlock: no namespaces, Landlock + seccomp only (weaker);\n"
+	"                               auto: local where it can be built, else landlock (said)\n"
 	"                               opensandbox: a sandbox of the [opensandbox] service, no\n"
 	"                               terminal, no stdin\n"
 	"exit: the command's status (128+N for signal N); 2 rejected; 125 jail failed;\n"
@@ -116,6 +127,8 @@ int cmd_run(int argc, char **argv)
 	if (parsed < 0 || policy_validate(&req.pol, ctx.home, &e) < 0) {
 		cmd_print_err(&e);
 		rc = EXIT_USAGE;
+	} else if ((rc = cmd_backend_auto(backend, &cc.cfg, &req, &b)) != 0) {
+		/* said */
 	} else if (!backend_here(b)) {
 		cmd_warn("agentjail-remote runs only --backend opensandbox; a local jail is `agentjail run`");
 		rc = EXIT_USAGE;

@@ -26,7 +26,7 @@ void runlines_start(const struct run_request *req)
 	_cleanup_free_ char *ws = fmt_clean(p->workspace ? p->workspace : "(none)");
 	fprintf(stderr, "agentjail: %s %s%sfs %s, net %s, workspace %s, session %s; %s\n",
 		caps->noun, p->profile ? p->profile : "", p->profile ? " " : "",
-		fs_mode_name(p->fs), net_mode_name(p->net), ws,
+		fs_mode_name(p->fs), p->ask ? "ask" : net_mode_name(p->net), ws,
 		req->session_id ? req->session_id : "(none)", caps->private_note);
 	(void)fflush(stderr);
 }

@@ -323,6 +323,7 @@ int cmd_show(int argc, char **argv)
 		json_object_set_new(o, "events_detail", ej);
 		json_t *bw = s.bwrap_json ? json_loads(s.bwrap_json, 0, NULL) : NULL;
 		json_object_set_new(o, "bwrap_argv", bw ? bw : json_null());
+		cmd_review_show(&s, o);
 		print_json(o);
 	} else {
 		long off = utc_offset();
@@ -354,6 +355,7 @@ int cmd_show(int argc, char **argv)
 			_cleanup_free_ char *x = fmt_clean(s.sandbox_id ? s.sandbox_id : "-");
 			printf("backend    %s %s (sandbox %s)\n", b, u, x);
 		}
+		cmd_review_show(&s, NULL);
 		printf("events     %lld (%lld violations)\n", s.n_events, s.n_violations);
 		size_t first = nev > SHOW_EVENTS_MAX ? nev - SHOW_EVENTS_MAX : 0;
 		if (first)
@@ -417,6 +419,11 @@ int cmd_rm(int argc, char **argv)
 		struct err e = {0};
 		if (s.status == SESS_RUNNING) {
 			cmd_warn("session %s is running (agentjail pid %ld): not removed", s.id, s.pid);
+			rc = 1;
+		} else if (cmd_review_forget(s.id) < 0) {
+			cmd_warn("session %s: its change set (--fs review) could not be removed: the "
+				 "session is kept",
+				 s.id);
 			rc = 1;
 		} else if (store_rm(st, s.id, &e) < 0) {
 			cmd_print_err(&e);
@@ -625,6 +632,10 @@ int cmd_resume(int argc, char **argv)
 	if (rc)
 		goto out;
 	b = backend_of_session(s.backend, req.pol.backend);
+	if (req.pol.backend_auto && !quiet) /* where it ran is where it resumes: never re-chosen */
+		cmd_warn("resume: session %s ran on the %s backend, chosen by backend = auto (%s); it "
+			 "resumes there (for a new choice, start a new session)",
+			 s.id, b->name, req.pol.backend_auto);
 	if (chdir(req.pol.workspace) < 0) {
 		cmd_warn("resume: cannot enter %s: %s", req.pol.workspace, strerror(errno));
 		rc = EXIT_USAGE;

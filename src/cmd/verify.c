@@ -26,6 +26,7 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/termtext.h"
+#include "util/uuid.h"
 #include "util/xalloc.h"
 
 static const char usage[] =
@@ -135,6 +136,9 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 	}
 	int parsed = run_parse_args((int)args->n, strv_data(args), &ctx, req, &e);
 	cmd_config_free(&cc);
+	/* the battery holds no secret: the configuration's definitions are not used here */
+	if (parsed == 0)
+		secret_set_free(&req->pol.secrets);
 	if (parsed < 0 || policy_validate(&req->pol, home, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;
@@ -152,6 +156,12 @@ static int parse_policy(struct strv *args, const char *home, struct run_request 
 	if (policy_canonicalize(&req->pol, &e) < 0) {
 		cmd_print_err(&e);
 		return EXIT_USAGE;
+	}
+	/* --fs review: the battery's jail gets a change set of its own, gone after it (the
+	 * bwrap backend's review_end: nothing is recorded) */
+	if (req->pol.fs == FS_REVIEW && !(req->session_id = uuid_v4_new(&e))) {
+		cmd_print_err(&e);
+		return EXIT_JAIL;
 	}
 	return 0;
 }

@@ -114,3 +114,36 @@ int fs_remove_tree(const char *dir)
 {
 	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
+
+int fs_open_parent(int top, const char *rel, bool make, mode_t mode, const char **base)
+{
+	const char *slash = strrchr(rel, '/');
+	*base = slash ? slash + 1 : rel;
+	int fd = fcntl(top, F_DUPFD_CLOEXEC, 0);
+	for (const char *c = rel; fd >= 0 && slash && c <= slash;) {
+		size_t l = strcspn(c, "/");
+		if (!l || (l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.') ||
+		    l > 255) {
+			(void)close(fd);
+			errno = EINVAL;
+			return -1;
+		}
+		char name[256];
+		memcpy(name, c, l);
+		name[l] = '\0';
+		int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && make && mkdirat(fd, name, mode) == 0)
+			next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		(void)close(fd);
+		errno = saved;
+		fd = next;
+		c += l + 1;
+	}
+	if (fd >= 0 && (!**base || !strcmp(*base, ".") || !strcmp(*base, ".."))) {
+		(void)close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}

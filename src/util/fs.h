@@ -1,5 +1,6 @@
 /* fs: small filesystem helpers shared by modules (the few util pieces that make syscalls). */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,3 +23,10 @@ int fs_write_all(int fd, const void *buf, size_t n);
 
 /* Remove a directory tree (not following symlinks, not crossing mounts). 0, or -1 (errno). */
 int fs_remove_tree(const char *dir);
+
+/* The directory holding rel (a relative path) inside the directory top, opened through real
+ * directories only, each component with O_NOFOLLOW (when make, a missing one is made with
+ * `mode`); *base points at rel's last component. -1 with errno: ELOOP or ENOTDIR when a
+ * component is a symlink or not a directory, EINVAL for an empty, "." or ".." component or an
+ * empty last one. The caller's names are checked before: this is the last line. */
+int fs_open_parent(int top, const char *rel, bool make, mode_t mode, const char **base);

@@ -112,6 +112,19 @@ static size_t add_clean(struct strbuf *b, const char *s, size_t width)
 	return used;
 }
 
+bool fmt_has_marks(const char *s)
+{
+	size_t len, w;
+	bool bad;
+	for (; s && *s; s += len) {
+		next_char(s, &len, &w, &bad);
+		uint32_t c;
+		if (bad && utf8_dec((const unsigned char *)s, &c) != 0)
+			return true;
+	}
+	return false;
+}
+
 char *fmt_clean(const char *s)
 {
 	struct strbuf b = STRBUF_INIT;

@@ -8,6 +8,7 @@
  * so such a name can neither move the cursor, set the title, clear the screen nor start a line
  * of its own. cmd_warn and cmd_print_err pass every line they print through it. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Columns the string takes: one per code point, two for East Asian wide and fullwidth ones,
@@ -16,6 +17,9 @@ size_t fmt_width(const char *s);
 /* s with control characters, bidirectional overrides and invalid UTF-8 replaced by '?'. A new
  * string (free it), never NULL; NULL is "". */
 char *fmt_clean(const char *s);
+/* Whether s holds a control character or a mark that reorders text (what fmt_clean replaces,
+ * bytes that are not UTF-8 aside): a name that would not look on screen as it is. */
+bool fmt_has_marks(const char *s);
 /* s cleaned and cut to at most `width` columns, ending with "…" when it was cut. */
 char *fmt_cut(const char *s, size_t width);
 /* s cleaned and broken into lines of at most `width` columns, each after `indent` spaces

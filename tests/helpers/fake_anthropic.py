@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """fake_anthropic: a scripted stand-in for the Anthropic Messages API (tests/sh/83-net-claude.t).
 
-usage: fake_anthropic.py --log FILE --command CMD
+usage: fake_anthropic.py --log FILE --command CMD [--cert CRT --key KEY]
 
-Listens on 127.0.0.1 (ephemeral port), prints "ready PORT", and answers POST /v1/messages:
+Listens on 127.0.0.1 (ephemeral port), prints "ready PORT", and answers POST /v1/messages
+(over TLS with --cert and --key: tests/sh/89-secrets-claude.t, where agentjail adds the key;
+"{PORT}" in CMD becomes the port it listens on):
   - a request whose messages carry no tool_result and that offers the Bash tool: one tool_use
     block asking for `Bash` with {"command": CMD} (stop_reason "tool_use");
   - a request carrying a tool_result: a final text block ("stand-in: done");
@@ -17,6 +19,7 @@ Every request is appended to FILE as one JSON line {"method", "path", "headers",
 the test can read the tool_result the client sent back. Python standard library only.
 """
 import json
+import ssl
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -50,7 +53,7 @@ def plan(req):
         return [{"type": "text", "text": "stand-in: done"}], "end_turn"
     if offers_bash(req):
         return [{"type": "tool_use", "id": TOOL_ID, "name": "Bash",
-                 "input": {"command": OPTS["--command"],
+                 "input": {"command": OPTS["--command"].replace("{PORT}", OPTS["port"]),
                            "description": "the stand-in's one command"}}], "tool_use"
     return [{"type": "text", "text": "stand-in"}], "end_turn"
 
@@ -158,6 +161,11 @@ def main():
     if "--log" not in OPTS or "--command" not in OPTS:
         sys.exit(__doc__)
     srv = Server(("127.0.0.1", 0), Handler)
+    if "--cert" in OPTS:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(OPTS["--cert"], OPTS["--key"])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    OPTS["port"] = str(srv.server_address[1])
     sys.stdout.write("ready %d\n" % srv.server_address[1])
     sys.stdout.flush()
     srv.serve_forever()

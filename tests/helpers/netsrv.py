@@ -11,7 +11,9 @@ Every server binds 127.0.0.1 on an ephemeral port (http: ADDR and N when given),
 
 http:  HTTP/1.1 with keep-alive (so a test can see whether a proxy lets one connection switch
        hosts). GET /anything answers 200 "hello from NAME host=HOST path=PATH\n"; with --cert and
-       --key it speaks TLS (HTTPS). With --git-root, paths under /git/ are served by
+       --key it speaks TLS (HTTPS). With --log FILE, each request is appended to FILE as one
+       JSON line {"method", "path", "headers"} (what a server received, for the tests of
+       doc/design.md §4d). With --git-root, paths under /git/ are served by
        `git http-backend` (smart HTTP: clone and fetch), GIT_PROJECT_ROOT=DIR.
 echo:  raw TCP: every byte read is written back (a stand-in for a host loopback service).
 canary: a service nothing in the jail may reach (tests/sh/88-capture.t): on ADDR (default
@@ -20,6 +22,7 @@ canary: a service nothing in the jail may reach (tests/sh/88-capture.t): on ADDR
 Python standard library only.
 """
 import asyncio
+import json
 import os
 import resource
 import ssl
@@ -39,9 +42,17 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "netsrv"
     name = "server"
     git_root = None
+    log = None
+    lock = threading.Lock()
 
     def log_message(self, fmt, *args):  # quiet
         pass
+
+    def _record(self):
+        if self.log:
+            with self.lock, open(self.log, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"method": self.command, "path": self.path,
+                                    "headers": dict(self.headers.items())}) + "\n")
 
     def _reply(self, code, body, ctype="text/plain"):
         self.send_response(code)
@@ -91,6 +102,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(out)
 
     def do_GET(self):
+        self._record()
         if self.git_root and self.path.startswith("/git/"):
             return self._git()
         body = ("hello from %s host=%s path=%s\n" % (
@@ -100,6 +112,7 @@ class Handler(BaseHTTPRequestHandler):
     do_HEAD = do_GET
 
     def do_POST(self):
+        self._record()
         if self.git_root and self.path.startswith("/git/"):
             return self._git()
         length = int(self.headers.get("Content-Length") or 0)
@@ -116,6 +129,7 @@ def serve_http(args):
     opts = dict(zip(args[::2], args[1::2]))
     Handler.name = opts.get("--name", "server")
     Handler.git_root = opts.get("--git-root")
+    Handler.log = opts.get("--log")
     srv = Server((opts.get("--bind", "127.0.0.1"), int(opts.get("--port", 0))), Handler)
     if "--cert" in opts:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

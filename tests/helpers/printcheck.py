@@ -67,14 +67,21 @@ OURS = [
      "shims: paths in the user's home and on the user's PATH, profile names, the user's "
      "shell's rc file"),
     ("cache.c", r"cdir", "the cache directory under the user's state directory"),
+    ("tls_main.c", r"buf|line",
+     "agentjail-tls's __ca and __ca-info: an error about, or the subject, expiry and fingerprint "
+     "of, agentjail's own CA in the user's state directory (masked in every jail, §3 step 8)"),
     ("cache.c", r"when", "a date strftime made"),
     ("cache.c", r"what", "agentjail's own words, or cmd_shown_workspace: the recorded "
                          "workspace cleaned (fmt_clean)"),
     ("home.c", r"hdir|dir", "the persisted homes' directories under the user's state directory"),
     ("home.c", r"day|t", "a date and age sessfmt_time and sessfmt_ago made"),
-    ("log_suggest.c", r"id|path|header",
+    ("log_suggest.c", r"id|ed\.path|ed\.header",
      "log --suggest: the session's UUID, the user's configuration file and the table of it "
      "that is written ([policy], or [agent.NAME] of a built-in or the user's profile)"),
+    ("net.c", r"s", "JSON text printed with JSON_ENSURE_ASCII: jansson "
+     "escapes every control character and every non-ASCII one"),
+    ("net.c", r"q\.proto", "a question's protocol as ctlproto_question_parse took it: 1 to 7 "
+     "lowercase letters"),
     ("backend.c", r"text", "a backend's --dry-run text (struct backend_io's text): the user's "
      "policy as JSON (jansson escapes controls), the plan, ruleset or request built from it and "
      "the user's configuration, the command the user typed, the limits agentjail probed, with "
@@ -94,6 +101,19 @@ OURS = [
     ("runlines.c", r"st", "agentjail's words for an exit status"),
     ("quarantine.c", r"t|v\[i\]\.id", "a time and a session id agentjail made"),
     ("connect.c", r".*", "__connect runs inside the jail, on the jail's own stderr"),
+    ("review.c", r"raw", "diff into a pipe or a file: the change set's bytes as they are, for "
+                         "patch(1) (on a terminal every line goes through fmt_clean instead)"),
+    ("review.c", r"r\.s\.id|s->id", "a session id: a UUID agentjail made"),
+    ("review.c", r"what|c->how", "agentjail's own words, and numbers"),
+    ("review.c", r"name", "a checkpoint name: checked (review_ckpt_name_ok: A-Z a-z 0-9 . _ -) "
+                          "or a time strftime made"),
+    ("review.c", r"s", "JSON text printed with JSON_ENSURE_ASCII (jansson escapes controls)"),
+    ("jails.c", r"v\[i\]\.id", "a session id: a UUID agentjail made"),
+    ("jails.c", r"mem", "ps: a size human_size wrote from a number"),
+    ("jails.c", r"pcol", "ps: the profile name through fmt_clean, then sessfmt_policy's words"),
+    ("jails.c", r"cmd", "ps: the command through sessfmt_argv (which cleans it)"),
+    ("jails.c", r"s", "JSON text printed with JSON_ENSURE_ASCII: jansson escapes every control "
+     "character and every non-ASCII one"),
 ]
 
 USED = set()  # the OURS entries that matched something: the others are stale

@@ -26,19 +26,21 @@ my %allowed = (
 	confine => [qw(plan util)],
 	net => [qw(plan util)],
 	session => [qw(net plan util)],
+	review => [qw(plan util)], # a --fs review session's change set on disk
+	tls => [qw(net plan util)], # agentjail-tls's OpenSSL side
 	host => [qw(confine plan util)],
-	jail => [qw(host confine plan util)],
+	jail => [qw(host confine net plan util)], # net: agentjail-tls's messages (tlshelper.c)
 	backend => [qw(jail host confine config plan util)], # the interface (backend.h) and what
 							      # the backends share
 	# one backend each: the interface and what is below it, never another backend
-	'backend/bwrap' => [qw(backend jail host confine config net plan util)],
+	'backend/bwrap' => [qw(backend jail host confine config net review plan util)],
 	'backend/landlock' => [qw(backend jail host confine config net plan util)],
 	'backend/remote' => [qw(backend jail host confine config net plan util)],
 	diag => [qw(backend/bwrap backend/landlock backend/remote backend jail host confine session
-		config net plan util)],
+		config net review plan util)],
 	# the commands: of the backends, the interface only (checked below, file by file)
-	cmd => [qw(backend diag jail host confine session config net plan util)],
-	main => [qw(cmd backend diag jail host confine session config net plan util)],
+	cmd => [qw(backend diag jail host confine session config net review plan util)],
+	main => [qw(cmd backend diag jail host confine session config net tls review plan util)],
 );
 
 # Purity is a property of a file (doc/design.md §6): every file of plan/, and these. A pure file
@@ -47,7 +49,8 @@ my %allowed = (
 my %pure_files = map { $_ => 1 } qw(
 	config/toml.c config/config.c config/config_edit.c config/profile_user.c config/osb_settings.c
 	net/netevent.c net/netsuggest.c net/httpreq.c net/socks5.c net/dnsmsg.c net/tlshello.c
-	net/firstbytes.c net/netsynth.c
+	net/firstbytes.c net/netsynth.c net/httpflow.c net/agentproto.c net/knownhosts.c
+	net/inspectmsg.c
 	cmd/tui/tui_model.c
 	backend/bwrap/bwrapmsg.c backend/bwrap/denial.c backend/bwrap/cmdwords.c
 	backend/landlock/llplan.c
@@ -78,7 +81,8 @@ my $plan_calls = qr/(?<![\w.>])(fopen|freopen|popen|open|openat|openat2|creat|re
 
 sub folder_of {
 	my ($rel) = @_; # relative to src/
-	return 'main' if $rel eq 'main.c' || $rel eq 'init_main.c' || $rel eq 'remote_main.c'; # the programs
+	return 'main' if $rel eq 'main.c' || $rel eq 'init_main.c' || $rel eq 'remote_main.c' ||
+		$rel eq 'tls_main.c'; # the programs
 	return $1 if $rel =~ m{^(cmd|util)/[^/]+$};
 	return 'cmd' if $rel =~ m{^cmd/tui/[^/]+$}; # the TUI is a command
 	return "backend/$1" if $rel =~ m{^core/backend/([a-z_]+)/[^/]+$};

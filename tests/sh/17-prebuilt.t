@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The seccomp filter is compiled at build time (issue 17, doc/design.md §3): agentjail and its test
 # build carry the BPF programs and no libseccomp, so a run never generates a filter. Nor libcurl:
-# the remote backend is agentjail-remote (doc/design.md §4b). What the
+# the remote backend is agentjail-remote (doc/design.md §4b). Nor OpenSSL: TLS inspection is
+# agentjail-tls (§4d). What the
 # programs hold is checked against libseccomp in tests/unit/test_seccomp_prebuilt.c; that the
 # jail enforces them, in 07-seccomp.t and the verify tests.
 . "$(dirname "$0")/lib.sh"
@@ -24,10 +25,15 @@ for b in agentjail agentjail-testbuild; do
 	# libcurl is only in agentjail-remote (doc/design.md §4b): it cannot be linked statically
 	curl=$(printf '%s\n' "$syms" | grep -E ' (curl|Curl)_[A-Za-z_]+(@.*)?$' | head -3)
 	is "$curl" "" "$b: no libcurl function is linked in or referenced (the remote backend is agentjail-remote)"
+	ssl=$(printf '%s\n' "$syms" | grep -E ' (SSL_|EVP_|X509_|OPENSSL_)[A-Za-z_0-9]+(@.*)?$' | head -3)
+	is "$ssl" "" "$b: no OpenSSL function is linked in or referenced (TLS inspection is agentjail-tls)"
 done
 syms=$(nm -D "$AJ_BUILD/agentjail-remote" 2>&1)
 printf '%s\n' "$syms" | grep -q ' U curl_easy_perform'
 ok $? "agentjail-remote uses libcurl, linked dynamically" || diag "$(printf '%s\n' "$syms" | head -3)"
+syms=$(nm -D "$AJ_BUILD/agentjail-tls" 2>&1)
+printf '%s\n' "$syms" | grep -q ' U SSL_do_handshake'
+ok $? "agentjail-tls uses OpenSSL, linked dynamically" || diag "$(printf '%s\n' "$syms" | head -3)"
 
 # agentjail and its test build are static PIEs (no loader, no libc.so or libm.so pages: issue 17
 # measured 4.4 MB peak RSS dynamic, 3.3 MB static); a sanitised build cannot be.

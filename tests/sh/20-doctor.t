@@ -12,8 +12,9 @@ BWRAP=/usr/bin/bwrap
 [ -e "$BWRAP" ] || BWRAP=/usr/local/bin/bwrap
 BWRAP_RE=${BWRAP//./\\.}
 
-IDS='bwrap bwrap_version userns jail netns seccomp landlock limits pty state_dir config etcscan agent.claude
-agent.codex agent.gemini agent.kiro agent.pi agent.opencode agent.aider toolchain cache'
+IDS='bwrap bwrap_version userns apparmor jail netns review seccomp landlock backend_auto limits pty state_dir config etcscan agent.claude
+agent.codex agent.gemini agent.kiro agent.pi agent.opencode agent.aider toolchain cache tls ca
+ssh_agent gpg_agent'
 
 # json_check FILE EXPECT_OK — the documented schema (doc/doctor-json.md); prints problems
 json_check() {

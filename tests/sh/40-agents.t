@@ -26,7 +26,8 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"
 	mkdir -p "$HOMEDIR/.local/bin" "$HOMEDIR/.claude" "$HOMEDIR/.codex"
 	fake_agent "$HOMEDIR/.local/bin/claude"
-	install -m 0755 "$AJ_BIN/agentjail" "$AJ_BIN/agentjail-init" "$HOMEDIR/.local/bin/"
+	install -m 0755 "$AJ_BIN/agentjail" "$AJ_BIN/agentjail-init" "$AJ_BIN/agentjail-tls" \
+		"$HOMEDIR/.local/bin/"
 	echo '{"hooks":{}}' >"$HOMEDIR/.claude/settings.json"
 	echo '{"token":"codex-secret"}' >"$HOMEDIR/.codex/auth.json"
 	echo secret >"$HOMEDIR/secret.txt"
@@ -42,7 +43,8 @@ for who in "${AJ_WHOS[@]}"; do
 		"$who: the skip-permission flag and a session id come first, the arguments unchanged"
 	like "$OUT" $'\nhost: agentjail\n' "$who: it runs in the jail"
 	like "$OUT" $'\nIS_SANDBOX=1\n' "$who: IS_SANDBOX=1 is set (claude refuses the flag as root otherwise)"
-	like "$OUT" $'\nKEY=sk-test OTHER=unset\n' "$who: its API key passes, another agent's does not"
+	like "$OUT" $'\nKEY=agentjail-placeholder-ANTHROPIC_API_KEY OTHER=unset\n' \
+		"$who: its API key passes as its placeholder (added at the proxy, §4d), another agent's not at all"
 	like "$OUT" $'\nhome: .claude .claude.json .local \n' \
 		"$who: \$HOME shows only its config, its state file and the PATH dir"
 	like "$OUT" $'\nclaude-dir: writable\n' "$who: ~/.claude is writable inside"

@@ -4,7 +4,8 @@
 # shows what `agentjail run` recorded and refreshes when another process adds a session; a session
 # made in the New Session dialog runs jailed with the chosen policy (checked in the store); the
 # filter and delete; the Sandboxed switch disabled with the reason when bwrap is missing; resize;
-# q and SIGTERM give the terminal back as it was (stty, the alternate screen left).
+# q and SIGTERM give the terminal back as it was (stty, the alternate screen left); a --fs review
+# session's change set shown (v) and applied (a, then y).
 . "$(dirname "$0")/lib.sh"
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "1..0 # SKIP tmux is not installed (scripts/deps.sh installs it)"
@@ -18,20 +19,11 @@ tm() { aj_tmux "$@"; }
 screen() { tm capture-pane -p -t tui 2>/dev/null; }
 
 # wait_for ERE [SECONDS] — until the pane shows it (default 10 s); SCREEN holds the last capture
-wait_for() {
-	local i n=$((${2:-10} * 20))
-	for ((i = 0; i < n; i++)); do
-		SCREEN=$(screen)
-		grep -Eq -- "$1" <<<"$SCREEN" && return 0
-		sleep 0.05
-	done
-	diag "the pane never showed /$1/; it shows:"
-	diag "$SCREEN"
-	return 1
-}
+wait_for() { aj_tmux_wait tui "$@"; }
 
 # start_tui [NAME=VALUE…] — agentjail tui in a fresh 80x24 tmux session "tui", in WHO's
-# workspace; the pane records `stty -a` before and after, and the exit status
+# workspace; the pane records `stty -a` before and after, and the exit status (TUI-EXIT=, said
+# once stty.after is written: the test reads it when it sees that)
 start_tui() {
 	tm kill-server 2>/dev/null
 	# a server of its own each time: a killed server removes its socket when it is done
@@ -43,7 +35,7 @@ start_tui() {
 	rm -f "$d/stty.before" "$d/stty.after" "$d/tui.rc"
 	q=$(printf '%q ' env -i -C "$WS" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME" \
 		LANG=C.UTF-8 TERM=screen AGENTJAIL_STATE_DIR="$STATE" "$@" sh -c \
-		'stty -a >"$0/stty.before"; "$1" tui; echo $? >"$0/tui.rc"; echo "TUI-EXIT=$(cat "$0/tui.rc")"; stty -a >"$0/stty.after"; exec sleep 600' \
+		'stty -a >"$0/stty.before"; "$1" tui; echo $? >"$0/tui.rc"; stty -a >"$0/stty.after"; echo "TUI-EXIT=$(cat "$0/tui.rc")"; exec sleep 600' \
 		"$d" "$AJ_BIN/agentjail")
 	tm -f /dev/null new-session -d -s tui -x 80 -y 24 "$q"
 	AJ_PIDS+=("$(tm display-message -p '#{pid}')") # the server, killed at the end
@@ -257,6 +249,38 @@ for who in "${AJ_WHOS[@]}"; do
 	ok $? "$who: … and marks an agent that is not installed"
 	tm send-keys -t tui Escape q
 	restored "$who: q in a POSIX locale"
+
+	# --- issue 30: a --fs review session's change set: its size, v diff, a apply ---------------
+	aj_run "$who" -- run --fs review -- sh -c 'echo from-review > rv-file'
+	start_tui
+	wait_for 'agentjail sessions \(5\)' && wait_for 'review +1 entry pending'
+	ok $? "$who: the detail pane shows a review session's pending change set"
+	like "$SCREEN" 'v diff +a apply +x discard' "$who: … and its keys"
+	tm send-keys -t tui v
+	wait_for 'change set of' && wait_for '\+from-review'
+	ok $? "$who: v shows its diff"
+	# the change set rewritten after v showed it (as a jail still running could): a applies
+	# nothing (apply --expect the digest v showed); v again, then a applies what it shows
+	rvid=$(aj_run "$who" -- sessions --json >/dev/null; py 'd[0]["id"]')
+	aj_host sh -c "echo from-review-later > '$STATE/review/$rvid/upper/rv-file'"
+	tm send-keys -t tui q a
+	wait_for 'Apply the change set of'
+	ok $? "$who: a asks first"
+	tm send-keys -t tui y
+	wait_for 'not the one the diff showed'
+	ok $? "$who: … and after v, applies nothing when the change set changed since"
+	[ ! -e "$WS/rv-file" ]
+	ok $? "$who: … nothing written"
+	tm send-keys -t tui q v
+	wait_for '\+from-review-later'
+	tm send-keys -t tui q a
+	wait_for 'Apply the change set of'
+	tm send-keys -t tui y
+	wait_for '1 change applied'
+	ok $? "$who: y applies it"
+	is "$(cat "$WS/rv-file" 2>/dev/null)" "from-review-later" "$who: … into the workspace, as v showed it"
+	tm send-keys -t tui q q
+	restored "$who: q after apply"
 	tm kill-server 2>/dev/null
 done
 done_testing

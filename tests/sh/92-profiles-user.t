@@ -49,7 +49,8 @@ for who in "${AJ_WHOS[@]}"; do
 	mkdir -p "$HOMEDIR/.local/bin" "$HOMEDIR/.myagent" "$HOMEDIR/.claude" \
 		"$HOMEDIR/.config/agentjail"
 	fake_agent "$HOMEDIR/.local/bin/myagent"
-	install -m 0755 "$AJ_BIN/agentjail" "$AJ_BIN/agentjail-init" "$HOMEDIR/.local/bin/"
+	install -m 0755 "$AJ_BIN/agentjail" "$AJ_BIN/agentjail-init" "$AJ_BIN/agentjail-tls" \
+		"$HOMEDIR/.local/bin/"
 	echo '{"hooks":[]}' >"$HOMEDIR/.myagent/hooks.json"
 	printf '%s' "$CONFIG" >"$HOMEDIR/.config/agentjail/config.toml"
 	chmod 0644 "$HOMEDIR/.config/agentjail/config.toml"

@@ -28,7 +28,7 @@ like "$out" '^complete .*-F _agentjail agentjail$' "bash: it loads and registers
 out=$(bc agentjail "" 2>&1)
 like "$out" $'(^|\n)run(\n|$)' "bash: commands" && like "$out" $'(^|\n)claude(\n|$)' "bash: agent profiles"
 out=$(bc agentjail run --net "" 2>&1)
-is "$(sort <<<"$out" | tr '\n' ' ')" "allow off on " "bash: --net values"
+is "$(sort <<<"$out" | tr '\n' ' ')" "allow ask off on " "bash: --net values"
 out=$(bc agentjail run --fs w 2>&1)
 is "$out" "workspace-write" "bash: --fs values"
 out=$(bc agentjail run --backend "" 2>&1)
@@ -91,7 +91,7 @@ if command -v fish >/dev/null 2>&1; then
 	out=$(fc 'agentjail ')
 	like "$out" $'(^|\n)run(\n|$)' "fish: commands" && like "$out" $'(^|\n)claude(\n|$)' "fish: agent profiles"
 	out=$(fc 'agentjail run --net ')
-	is "$(sort <<<"$out" | tr '\n' ' ')" "allow off on " "fish: --net values"
+	is "$(sort <<<"$out" | tr '\n' ' ')" "allow ask off on " "fish: --net values"
 	out=$(fc 'agentjail claude --fs ')
 	like "$out" 'danger-full-access' "fish: --fs values for an agent"
 	out=$(fc 'agentjail run --backend ')

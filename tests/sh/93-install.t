@@ -2,7 +2,9 @@
 # `make install DESTDIR=… PREFIX=/usr/local` gives a tree with the binary (which runs a jail, as
 # root and as the unprivileged user, with the jail's init from PREFIX/libexec/agentjail/init and
 # none without it), the remote backend at PREFIX/libexec/agentjail/remote (which the installed
-# binary runs for --backend opensandbox), the manual pages and the shell completions;
+# binary runs for --backend opensandbox), the TLS inspector at PREFIX/libexec/agentjail/tls
+# (which it runs for a run that adds a secret at the proxy), the manual pages and the shell
+# completions;
 # `make uninstall` with the same DESTDIR removes every file it installed.
 . "$(dirname "$0")/lib.sh"
 aj_setup
@@ -29,6 +31,11 @@ remote=$dest/usr/local/libexec/agentjail/remote
 ok $? "the remote backend is installed at PREFIX/libexec/agentjail/remote, mode 0755"
 cmp -s "$remote" "$AJ_BUILD/agentjail-remote"
 ok $? "… and it is agentjail-remote"
+tls=$dest/usr/local/libexec/agentjail/tls
+[ -f "$tls" ] && [ "$(stat -c %a "$tls")" = 755 ]
+ok $? "the TLS inspector is installed at PREFIX/libexec/agentjail/tls, mode 0755"
+cmp -s "$tls" "$AJ_BUILD/agentjail-tls"
+ok $? "… and it is agentjail-tls"
 for f in share/man/man1/agentjail.1 share/man/man5/agentjail.toml.5 \
 	share/bash-completion/completions/agentjail share/zsh/site-functions/_agentjail \
 	share/fish/vendor_completions.d/agentjail.fish; do
@@ -73,6 +80,22 @@ like "$ERR" "not at $dest/usr/local/bin/agentjail-remote nor $remote" "… namin
 [ ! -e "$WS/ran" ]
 ok $? "… and ran nothing"
 mv "$remote.away" "$remote"
+# the installed binary runs the installed TLS inspector for a run that adds a secret (its CA
+# made in the state directory); without it, nothing runs and the error names both places
+aj_run "${AJ_WHOS[0]}" -B "$bin" -e ANTHROPIC_API_KEY=sk-test -- run --net allow \
+	--env ANTHROPIC_API_KEY -- sh -c 'echo "$ANTHROPIC_API_KEY"'
+is "$OUT" "agentjail-placeholder-ANTHROPIC_API_KEY" "the installed binary runs PREFIX/libexec/agentjail/tls for a secret" ||
+	_last_run_diag
+[ -f "$STATE/ca/ca.pem" ] && [ "$(stat -c %a "$STATE/ca/ca.key")" = 600 ]
+ok $? "… which made the CA in the state directory, its key 0600"
+mv "$tls" "$tls.away"
+aj_run "${AJ_WHOS[0]}" -B "$bin" -e ANTHROPIC_API_KEY=sk-test -- run --net allow \
+	--env ANTHROPIC_API_KEY -- touch "$WS/ran"
+is "$RC" 125 "the installed binary without libexec/agentjail/tls: a run with a secret exits 125"
+like "$ERR" "not at $dest/usr/local/bin/agentjail-tls nor $tls" "… naming both places it looked"
+[ ! -e "$WS/ran" ]
+ok $? "… and ran nothing"
+mv "$tls.away" "$tls"
 aj_use root
 out=$(env HOME="$HOMEDIR" AGENTJAIL_STATE_DIR="$STATE" "$bin" shim install --dir "$AJ_TMP/shims" claude 2>&1)
 ok $? "the installed binary installs a shim" || diag "$out"

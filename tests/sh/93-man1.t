@@ -25,7 +25,7 @@ is "$missing" "" "every command of agentjail --help is documented"
 # every option of each command's --help appears in the page
 missing=
 for c in run verify doctor profiles shim sessions show log rm quarantine resume tui config trust \
-	untrust cache home; do
+	untrust cache home diff apply discard checkpoint rollback; do
 	for o in $("$bin" "$c" --help 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
 		grep -qF -- "*$o*" "$src" || missing="$missing $c:$o"
 	done

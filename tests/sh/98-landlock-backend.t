@@ -272,9 +272,9 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_host sh -c "printf 'backend = \"landlock\"\n' >'$HOMEDIR/.config/agentjail/config.toml'"
 	llrun "$who" -- run -- sh -c 'echo "$AGENTJAIL_LANDLOCK"'
 	like "$OUT" 'backend' "$who: backend = \"landlock\" in the user's config runs this backend"
-	llrun "$who" -- claude --dry-run
-	like "$ERR" 'backend = landlock applies to `agentjail run`; claude runs in the bwrap jail' \
-		"$who: … an agent says it does not take that backend (yet), never silently"
+	aj_host sh -c "mkdir -p '$HOMEDIR/bin' && printf '#!/bin/sh\necho ran\n' >'$HOMEDIR/bin/claude' && chmod 0755 '$HOMEDIR/bin/claude'"
+	llrun "$who" -e PATH="$HOMEDIR/bin:$AJ_SYS_PATH" -- claude --dry-run
+	like "$OUT" '# backend: landlock' "$who: … agents run in it too (issue 28: tests/sh/98-landlock-agents.t)"
 	llrun "$who" -- run --backend local -- sh -c 'echo "$AGENTJAIL_LANDLOCK"'
 	if [ -n "$NS" ]; then
 		rc_is 125 "$who: … --backend local overrides it (the bwrap jail, which cannot start here)"

@@ -5,7 +5,7 @@
 #
 # Environment (exported by `make check`):
 #   AJ_BUILD  absolute build dir: agentjail, agentjail-testbuild, agentjail-init,
-#             agentjail-remote, tests/helpers/probe
+#             agentjail-remote, agentjail-tls, tests/helpers/probe
 #   AJ_SRC    the source tree
 #
 # The fixture installs the binaries into a world-readable temporary prefix (CI clones under /root,
@@ -209,7 +209,8 @@ _aj_create_user() {
 aj_setup() {
 	[ -n "${AJ_BUILD:-}" ] || bail "AJ_BUILD is not set (run through make check)"
 	local f
-	for f in agentjail agentjail-testbuild agentjail-init agentjail-remote tests/helpers/probe; do
+	for f in agentjail agentjail-testbuild agentjail-init agentjail-remote agentjail-tls \
+		tests/helpers/probe; do
 		[ -x "$AJ_BUILD/$f" ] || bail "missing $AJ_BUILD/$f (run make check)"
 	done
 	trap aj_cleanup EXIT
@@ -226,8 +227,8 @@ aj_setup() {
 	AJ_NO_PATH=$AJ_TMP/no-path
 	mkdir -m 0755 "$AJ_NO_PATH"
 	install -m 0755 "$AJ_BUILD/agentjail" "$AJ_BUILD/agentjail-testbuild" \
-		"$AJ_BUILD/agentjail-init" "$AJ_BUILD/agentjail-remote" "$AJ_BUILD/tests/helpers/probe" \
-		"$AJ_TMP/bin/" ||
+		"$AJ_BUILD/agentjail-init" "$AJ_BUILD/agentjail-remote" "$AJ_BUILD/agentjail-tls" \
+		"$AJ_BUILD/tests/helpers/probe" "$AJ_TMP/bin/" ||
 		bail "install into $AJ_TMP/bin failed"
 	AJ_BIN=$AJ_TMP/bin
 	PROBE=$AJ_BIN/probe # for host-side use (listeners, control checks)
@@ -366,15 +367,15 @@ aj_cmd() {
 		esac
 	done
 	AJ_STDIN=$stdin AJ_TTY=$tty
+	# the runs' terminal is script(1)'s pty: xterm unless the host names a real one (bash sets
+	# TERM=dumb where none was given, as in CI)
+	local term=${TERM:-xterm}
+	[ "$term" = dumb ] && term=xterm
 	[ -n "$binpath" ] || binpath=$AJ_BIN/$bin
 	AJ_CMD=()
 	if [ "$who" = user ] && aj_is_root; then
 		AJ_CMD+=(setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --init-groups)
 	fi
-	# TERM: the host's, or xterm where it has none (bash itself sets TERM=dumb when it is
-	# unset, as in CI's minimal environment: doctor would not colour a terminal then)
-	local term=${TERM:-xterm}
-	[ "$term" = dumb ] && term=xterm
 	AJ_CMD+=(env -i -C "$cwd" PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" USER="$RUN_NAME"
 		LOGNAME="$RUN_NAME" SHELL=/bin/sh LANG=C.UTF-8 TERM="$term"
 		AGENTJAIL_STATE_DIR="$STATE" "${AJ_XENV[@]}" "${xenv[@]}" "$binpath" "$@")
@@ -494,6 +495,21 @@ pyl() {
 		python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print($1)" 2>&1
 }
 
+# fake_model_results LOG — the tool_result texts a client sent back to the scripted model
+# (tests/helpers/fake_anthropic.py's --log), one per line, at most 4000 bytes
+fake_model_results() {
+	python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    for m in (r.get("body") or {}).get("messages", []):
+        c = m.get("content")
+        for b in c if isinstance(c, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                t = b.get("content")
+                print(t if isinstance(t, str) else " ".join(x.get("text", "") for x in t))' \
+		"$1" 2>/dev/null | head -c 4000
+}
+
 # aj_tmux ARGS… — tmux on the current identity's own server (socket in its test directory,
 # or AJ_TMUX_SOCK), run as that identity
 aj_tmux() {
@@ -504,6 +520,20 @@ aj_tmux() {
 	else
 		env -i PATH="$AJ_SYS_PATH" HOME="$HOMEDIR" tmux -S "$sock" "$@"
 	fi
+}
+
+# aj_tmux_wait TARGET ERE [SECONDS] — until WHO's tmux pane TARGET shows ERE (default 10 s);
+# SCREEN holds the last capture, which a failure shows
+aj_tmux_wait() {
+	local i n=$((${3:-10} * 20))
+	for ((i = 0; i < n; i++)); do
+		SCREEN=$(aj_tmux capture-pane -p -t "$1" 2>/dev/null)
+		grep -Eq -- "$2" <<<"$SCREEN" && return 0
+		sleep 0.05
+	done
+	diag "the pane never showed /$2/; it shows:"
+	diag "$SCREEN"
+	return 1
 }
 
 # A sorted listing of a tree (path, type, size, mode) for before/after comparisons.

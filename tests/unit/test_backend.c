@@ -143,7 +143,7 @@ static void choosing(void **state)
 	assert_ptr_equal(backend_of_session(NULL, BACKEND_LANDLOCK), &backend_landlock);
 	assert_ptr_equal(backend_of_session(NULL, BACKEND_LOCAL), &backend_bwrap);
 	/* agents run in the bwrap jail unless the chosen backend runs them */
-	assert_ptr_equal(backend_for_agents(&backend_landlock), &backend_bwrap);
+	assert_ptr_equal(backend_for_agents(&backend_landlock), &backend_landlock); /* issue 28 */
 	assert_ptr_equal(backend_for_agents(&backend_opensandbox), &backend_bwrap);
 	assert_ptr_equal(backend_for_agents(&backend_bwrap), &backend_bwrap);
 	/* agentjail (this library's remote backend execs agentjail-remote) runs every backend */

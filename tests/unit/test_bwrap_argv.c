@@ -25,7 +25,7 @@ static const char *data_dir(void)
 	return golden_dir("argv");
 }
 
-/* "# args: a b c" on the first line of a case */
+/* "# args: a b c" on the first line of a case; "%20" in one is a space */
 static void case_args(const char *facts, struct strv *args)
 {
 	char *txt = golden_read_all(facts);
@@ -34,8 +34,11 @@ static void case_args(const char *facts, struct strv *args)
 	char *nl = strchr(txt, '\n');
 	*nl = '\0';
 	char *save = NULL;
-	for (char *t = strtok_r(txt + 8, " ", &save); t; t = strtok_r(NULL, " ", &save))
+	for (char *t = strtok_r(txt + 8, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		for (char *sp; (sp = strstr(t, "%20"));)
+			memmove(sp + 1, sp + 3, strlen(sp + 3) + 1), *sp = ' ';
 		strv_push(args, t);
+	}
 	free(txt);
 }
 
@@ -49,8 +52,10 @@ static char *render_case(struct hostfacts *hf, struct strv *args)
 	struct bw_plan plan = {0};
 	char buf[4096];
 	char *out;
-	if (run_parse_args((int)args->n, strv_data(args), &ctx, &req, &e) < 0 ||
-	    policy_validate(&req.pol, hf->home, &e) < 0 ||
+	int parsed = run_parse_args((int)args->n, strv_data(args), &ctx, &req, &e);
+	if (parsed == 0)
+		policy_secrets_activate(&req.pol, &hf->env); /* as cmd_run_request does */
+	if (parsed < 0 || policy_validate(&req.pol, hf->home, &e) < 0 ||
 	    bindpath_resolve_policy(hf, &req.pol, &e) < 0 ||
 	    bwrap_build(&req.pol, hf, &req.cmd, &plan, &e) < 0) {
 		err_format(&e, buf, sizeof buf);
@@ -560,6 +565,58 @@ static void deterministic(void **state)
 	free(b);
 }
 
+/* Issue 29: a secret's variable holds its placeholder in the argv bwrap reads (secret values
+ * included), never the host's value; without --net allow it is passed as before; --gpg-agent
+ * without the jail's own home is refused. */
+static void secrets_plan(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 3; mode++) {
+		struct hostfacts hf;
+		char f[4200];
+		golden_load(data_dir(), "user-secrets", &hf, f);
+		struct strv args = STRV_INIT;
+		if (mode == 0) {
+			case_args(f, &args);
+		} else {
+			static const char *const on[] = {"--net", "on", "--env", "ANTHROPIC_API_KEY",
+							 "--", "claude", NULL};
+			static const char *const gpgws[] = {"--gpg-agent", "--workspace", "/home/u",
+							    "--", "claude", NULL};
+			for (const char *const *a = mode == 1 ? on : gpgws; *a; a++)
+				strv_push(&args, *a);
+		}
+		struct parse_ctx ctx = {.cwd = hf.cwd, .home = hf.home};
+		struct run_request req;
+		struct err e = {0};
+		struct bw_plan plan = {0};
+		assert_int_equal(run_parse_args((int)args.n, strv_data(&args), &ctx, &req, &e), 0);
+		policy_secrets_activate(&req.pol, &hf.env);
+		assert_int_equal(policy_validate(&req.pol, hf.home, &e), 0);
+		int rc = bwrap_build(&req.pol, &hf, &req.cmd, &plan, &e);
+		if (mode == 2) {
+			assert_int_equal(rc, -1);
+			assert_non_null(strstr(e.what, "--gpg-agent needs the jail's own home"));
+		} else {
+			assert_int_equal(rc, 0);
+			struct strv argv = STRV_INIT;
+			bw_plan_argv(&plan, &argv);
+			bool placeholder = false, value = false;
+			for (size_t i = 0; i < argv.n; i++) {
+				placeholder |= !strcmp(argv.v[i], "agentjail-placeholder-ANTHROPIC_API_KEY");
+				value |= strstr(argv.v[i], "sk-ant-shouldnotleak") != NULL;
+			}
+			assert_true(placeholder == (mode == 0));
+			assert_true(value == (mode == 1)); /* --net on: the value, as before */
+			strv_free(&argv);
+		}
+		bw_plan_free(&plan);
+		run_request_free(&req);
+		strv_free(&args);
+		hostfacts_free(&hf);
+	}
+}
+
 /* bw_plan_shows: what the jail sees of the host, for the "not in the jail's view" line */
 static void shows(void **state)
 {
@@ -610,6 +667,7 @@ int main(void)
 		cmocka_unit_test(deterministic),
 		cmocka_unit_test(allow_resolv),
 		cmocka_unit_test(shows),
+		cmocka_unit_test(secrets_plan),
 		cmocka_unit_test(home_code_copy),
 		cmocka_unit_test(agent_private),
 	};

@@ -98,6 +98,10 @@ static void errors_and_suggestions(void **state)
 		{"[policy]\nenv = [\"LD_PRELOAD\"]\n", "f:2:8", "not a variable name", NULL},
 		{"[policy]\nmemory = 5\n", "f:2:10", "at least 32M", NULL},
 		{"[policy]\nallow_domains = [\"a b\"]\n", "f:2:18", "`allow_domains` entry", NULL},
+		{"[policy]\npublish = [\"8080:\"]\n", "f:2:12", "`publish` entry `8080:`", NULL},
+		{"[policy]\npublish = \"3000\"\n", "f:2:11", "`publish` needs an array", NULL},
+		{"[policy]\nask = \"yes\"\n", "f:2:7", "`ask` needs true or false", NULL},
+		{"[policy]\nask_timeout = 0\n", "f:2:15", "from 1 to 3600", NULL},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct config c;
@@ -116,7 +120,7 @@ static void errors_and_suggestions(void **state)
 }
 
 static const char user_cfg[] = "[policy]\nnet = \"allow\"\nallow_domains = [\"github.com\"]\n"
-			       "memory = \"8G\"\n";
+			       "memory = \"8G\"\nallow_http = [\"GET github.com/*\"]\n";
 
 /* Each widening key: refused (listed, left out) untrusted, applied trusted. */
 static void widening_refused_unless_trusted(void **state)
@@ -134,6 +138,12 @@ static void widening_refused_unless_trusted(void **state)
 		"[policy]\npids = 100000\n",
 		"[agent.claude]\nnet = \"on\"\n",
 		"[agent.claude]\nrw = [\"/srv\"]\n",
+		/* issue 29: an agent that signs, a request the user's rules for a host do not allow */
+		"[policy]\nssh_agent = true\n",
+		"[agent.claude]\ngpg_agent = true\n",
+		"[policy]\nallow_http = [\"POST github.com/*\"]\n",
+		"[policy]\npublish = [\"8080:3000\"]\n",
+		"[policy]\nask = true\n",
 		/* a persisted home shows the jail what earlier jails left in theirs */
 		"[policy]\nhome = \"persist\"\n",
 		"[agent.claude]\nhome = \"persist\"\n",
@@ -161,7 +171,8 @@ static void widening_refused_unless_trusted(void **state)
 			bool widened = p.fs == FS_DANGER_FULL || p.net == NET_ON || p.rw.n ||
 				       p.ro.n || p.env.n || p.allow_domains.n > 1 ||
 				       p.map_hosts.n || p.memory == UINT64_MAX || p.pids ||
-				       p.home == HOME_PERSIST;
+				       p.ssh_agent || p.gpg_agent || p.allow_http.n > 1 ||
+				       p.publish.n || p.ask || p.home == HOME_PERSIST;
 			if (widened != (bool)trusted)
 				fail_msg("case %zu trusted %d: widened %d", i, trusted, widened);
 			policy_free(&p);
@@ -184,6 +195,10 @@ static void narrowing_accepted(void **state)
 		"[policy]\nallow_domains = [\"github.com\"]\n", /* a subset of the user's */
 		"[policy]\nmemory = \"2G\"\n",
 		"[agent.claude]\nnet = \"off\"\n",
+		/* issue 29: rules for a host the user has none for narrow it; the user's own */
+		"[policy]\nallow_http = [\"GET pypi.org/simple/*\", \"GET github.com/*\"]\n",
+		"[policy]\nssh_agent = false\n",
+		"[policy]\nask = false\nask_timeout = 3600\n",
 		"[policy]\nhome = \"tmp\"\n",
 	};
 	for (size_t i = 0; i < sizeof narrow / sizeof *narrow; i++) {
@@ -232,6 +247,8 @@ static void never_from_project(void **state)
 		 * (issue 24) */
 		"cache = \"shared\"\n",
 		"cache = \"workspace\"\n",
+		/* a project must not choose where a key goes (issue 29) */
+		"[secret.ANTHROPIC_API_KEY]\nhosts = [\"evil.example\"]\nheader = \"x-api-key\"\n",
 	};
 	for (size_t i = 0; i < sizeof never / sizeof *never; i++) {
 		struct config c;
@@ -333,6 +350,62 @@ static void cache_key(void **state)
 		{"cache = \"global\"\n", "must be workspace or shared"},
 		{"cache = true\n", "a string (workspace or shared)"},
 		{"cahce = \"shared\"\n", "did you mean `cache`"},
+	};
+	user_file_errors(&c, bad, sizeof bad / sizeof *bad);
+	strv_free(&w);
+	config_free(&c);
+}
+
+/* [secret.NAME] in the user's file: defined with its origin, a later file replaces a name,
+ * the base policy carries the definitions (which are used is decided at the run). */
+static void secret_tables(void **state)
+{
+	(void)state;
+	struct config c;
+	config_init(&c);
+	struct strv w = STRV_INIT;
+	struct err e = {0};
+	assert_int_equal(apply(&c, "/etc/s.toml",
+			       "[secret.GH_TOKEN]\nhosts = [\"api.github.com\"]\n"
+			       "header = \"Authorization\"\n",
+			       CFG_SYSTEM, false, &w, &e),
+			 0);
+	assert_int_equal(apply(&c, "/u.toml",
+			       "[secret.GH_TOKEN]\nhosts = [\"api.github.com\", \"*.github.com\"]\n"
+			       "header = \"Authorization\"\ncommand = [\"pass\", \"gh\"]\n"
+			       "[secret.ANTHROPIC_API_KEY]\nhosts = [\"api.anthropic.test\"]\n"
+			       "header = \"x-api-key\"\nenv = \"MY_ANTHROPIC_KEY\"\n"
+			       "[policy]\nssh_agent = true\n",
+			       CFG_USER, false, &w, &e),
+			 0);
+	assert_int_equal(c.secrets.n, 2);
+	const struct secret_def *gh = secret_set_find(&c.secrets, "GH_TOKEN");
+	assert_int_equal(gh->src, SS_COMMAND);
+	assert_string_equal(gh->origin, "/u.toml:1");
+	assert_int_equal(gh->hosts.n, 2);
+	assert_string_equal(secret_set_find(&c.secrets, "ANTHROPIC_API_KEY")->env,
+			    "MY_ANTHROPIC_KEY");
+	struct policy p;
+	bool fs_set, net_set;
+	assert_int_equal(config_base_policy(&c, NULL, "/w", "/h", &p, &fs_set, &net_set, &e), 0);
+	assert_int_equal(p.secrets.n, 2);
+	assert_true(p.ssh_agent);
+	policy_free(&p);
+	char *txt = config_render(&c, false);
+	assert_non_null(strstr(txt, "secret.GH_TOKEN → api.github.com, *.github.com in "
+				    "authorization, value from the command `pass gh` (/u.toml:1)"));
+	free(txt);
+	static const char *const bad[][2] = {
+		{"[secret.X]\nheader = \"x\"\n", "names no host"},
+		{"[secret.X]\nhosts = [\"a.example\"]\n", "header"},
+		{"[secret.X]\nhosts = [\"a.example:443\"]\nheader = \"x\"\n", "a port"},
+		{"[secret.X]\nhosts = [\"a.example\"]\nheader = \"x\"\nvalue = \"sk\"\n",
+		 "unknown key `value`"},
+		{"[secret.X]\nhosts = [\"a.example\"]\nheader = \"x\"\nenv = \"A\"\n"
+		 "command = [\"b\"]\n", "both"},
+		{"[secret.1X]\nhosts = [\"a.example\"]\nheader = \"x\"\n", "name"},
+		{"[policy]\nssh_agent = \"yes\"\n", "true or false"},
+		{"[policy]\nallow_http = [\"GET github.com\"]\n", "host and a path"},
 	};
 	user_file_errors(&c, bad, sizeof bad / sizeof *bad);
 	strv_free(&w);
@@ -584,6 +657,7 @@ int main(void)
 		cmocka_unit_test(never_from_project),
 		cmocka_unit_test(opensandbox_keys),
 		cmocka_unit_test(cache_key),
+		cmocka_unit_test(secret_tables),
 		cmocka_unit_test(home_key),
 		cmocka_unit_test(unknown_agent),
 		cmocka_unit_test(loader_refuses_writable_or_foreign),

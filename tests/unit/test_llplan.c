@@ -13,6 +13,7 @@
 #include "core/plan/hostfacts.h"
 #include "core/backend/landlock/llplan.h"
 #include "core/plan/policy.h"
+#include "core/plan/profile.h"
 #include "util/path.h"
 #include "util/strv.h"
 #include "golden.h"
@@ -26,6 +27,9 @@ struct fx {
 	struct bw_plan bp;
 	struct ll_plan lp;
 };
+
+/* The profile to apply after parsing (an agent command's run), or NULL. */
+static const char *fx_profile;
 
 static void build(struct fx *f, const char *const *args, size_t nargs)
 {
@@ -50,8 +54,16 @@ static void build(struct fx *f, const char *const *args, size_t nargs)
 		strv_push(&a, args[i]);
 	struct parse_ctx ctx = {.cwd = f->hf.cwd, .home = f->hf.home};
 	assert_int_equal(run_parse_args((int)a.n, strv_data(&a), &ctx, &f->req, &e), 0);
+	if (fx_profile) {
+		hf_add(&f->hf, "/home/u/.claude", HF_DIR, 0700, 1000, NULL);
+		hf_add(&f->hf, "/home/u/.claude/ide", HF_DIR, 0700, 1000, NULL);
+		hf_add(&f->hf, "/home/u/.claude/settings.json", HF_FILE, 0600, 1000, NULL);
+		struct strv env = STRV_INIT;
+		profile_apply(profile_find(fx_profile), f->hf.home, &env, &f->req.pol);
+		strv_free(&env);
+	}
 	assert_int_equal(bwrap_build(&f->req.pol, &f->hf, &f->req.cmd, &f->bp, &e), 0);
-	assert_int_equal(llplan_build(&f->bp, &f->hf, TMP, &f->lp, &e), 0);
+	assert_int_equal(llplan_build(&f->bp, &f->req.pol, &f->hf, TMP, &f->lp, &e), 0);
 	strv_free(&a);
 }
 
@@ -165,6 +177,44 @@ static void extra_rw_is_writable(void **state)
 	fx_free(&f);
 }
 
+/* An agent's run (issue 28): $HOME is a private directory of links to what bwrap binds in
+ * its tmpfs; the config dir writable whole (a new file at its top must be possible), what
+ * bwrap puts inside it said as a gap, the private copy a link written back after the run. */
+static void agent_home_view(void **state)
+{
+	(void)state;
+	static const char *const args[] = {"--", "claude"};
+	struct fx f = {0};
+	fx_profile = "claude";
+	build(&f, args, 2);
+	fx_profile = NULL;
+	assert_non_null(f.lp.home);
+	assert_string_equal(f.lp.home, TMP "/home");
+	assert_true(strv_contains(&f.lp.env, "HOME=" TMP "/home"));
+	bool claude = false, gitconfig = false;
+	for (size_t i = 0; i < f.lp.nents; i++) {
+		const struct llp_home_ent *h = &f.lp.ents[i];
+		if (!strcmp(h->rel, ".claude") && h->kind == LLH_LINK)
+			claude = !strcmp(h->target, "/home/u/.claude");
+		if (!strcmp(h->rel, ".gitconfig") && h->kind == LLH_LINK)
+			gitconfig = !strcmp(h->target, "/home/u/.gitconfig") && !h->writeback;
+	}
+	assert_true(claude);
+	assert_true(gitconfig);
+	assert_int_equal(right_of(&f.lp, "/home/u/.claude"), LLP_WRITE);
+	assert_int_equal(right_of(&f.lp, "/home/u/.gitconfig"), LLP_READ);
+	/* the real $HOME stays out of reach */
+	assert_at_most(&f.lp, "/home/u", LLP_LIST);
+	/* the IDE tokens and the private dirs: said, never an exception that splits ~/.claude */
+	bool ide = false;
+	for (size_t i = 0; i < f.lp.gaps.n; i++)
+		ide |= strstr(f.lp.gaps.v[i], "~/.claude/ide: masked under bwrap; readable here") !=
+		       NULL;
+	assert_true(ide);
+	assert_int_not_equal(right_of(&f.lp, "/home/u/.claude"), LLP_LIST);
+	fx_free(&f);
+}
+
 /* --home persist: refused before anything is made (this backend has no mounts, so no $HOME
  * but the real one) */
 static void home_persist_refused(void **state)
@@ -181,14 +231,37 @@ static void home_persist_refused(void **state)
 	policy_free(&p);
 }
 
+/* --net ask (nobody to ask: no terminal of agentjail's, no supervising loop for the control
+ * socket) and --publish (no network of its own) are refused before anything is made */
+static void ask_and_publish_refused(void **state)
+{
+	(void)state;
+	struct policy p;
+	policy_init(&p);
+	struct err e = {0};
+	p.net = NET_ALLOW;
+	assert_int_equal(llplan_policy_check(&p, &e), 0);
+	p.ask = true;
+	assert_int_equal(llplan_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--net ask cannot be used with --backend landlock"));
+	assert_non_null(strstr(e.hint, "--net allow"));
+	p.ask = false;
+	strv_push(&p.publish, "3000");
+	assert_int_equal(llplan_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--publish cannot be used with --backend landlock"));
+	policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(home_persist_refused),
+		cmocka_unit_test(ask_and_publish_refused),
 		cmocka_unit_test(workspace_with_exceptions),
 		cmocka_unit_test(workspace_without_mask_is_writable),
 		cmocka_unit_test(read_only_workspace),
 		cmocka_unit_test(extra_rw_is_writable),
+		cmocka_unit_test(agent_home_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,13 +16,13 @@
 
 #include "core/backend/bwrap/netns.h"
 
-/* Run the holder in a child with h->fail_step = fail ("" for none); receive. */
+/* Run the holder in a child with h->inject.step = fail ("" for none); receive. */
 static int run_holder(const char *fail, struct netns_listeners *l, struct err *e, int *status)
 {
 	struct netns_holder h;
 	int sock;
 	assert_int_equal(netns_prepare(&h, &sock, e), 0);
-	snprintf(h.fail_step, sizeof h.fail_step, "%s", fail);
+	snprintf(h.inject.step, sizeof h.inject.step, "%s", fail);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)

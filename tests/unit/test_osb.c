@@ -271,6 +271,17 @@ static void refusals(void **state)
 	assert_int_equal(osb_policy_check(&p, &e), -1);
 	assert_non_null(strstr(e.what, "--home persist cannot be used with --backend opensandbox"));
 	assert_non_null(strstr(e.hint, "--backend local"));
+	p.home = HOME_TMP;
+	/* --net ask: the service's egress policy is made once, and nobody is asked */
+	p.net = NET_ALLOW;
+	p.ask = true;
+	assert_int_equal(osb_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--net ask cannot be used with --backend opensandbox"));
+	p.ask = false;
+	/* --publish: no way back to this host */
+	strv_push(&p.publish, "3000");
+	assert_int_equal(osb_policy_check(&p, &e), -1);
+	assert_non_null(strstr(e.what, "--publish cannot be used with --backend opensandbox"));
 	policy_free(&p);
 }
 

@@ -240,8 +240,53 @@ static void net_allow(void **state)
 	run_request_free(&r);
 	ctx.env_net = "sideways";
 	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), -1);
-	assert_non_null(strstr(e.what, "off, on or allow"));
+	assert_non_null(strstr(e.what, "off, on, allow or ask"));
 	run_request_free(&r);
+
+	/* --net ask: allow, asking; AGENTJAIL_NET=ask too; --net allow or off does not ask; the
+	 * timeout is bounded; the stored policy keeps both */
+	ctx.env_net = "ask";
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW);
+	assert_true(r.pol.ask);
+	run_request_free(&r);
+	ctx.env_net = NULL;
+	const char *ask[] = {"--net", "ask", "--ask-timeout", "5", "true", NULL};
+	assert_int_equal(run_parse_args(5, (char **)ask, &ctx, &r, &e), 0);
+	assert_true(r.pol.ask && r.pol.net == NET_ALLOW && r.pol.ask_timeout == 5);
+	char *js = policy_to_json(&r.pol);
+	assert_non_null(strstr(js, "\"ask\":true,\"ask_timeout\":5"));
+	struct policy back;
+	assert_int_equal(policy_from_json(js, &back, &e), 0);
+	assert_true(back.ask && back.ask_timeout == 5);
+	policy_free(&back);
+	free(js);
+	run_request_free(&r);
+	struct policy base;
+	policy_init(&base);
+	base.ask = true; /* the configuration asks */
+	ctx = (struct parse_ctx){.cwd = "/w", .home = "/home/u", .net_default = NET_ALLOW,
+				 .base = &base};
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), 0);
+	assert_true(r.pol.ask);
+	run_request_free(&r);
+	const char *allow[] = {"--net", "allow", "true", NULL};
+	assert_int_equal(run_parse_args(3, (char **)allow, &ctx, &r, &e), 0);
+	assert_false(r.pol.ask);
+	run_request_free(&r);
+	const char *off[] = {"--net", "off", "true", NULL};
+	assert_int_equal(run_parse_args(3, (char **)off, &ctx, &r, &e), 0);
+	assert_false(r.pol.ask);
+	run_request_free(&r);
+	ctx.net_default = NET_OFF; /* run: off, whatever the configuration asks */
+	assert_int_equal(run_parse_args(1, (char **)t, &ctx, &r, &e), 0);
+	assert_false(r.pol.ask);
+	run_request_free(&r);
+	policy_free(&base);
+	const char *t0[] = {"--ask-timeout", "0", "true", NULL};
+	expect_reject("/w", "/home/u", t0, "--ask-timeout needs a number of seconds");
+	const char *tbig[] = {"--ask-timeout", "3601", "true", NULL};
+	expect_reject("/w", "/home/u", tbig, "--ask-timeout needs a number of seconds");
 
 	/* agents: allow by default; --net on and danger-full-access stay on */
 	ctx = (struct parse_ctx){.cwd = "/w", .home = "/home/u", .net_default = NET_ALLOW};
@@ -424,6 +469,49 @@ static void shell_quoting(void **state)
 }
 
 /* A policy survives the store: to JSON and back gives the same JSON, for every field. */
+/* Issue 29: --allow-http (implies --net allow, checked when given), --ssh-agent (--net allow
+ * only), --gpg-agent; the secrets a run uses; all stored and read back without a value. */
+static void secrets_rules_agents(void **state)
+{
+	(void)state;
+	struct run_request r;
+	struct err e = {0};
+	const char *a1[] = {"--allow-http", "GET github.com/*", "--allow-domain", "github.com:22",
+			    "--ssh-agent", "--gpg-agent", "--env", "ANTHROPIC_API_KEY", "true", NULL};
+	assert_int_equal(parse(&r, "/w", "/home/u", a1, &e), 0);
+	assert_int_equal(r.pol.net, NET_ALLOW);
+	assert_string_equal(r.pol.allow_http.v[0], "GET github.com/*");
+	assert_true(r.pol.ssh_agent && r.pol.gpg_agent);
+	struct strv host_env = STRV_INIT;
+	strv_push(&host_env, "ANTHROPIC_API_KEY=sk-ant-real-value");
+	policy_secrets_activate(&r.pol, &host_env);
+	assert_int_equal(r.pol.secrets.n, 1);
+	char *j = policy_to_json(&r.pol);
+	assert_null(strstr(j, "sk-ant-real-value"));
+	struct policy q;
+	assert_int_equal(policy_from_json(j, &q, &e), 0);
+	char *j2 = policy_to_json(&q);
+	assert_string_equal(j, j2);
+	assert_true(q.ssh_agent && q.gpg_agent);
+	assert_string_equal(q.secrets.v[0].name, "ANTHROPIC_API_KEY");
+	free(j);
+	free(j2);
+	policy_free(&q);
+	/* under another mode no secret is used (there is no proxy to add it) */
+	r.pol.net = NET_ON;
+	policy_secrets_activate(&r.pol, &host_env);
+	assert_int_equal(r.pol.secrets.n, 0);
+	run_request_free(&r);
+	strv_free(&host_env);
+
+	const char *a2[] = {"--ssh-agent", "true", NULL};
+	expect_reject("/w", "/home/u", a2, "--ssh-agent needs --net allow");
+	const char *a3[] = {"--net", "on", "--allow-http", "GET x.example/*", "true", NULL};
+	expect_reject("/w", "/home/u", a3, "--allow-http");
+	const char *a4[] = {"--allow-http", "GET x.example", "true", NULL};
+	expect_reject("/w", "/home/u", a4, "host and a path");
+}
+
 static void json_round_trip(void **state)
 {
 	(void)state;
@@ -501,6 +589,7 @@ int main(void)
 		cmocka_unit_test(refused_workspaces),
 		cmocka_unit_test(paths),	      cmocka_unit_test(env_rules),
 		cmocka_unit_test(json_redacts),    cmocka_unit_test(shell_quoting),
+		cmocka_unit_test(secrets_rules_agents),
 		cmocka_unit_test(json_round_trip), cmocka_unit_test(suggestions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,7 @@
 #include "core/net/httpreq.h"
 #include "core/net/proxy.h"
 #include "core/net/proxy_internal.h"
+#include "core/plan/httprules.h"
 #include "util/clock.h"
 #include "util/strv.h"
 
@@ -341,6 +342,39 @@ static void sink(void *arg, const struct net_event *ev, size_t n)
 }
 
 static int head_ms = 5000, connect_ms = 2000;
+/* setup_inspect: ok.test is inspected (a request rule names it), agentjail-tls's control socket
+ * a socketpair whose other end (inspect_peer) the test holds */
+static bool with_inspect;
+static struct inspect fx_inspect;
+static int inspect_peer = -1;
+
+/* --net ask: the questions the proxy asked and settled (its callbacks, on its thread) */
+static struct proxy_ask *test_ask;
+static struct net_question asked_q[64];
+static int n_asked, n_settled;
+static enum ask_answer settled_a[64];
+static bool settled_timeout[64];
+
+static void on_asked(void *arg, const struct net_question *q)
+{
+	(void)arg;
+	pthread_mutex_lock(&ev_mu);
+	if (n_asked < 64)
+		asked_q[n_asked++] = *q;
+	pthread_mutex_unlock(&ev_mu);
+}
+
+static void on_settled(void *arg, const struct net_question *q, enum ask_answer a,
+		       bool timed_out, const char *by)
+{
+	(void)arg, (void)q, (void)by;
+	pthread_mutex_lock(&ev_mu);
+	if (n_settled < 64) {
+		settled_a[n_settled] = a;
+		settled_timeout[n_settled++] = timed_out;
+	}
+	pthread_mutex_unlock(&ev_mu);
+}
 
 static int setup(void **state)
 {
@@ -388,7 +422,18 @@ static int setup(void **state)
 	strv_free(&allow);
 	strv_free(&deny);
 	strv_free(&map);
-	struct proxy_listeners l;
+	struct proxy_listeners l = {.inspect_fd = -1};
+	if (with_inspect) {
+		struct strv rules = STRV_INIT;
+		strv_push(&rules, "GET ok.test/*");
+		assert_int_equal(inspect_build(&rules, NULL, &fx_inspect, &e), 0);
+		strv_free(&rules);
+		f->rules.inspect = &fx_inspect;
+		int sp[2];
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+		l.inspect_fd = sp[0];
+		inspect_peer = sp[1];
+	}
 	l.tcp4 = listen_on(SOCK_STREAM, &f->pport);
 	l.tcp6 = listen_v6(&f->pport6);
 	l.dns_udp = listen_on(SOCK_DGRAM, &f->udp_port);
@@ -396,7 +441,8 @@ static int setup(void **state)
 	px_test_timeouts(head_ms, connect_ms);
 	(void)snprintf(spec, sizeof spec, "127.0.0.1:%u", f->dns.port);
 	px_test_resolver(spec);
-	if (proxy_start(&l, &f->rules, sink, NULL, &f->p, &e) < 0)
+	n_asked = n_settled = 0;
+	if (proxy_start(&l, &f->rules, test_ask, sink, NULL, &f->p, &e) < 0)
 		fail_msg("proxy_start: %s", e.what);
 	*state = f;
 	return 0;
@@ -426,6 +472,13 @@ static int teardown(void **state)
 	close(f->dns.fd);
 	close(f->dns.stopfd);
 	netrules_free(&f->rules);
+	if (with_inspect) {
+		inspect_free(&fx_inspect);
+		if (inspect_peer >= 0)
+			close(inspect_peer);
+		inspect_peer = -1;
+		with_inspect = false;
+	}
 	close(f->hole);
 	px_test_resolver(NULL);
 	px_test_ports(0, 0);
@@ -434,6 +487,7 @@ static int teardown(void **state)
 	free(f);
 	head_ms = 5000;
 	connect_ms = 2000;
+	test_ask = NULL;
 	if (after != before) {
 		print_error("fds: %d before, %d after\n", before, after);
 		return -1;
@@ -736,6 +790,12 @@ static void slow_and_vanishing_clients(void **state)
 	assert_int_equal(n_evs, 0); /* no request, no decision */
 }
 
+static int setup_inspect(void **state)
+{
+	with_inspect = true;
+	return setup(state);
+}
+
 static int setup_slow(void **state)
 {
 	head_ms = 300;
@@ -866,6 +926,27 @@ static void tls_names_checked(void **state)
 	assert_int_equal(count_denied_with("no TLS server name sent for ok.test:", NULL), 1);
 	assert_int_equal(f->st.denied, 5);
 	assert_int_equal(f->st.allowed, 4);
+}
+
+/* doc/design.md §4d: a tunnel to an inspected host is never relayed unread. With agentjail-tls
+ * gone (its control socket closed, seen by the loop), the tunnel is refused, not passed. */
+static void inspect_helper_gone(void **state)
+{
+	struct fx *f = *state;
+	close(inspect_peer);
+	inspect_peer = -1;
+	usleep(200 * 1000); /* the loop reads the end of the control socket */
+	char hp[64], head[512];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	struct bytes *s = hello_stream("ok.test", 0, 16384);
+	int fd = connect_via(f, hp, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	assert_false(hello_passes(fd, s, 100000));
+	free(s);
+	stop_proxy(f);
+	assert_int_equal(count_denied_with("ok.test:", "the TLS inspector (agentjail-tls) is not "
+						       "running"),
+			 1);
 }
 
 /* A port that carries TLS only (443; here the echo server's, for the test) refuses what is
@@ -1276,6 +1357,226 @@ static void threads_block_signals(void **state)
 	assert_int_equal(checked, 2);
 }
 
+/* ---- --net ask */
+
+static struct proxy_ask ask_cfg = {.timeout_s = 30, .asked = on_asked, .settled = on_settled};
+
+static int setup_ask(void **state)
+{
+	test_ask = &ask_cfg;
+	ask_cfg.timeout_s = 30;
+	return setup(state);
+}
+
+static int setup_ask_short(void **state)
+{
+	test_ask = &ask_cfg;
+	ask_cfg.timeout_s = 1;
+	return setup(state);
+}
+
+/* Wait until the proxy asked n questions; the last one. */
+static struct net_question wait_asked(int n)
+{
+	long long t0 = clock_mono_ms();
+	for (;;) {
+		pthread_mutex_lock(&ev_mu);
+		int k = n_asked;
+		struct net_question q = k ? asked_q[k - 1] : (struct net_question){0};
+		pthread_mutex_unlock(&ev_mu);
+		if (k >= n)
+			return q;
+		if (clock_mono_ms() - t0 > 5000)
+			fail_msg("%d questions asked, %d expected", k, n);
+		usleep(2000);
+	}
+}
+
+/* Nothing came on fd within ms. */
+static void quiet_for(int fd, int ms)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	assert_int_equal(poll(&pf, 1, ms), 0);
+}
+
+/* A CONNECT to a name not on the list waits for the answer; once lets it through and the next
+ * one is asked again; session lets the later ones through unasked; deny refuses it and the
+ * later ones at once. The literal allowed when asked reaches its loopback server (as an
+ * --allow-domain of it would). */
+static void ask_connect_answers(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], req[256], head[1024];
+	(void)snprintf(hp, sizeof hp, "127.0.0.1:%u", f->echo.port);
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	int fd = dial(f->pport);
+	send_str(fd, req);
+	struct net_question q = wait_asked(1);
+	(void)snprintf(head, sizeof head, "127.0.0.1:%u", f->echo.port);
+	assert_string_equal(q.entry, head);
+	assert_string_equal(q.host, "127.0.0.1");
+	assert_int_equal(q.port, f->echo.port);
+	assert_string_equal(q.proto, "connect");
+	assert_true(q.deadline_ms - q.asked_ms == 30000);
+	quiet_for(fd, 150); /* held */
+	proxy_answer(f->p, q.id, NULL, ASK_ONCE, "the test");
+	read_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	echo_check(fd, "allowed once");
+	close(fd);
+	/* once: the next one is asked again */
+	fd = dial(f->pport);
+	send_str(fd, req);
+	q = wait_asked(2);
+	quiet_for(fd, 50);
+	proxy_answer(f->p, q.id, NULL, ASK_SESSION, "the test");
+	read_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	close(fd);
+	/* session: not asked any more */
+	fd = connect_via(f, hp, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	close(fd);
+	assert_int_equal(n_asked, 2);
+	/* deny, and for the session */
+	(void)snprintf(hp, sizeof hp, "127.0.0.1:%u", f->web.port);
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	fd = dial(f->pport);
+	send_str(fd, req);
+	q = wait_asked(3);
+	proxy_answer(f->p, q.id, NULL, ASK_DENY, "the test");
+	char resp[1024];
+	read_all(fd, resp, sizeof resp);
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 403"));
+	assert_non_null(strstr(resp, "was denied when asked (the test)"));
+	fd = connect_via(f, hp, head, sizeof head);
+	assert_non_null(strstr(head, " 403 "));
+	close(fd);
+	assert_int_equal(n_asked, 3);
+	assert_int_equal(atomic_load(&f->web.accepted), 0);
+	stop_proxy(f);
+	assert_int_equal(n_settled, 3);
+	assert_int_equal(settled_a[0], ASK_ONCE);
+	assert_int_equal(settled_a[2], ASK_DENY);
+	assert_int_equal(count_denied_with("was denied when asked", NULL), 2);
+}
+
+/* Requests for one entry share one question; a deny entry is never asked; a name allowed at
+ * other ports is asked for this one; an answer by entry (agentjail net allow) also covers the
+ * requests to come. */
+static void ask_shared_and_by_entry(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], req[256], head[1024];
+	int fd = connect_via(f, "bad.wild.test:443", head, sizeof head);
+	assert_non_null(strstr(head, " 403 "));
+	close(fd);
+	assert_int_equal(n_asked, 0);
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->web.port); /* ok.test: another port only */
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	int a = dial(f->pport), b = dial(f->pport);
+	send_str(a, req);
+	send_str(b, req);
+	struct net_question q = wait_asked(1);
+	assert_string_equal(q.entry, hp);
+	usleep(100000);
+	assert_int_equal(n_asked, 1); /* the second joined the first */
+	proxy_answer(f->p, 0, hp, ASK_SESSION, "agentjail net allow");
+	read_head(a, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	read_head(b, head, sizeof head);
+	assert_non_null(strstr(head, " 200 "));
+	close(a);
+	close(b);
+	/* by entry with nothing asked: for the requests to come */
+	(void)snprintf(hp, sizeof hp, "127.0.0.1:%u", f->echo.port);
+	proxy_answer(f->p, 0, hp, ASK_SESSION, "agentjail net allow");
+	usleep(50000);
+	fd = connect_via(f, hp, head, sizeof head);
+	if (!strstr(head, " 200 "))
+		fail_msg("allowed ahead: %s", head);
+	echo_check(fd, "allowed ahead");
+	close(fd);
+	assert_int_equal(n_asked, 1);
+	stop_proxy(f);
+}
+
+/* No answer in time: denied, saying so; a client that leaves while asked costs nothing. */
+static void ask_timeout_and_leaving(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], req[256], resp[1024];
+	(void)snprintf(hp, sizeof hp, "127.0.0.1:%u", f->echo.port);
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	int gone = dial(f->pport);
+	send_str(gone, req);
+	(void)wait_asked(1);
+	close(gone);
+	int fd = dial(f->pport);
+	long long t0 = clock_mono_ms();
+	send_str(fd, req);
+	read_all(fd, resp, sizeof resp);
+	long long took = clock_mono_ms() - t0;
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 403"));
+	assert_non_null(strstr(resp, "no answer within 1 s"));
+	assert_true(took >= 500 && took < 3000);
+	stop_proxy(f);
+	assert_int_equal(n_asked, 1);
+	assert_true(n_settled >= 1);
+	assert_true(settled_timeout[0]);
+}
+
+/* A lookup is asked at once (the DNS stub is the first to see a name); allowed once, the
+ * lookup is answered and the connection that follows it is not asked again. */
+static void ask_at_lookup(void **state)
+{
+	struct fx *f = *state;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->udp_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint8_t qm[300], r[512];
+	size_t n = dns_query_msg(qm, 0x1234, "asked.test", DNS_T_A);
+	assert_int_equal(sendto(fd, qm, n, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)n);
+	struct net_question q = wait_asked(1);
+	assert_string_equal(q.entry, "asked.test");
+	assert_int_equal(q.port, 0);
+	assert_string_equal(q.proto, "dns");
+	quiet_for(fd, 100);
+	proxy_answer(f->p, q.id, NULL, ASK_ONCE, "the test");
+	struct timeval tv = {.tv_sec = 5};
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	assert_true(recv(fd, r, sizeof r, 0) >= 12);
+	close(fd);
+	assert_int_equal(dns_rcode(r), DNS_NOERROR); /* resolved (its loopback address not told) */
+	char head[1024];
+	fd = connect_via(f, "asked.test:443", head, sizeof head);
+	close(fd);
+	assert_int_equal(n_asked, 1); /* the lookup's answer holds for its connection */
+	stop_proxy(f);
+}
+
+/* Stopping while requests wait: they are refused, nothing leaks. */
+static void ask_stop_while_waiting(void **state)
+{
+	struct fx *f = *state;
+	int fd = dial(f->pport);
+	send_str(fd, "CONNECT waiting.test:443 HTTP/1.1\r\nHost: waiting.test:443\r\n\r\n");
+	int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f->udp_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint8_t qm[300];
+	size_t n = dns_query_msg(qm, 7, "other.test", DNS_T_A);
+	assert_int_equal(sendto(u, qm, n, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)n);
+	(void)wait_asked(2);
+	proxy_stop(f->p, &f->st);
+	f->p = NULL;
+	close(fd);
+	close(u);
+	f->st.open_now = 0; /* the held one was open: seen */
+}
+
 /* Stopping with tunnels open closes them and still delivers their events. */
 static void stop_with_open_tunnels(void **state)
 {
@@ -1321,10 +1622,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(threads_block_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_names_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_helper_gone, setup_inspect, teardown),
 		cmocka_unit_test_setup_teardown(tls_port_refuses_other_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_port_named_by_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_hello_trickle, setup_slow, teardown),
 		cmocka_unit_test_setup_teardown(http_host_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(ask_connect_answers, setup_ask, teardown),
+		cmocka_unit_test_setup_teardown(ask_shared_and_by_entry, setup_ask, teardown),
+		cmocka_unit_test_setup_teardown(ask_timeout_and_leaving, setup_ask_short, teardown),
+		cmocka_unit_test_setup_teardown(ask_at_lookup, setup_ask, teardown),
+		cmocka_unit_test_setup_teardown(ask_stop_while_waiting, setup_ask, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,15 @@ static void clean_and_width(void **state)
 		_cleanup_free_ char *c = fmt_clean(t[i].in);
 		assert_int_equal(fmt_width(c), t[i].width);
 	}
+	/* fmt_has_marks: controls and reordering marks, not bytes that are not UTF-8 */
+	assert_false(fmt_has_marks("plain caf\xc3\xa9 \xe6\x97\xa5"));
+	assert_false(fmt_has_marks("bad\xff\xfe"));
+	assert_false(fmt_has_marks(NULL));
+	assert_true(fmt_has_marks("x\xe2\x80\xaetxt.sh"));   /* U+202E */
+	assert_true(fmt_has_marks("\xe2\x81\xa6x"));         /* U+2066 */
+	assert_true(fmt_has_marks("lrm\xe2\x80\x8e"));       /* U+200E */
+	assert_true(fmt_has_marks("a\x1b[2J"));
+	assert_true(fmt_has_marks("c1\xc2\x9b"));
 }
 
 static void cut(void **state)

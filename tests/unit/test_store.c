@@ -296,6 +296,8 @@ static const char *const seed_sql[STORE_SCHEMA_VERSION] = {
 	[3] = SEED_V2 SEED_NET,
 	[4] = SEED_V2 SEED_NET,
 	[5] = SEED_V2 SEED_NET,
+	[6] = SEED_V2 SEED_NET,
+	[7] = SEED_V2 SEED_NET,
 };
 
 /* The seeded rows, read through the API of the latest version. */
@@ -1052,6 +1054,79 @@ static void migration_5_backfills_failed(void **state)
 	store_close(st);
 }
 
+/* Migrations 6 and 7 rebuild net_events for the kinds 'tcp' and 'publish': from version 5 the
+ * rows and their failed flags stay, and the new kinds are stored and read back. */
+static void migrations_6_7_tcp_and_publish(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_at(f, 5);
+	sql(st, SEED_V2);
+	sql(st, "INSERT INTO net_events (session_id, attempt, at_ms, proto, host, port, allowed,"
+		" rule, addr, bytes_up, bytes_down, dur_ms, error, failed) VALUES"
+		" ('" ID(1) "', 1, 1, 'connect', 'pypi.org', 443, 1, 'pypi.org', '', 0, 0, 0,"
+		"  'could not resolve: Domain name not found', 1),"
+		" ('" ID(1) "', 1, 2, 'dns', 'x.example', 0, 0, 'not allowed', '', 0, 0, 0, '', 0);");
+	store_close(st);
+	st = open_ok(f, NULL);
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events"), 2);
+	assert_int_equal(sql_int(st, "SELECT failed FROM net_events WHERE at_ms = 1"), 1);
+	struct err e = {0};
+	struct net_event ev[2] = {
+		{.at_ms = 3, .proto = NP_PUBLISH, .host = "127.0.0.1", .port = 3000, .allowed = true,
+		 .rule = "8080:3000", .addr = "127.0.0.1:40000", .bytes_up = 7},
+		{.at_ms = 4, .proto = NP_TCP, .host = "db.example", .port = 5432, .allowed = false,
+		 .rule = "not allowed"},
+	};
+	assert_int_equal(store_add_net_events(st, ID(1), 0, ev, 2, &e), 0);
+	struct net_row *rows = NULL;
+	size_t n = 0;
+	assert_int_equal(store_net_events(st, ID(1), 0, 0, &rows, &n, &e), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(rows[2].ev.proto, NP_PUBLISH);
+	assert_string_equal(rows[2].ev.addr, "127.0.0.1:40000");
+	assert_int_equal(rows[2].ev.bytes_up, 7);
+	assert_int_equal(rows[3].ev.proto, NP_TCP);
+	free(rows);
+	store_close(st);
+}
+
+/* Migration 8 rebuilds net_events for 'https' (a request refused inside an inspected tunnel)
+ * and 'ssh-agent' (a signature): the rows and their failed flags stay, the new kinds are stored
+ * and read back (issue 29). */
+static void migration_8_https_and_ssh_agent(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_at(f, 7);
+	sql(st, SEED_V2);
+	sql(st, "INSERT INTO net_events (session_id, attempt, at_ms, proto, host, port, allowed,"
+		" rule, addr, bytes_up, bytes_down, dur_ms, error, failed) VALUES"
+		" ('" ID(1) "', 1, 1, 'connect', 'pypi.org', 443, 1, 'pypi.org', '', 0, 0, 0,"
+		"  'could not resolve: Domain name not found', 1),"
+		" ('" ID(1) "', 1, 2, 'publish', '127.0.0.1', 3000, 1, '8080:3000', '127.0.0.1:1', 7,"
+		"  0, 0, '', 0);");
+	store_close(st);
+	st = open_ok(f, NULL);
+	assert_int_equal(sql_int(st, "SELECT failed FROM net_events WHERE at_ms = 1"), 1);
+	assert_int_equal(sql_int(st, "SELECT count(*) FROM net_events WHERE proto = 'publish'"), 1);
+	struct err e = {0};
+	struct net_event ev[2] = {
+		{.at_ms = 3, .proto = NP_HTTPS, .host = "github.com", .port = 443, .allowed = false,
+		 .rule = "POST github.com/gists is not allowed by the request rules"},
+		{.at_ms = 4, .proto = NP_SSH_AGENT, .host = "github.com", .port = 22, .allowed = true,
+		 .rule = "signed as git with SHA256:abc (ED25519)"},
+	};
+	assert_int_equal(store_add_net_events(st, ID(1), 0, ev, 2, &e), 0);
+	struct net_row *rows = NULL;
+	size_t n = 0;
+	assert_int_equal(store_net_events(st, ID(1), 0, 0, &rows, &n, &e), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(rows[2].ev.proto, NP_HTTPS);
+	assert_int_equal(rows[3].ev.proto, NP_SSH_AGENT);
+	assert_string_equal(rows[3].ev.rule, "signed as git with SHA256:abc (ED25519)");
+	free(rows);
+	store_close(st);
+}
+
 /* A batch lands whole or not at all: the disk fills up in the middle of one. */
 static void net_events_batch_is_atomic(void **state)
 {
@@ -1443,6 +1518,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(net_events_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(migration_5_backfills_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(migrations_6_7_tcp_and_publish, setup, teardown),
+		cmocka_unit_test_setup_teardown(migration_8_https_and_ssh_agent, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_batch_is_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(net_events_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(rm_cascades, setup, teardown),

@@ -195,6 +195,42 @@ static void resume_delete_log(void **state)
 	tui_free(&m);
 }
 
+/* v, a, x: a --fs review session's change set shown, applied, discarded (issue 30) */
+static void review_keys(void **state)
+{
+	(void)state;
+	struct tui_model m;
+	setup(&m);
+	/* not a review session: nothing but a word why */
+	assert_int_equal(tui_key(&m, 'v'), TA_NONE);
+	assert_string_equal(m.status, "that session did not run with --fs review: it has no "
+				      "change set");
+	m.rows[0].review = m.rows[1].review = true;
+	assert_int_equal(tui_key(&m, 'v'), TA_DIFF);
+	/* apply and discard ask first: only y does it */
+	assert_int_equal(tui_key(&m, 'a'), TA_NONE);
+	assert_int_equal(m.mode, TM_CONFIRM_APPLY);
+	assert_int_equal(tui_key(&m, TK_ENTER), TA_NONE);
+	assert_string_equal(m.status, "not applied");
+	assert_int_equal(tui_key(&m, 'a'), TA_NONE);
+	assert_int_equal(tui_key(&m, 'y'), TA_APPLY);
+	assert_int_equal(tui_key(&m, 'x'), TA_NONE);
+	assert_int_equal(m.mode, TM_CONFIRM_DISCARD);
+	assert_int_equal(tui_key(&m, 'n'), TA_NONE);
+	assert_string_equal(m.status, "not discarded");
+	assert_int_equal(tui_key(&m, 'x'), TA_NONE);
+	assert_int_equal(tui_key(&m, 'Y'), TA_DISCARD);
+	/* a running session's change set is in use: shown, not applied or discarded */
+	assert_int_equal(tui_key(&m, 'j'), TA_DETAIL);
+	assert_int_equal(tui_key(&m, 'v'), TA_DIFF);
+	assert_int_equal(tui_key(&m, 'a'), TA_NONE);
+	assert_int_equal(m.mode, TM_LIST);
+	assert_string_equal(m.status, "that session is running: its change set is in use");
+	assert_int_equal(tui_key(&m, 'x'), TA_NONE);
+	assert_int_equal(m.mode, TM_LIST);
+	tui_free(&m);
+}
+
 static void text_pages(void **state)
 {
 	(void)state;
@@ -538,9 +574,39 @@ static void split_words(void **state)
 	}
 }
 
+/* A running session's question (--net ask): o, s, a, x answer the first one; without one they
+ * do nothing, and in the dialog they are text. */
+static void questions(void **state)
+{
+	(void)state;
+	struct tui_model m;
+	setup(&m);
+	assert_int_equal(tui_key(&m, 'o'), TA_NONE);
+	struct tui_question *q = xcalloc(2, sizeof *q);
+	q[0] = (struct tui_question){xstrdup("22222222-bbbb"), xstrdup("22222222"), 3,
+				     xstrdup("evil.example:443 (connect)")};
+	q[1] = (struct tui_question){xstrdup("22222222-bbbb"), xstrdup("22222222"), 4,
+				     xstrdup("x.example (a name lookup)")};
+	tui_set_questions(&m, q, 2);
+	static const struct {
+		int key;
+		enum ask_answer a;
+	} k[] = {{'o', ASK_ONCE}, {'s', ASK_SESSION}, {'a', ASK_ALWAYS}, {'x', ASK_DENY}};
+	for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+		assert_int_equal(tui_key(&m, k[i].key), TA_ANSWER);
+		assert_int_equal(m.answer, k[i].a);
+	}
+	assert_int_equal(m.qs[0].id, 3);
+	assert_int_equal(tui_key(&m, 'n'), TA_DIALOG);
+	assert_int_equal(tui_key(&m, 'o'), TA_NONE); /* the dialog's own keys */
+	tui_set_questions(&m, NULL, 0);
+	tui_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(questions),
 		cmocka_unit_test(navigation),	     cmocka_unit_test(empty_list),
 		cmocka_unit_test(filter),	     cmocka_unit_test(resume_delete_log),
 		cmocka_unit_test(text_pages),	     cmocka_unit_test(dialog_fields),
@@ -548,7 +614,7 @@ int main(void)
 		cmocka_unit_test(sandbox_unavailable), cmocka_unit_test(completion),
 		cmocka_unit_test(split_words),	     cmocka_unit_test(config_defaults),
 		cmocka_unit_test(select_new),	     cmocka_unit_test(installed_agents),
-		cmocka_unit_test(ascii_fallbacks),
+		cmocka_unit_test(ascii_fallbacks),   cmocka_unit_test(review_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,8 @@
 #include "cmd/cmd.h"
 #include "cmd/tui/tui_view.h"
 #include "core/backend/backend.h"
+#include "core/jail/ctlsock.h"
+#include "core/plan/ctlproto.h"
 #include "core/plan/profile.h"
 #include "cmd/tui/tui_model.h"
 #include "core/plan/resolve.h"
@@ -29,6 +31,7 @@
 #include "util/clock.h"
 #include "util/path.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 
 #define POLL_MS 500         /* how often the store is checked for another process's change */
@@ -48,7 +51,25 @@ struct tui_ctx {
 	long long data_version;
 	const char *home;
 	long utc_off;
+	/* the session whose change set `v` showed last, and that diff's digest: `a` applies it
+	 * only as shown (apply --expect, doc/design.md §3c) */
+	char *diff_id;
+	char diff_digest[17];
 };
+
+/* The digest a diff printed ("--expect" and 16 lower-case hex digits; the last one), or "". */
+static void diff_digest(const char *out, char d[17])
+{
+	d[0] = '\0';
+	for (const char *p = out; (p = strstr(p, "--expect ")); p++) {
+		const char *h = p + strlen("--expect ");
+		size_t n = strspn(h, "0123456789abcdef");
+		if (n == 16) {
+			memcpy(d, h, 16);
+			d[16] = '\0';
+		}
+	}
+}
 
 static long long data_version(struct store *st)
 {
@@ -96,6 +117,7 @@ static struct tui_row *rows_from(const struct tui_ctx *c, const struct session *
 						    : xstrdup("-");
 		r->command = sessfmt_argv(&s->argv);
 		r->running = s->status == SESS_RUNNING;
+		r->review = s->policy_json && strstr(s->policy_json, "\"fs\":\"review\"");
 	}
 	return rows;
 }
@@ -138,6 +160,9 @@ static char *detail_of(struct tui_ctx *c, const char *id)
 	sb_addf(&b, "started  %s, %d attempt%s, %s\n", started, s.attempts,
 		s.attempts == 1 ? "" : "s", status);
 	sb_addf(&b, "command  %s\nworkdir  %s\n", cmdline, ws);
+	_cleanup_free_ char *pending = cmd_review_pending(&s);
+	if (pending) /* numbers and agentjail's words */
+		sb_addf(&b, "review   %s\n", pending);
 	bool net = s.n_net_allowed + s.n_net_denied > 0;
 	if (net) {
 		/* before the long policy and argv, so it is on screen: allowed, failed upstream
@@ -222,6 +247,78 @@ static void reload(struct tui_ctx *c, struct tui_model *m)
 	tui_set_rows(m, rows_from(c, v, n), n);
 	sessions_free(v, n);
 	set_detail(c, m); /* the selected session may have changed state */
+}
+
+/* ---- --net ask's questions -------------------------------------------------------------- */
+
+/* The open questions of the running sessions, asked on their control sockets
+ * (core/jail/ctlsock.h); a session without one (not under --net ask) has none. */
+static void poll_questions(struct tui_model *m)
+{
+	_cleanup_free_ char *dir = cmd_state_dir();
+	struct tui_question *v = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < m->nrows; i++) {
+		if (!m->rows[i].running)
+			continue;
+		_cleanup_free_ char *path = ctlsock_path(dir, m->rows[i].id);
+		struct stat st;
+		if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+			continue;
+		struct strv reply = STRV_INIT;
+		struct err e = {0};
+		if (ctlsock_call(path, "AJ1 questions", 300, &reply, &e) == 0) {
+			for (size_t k = 1; k < reply.n; k++) {
+				struct net_question q;
+				if (ctlproto_question_parse(reply.v[k], strlen(reply.v[k]), &q) < 0)
+					continue;
+				v = xrealloc(v, (n + 1) * sizeof *v);
+				char *what = q.port ? xasprintf("%s (%s)", q.entry,
+								q.proto)
+						    : xasprintf("%s (a name lookup)", q.entry);
+				v[n++] = (struct tui_question){xstrdup(m->rows[i].id),
+							      xstrdup(m->rows[i].short_id), q.id,
+							      fmt_clean(what)};
+				free(what);
+			}
+		}
+		strv_free(&reply);
+	}
+	tui_set_questions(m, v, n);
+}
+
+static void do_answer(struct tui_model *m)
+{
+	if (!m->nqs)
+		return;
+	const struct tui_question *q = &m->qs[0];
+	_cleanup_free_ char *dir = cmd_state_dir();
+	_cleanup_free_ char *path = ctlsock_path(dir, q->session);
+	_cleanup_free_ char *line = xasprintf("AJ1 answer %llu %s tui", (unsigned long long)q->id,
+					      ask_answer_name(m->answer));
+	struct strv reply = STRV_INIT;
+	struct err e = {0};
+	_cleanup_free_ char *msg = NULL;
+	long n;
+	const char *rest = "";
+	if (ctlsock_call(path, line, 2000, &reply, &e) < 0) {
+		char buf[ERR_FMT_MAX];
+		err_format(&e, buf, sizeof buf);
+		msg = xstrdup(buf);
+	} else if (ctlproto_reply_head(reply.v[0], &n, &rest) != 1) {
+		msg = xasprintf("session %s: %s", q->short_id, rest);
+	} else {
+		msg = xasprintf("%s: %s (session %s)", q->what,
+				m->answer == ASK_DENY	   ? "denied"
+				: m->answer == ASK_ONCE	   ? "allowed once"
+				: m->answer == ASK_SESSION ? "allowed for the session"
+							   : "allowed always",
+				q->short_id);
+	}
+	strv_free(&reply);
+	_cleanup_free_ char *shown = fmt_clean(msg);
+	tui_set_status(m, shown);
+	poll_questions(m);
 }
 
 /* ---- running this binary ---------------------------------------------------------------- */
@@ -323,13 +420,20 @@ static char *run_captured(const struct strv *args, int *rc)
 	close(p[0]);
 	*rc = pid < 0 ? -1 : wait_child(pid);
 	char *raw = sb_steal(&b);
-	/* each line cleaned for the terminal */
+	/* each line cleaned for the terminal (a tab as spaces: a diff's code keeps its shape) */
 	struct strbuf o = STRBUF_INIT;
 	for (char *line = raw, *nl; line && *line; line = nl ? nl + 1 : NULL) {
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
-		_cleanup_free_ char *c = fmt_clean(line);
+		struct strbuf t = STRBUF_INIT;
+		for (const char *q = line; *q; q++)
+			if (*q == '\t')
+				sb_add(&t, "    ");
+			else
+				sb_addc(&t, *q);
+		_cleanup_free_ char *c = fmt_clean(sb_str(&t));
+		sb_free(&t);
 		sb_addf(&o, "%s\n", c);
 		if (!nl)
 			break;
@@ -466,6 +570,28 @@ static void do_simple(struct tui_ctx *c, struct tui_model *m, enum tui_action a)
 			*nl = '\0';
 		tui_set_status(m, out);
 		reload(c, m);
+	} else if (a == TA_DIFF) {
+		strv_push(&args, "diff");
+		strv_push(&args, id);
+		_cleanup_free_ char *out = run_captured(&args, &rc);
+		free(c->diff_id);
+		c->diff_id = xstrdup(id);
+		diff_digest(out, c->diff_digest);
+		_cleanup_free_ char *title = xasprintf("change set of %s (agentjail diff %s)",
+						       r->short_id, r->short_id);
+		tui_set_text(m, title, out[0] ? out : "(nothing pending)\n");
+	} else if (a == TA_APPLY || a == TA_DISCARD) {
+		strv_push(&args, a == TA_APPLY ? "apply" : "discard");
+		strv_push(&args, id);
+		if (a == TA_APPLY && c->diff_id && !strcmp(c->diff_id, id) && c->diff_digest[0]) {
+			strv_push(&args, "--expect");
+			strv_push(&args, c->diff_digest);
+		}
+		free(c->diff_id);
+		c->diff_id = NULL;
+		_cleanup_free_ char *out = run_captured(&args, &rc);
+		tui_set_text(m, a == TA_APPLY ? "apply" : "discard", out);
+		reload(c, m);
 	} else if (a == TA_LOG) {
 		strv_push(&args, "log");
 		strv_push(&args, id);
@@ -583,6 +709,8 @@ int cmd_tui(int argc, char **argv)
 				last_full = now;
 				reload(&c, &m);
 			}
+			if (any_running(&m) || m.nqs)
+				poll_questions(&m);
 		}
 		if (k == TUIV_NONE || k == TUIV_RESIZE)
 			continue;
@@ -606,7 +734,13 @@ int cmd_tui(int argc, char **argv)
 		case TA_RESUME:
 		case TA_DELETE:
 		case TA_LOG:
+		case TA_DIFF:
+		case TA_APPLY:
+		case TA_DISCARD:
 			do_simple(&c, &m, a);
+			break;
+		case TA_ANSWER:
+			do_answer(&m);
 			break;
 		case TA_NONE:
 			break;
@@ -614,6 +748,7 @@ int cmd_tui(int argc, char **argv)
 	}
 	tuiv_stop();
 	store_close(c.st);
+	free(c.diff_id);
 	tui_free(&m);
 	return quit_signal ? 128 + quit_signal : 0;
 }

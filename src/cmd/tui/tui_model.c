@@ -21,6 +21,13 @@ static const char help[] =
 	"  n                new session: agent or command, directory, sandbox\n"
 	"  d                delete the selected session (asks first)\n"
 	"  l                the selected session's network decisions and violations\n"
+	"  v                a --fs review session's change set (agentjail diff)\n"
+	"  a                apply it to the workspace (asks first; protected paths held back;\n"
+	"                   after v, nothing unless it is still what v showed)\n"
+	"  x                discard it (asks first)\n"
+	"  o s a x          a running session's question (--net ask), shown at the bottom:\n"
+	"                   allow once, for its session, always (your configuration), deny\n"
+	"                   (while a question waits, a and x answer it)\n"
 	"  /                filter (id, agent, status, workspace, command); Esc clears\n"
 	"  ?                this page\n"
 	"  q                quit\n"
@@ -155,7 +162,20 @@ void tui_free(struct tui_model *m)
 	free(m->dlg.dir);
 	free(m->dlg.allow);
 	free(m->dlg.error);
+	tui_set_questions(m, NULL, 0);
 	memset(m, 0, sizeof *m);
+}
+
+void tui_set_questions(struct tui_model *m, struct tui_question *q, size_t n)
+{
+	for (size_t i = 0; i < m->nqs; i++) {
+		free(m->qs[i].session);
+		free(m->qs[i].short_id);
+		free(m->qs[i].what);
+	}
+	free(m->qs);
+	m->qs = q;
+	m->nqs = n;
 }
 
 /* ---- the list -------------------------------------------------------------------------- */
@@ -329,6 +349,27 @@ static void text_add(char **s, int key)
 
 static bool printable(int key) { return key >= 32 && key < 127; }
 
+/* v, a, x on a --fs review session: its change set shown, applied or discarded (the last two
+ * asked first, and not while it runs: its overlay is mounted on the change set) */
+static enum tui_action review_key(struct tui_model *m, int key)
+{
+	const struct tui_row *r = tui_selected(m);
+	if (!r)
+		return TA_NONE;
+	if (!r->review) {
+		tui_set_status(m, "that session did not run with --fs review: it has no change set");
+		return TA_NONE;
+	}
+	if (key == 'v')
+		return TA_DIFF;
+	if (r->running) {
+		tui_set_status(m, "that session is running: its change set is in use");
+		return TA_NONE;
+	}
+	m->mode = key == 'a' ? TM_CONFIRM_APPLY : TM_CONFIRM_DISCARD;
+	return TA_NONE;
+}
+
 static enum tui_action list_key(struct tui_model *m, int key)
 {
 	tui_set_status(m, NULL);
@@ -382,6 +423,19 @@ static enum tui_action list_key(struct tui_model *m, int key)
 		return TA_NONE;
 	case 'l':
 		return tui_selected(m) ? TA_LOG : TA_NONE;
+	case 'v':
+		return review_key(m, key);
+	case 'o':
+	case 's':
+	case 'a':
+	case 'x':
+		/* a question waiting (--net ask) is answered first; else a and x are the review
+		 * session's apply and discard */
+		if (!m->nqs)
+			return key == 'a' || key == 'x' ? review_key(m, key) : TA_NONE;
+		m->answer = key == 'o' ? ASK_ONCE : key == 's' ? ASK_SESSION
+			    : key == 'a' ? ASK_ALWAYS : ASK_DENY;
+		return TA_ANSWER;
 	case '/':
 		m->mode = TM_FILTER;
 		return TA_NONE;
@@ -459,6 +513,16 @@ static enum tui_action text_key(struct tui_model *m, int key)
 	default:
 		return TA_NONE;
 	}
+}
+
+static enum tui_action confirm_review_key(struct tui_model *m, int key)
+{
+	bool apply = m->mode == TM_CONFIRM_APPLY;
+	m->mode = TM_LIST;
+	if (key == 'y' || key == 'Y')
+		return apply ? TA_APPLY : TA_DISCARD;
+	tui_set_status(m, apply ? "not applied" : "not discarded");
+	return TA_NONE;
 }
 
 static enum tui_action confirm_delete_key(struct tui_model *m, int key)
@@ -637,6 +701,9 @@ enum tui_action tui_key(struct tui_model *m, int key)
 		return confirm_delete_key(m, key);
 	case TM_CONFIRM_UNSANDBOXED:
 		return confirm_unsandboxed_key(m, key);
+	case TM_CONFIRM_APPLY:
+	case TM_CONFIRM_DISCARD:
+		return confirm_review_key(m, key);
 	}
 	return TA_NONE;
 }

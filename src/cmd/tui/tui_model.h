@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/plan/netask.h"
 #include "util/strv.h"
 
 /* Keys: printable characters are themselves (32..126); the rest are these. */
@@ -41,12 +42,24 @@ enum tui_action {
 	TA_DIALOG,   /* the dialog opened: the caller may check availability (tui_set_avail) */
 	TA_COMPLETE, /* complete the dialog's directory (tui_complete with the candidates) */
 	TA_RUN,      /* run the dialog's session: tui_dialog_argv, in tui_dialog_dir(m) */
+	TA_DIFF,     /* show the change set of tui_selected(m)->id (--fs review; tui_set_text) */
+	TA_APPLY,    /* apply it to the workspace (confirmed) */
+	TA_DISCARD,  /* throw it away (confirmed) */
+	TA_ANSWER,   /* answer m->qs[0] (--net ask) with m->answer */
 };
 
 /* One session as the list shows it; every string already cleaned for a terminal. */
 struct tui_row {
 	char *id, *short_id, *status, *agent, *workspace, *policy, *started, *took, *command;
 	bool running;
+	bool review;  /* ran with --fs review: it has a change set to diff, apply or discard */
+};
+
+/* A question a running session (--net ask) waits on, as the list shows it; strings cleaned. */
+struct tui_question {
+	char *session, *short_id; /* the session's id */
+	uint64_t id;              /* the question's, in that session */
+	char *what;               /* "evil.example:443 (connect)" */
 };
 
 /* One choice of the dialog's agent field. */
@@ -59,7 +72,8 @@ struct tui_agent {
 	char *label;          /* "NAME (not installed)" when missing, else NULL: the name */
 };
 
-enum tui_mode { TM_LIST, TM_FILTER, TM_TEXT, TM_DIALOG, TM_CONFIRM_DELETE, TM_CONFIRM_UNSANDBOXED };
+enum tui_mode { TM_LIST, TM_FILTER, TM_TEXT, TM_DIALOG, TM_CONFIRM_DELETE, TM_CONFIRM_UNSANDBOXED,
+	       TM_CONFIRM_APPLY, TM_CONFIRM_DISCARD };
 enum tui_field { TF_AGENT, TF_COMMAND, TF_DIR, TF_SANDBOX, TF_FS, TF_NET, TF_ALLOW, TF_NFIELDS };
 enum tui_net { TN_OFF, TN_ON, TN_ALLOW };
 
@@ -92,6 +106,9 @@ struct tui_model {
 	bool avail_known, avail;   /* the availability check: done, and whether jails work */
 	char *avail_reason;
 	struct tui_dialog dlg;
+	struct tui_question *qs;   /* open questions of the running sessions, oldest first */
+	size_t nqs;
+	enum ask_answer answer;    /* TA_ANSWER's */
 };
 
 /* The agents: the given profile names and their domains (parallel arrays), then "command…".
@@ -108,6 +125,10 @@ void tui_set_agent_defaults(struct tui_model *m, size_t i, enum tui_net_default 
 void tui_set_installed(struct tui_model *m, const bool *installed);
 void tui_free(struct tui_model *m);
 void tui_row_free(struct tui_row *r);
+
+/* Replace the questions (taken). In the list, o, s, a and x answer the first one (TA_ANSWER):
+ * once, for its session, always, deny. */
+void tui_set_questions(struct tui_model *m, struct tui_question *q, size_t n);
 
 /* Replace the rows (taken; newest first), keeping the selection on the same id when it is still
  * there. Returns true when the selected id changed (its detail must be set again). */

@@ -217,12 +217,29 @@ static void draw_bottom(const struct tui_model *m, const char *keys)
 				    tui_selected(m)->short_id, tui_selected(m)->command);
 		put(LINES - 1, 0, COLS, q, pair(C_WARN, A_BOLD) | A_BOLD);
 		free(q);
+	} else if ((m->mode == TM_CONFIRM_APPLY || m->mode == TM_CONFIRM_DISCARD) &&
+		   tui_selected(m)) {
+		char *q = m->mode == TM_CONFIRM_APPLY
+				  ? xasprintf("Apply the change set of %s to %s? y applies it (protected "
+					      "paths held back), any other key keeps it pending",
+					      tui_selected(m)->short_id, tui_selected(m)->workspace)
+				  : xasprintf("Discard the change set of %s? y throws it away, any other "
+					      "key keeps it",
+					      tui_selected(m)->short_id);
+		put(LINES - 1, 0, COLS, q, pair(C_WARN, A_BOLD) | A_BOLD);
+		free(q);
 	} else if (m->mode == TM_FILTER) {
 		char *q = xasprintf("/%s", m->filter);
 		put(LINES - 1, 0, COLS, q, A_BOLD);
 		free(q);
 	} else if (m->status) {
 		put(LINES - 1, 0, COLS, m->status, pair(C_WARN, A_BOLD));
+	} else if (m->nqs && m->mode == TM_LIST) {
+		char *q = xasprintf("? %s asks: allow %s%s  o once  s session  a always  x deny",
+				    m->qs[0].short_id, m->qs[0].what,
+				    m->nqs > 1 ? " (and more)" : "");
+		put(LINES - 1, 0, COLS, q, pair(C_WARN, A_BOLD) | A_REVERSE);
+		free(q);
 	} else {
 		put(LINES - 1, 0, COLS, keys, A_DIM);
 	}
@@ -269,7 +286,9 @@ static void draw_list(struct tui_model *m)
 		tui_split_lines(m->detail, &lines);
 	text_block(dy + 1, LINES - 2 - dy, &lines, 0);
 	strv_free(&lines);
-	draw_bottom(m, "Enter resume  n new  d delete  l log  / filter  ? help  q quit");
+	draw_bottom(m, tui_selected(m) && tui_selected(m)->review
+			       ? "Enter resume  v diff  a apply  x discard  n new  d delete  l log  ? help  q quit"
+			       : "Enter resume  n new  d delete  l log  / filter  ? help  q quit");
 }
 
 static void draw_text(struct tui_model *m)

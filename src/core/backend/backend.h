@@ -15,7 +15,10 @@
 #include "core/plan/policy.h"
 #include "util/err.h"
 
+struct askprompt_src;
+struct supervise_jail;
 struct config;
+struct pollfd;
 
 /* ---- what a backend guarantees: data (core/backend/caps.c) ---- */
 
@@ -34,6 +37,14 @@ enum backend_row {
 	BR_WATCH,
 	BR_LIMITS,
 	BR_OUTLIVE,
+	/* the agent commands (issue 28): a row per capability of an agent's profile */
+	BR_AGENTS,
+	BR_AGENT_PROTECT,
+	BR_AGENT_COPY,
+	BR_AGENT_HIDE,
+	BR_AGENT_PRIVATE,
+	BR_AGENT_RESUME,
+	BR_AUTO,
 	BR__N
 };
 
@@ -56,6 +67,11 @@ struct backend_caps {
 	/* For a host where the bwrap jail cannot start: this backend as the way out, in one
 	 * paragraph (NULL: it is none). */
 	const char *fallback;
+	/* The Landlock ABI it needs (0: none), and with --net allow (its TCP port rules). */
+	int min_landlock_abi, min_landlock_abi_net;
+	/* What `auto` says when it chooses this backend for a host where bwrap cannot start:
+	 * what it does not protect, in a few words (NULL: auto never chooses it). */
+	const char *auto_note;
 };
 
 /* The guarantee a row names ("reads limited to the jail's allowlist"). */
@@ -68,6 +84,17 @@ char *backend_caps_table(const struct backend_caps *const *cols, size_t n);
 /* Where a session ran, when not on this host (the remote backend's service and sandbox). */
 struct backend_place {
 	const char *backend, *url, *sandbox_id;
+};
+
+/* What the supervising loop of the bwrap jail serves beyond the jail (core/jail/supervise.h's
+ * ext_fill, ext_handle, ext_arg, ask and jail): the session's control socket (ps, exec, stop,
+ * --net ask's answers) and --net ask's questions at the terminal. */
+struct backend_ext {
+	size_t (*fill)(void *arg, struct pollfd *pfd, size_t max);
+	void (*handle)(void *arg, const struct pollfd *pfd, size_t n);
+	void *arg;
+	const struct askprompt_src *ask;
+	struct supervise_jail *jail; /* the session's control socket acts on it (ps, exec, stop) */
 };
 
 struct backend_io {
@@ -107,6 +134,22 @@ struct backend_io {
 	 * connections then fail. */
 	void (*net_capture)(void *arg, int listener, int chan);
 	void (*net_stop)(void *arg);
+	/* Before the bwrap jail is built: --publish's host ports listened on (and said), --net
+	 * ask's hub made (cmd/netask.h), the session's control socket (cmd/jailctl.h) and *x filled with what the
+	 * supervising loop serves for it (zeroed: nothing). -1 with e: nothing runs (exit 2: a
+	 * host port in use). net_stop ends both. */
+	int (*net_prepare)(void *arg, struct backend_ext *x, struct err *e);
+	/* --publish: init's publish channel (owned by the callee): the proxy serves the published
+	 * ports with it. -1 with e: the run stops (exit 125). */
+	int (*publish)(void *arg, int chan, struct err *e);
+	/* A run's secrets and agents (doc/design.md §4d, the bwrap jail only). secrets_prepare,
+	 * once agentjail is hardened (its inherited fds closed) and before the jail is prepared:
+	 * which the run uses, the CA, the trust bundle, the agents' sockets; then sec is what they
+	 * add to the jail's view. secrets, before the jail starts: their values read on the host.
+	 * Each 0, or the exit code (said); NULL (sec: nothing) when the command has none. */
+	const struct hf_secrets *sec;
+	int (*secrets_prepare)(void *arg);
+	int (*secrets)(void *arg);
 	/* The session's start and end lines (on a terminal, not with --quiet: cmd/runlines.h). */
 	void (*begin)(void *arg);
 	void (*end)(void *arg, int status, int cmd_signal, bool interrupted, size_t moved);
@@ -187,6 +230,23 @@ bool backend_here(const struct backend *b);
 void backend_keep_argv(int argc, char **argv);
 /* The paragraph of a backend that works where the bwrap jail cannot start, or NULL. */
 const char *backend_fallback(void);
+
+/* ---- backend = "auto" (core/backend/backend.c, doc/design.md §2a) ---- */
+
+/* What auto chose for one run. */
+struct backend_auto {
+	const struct backend *b; /* NULL: no backend can run here (the run exits 125, never
+				  * unsandboxed) */
+	char *why;               /* the start line: which and why */
+	char *fix;               /* when the bwrap jail cannot start here: how to make it */
+};
+/* Whether the flag (else the configuration) says `auto`. */
+bool backend_is_auto(const char *flag, const struct config *cfg);
+/* The bwrap jail when its test jail runs here (its `available`), else the backend whose
+ * capabilities offer a way out (the Landlock backend) when the kernel's Landlock ABI is enough
+ * for the policy (net_allow: its TCP port rules), else none. */
+void backend_auto_choose(bool net_allow, struct backend_auto *out);
+void backend_auto_free(struct backend_auto *a);
 
 /* ---- what the local backends share (core/backend/local.c) ---- */
 

@@ -19,6 +19,13 @@ static const char *const row_names[BR__N] = {
 	[BR_WATCH] = "post-run snapshot, live watch, violations",
 	[BR_LIMITS] = "memory/pids limits",
 	[BR_OUTLIVE] = "nothing of the run outlives it",
+	[BR_AGENTS] = "agent commands (`agentjail claude` …)",
+	[BR_AGENT_PROTECT] = "agent's hooks, MCP lists, instruction files",
+	[BR_AGENT_COPY] = "private copy of ~/.claude.json, safe keys merged back",
+	[BR_AGENT_HIDE] = "IDE tokens (~/.claude/ide) masked",
+	[BR_AGENT_PRIVATE] = "agent's own dirs (shell snapshots, downloads) private",
+	[BR_AGENT_RESUME] = "resume with the agent's own session id",
+	[BR_AUTO] = "`backend = \"auto\"` chooses it",
 };
 
 const char *backend_row_name(enum backend_row r)
@@ -44,6 +51,13 @@ const struct backend_caps backend_caps_bwrap = {
 		[BR_WATCH] = "yes",
 		[BR_LIMITS] = "yes",
 		[BR_OUTLIVE] = "PID namespace",
+		[BR_AGENTS] = "yes",
+		[BR_AGENT_PROTECT] = "read-only binds",
+		[BR_AGENT_COPY] = "yes (bound over the file)",
+		[BR_AGENT_HIDE] = "yes",
+		[BR_AGENT_PRIVATE] = "the workspace's own",
+		[BR_AGENT_RESUME] = "yes",
+		[BR_AUTO] = "where its test jail runs",
 	},
 	.namespaces = true,
 	.agents = true,
@@ -59,7 +73,7 @@ const struct backend_caps backend_caps_landlock = {
 		[BR_READS] = "yes (Landlock)",
 		[BR_WRITES] = "yes",
 		[BR_PROTECTED] = "watched: a change is moved aside at once and the original restored",
-		[BR_PRIVATE_TMP] = "a private TMPDIR; $HOME hidden",
+		[BR_PRIVATE_TMP] = "a private TMPDIR and $HOME (another path: $HOME points there)",
 		[BR_PTRACE] = "yes (seccomp)",
 		[BR_NET_OFF] = "seccomp refuses IP sockets",
 		[BR_NET_ALLOW] = "proxy on loopback; TCP to its port only (any host on that port)",
@@ -69,17 +83,26 @@ const struct backend_caps backend_caps_landlock = {
 		[BR_WATCH] = "yes",
 		[BR_LIMITS] = "in a cgroup scope only (`--dry-run` says)",
 		[BR_OUTLIVE] = "every descendant killed, scope or not",
+		[BR_AGENTS] = "yes (`--backend landlock`, or auto)",
+		[BR_AGENT_PROTECT] = "watched: a change is moved aside at once and the original restored",
+		[BR_AGENT_COPY] = "yes (a link in the private $HOME); pi's auth.json: watched instead",
+		[BR_AGENT_HIDE] = "**no**: readable (said at the start)",
+		[BR_AGENT_PRIVATE] = "inside the config dir the host's, writable during the run, what it wrote there moved aside after it (said); elsewhere the workspace's own",
+		[BR_AGENT_RESUME] = "yes",
+		[BR_AUTO] = "where bwrap cannot build its jail",
 	},
+	.agents = true,
 	.verify = true,
 	.net_by_port = true,
-	.agents_instead = "the bwrap jail",
-	.agents_why = "agents do not run in the Landlock backend yet",
 	.fallback = "where namespaces cannot be had, `agentjail run --backend landlock` is a weaker "
 		    "sandbox without them (Landlock and seccomp): reads and writes confined to the "
 		    "jail's allowlist, no ptrace, no new namespaces, network off or by port; but no "
 		    "private /proc, PIDs, hostname or mounts: the command sees the host's other "
 		    "processes and can reach those of the same user that Landlock's scoping does not "
 		    "cover (doc/design.md §4c)",
+	.min_landlock_abi = 3,     /* truncate (llrun.h's LLRUN_MIN_ABI) */
+	.min_landlock_abi_net = 4, /* TCP connect and bind by port */
+	.auto_note = "no private /proc, PIDs or mounts",
 };
 
 /* The service's isolation is the service's (doc/design.md §4b): not in the table. */

@@ -39,7 +39,7 @@ static int run_unjailed(struct run_request *req, const struct backend_io *io)
 int backend_prepare(struct run_request *req, struct jail *j, const struct backend_io *io)
 {
 	struct err e = {0};
-	struct jail_prep o = {.make_caches = !req->dry_run};
+	struct jail_prep o = {.make_caches = !req->dry_run, .sec = io->sec};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
 	if (st == JAIL_READY) {
 		for (size_t i = 0; i < j->home_moved.n; i++)
@@ -71,6 +71,9 @@ int backend_local_run(const struct backend *b, struct run_request *req,
 		io->error(io->arg, &e);
 		return EXIT_JAIL;
 	}
+	int rc = io->secrets_prepare ? io->secrets_prepare(io->arg) : 0;
+	if (rc)
+		return rc;
 	if (req->pol.fs == FS_DANGER_FULL)
 		return run_unjailed(req, io);
 	if (b->policy_check && b->policy_check(&req->pol, &e) < 0) {
@@ -78,7 +81,7 @@ int backend_local_run(const struct backend *b, struct run_request *req,
 		return EXIT_USAGE;
 	}
 	struct jail j;
-	int rc = backend_prepare(req, &j, io);
+	rc = backend_prepare(req, &j, io);
 	if (rc == 0)
 		rc = req->dry_run ? b->dry_run(req, &j, io) : b->launch(req, &j, io);
 	jail_free(&j);

@@ -7,8 +7,10 @@
 
 #include "core/plan/limits.h"
 #include "core/plan/netrules.h"
+#include "core/plan/secrets.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
+#include "util/termtext.h"
 #include "util/xalloc.h"
 
 void report_warn(const struct backend_io *io, const char *fmt, ...)
@@ -135,5 +137,14 @@ char *report_dry_run_notes(const struct policy *p)
 {
 	_cleanup_free_ char *note = p->net == NET_ALLOW ? net_wildcard_note(&p->allow_domains)
 							: NULL;
-	return note ? xasprintf("# note: %s\n", note) : xstrdup("");
+	struct strbuf b = STRBUF_INIT;
+	if (note)
+		sb_addf(&b, "# note: %s\n", note);
+	for (size_t i = 0; p->net == NET_ALLOW && i < p->secrets.n; i++) {
+		/* where a value comes from, never one (doc/design.md §4d) */
+		_cleanup_free_ char *line = secret_describe(&p->secrets.v[i]);
+		_cleanup_free_ char *shown = fmt_clean(line);
+		sb_addf(&b, "# secret: %s\n", shown);
+	}
+	return sb_steal(&b);
 }

@@ -23,8 +23,9 @@ void report_limits(const struct launch_result *r, const struct bw_plan *plan,
  * rlimits where no cgroup scope does; the Landlock backend does not). malloc'd. */
 char *report_limits_text(const struct bw_plan *plan, bool rlimits);
 /* --dry-run's notes on a policy: "# note: …\n" for what it allows that the user may not expect
- * (a wildcard allow entry: names under it are looked up by the host's resolver). malloc'd, ""
- * when none. */
+ * (a wildcard allow entry: names under it are looked up by the host's resolver), and "# secret:
+ * …\n" for each secret the run adds at the proxy (where its value comes from, never the value).
+ * malloc'd, "" when none. */
 char *report_dry_run_notes(const struct policy *p);
 /* io->warn with a format. */
 void report_warn(const struct backend_io *io, const char *fmt, ...)

@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/plan/httprules.h"
 #include "core/plan/limits.h"
+#include "core/plan/netask.h"
 #include "core/plan/netrules.h"
 #include "core/plan/profile.h"
+#include "core/plan/publish.h"
 #include "core/plan/suggest.h"
 #include "core/config/toml.h"
 #include "util/cleanup.h"
@@ -19,12 +22,13 @@
 /* where launch looks for bwrap when nothing names it (launch_find_bwrap) */
 #define BWRAP_DEFAULT "/usr/bin/bwrap or /usr/local/bin/bwrap (root-owned)"
 
-static const char *const pol_keys[] = {"fs",	    "net",	     "memory",	    "pids",
-				       "home",	    "rw",	     "ro",	    "hide",
-				       "devices", "env",	     "allow_domains", "deny_domains",
-				       "hosts",   NULL};
-static const char *const top_keys[] = {"bwrap",   "state_dir", "policy",	   "agent",
-				       "profile", "backend",   "opensandbox", "cache", NULL};
+static const char *const pol_keys[] = {
+	"fs", "net", "memory", "pids", "home", "ask", "ask_timeout", "ssh_agent", "gpg_agent", "rw",
+	"ro", "hide", "devices", "env", "allow_domains", "deny_domains", "hosts", "publish",
+	"allow_http", NULL};
+static const char *const top_keys[] = {"bwrap",	      "state_dir", "policy", "agent", "profile",
+				       "backend",     "opensandbox", "cache", "secret", NULL};
+static const char *const secret_keys[] = {"hosts", "header", "env", "command", NULL};
 
 const char *cfg_key_name(enum cfg_key k)
 {
@@ -69,6 +73,7 @@ void config_free(struct config *c)
 	for (int k = 0; k < OK__N; k++)
 		val_free(&c->osb[k]);
 	pol_free(&c->policy);
+	secret_set_free(&c->secrets);
 	for (size_t i = 0; i < c->n_agents; i++) {
 		free(c->agents[i].name);
 		free(c->agents[i].origin);
@@ -117,13 +122,7 @@ static int type_err(struct err *e, const char *file, const struct toml_value *v,
 
 static bool env_name_ok(const char *s)
 {
-	if (!*s || (*s >= '0' && *s <= '9'))
-		return false;
-	for (; *s; s++)
-		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
+	return env_name_valid(s, strlen(s));
 }
 
 /* One list entry, checked for its key: 0 or -1 with e. */
@@ -146,6 +145,23 @@ static int check_entry(enum cfg_key k, const char *s, const char *file,
 			return at_err(e, file, at->line, at->col, "`%s` entry `%s`: %s",
 				      cfg_key_name(k), s, ne.what);
 		netrule_free(&r);
+	}
+	if (k == CK_ALLOW_HTTP) {
+		struct http_rule r;
+		struct err ne = {0};
+		if (http_rule_parse(s, &r, &ne) < 0)
+			return at_err(e, file, at->line, at->col, "`allow_http` entry `%s`: %s", s,
+				      ne.what);
+		http_rule_free(&r);
+	}
+	if (k == CK_PUBLISH) {
+		struct publish pub;
+		struct err pe = {0};
+		if (publish_parse(s, &pub, &pe) < 0)
+			return at_err(e, file, at->line, at->col,
+				      "`publish` entry `%s`: expected \"[HOSTPORT:]PORT\", each a port "
+				      "from 1 to 65535",
+				      s);
 	}
 	if (k == CK_HOSTS) {
 		struct netmap m;
@@ -172,6 +188,12 @@ static int scalar_of(enum cfg_key k, const struct toml_value *v, const char *fil
 		*out = xstrdup(home_mode_name(hm));
 		return 0;
 	}
+	if (k == CK_SSH_AGENT || k == CK_GPG_AGENT) {
+		if (v->type != TOML_BOOL)
+			return type_err(e, file, v, key, "true or false");
+		*out = xstrdup(v->b ? "true" : "false");
+		return 0;
+	}
 	if (k == CK_FS || k == CK_NET) {
 		if (v->type != TOML_STRING)
 			return type_err(e, file, v, key, "a string");
@@ -180,9 +202,24 @@ static int scalar_of(enum cfg_key k, const struct toml_value *v, const char *fil
 		if (k == CK_FS ? fs_mode_parse(v->s, &fm) < 0 : net_mode_parse(v->s, &nm) < 0)
 			return at_err(e, file, v->line, v->col, "`%s` = \"%s\": expected %s", key,
 				      v->s,
-				      k == CK_FS ? "read-only, workspace-write or danger-full-access"
+				      k == CK_FS ? "read-only, workspace-write, review or "
+						   "danger-full-access"
 						 : "off, on or allow");
 		*out = xstrdup(k == CK_FS ? fs_mode_name(fm) : net_mode_name(nm));
+		return 0;
+	}
+	if (k == CK_ASK) {
+		if (v->type != TOML_BOOL)
+			return type_err(e, file, v, key, "true or false");
+		*out = xstrdup(v->b ? "true" : "false");
+		return 0;
+	}
+	if (k == CK_ASK_TIMEOUT) {
+		if (v->type != TOML_INT || v->i < 1 || v->i > NETASK_TIMEOUT_MAX)
+			return at_err(e, file, v->line, v->col,
+				      "`ask_timeout` needs a number of seconds from 1 to %d",
+				      NETASK_TIMEOUT_MAX);
+		*out = xasprintf("%lld", (long long)v->i);
 		return 0;
 	}
 	char num[32];
@@ -298,8 +335,10 @@ static int fs_rank(const char *v)
 {
 	enum fs_mode m = FS_WORKSPACE_WRITE;
 	if (v && fs_mode_parse(v, &m) < 0)
-		return 3;
-	return m == FS_READ_ONLY ? 0 : m == FS_WORKSPACE_WRITE ? 1 : 2;
+		return 4;
+	/* review writes nothing of the host's until `apply`: between read-only and
+	 * workspace-write */
+	return m == FS_READ_ONLY ? 0 : m == FS_REVIEW ? 1 : m == FS_WORKSPACE_WRITE ? 2 : 3;
 }
 
 static int net_rank(const char *v, enum net_mode def)
@@ -334,9 +373,35 @@ static const char *why_list(enum cfg_key k)
 		return "allows a domain your own configuration does not";
 	case CK_HOSTS:
 		return "maps a host name to an address (reachable then)";
+	case CK_ALLOW_HTTP:
+		return "allows a request your own request rules for that host do not";
+	case CK_PUBLISH:
+		return "opens a port of your host's 127.0.0.1 to the jail (a program of yours "
+		       "connecting there talks to the jail)";
 	default:
 		return "widens the sandbox";
 	}
+}
+
+/* Whether a request rule of `rules` names the host of rule `spec` (the same host pattern): a
+ * project's rule for a host with no rules below narrows it, one for a host with rules widens
+ * those rules. */
+static bool rules_for_host(const struct strv *rules, const char *spec)
+{
+	struct http_rule a;
+	struct err e = {0};
+	if (http_rule_parse(spec, &a, &e) < 0)
+		return true; /* cannot tell: treat as widening */
+	bool found = false;
+	for (size_t i = 0; i < rules->n && !found; i++) {
+		struct http_rule b;
+		if (http_rule_parse(rules->v[i], &b, &e) < 0)
+			continue;
+		found = a.host.kind == b.host.kind && !strcmp(a.host.host, b.host.host);
+		http_rule_free(&b);
+	}
+	http_rule_free(&a);
+	return found;
 }
 
 /* Drop from p (a project's table) what widens it beyond lower, naming each in widening. */
@@ -356,12 +421,21 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 		} else if (i == CK_NET) {
 			wide = net_rank(v->v, net_default) > net_rank(lo, net_default);
 			why = "gives more network access";
+		} else if (i == CK_SSH_AGENT || i == CK_GPG_AGENT) {
+			wide = !strcmp(v->v, "true") && !(lo && !strcmp(lo, "true"));
+			why = i == CK_SSH_AGENT ? "lets the jail sign with your ssh keys"
+						: "lets the jail sign with your gpg keys";
 		} else if (i == CK_HOME) {
 			/* a persisted home shows a jail what this workspace's earlier jails left
 			 * in theirs (a shell history with a token typed into it): the user's choice */
 			wide = !strcmp(v->v, "persist") && !(lo && !strcmp(lo, "persist"));
 			why = "keeps the jail's home between runs (what earlier jails of this "
 			      "workspace left there)";
+		} else if (i == CK_ASK) {
+			wide = !strcmp(v->v, "true") && !(lo && !strcmp(lo, "true"));
+			why = "asks you to allow hosts the lists do not";
+		} else if (i == CK_ASK_TIMEOUT) {
+			continue; /* how long a question waits allows nothing */
 		} else {
 			wide = !limit_le((enum cfg_key)i, v->v, lo);
 			why = lo ? "raises a limit" : "sets a limit your own configuration does not";
@@ -374,6 +448,7 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 			      : i == CK_FS    ? "workspace-write"
 			      : i == CK_NET ? net_mode_name(net_default)
 			      : i == CK_HOME ? "tmp"
+			      : i == CK_ASK ? "false"
 					    : "the default");
 		val_free(v);
 	}
@@ -387,7 +462,8 @@ static void narrow(struct cfg_pol *p, const struct cfg_pol *lower, const char *t
 		for (size_t j = 0; j < l->v.n; j++) {
 			const char *s = l->v.v[j];
 			bool ok = strv_contains(&lower->l[i].v, s) ||
-				  (k == CK_ALLOW_DOMAINS && lower_net_on);
+				  (k == CK_ALLOW_DOMAINS && lower_net_on) ||
+				  (k == CK_ALLOW_HTTP && !rules_for_host(&lower->l[i].v, s));
 			if (ok) {
 				strv_push(&keep.v, s);
 				strv_push(&keep.origin, l->origin.v[j]);
@@ -456,6 +532,46 @@ static int read_choice(struct cfg_val *dst, const struct toml_value *v, const ch
 	return 0;
 }
 
+/* One [secret.NAME] table (the j-th of [secret]) into f->secrets. */
+static int read_secret(struct config *f, const struct toml_value *sec, size_t j, const char *file,
+		       struct err *e)
+{
+	const char *name = sec->keys[j];
+	const struct toml_value *t = &sec->items[j];
+	_cleanup_free_ char *tn = xasprintf("[secret.%s]", name);
+	if (t->type != TOML_TABLE || t->inline_table)
+		return type_err(e, file, t, tn, "a table");
+	_cleanup_strv_ struct strv hosts = STRV_INIT;
+	_cleanup_strv_ struct strv cmd = STRV_INIT;
+	const char *header = NULL, *env = NULL;
+	for (size_t k = 0; k < t->n; k++) {
+		const struct toml_value *v = &t->items[k];
+		const char *key = t->keys[k];
+		if (!strcmp(key, "header") || !strcmp(key, "env")) {
+			if (v->type != TOML_STRING)
+				return type_err(e, file, v, key, "a string");
+			*(!strcmp(key, "header") ? &header : &env) = v->s;
+		} else if (!strcmp(key, "hosts") || !strcmp(key, "command")) {
+			if (v->type != TOML_ARRAY)
+				return type_err(e, file, v, key, "an array of strings");
+			for (size_t i = 0; i < v->n; i++)
+				strv_push(!strcmp(key, "hosts") ? &hosts : &cmd, v->items[i].s);
+			if (!strcmp(key, "command") && !v->n)
+				return at_err(e, file, v->line, v->col, "`command` is empty");
+		} else {
+			return unknown_key(e, file, t, k, tn, secret_keys);
+		}
+	}
+	_cleanup_free_ char *origin = xasprintf("%s:%d", file, sec->key_line[j]);
+	struct secret_def d;
+	struct err e2 = {0};
+	if (secret_def_make(name, &hosts, header, env, &cmd, origin, &d, &e2) < 0)
+		return at_err(e, file, sec->key_line[j], sec->key_col[j], "%s: %s", tn, e2.what);
+	secret_set_put(&f->secrets, &d);
+	secret_def_free(&d);
+	return 0;
+}
+
 static int read_file_tables(struct config *f, const struct toml_value *root, const char *file,
 			    enum cfg_layer layer, struct err *e)
 {
@@ -469,7 +585,8 @@ static int read_file_tables(struct config *f, const struct toml_value *root, con
 		 * the shared caches would write where every other project's jails read */
 		bool never = !strcmp(key, "bwrap") || !strcmp(key, "state_dir") ||
 			     !strcmp(key, "profile") || !strcmp(key, "backend") ||
-			     !strcmp(key, "opensandbox") || !strcmp(key, "cache");
+			     !strcmp(key, "opensandbox") || !strcmp(key, "cache") ||
+			     !strcmp(key, "secret");
 		if (layer == CFG_PROJECT && never) {
 			at_err(e, file, kl, kc, "`%s` may never be set in a project's .agentjail.toml",
 			       key);
@@ -496,6 +613,12 @@ static int read_file_tables(struct config *f, const struct toml_value *root, con
 				return type_err(e, file, v, key, "an [opensandbox] table");
 			if (read_osb(f, v, file, e) < 0)
 				return -1;
+		} else if (!strcmp(key, "secret")) {
+			if (v->type != TOML_TABLE || v->inline_table)
+				return type_err(e, file, v, key, "[secret.NAME] tables");
+			for (size_t j = 0; j < v->n; j++)
+				if (read_secret(f, v, j, file, e) < 0)
+					return -1;
 		} else if (!strcmp(key, "policy")) {
 			if (v->type != TOML_TABLE || v->inline_table)
 				return type_err(e, file, v, key, "a [policy] table");
@@ -598,6 +721,8 @@ int config_apply(struct config *c, const struct toml_value *root, const char *fi
 		if (f.osb[k].v)
 			val_set(&c->osb[k], f.osb[k].v, f.osb[k].origin);
 	pol_merge(&c->policy, &f.policy);
+	for (size_t i = 0; i < f.secrets.n; i++) /* a later file's secret of a name replaces it */
+		secret_set_put(&c->secrets, &f.secrets.v[i]);
 	for (size_t i = 0; i < f.n_agents; i++)
 		pol_merge(&agent_get(c, f.agents[i].name, f.agents[i].origin)->pol,
 			  &f.agents[i].pol);
@@ -668,6 +793,9 @@ int config_base_policy(const struct config *c, const char *agent, const char *cw
 		rc = err_set(e, 0, m.s[CK_PIDS].origin, "pids: not a count");
 	if (m.s[CK_HOME].v && home_mode_parse(m.s[CK_HOME].v, &out->home) < 0)
 		rc = err_set(e, 0, m.s[CK_HOME].origin, "home: unknown mode %s", m.s[CK_HOME].v);
+	out->ask = m.s[CK_ASK].v && !strcmp(m.s[CK_ASK].v, "true");
+	if (m.s[CK_ASK_TIMEOUT].v)
+		out->ask_timeout = atoi(m.s[CK_ASK_TIMEOUT].v);
 	const char *h = home && home[0] == '/' ? home : "/";
 	push_paths(&out->rw, &m.l[CK_RW - CFG_NSCALAR].v, cwd, h);
 	push_paths(&out->ro, &m.l[CK_RO - CFG_NSCALAR].v, cwd, h);
@@ -677,6 +805,12 @@ int config_base_policy(const struct config *c, const char *agent, const char *cw
 	strv_copy(&out->allow_domains, &m.l[CK_ALLOW_DOMAINS - CFG_NSCALAR].v);
 	strv_copy(&out->deny_domains, &m.l[CK_DENY_DOMAINS - CFG_NSCALAR].v);
 	strv_copy(&out->map_hosts, &m.l[CK_HOSTS - CFG_NSCALAR].v);
+	strv_copy(&out->allow_http, &m.l[CK_ALLOW_HTTP - CFG_NSCALAR].v);
+	out->ssh_agent = m.s[CK_SSH_AGENT].v && !strcmp(m.s[CK_SSH_AGENT].v, "true");
+	out->gpg_agent = m.s[CK_GPG_AGENT].v && !strcmp(m.s[CK_GPG_AGENT].v, "true");
+	for (size_t i = 0; i < c->secrets.n; i++) /* definitions: which are used is decided later */
+		secret_set_put(&out->secrets, &c->secrets.v[i]);
+	strv_copy(&out->publish, &m.l[CK_PUBLISH - CFG_NSCALAR].v);
 	pol_free(&m);
 	return rc;
 }
@@ -706,7 +840,8 @@ int config_check_agents(const struct config *c, const char *const *names, struct
 static const char *scalar_default(int i)
 {
 	static const char *const d[] = {"workspace-write", "off (agents: allow)",
-					"half the RAM, at most 16G", "4096", "tmp"};
+					"half the RAM, at most 16G", "4096", "tmp", "false", "60",
+					"false", "false"};
 	return d[i];
 }
 
@@ -774,6 +909,13 @@ char *config_render(const struct config *c, bool json)
 				json_object_set_new(os, osb_key_name(k),
 						    val_json(c->osb[k].v, c->osb[k].origin));
 		json_object_set_new(o, "opensandbox", os);
+		json_t *sec = json_object();
+		for (size_t i = 0; i < c->secrets.n; i++) {
+			_cleanup_free_ char *line = secret_describe(&c->secrets.v[i]);
+			json_object_set_new(sec, c->secrets.v[i].name,
+					    val_json(line, c->secrets.v[i].origin));
+		}
+		json_object_set_new(o, "secret", sec);
 		json_object_set_new(o, "policy", pol_json(&c->policy, true));
 		json_t *ag = json_object();
 		for (size_t i = 0; i < c->n_agents; i++)
@@ -808,6 +950,10 @@ char *config_render(const struct config *c, bool json)
 		if (c->osb[k].v)
 			sb_addf(&b, "opensandbox.%s = %s\t# %s\n", osb_key_name(k), c->osb[k].v,
 				c->osb[k].origin);
+	for (size_t i = 0; i < c->secrets.n; i++) {
+		_cleanup_free_ char *line = secret_describe(&c->secrets.v[i]);
+		sb_addf(&b, "secret.%s\n", line);
+	}
 	render_pol_text(&b, "policy", &c->policy, true);
 	for (size_t i = 0; i < c->n_agents; i++) {
 		_cleanup_free_ char *pre = xasprintf("agent.%s", c->agents[i].name);

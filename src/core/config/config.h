@@ -4,9 +4,10 @@
  *
  * Layers, lowest first: built-in defaults, /etc/agentjail/config.toml (CFG_SYSTEM), the user's
  * config.toml (CFG_USER), the workspace's .agentjail.toml (CFG_PROJECT), AGENTJAIL_* variables
- * (CFG_ENV), command-line flags. A scalar (fs, net, memory, pids, home, bwrap, state_dir) of a later
- * layer replaces the earlier one; a list (rw, ro, hide, devices, env, allow_domains,
- * deny_domains, hosts) only grows: no layer can remove what a lower one added. Every value keeps
+ * (CFG_ENV), command-line flags. A scalar (fs, net, memory, pids, home, ask, ask_timeout,
+ * ssh_agent, gpg_agent, bwrap, state_dir) of a later layer replaces the earlier one; a list (rw,
+ * ro, hide, devices, env, allow_domains, deny_domains, hosts, publish, allow_http) only grows: no
+ * layer can remove what a lower one added. Every value keeps
  * its origin ("FILE:LINE", "env NAME", "flag", "default"). */
 #pragma once
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 
 #include "core/config/osb_settings.h"
 #include "core/plan/policy.h"
+#include "core/plan/secrets.h"
 #include "util/err.h"
 #include "util/strv.h"
 
@@ -23,9 +25,10 @@ struct profile;
 enum cfg_layer { CFG_SYSTEM, CFG_USER, CFG_PROJECT };
 
 /* The keys of [policy] and [agent.NAME]: scalars first, then lists. */
-enum cfg_key { CK_FS, CK_NET, CK_MEMORY, CK_PIDS, CK_HOME, CK_RW, CK_RO, CK_HIDE, CK_DEVICES,
-	       CK_ENV, CK_ALLOW_DOMAINS, CK_DENY_DOMAINS, CK_HOSTS, CK__N };
-#define CFG_NSCALAR 5
+enum cfg_key { CK_FS, CK_NET, CK_MEMORY, CK_PIDS, CK_HOME, CK_ASK, CK_ASK_TIMEOUT, CK_SSH_AGENT,
+	       CK_GPG_AGENT, CK_RW, CK_RO, CK_HIDE, CK_DEVICES, CK_ENV, CK_ALLOW_DOMAINS,
+	       CK_DENY_DOMAINS, CK_HOSTS, CK_PUBLISH, CK_ALLOW_HTTP, CK__N };
+#define CFG_NSCALAR 9
 #define CFG_NLIST (CK__N - CFG_NSCALAR)
 
 struct cfg_val {
@@ -52,6 +55,7 @@ struct config {
 					 * "opensandbox" (§4b) */
 	struct cfg_val cache;           /* "workspace" (default) or "shared" (§3 step 5) */
 	struct cfg_val osb[OK__N];      /* [opensandbox] (core/config/osb_settings.h) */
+	struct secret_set secrets;      /* [secret.NAME] (doc/design.md §4d): origin FILE:LINE */
 	struct cfg_pol policy;
 	struct cfg_agent *agents;
 	size_t n_agents;
@@ -66,7 +70,7 @@ void config_init(struct config *c);
 void config_free(struct config *c);
 
 /* Apply one parsed file. For CFG_PROJECT: bwrap, state_dir, backend, cache, [opensandbox],
- * [profile.*] and devices are refused whatever the trust; unless trusted, each widening key
+ * [profile.*], [secret.*] and devices are refused whatever the trust; unless trusted, each widening key
  * (see config.c) is left out and named in *widening as "FILE:LINE: `KEY` in [TABLE] WHY".
  * net_default is the network mode the command
  * uses when no layer sets one (off for run, allow for agents): a project's net is compared with

@@ -28,6 +28,7 @@
 #include "core/host/shim.h"
 #include "core/backend/bwrap/launch.h"
 #include "core/backend/bwrap/netns.h"
+#include "core/backend/bwrap/ovlns.h"
 #include "core/confine/seccomp.h"
 #include "core/host/userns_diag.h"
 #include "util/cleanup.h"
@@ -422,6 +423,39 @@ static void check_userns(struct doctor_report *r)
 	sb_free(&b);
 }
 
+static const char *aa_state(int v)
+{
+	return v == 1 ? "loaded" : v == 0 ? "not loaded" : "unknown (the list of profiles is unreadable)";
+}
+
+/* Ubuntu's AppArmor restriction of unprivileged user namespaces (issue 28): whether agentjail's
+ * profile (the --net allow namespace holder) and bwrap's are loaded, with the exact fix. */
+static void check_apparmor(struct doctor_report *r)
+{
+	struct userns_facts f;
+	avail_userns_facts(&f);
+	if (f.apparmor_restrict != 1) {
+		doctor_add(r, "apparmor", DOCTOR_OK, NULL,
+		           "AppArmor does not restrict user namespaces here "
+		           "(kernel.apparmor_restrict_unprivileged_userns %s)",
+		           f.apparmor_restrict < 0 ? "absent" : "= 0");
+		return;
+	}
+	const char *ours = aa_state(f.aa_agentjail), *theirs = aa_state(f.aa_bwrap);
+	if (f.uid == 0 || (f.aa_agentjail == 1 && f.aa_bwrap == 1)) {
+		doctor_add(r, "apparmor", DOCTOR_OK, NULL,
+		           "kernel.apparmor_restrict_unprivileged_userns = 1%s; agentjail's profile: "
+		           "%s; bwrap's: %s",
+		           f.uid == 0 ? " (root is not restricted)" : "", ours, theirs);
+		return;
+	}
+	doctor_add(r, "apparmor", DOCTOR_WARN, userns_aa_fix(&f),
+	           "kernel.apparmor_restrict_unprivileged_userns = 1: an unprivileged program needs "
+	           "an AppArmor profile granting `userns` to create a user namespace; agentjail's "
+	           "profile (for --net allow): %s; bwrap's (for every jail): %s",
+	           ours, theirs);
+}
+
 static void check_jail(struct doctor_report *r)
 {
 	struct avail_result a;
@@ -496,6 +530,50 @@ static void check_netns(struct doctor_report *r)
 	           "user who runs the agents",
 	           "--net allow (the agents' default) cannot work here, --net off and on still "
 	           "do: %s", line);
+}
+
+/* --fs review: a child mounts the review overlay exactly as a run's holder does (a user and
+ * a mount namespace of its own, overlayfs with userxattr, upper and work in the state
+ * directory), over the current directory as the workspace (core/backend/bwrap/ovlns.c). */
+static void check_review(struct doctor_report *r, const char *state)
+{
+	_cleanup_free_ char *cwd = realpath(".", NULL);
+	/* a state directory inside the directory: a run there is refused; probe the file
+	 * systems anyway, over /tmp */
+	bool inside = cwd && path_is_under(state, cwd);
+	const char *lower = cwd && !inside ? cwd : "/tmp";
+	/* the upper layer's file system is the state directory's: a temporary directory in it,
+	 * or in its nearest existing ancestor (doctor never makes the state directory) */
+	_cleanup_free_ char *base = xstrdup(state);
+	struct stat st;
+	while (lstat(base, &st) < 0 && strcmp(base, "/")) {
+		char *up = path_dirname(base);
+		free(base);
+		base = up;
+	}
+	char *real = realpath(base, NULL); /* the probe opens it without following a link */
+	if (real) {
+		free(base);
+		base = real;
+	}
+	struct err e = {0};
+	char line[2200];
+	if (ovlns_probe(base, lower, &e) == 0) {
+		doctor_add(r, "review", inside ? DOCTOR_WARN : DOCTOR_OK,
+		           inside ? "run agents in a project directory, not one holding the state "
+		                    "directory"
+		                  : NULL,
+		           "--fs review works here: a child mounted overlayfs in a user namespace, "
+		           "lower %s, upper in %s%s",
+		           lower, state,
+		           inside ? "; but here the state directory lies inside this directory, "
+		                    "where review refuses to run"
+		                  : "");
+		return;
+	}
+	err_line(&e, line, sizeof line);
+	doctor_add(r, "review", DOCTOR_WARN, e.hint[0] ? e.hint : "see the detail",
+	           "--fs review cannot work here (the other modes still do): %s", line);
 }
 
 /* The kernel accepts seccomp filters (SECCOMP_GET_ACTION_AVAIL, Linux 4.14; before that the
@@ -592,6 +670,40 @@ static void check_landlock(struct doctor_report *r)
 		        "Landlock is not available: no defence in depth under bwrap's mounts, and "
 		        "with --net on the jail can reach the host's abstract Unix sockets%s",
 		        backend);
+	}
+}
+
+/* What `backend = "auto"` would choose here (doc/design.md §2a), from the jail check's outcome
+ * and Landlock's ABI, as backend_auto_choose decides at a run. */
+static void check_auto(struct doctor_report *r)
+{
+	const struct doctor_check *jail = NULL;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].id, "jail"))
+			jail = &r->v[i];
+	if (jail && jail->status == DOCTOR_OK) {
+		doctor_add(r, "backend_auto", DOCTOR_OK, NULL,
+		           "backend = \"auto\" would choose the bwrap jail (the jail check passed)");
+		return;
+	}
+	const struct backend_caps *c = &backend_caps_landlock;
+	int abi = landlock_abi();
+	if (abi >= c->min_landlock_abi_net) {
+		doctor_add(r, "backend_auto", DOCTOR_WARN, "see the jail check's fix",
+		           "backend = \"auto\" would choose the Landlock backend (%s): the bwrap "
+		           "jail cannot be built here",
+		           c->auto_note);
+	} else if (abi >= c->min_landlock_abi) {
+		doctor_add(r, "backend_auto", DOCTOR_WARN, "see the jail check's fix",
+		           "backend = \"auto\" would choose the Landlock backend (%s) for --net off "
+		           "or on; with --net allow (the agents' default) it would refuse to run "
+		           "(Landlock ABI %d, %d needed)",
+		           c->auto_note, abi, c->min_landlock_abi_net);
+	} else {
+		doctor_add(r, "backend_auto", DOCTOR_FAIL, "see the jail check's fix",
+		           "backend = \"auto\" would refuse to run (exit 125): the bwrap jail "
+		           "cannot be built here and Landlock's ABI is %d (%d needed)",
+		           abi, c->min_landlock_abi);
 	}
 }
 
@@ -980,15 +1092,19 @@ void doctor_run(struct doctor_report *r)
 
 	free(doctor_check_bwrap(r));
 	check_userns(r);
+	check_apparmor(r);
 	check_etcscan(&early, state); /* refreshed before the probe reads it */
 	check_jail(r);
 	check_netns(r);
+	check_review(r, state);
 	check_seccomp(r);
 	check_landlock(r);
+	check_auto(r);
 	check_limits(r);
 	check_pty(r);
 	report_take(r, &early);
 	check_agents(r);
 	check_shims(r);
 	doctor_check_toolchains(r, home, state);
+	doctor_check_secrets(r, state);
 }

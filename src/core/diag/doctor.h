@@ -93,3 +93,6 @@ char *doctor_capture(const char *path, char **argv, char **envp, int timeout_ms,
 struct config;
 void doctor_check_opensandbox(struct doctor_report *r, const struct config *c);
 void doctor_check_toolchains(struct doctor_report *r, const char *home, const char *state);
+/* agentjail-tls, the CA of <state>/ca, the user's ssh agent and gpg-agent's extra socket
+ * (doctor_secrets.c, doc/design.md §4d). */
+void doctor_check_secrets(struct doctor_report *r, const char *state);

@@ -117,10 +117,12 @@ bool pr_exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
-/* Whether the policy makes `p` writable: the workspace under workspace-write, --rw paths. */
+/* Whether the policy makes `p` writable: the workspace under workspace-write or review (its
+ * overlay), --rw paths. */
 const char *pr_writable_by_policy(const struct probe_ctx *c, const char *p)
 {
-	if (c->fs == FS_WORKSPACE_WRITE && c->workspace && path_is_under(p, c->workspace))
+	if ((c->fs == FS_WORKSPACE_WRITE || c->fs == FS_REVIEW) && c->workspace &&
+	    path_is_under(p, c->workspace))
 		return "the workspace";
 	for (size_t i = 0; i < c->rw.n; i++)
 		if (path_is_under(p, c->rw.v[i]))

@@ -48,6 +48,81 @@ static int userns_child_test(void)
 	return ok ? 0 : 1;
 }
 
+int userns_aa_loaded(const char *list, const char *name)
+{
+	if (!list)
+		return -1;
+	size_t n = strlen(name);
+	/* one profile a line: "NAME (MODE)" */
+	for (const char *l = list; *l;) {
+		if (!strncmp(l, name, n) && l[n] == ' ' && l[n + 1] == '(')
+			return 1;
+		const char *nl = strchr(l, '\n');
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+	return 0;
+}
+
+void userns_facts_note_bwrap(struct userns_facts *f, const char *bwrap_msg)
+{
+	f->container_refused = bwrap_msg && (strstr(bwrap_msg, "Can't mount proc") != NULL ||
+					     (f->in_container && f->userns_works &&
+					      strstr(bwrap_msg, "bwrap: ") != NULL));
+}
+
+const char *userns_aa_fix(const struct userns_facts *f)
+{
+	static const char agentjail[] =
+		"agentjail's profile: `sudo make install` from the source tree installs and loads "
+		"/etc/apparmor.d/agentjail (or `sudo apparmor_parser -r /etc/apparmor.d/agentjail`)";
+	static const char bwrap[] =
+		"bwrap's profile: `sudo aa-enforce /etc/apparmor.d/bwrap-userns-restrict` where "
+		"Ubuntu ships it (24.04+), else write /etc/apparmor.d/bwrap with `abi <abi/4.0>, "
+		"include <tunables/global> profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, "
+		"include if exists <local/bwrap> }` and run `sudo apparmor_parser -r "
+		"/etc/apparmor.d/bwrap`";
+	static const char both[] =
+		"load two AppArmor profiles that grant `userns`: agentjail's (`sudo make install` "
+		"from the source tree installs and loads /etc/apparmor.d/agentjail) and bwrap's (`sudo "
+		"aa-enforce /etc/apparmor.d/bwrap-userns-restrict` where Ubuntu ships it, 24.04+; else "
+		"a /etc/apparmor.d/bwrap with `abi <abi/4.0>, include <tunables/global> profile bwrap "
+		"/usr/bin/bwrap flags=(unconfined) { userns, include if exists <local/bwrap> }` and "
+		"`sudo apparmor_parser -r /etc/apparmor.d/bwrap`); or, less safely, `sudo sysctl -w "
+		"kernel.apparmor_restrict_unprivileged_userns=0`";
+	if (f->aa_agentjail == 1 && f->aa_bwrap != 1)
+		return bwrap;
+	if (f->aa_bwrap == 1 && f->aa_agentjail != 1)
+		return agentjail;
+	return both;
+}
+
+/* The text of AppArmor's list of loaded profiles, or NULL. malloc'd. */
+static char *aa_profiles(void)
+{
+	FILE *f = fopen("/sys/kernel/security/apparmor/profiles", "re");
+	if (!f)
+		return NULL;
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	size_t got;
+	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			char *b2 = realloc(buf, cap * 2 + 1);
+			if (!b2)
+				break;
+			buf = b2;
+			cap *= 2;
+		}
+	}
+	(void)fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
 void userns_facts_read(struct userns_facts *f)
 {
 	memset(f, 0, sizeof *f);
@@ -62,6 +137,10 @@ void userns_facts_read(struct userns_facts *f)
 			  file_has("/proc/1/cgroup", "docker") || file_has("/proc/1/cgroup", "lxc") ||
 			  file_has("/proc/1/cgroup", "kubepods");
 	f->proc_masked = access("/proc/sys/kernel", R_OK) != 0;
+	char *aa = aa_profiles();
+	f->aa_agentjail = userns_aa_loaded(aa, "agentjail");
+	f->aa_bwrap = userns_aa_loaded(aa, "bwrap");
+	free(aa);
 	/* the one live test: can a child of ours make a user namespace? (only run after a
 	 * failure, never on the normal start path) */
 	pid_t pid = fork();
@@ -74,6 +153,14 @@ void userns_facts_read(struct userns_facts *f)
 
 struct userns_cause userns_diagnose(const struct userns_facts *f)
 {
+	if (f->container_refused)
+		return (struct userns_cause){
+			"this is a container whose engine refuses bubblewrap's setup in a new namespace "
+			"(a new /proc over the paths it masks, a hostname, mounts)",
+			"use the Landlock backend here: `--backend landlock`, or backend = \"auto\" in "
+			"~/.config/agentjail/config.toml (the bwrap jail where it can be built, else "
+			"Landlock); or start the container with /proc unmasked (podman: --security-opt "
+			"unmask=ALL; docker: --security-opt systempaths=unconfined)"};
 	if (f->userns_works)
 		return (struct userns_cause){
 			"bubblewrap refused the jail's setup (its message is above); user "
@@ -89,12 +176,7 @@ struct userns_cause userns_diagnose(const struct userns_facts *f)
 		return (struct userns_cause){
 			"AppArmor blocks unprivileged user namespaces "
 			"(kernel.apparmor_restrict_unprivileged_userns = 1, Ubuntu 24.04+)",
-			"install an AppArmor profile that grants bwrap `userns`: write "
-			"/etc/apparmor.d/bwrap with `abi <abi/4.0>, include <tunables/global> "
-			"profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, include "
-			"if exists <local/bwrap> }` and run `sudo apparmor_parser -r "
-			"/etc/apparmor.d/bwrap` (or, less safely, sudo sysctl -w "
-			"kernel.apparmor_restrict_unprivileged_userns=0)"};
+			userns_aa_fix(f)};
 	if (f->uid != 0 && f->unpriv_clone == 0)
 		return (struct userns_cause){
 			"unprivileged user namespaces are disabled "

@@ -33,6 +33,14 @@ enum ctl_type {
 			  * the command's connects (core/confine/capfilter.h), which the host's
 			  * proxy answers (core/net/capture.c), and the proxy's end of init's
 			  * channel for the Unix-socket connects (core/plan/capwire.h) */
+	CTL_PUBLISH,     /* host → init, before CTL_GO, with an fd attached (--publish): init's
+			  * end of the publish channel, a SOCK_SEQPACKET socketpair of its own on
+			  * which the host asks for connections to the published ports
+			  * (core/plan/pubwire.h) */
+	CTL_EXEC,        /* host → init, after CTL_GO, with four fds attached: the jail's end of
+			  * an exec channel (core/plan/execwire.h)
+			  * and the command's stdin, stdout, stderr (`agentjail exec`): init runs
+			  * the request waiting on the channel as a child of its own */
 };
 
 /* CTL_NOTE bits */
@@ -51,7 +59,7 @@ struct ctl_msg {
 int ctl_send(int fd, uint32_t type, int32_t value);
 /* 1 with a message, 0 at EOF, -1 with errno (EAGAIN when non-blocking and empty). */
 int ctl_recv(int fd, struct ctl_msg *m);
-#define CTL_FDS_MAX 2 /* fds one message carries */
+#define CTL_FDS_MAX 4 /* fds one message carries (util/fdmsg.h carries the messages) */
 /* ctl_send with the fd `pass` attached (SCM_RIGHTS). */
 int ctl_send_fd(int fd, uint32_t type, int32_t value, int pass);
 /* … with n (1..CTL_FDS_MAX) fds attached. */

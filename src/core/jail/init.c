@@ -8,10 +8,12 @@
  * signals it is sent and the host's requests on the control channel to that group; reports
  * stops (Ctrl-Z) so the host can give the user's terminal back; notes a lock file made beside
  * the --note-lock file (git failing to rewrite the read-only ~/.gitconfig) for the host to
- * explain; reaps the orphans reparented to it (a bounded batch at a time, so a fork bomb
- * cannot keep it from the rest); and, as soon as the command has ended, exits with its status
- * (128+N when it died of signal N): the kernel then kills whatever is left in the jail's PID
- * namespace, and no new process can be made in it meanwhile. */
+ * explain; runs `agentjail exec`'s commands (CTL_EXEC) as children of its own, under what
+ * confines it, and tells each client how its command ended; reaps the orphans reparented to
+ * it (a bounded batch at a time, so a fork bomb cannot keep it from the rest); and, as soon
+ * as the command has ended, exits with its status (128+N when it died of signal N): the
+ * kernel then kills whatever is left in the jail's PID namespace, and no new process can be
+ * made in it meanwhile. */
 #include "core/jail/init.h"
 
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,13 +34,18 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "core/jail/capinit.h"
 #include "core/jail/ctl.h"
 #include "core/jail/bindcheck.h"
 #include "core/plan/initargs.h"
 #include "core/confine/capfilter.h"
+#include "core/plan/execwire.h"
+#include "core/plan/pubwire.h"
 #include "core/confine/landlock.h"
+#include "util/fdmsg.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
@@ -247,6 +255,8 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
 }
 
+#define EXECS_MAX 16 /* `agentjail exec` commands at once */
+
 struct loop {
 	const struct init_args *a;
 	int tty;
@@ -259,7 +269,55 @@ struct loop {
 	char *lock_name; /* the lock file's name there: NAME.lock */
 	int notes;      /* CTL_NOTE bits seen */
 	bool more;    /* orphans may wait to be reaped: poll without blocking */
+	int pub;      /* the publish channel (CTL_PUBLISH), or -1 */
+	const sigset_t *orig; /* the signal mask a command starts with */
+	struct execd {        /* `agentjail exec`'s commands running: their exec channels */
+		pid_t pid;
+		int chan;
+		bool hung_up;  /* the client is gone: its command was sent SIGHUP */
+	} execs[EXECS_MAX];
+	size_t nexecs;
 };
+
+/* One request of the host on the publish channel (core/plan/pubwire.h): a socket of the jail's
+ * network namespace connecting to a published port of its loopback, and only such a port: init
+ * is no connect-anywhere service (doc/design.md §4, "Dev servers"). Non-blocking, so a full
+ * backlog never holds PID 1; the host waits for the connect's end. false: the channel is
+ * gone. */
+static bool serve_publish(struct loop *l)
+{
+	struct pubwire_msg m;
+	ssize_t r = fdmsg_recv(l->pub, &m, sizeof m, NULL, 0, MSG_DONTWAIT);
+	if (r == 0 || (r < 0 && errno != EAGAIN))
+		return false;
+	if (r != (ssize_t)sizeof m)
+		return true; /* nothing now, or not a message of the host's */
+	unsigned port = (unsigned)m.value & 0xffff;
+	bool v6 = m.value & PUB_V6;
+	bool known = false;
+	for (size_t i = 0; i < l->a->publish.n; i++)
+		known |= strtoul(l->a->publish.v[i], NULL, 10) == port;
+	int err = m.type != PUB_CONNECT ? EINVAL : !known || !port ? EPERM : 0;
+	int fd = err ? -1
+		     : socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (!err && fd < 0)
+		err = errno;
+	if (fd >= 0) {
+		struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+					  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+		int c = v6 ? connect(fd, (struct sockaddr *)&a6, sizeof a6)
+			   : connect(fd, (struct sockaddr *)&a4, sizeof a4);
+		if (c < 0 && errno != EINPROGRESS)
+			err = errno;
+	}
+	struct pubwire_msg a = {.type = err ? PUB_REFUSED : PUB_SOCKET, .value = err};
+	int sent = fdmsg_send(l->pub, &a, sizeof a, &fd, err ? 0 : 1, 0);
+	if (fd >= 0)
+		(void)close(fd);
+	return sent == 0;
+}
 
 /* --note-lock PATH: watch PATH's directory for PATH.lock being made (git writes a config file by
  * making NAME.lock and renaming it over NAME; over a read-only bind the rename fails with EBUSY
@@ -325,6 +383,118 @@ static void thaw_jail(struct loop *l)
 	l->froze_all = false;
 }
 
+/* ---- `agentjail exec` (doc/design.md §5, "ps, exec, stop") ---- */
+
+static void exec_reply(int chan, uint32_t type, int32_t value)
+{
+	struct execwire_msg m = {.type = type, .value = value};
+	(void)fdmsg_send(chan, &m, sizeof m, NULL, 0, MSG_DONTWAIT); /* a client gone: no matter */
+}
+
+/* In the child: a session of its own (its terminal, when it has one, its controlling one), the
+ * three fds as 0-2 and no other, signals as a command starts with them, then the command.
+ * Everything that confines the jail is inherited from init: nothing is added, nothing lifted. */
+static void exec_child(const int fds[4], unsigned flags, char **argv, const sigset_t *orig)
+{
+	(void)setsid();
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[1 + i], i) < 0)
+			_exit(125);
+	if (flags & EXW_TTY)
+		for (int i = 0; i < 3; i++)
+			if (isatty(i) && ioctl(i, TIOCSCTTY, 0) == 0)
+				break;
+	struct sigaction dfl = {0};
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		(void)sigaction(s, &dfl, NULL);
+	(void)sigprocmask(SIG_SETMASK, orig, NULL);
+	if (syscall(SYS_close_range, 3U, ~0U, 0) < 0)
+		_exit(125);
+	execvp(argv[0], argv);
+	int err = errno;
+	fprintf(stderr, "agentjail: exec: cannot run %s: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* CTL_EXEC: fds are the exec channel and the command's stdin, stdout, stderr (all taken). The
+ * request waits on the channel (the client wrote it before handing the channel on). */
+static void spawn_exec(struct loop *l, int fds[4])
+{
+	static char buf[EXECWIRE_MAX + 1]; /* init is one thread */
+	int chan = fds[0];
+	int err = 0;
+	unsigned flags = 0;
+	size_t argc = 0;
+	char *argv[EXECWIRE_ARGS_MAX + 2];
+	ssize_t n = chan >= 0 ? fdmsg_recv(chan, buf, sizeof buf, NULL, 0, MSG_DONTWAIT) : -1;
+	if (chan < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0)
+		err = EBADF;
+	else if (n <= 0 || n > EXECWIRE_MAX ||
+		 execwire_unpack(buf, (size_t)n, &flags, argv, EXECWIRE_ARGS_MAX, &argc) < 0)
+		err = EINVAL;
+	else if (l->nexecs >= EXECS_MAX)
+		err = EAGAIN;
+	if (!err && argc == 0) { /* the jail's shell */
+		const char *sh = getenv("SHELL");
+		argv[0] = (char *)(sh && sh[0] == '/' ? sh : "/bin/sh");
+		argv[1] = NULL;
+	}
+	pid_t pid = err ? -1 : fork();
+	if (!err && pid < 0)
+		err = errno;
+	if (pid == 0)
+		exec_child(fds, flags, argv, l->orig);
+	for (int i = 1; i < 4; i++)
+		if (fds[i] >= 0)
+			(void)close(fds[i]);
+	if (chan < 0)
+		return;
+	if (err) {
+		exec_reply(chan, EXW_REFUSED, err);
+		(void)close(chan);
+		return;
+	}
+	l->execs[l->nexecs++] = (struct execd){pid, chan, false};
+	exec_reply(chan, EXW_STARTED, pid);
+}
+
+/* The client of exec'd command pid said something on its channel: a signal to pass to the
+ * command's session (EXW_SIGNAL), or, at EOF, that it is gone: SIGHUP, as a terminal's
+ * hangup, so nothing it started lingers unwatched. */
+static void exec_client(struct loop *l, pid_t pid)
+{
+	for (size_t i = 0; i < l->nexecs; i++) {
+		struct execd *x = &l->execs[i];
+		if (x->pid != pid || x->hung_up)
+			continue;
+		struct execwire_msg m;
+		ssize_t r = fdmsg_recv(x->chan, &m, sizeof m, NULL, 0, MSG_DONTWAIT);
+		if (r == (ssize_t)sizeof m && m.type == EXW_SIGNAL && m.value > 0 && m.value < NSIG) {
+			(void)kill(-pid, m.value);
+		} else if (r == 0 || (r < 0 && errno != EAGAIN)) {
+			x->hung_up = true;
+			(void)kill(-pid, SIGHUP);
+			(void)kill(-pid, SIGCONT);
+		}
+		return;
+	}
+}
+
+/* An orphan reaped: when it was an exec'd command, its client hears how it ended. */
+static void exec_reaped(struct loop *l, pid_t p, int ws)
+{
+	for (size_t i = 0; i < l->nexecs; i++) {
+		if (l->execs[i].pid != p)
+			continue;
+		exec_reply(l->execs[i].chan, EXW_EXITED,
+			   WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws));
+		(void)close(l->execs[i].chan);
+		l->execs[i] = l->execs[--l->nexecs];
+		return;
+	}
+}
+
 /* How many orphans one turn of the loop reaps: a fork bomb makes them faster than a starved
  * PID 1 reaps them, so "until none is left" never ends. */
 #define REAP_BATCH 64
@@ -352,6 +522,8 @@ static void reap(struct loop *l)
 	while (l->status < 0 && n < REAP_BATCH && (p = waitpid(-1, &ws, WNOHANG)) > 0) {
 		if (p == l->child) /* it ended just now */
 			command_ended(l, ws);
+		else
+			exec_reaped(l, p, ws);
 		n++;
 	}
 	l->more = n == REAP_BATCH;
@@ -373,12 +545,20 @@ static void on_signal(struct loop *l, const struct signalfd_siginfo *si)
 static void on_control(struct loop *l, bool *ctl_open)
 {
 	struct ctl_msg m;
-	int r = ctl_recv(l->a->ctl, &m);
+	int fds[CTL_FDS_MAX] = {-1, -1, -1, -1};
+	int r = ctl_recv_fds(l->a->ctl, &m, fds, CTL_FDS_MAX);
 	if (r <= 0) {
 		/* the host is gone: --die-with-parent ends the jail; stop listening */
 		*ctl_open = false;
 		return;
 	}
+	if (m.type == CTL_EXEC) {
+		spawn_exec(l, fds); /* takes them */
+		return;
+	}
+	for (int i = 0; i < CTL_FDS_MAX; i++)
+		if (fds[i] >= 0)
+			(void)close(fds[i]);
 	if (m.type == CTL_CONT) {
 		if (l->tty >= 0)
 			(void)tcsetpgrp(l->tty, l->child);
@@ -393,11 +573,19 @@ static int run_loop(struct loop *l, int sfd)
 {
 	bool ctl_open = l->a->ctl >= 0;
 	while (l->status < 0) {
-		struct pollfd pfd[4] = {{.fd = sfd, .events = POLLIN},
-					{.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
-					{.fd = l->lock_fd, .events = POLLIN},
-					{.fd = l->capchan, .events = POLLIN}};
-		int n = poll(pfd, 4, l->more ? 0 : -1);
+		struct pollfd pfd[5 + EXECS_MAX] = {{.fd = sfd, .events = POLLIN},
+						    {.fd = ctl_open ? l->a->ctl : -1, .events = POLLIN},
+						    {.fd = l->lock_fd, .events = POLLIN},
+						    {.fd = l->capchan, .events = POLLIN},
+						    {.fd = l->pub, .events = POLLIN}};
+		pid_t epid[EXECS_MAX]; /* the exec'd commands whose clients are polled */
+		size_t ne = 0;
+		for (size_t i = 0; i < l->nexecs; i++)
+			if (!l->execs[i].hung_up) {
+				epid[ne] = l->execs[i].pid;
+				pfd[5 + ne++] = (struct pollfd){.fd = l->execs[i].chan, .events = POLLIN};
+			}
+		int n = poll(pfd, 5 + ne, l->more ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -418,6 +606,13 @@ static int run_loop(struct loop *l, int sfd)
 			(void)close(l->capchan); /* the host is gone */
 			l->capchan = -1;
 		}
+		if ((pfd[4].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_publish(l)) {
+			(void)close(l->pub); /* the host is gone */
+			l->pub = -1;
+		}
+		for (size_t i = 0; i < ne; i++) /* by pid: a reap above may have moved the table */
+			if (pfd[5 + i].revents & (POLLIN | POLLHUP | POLLERR))
+				exec_client(l, epid[i]);
 	}
 	if (l->lock_fd >= 0)
 		on_lock_events(l); /* what came just before the command's end */
@@ -435,7 +630,7 @@ int init_main(int argc, char **argv)
 	if (initargs_parse(argc, argv, &a) < 0)
 		return fail("usage: __init [--control FD] [--writable PATH]... [--deny-read PATH]... "
 			    "[--scope] [--rlimit-data N] [--rlimit-nproc N] [--note-lock PATH] "
-			    "[--capture] -- CMD",
+			    "[--capture] [--publish PORT]... -- CMD",
 			    0);
 	if (close_inherited(a.ctl) < 0)
 		return fail("cannot close inherited file descriptors", errno);
@@ -448,7 +643,7 @@ int init_main(int argc, char **argv)
 		return fail("no_new_privs is not set: refusing to run", 0);
 	/* before Landlock, which could refuse reading the directory; close-on-exec, so the
 	 * command never holds it */
-	struct loop l = {.a = &a, .status = -1, .capchan = -1};
+	struct loop l = {.a = &a, .status = -1, .capchan = -1, .pub = -1};
 	watch_lock(&l);
 	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
 		return 125;
@@ -491,6 +686,10 @@ int init_main(int argc, char **argv)
 			return fail("cannot take the command's stderr", errno);
 		if (m.type == CTL_BINDS && got >= 0 && take_binds(got, &binds) < 0)
 			return fail("cannot read the binds' identities", errno);
+		if (m.type == CTL_PUBLISH && got >= 0 && l.pub < 0 && a.publish.n) {
+			l.pub = got; /* close-on-exec (ctl_recv_fd): the command never holds it */
+			got = -1;
+		}
 		if (got >= 0)
 			(void)close(got);
 		if (m.type == CTL_GO)
@@ -520,6 +719,7 @@ int init_main(int argc, char **argv)
 		(void)ctl_send(a.ctl, CTL_READY, child);
 	l.tty = tty;
 	l.child = child;
+	l.orig = &orig;
 	l.capchan = chan[0];
 	return run_loop(&l, sfd);
 }

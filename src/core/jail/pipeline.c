@@ -77,6 +77,8 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 		return JAIL_BAD_POLICY;
 	if (hostfacts_gather(&j->hf, &req->pol, &req->cmd, environ, e) < 0)
 		return JAIL_NO_FACTS;
+	if (o->sec)
+		hf_secrets_copy(&j->hf.sec, o->sec);
 	/* --rw, --ro and --hide followed through the host's links, with the rules of §3b; the
 	 * contradictions are checked again on what they resolved to */
 	if (bindpath_resolve_policy(&j->hf, &req->pol, e) < 0 ||

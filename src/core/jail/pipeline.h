@@ -40,6 +40,8 @@ struct jail_prep {
 				* it: JAIL_NO_HOME) */
 	bool no_new_state_dir; /* the state directory is never created: when it is missing, the
 				* jail is planned without it (doctor's probe) */
+	const struct hf_secrets *sec; /* what a run with secrets or agents adds to the view
+				       * (doc/design.md §4d), or NULL */
 };
 
 /* Canonicalize and validate req's policy (the resolved limits stored back into it), gather the

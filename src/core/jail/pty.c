@@ -220,14 +220,14 @@ void pty_relay_init(struct pty_relay *r, int in_fd, int out_fd, int master)
 
 static bool want_in(const struct pty_relay *r)
 {
-	return !r->in_eof && !r->master_eof &&
+	return !r->in_eof && !r->master_eof && !r->hold &&
 	       r->to_master_len + EOF_RESERVE < sizeof r->to_master;
 }
 
 void pty_relay_fill_pollfds(const struct pty_relay *r, struct pollfd pfd[3], nfds_t *n)
 {
 	short mev = 0;
-	if (!r->master_eof && r->to_out_len < sizeof r->to_out)
+	if (!r->master_eof && !r->hold && r->to_out_len < sizeof r->to_out)
 		mev |= POLLIN;
 	if (!r->master_eof && r->to_master_len > 0)
 		mev |= POLLOUT;
@@ -352,6 +352,8 @@ static int write_out(struct pty_relay *r, struct err *e)
 	size_t n = r->to_out_len < PIPE_BUF ? r->to_out_len : PIPE_BUF;
 	ssize_t k = write(r->out_fd, r->to_out, n);
 	if (k > 0) {
+		if (r->seen)
+			r->seen(r->seen_arg, r->to_out, (size_t)k);
 		consume(r->to_out, &r->to_out_len, (size_t)k);
 		return 0;
 	}
@@ -377,11 +379,16 @@ int pty_relay_handle(struct pty_relay *r, const struct pollfd *pfd, nfds_t n, st
 	/* write before reading: on EIO the read that follows is the one that reports the end */
 	if (m->fd >= 0 && (m->revents & wr) && write_master(r, e) < 0)
 		return -1;
-	if (m->fd >= 0 && (m->revents & rd) && read_master(r, e) < 0)
+	if (m->fd >= 0 && (m->revents & rd) && !r->hold && read_master(r, e) < 0)
 		return -1;
 	if (out->fd >= 0 && (out->revents & wr) && write_out(r, e) < 0)
 		return -1;
 	return 0;
+}
+
+int pty_relay_pull(struct pty_relay *r, struct err *e)
+{
+	return read_master(r, e);
 }
 
 bool pty_relay_done(const struct pty_relay *r)
@@ -424,6 +431,7 @@ int pty_relay_drain(struct pty_relay *r, int timeout_ms)
 {
 	/* the command is gone: input has nowhere to go */
 	r->in_eof = true;
+	r->hold = false;
 	r->to_master_len = 0;
 	long long end = clock_mono_ms() + timeout_ms;
 	while (!pty_relay_done(r)) {

@@ -79,6 +79,12 @@ struct pty_relay {
 	size_t to_out_len;
 	bool in_eof;     /* nothing more to read from in_fd */
 	bool master_eof; /* every slave fd is closed (EIO): only to_out remains to be written */
+	/* held (--net ask's question on the terminal, core/jail/askprompt.h): neither the user's
+	 * input nor the jail's output is read; what was read already is still written */
+	bool hold;
+	/* every byte written to out_fd, in order, as it goes (NULL: none) */
+	void (*seen)(void *arg, const char *buf, size_t n);
+	void *seen_arg;
 	/* private */
 	bool in_is_tty; /* EOF from a terminal is a hangup, not something to pass on */
 	char last_in;   /* last byte read from in_fd: is the jail's current line empty? */
@@ -97,6 +103,9 @@ void pty_relay_fill_pollfds(const struct pty_relay *r, struct pollfd pfd[3], nfd
  * say end-of-file through a terminal). -1 with e filled on a real error (out_fd gone: EPIPE,
  * which needs SIGPIPE ignored by the caller). */
 int pty_relay_handle(struct pty_relay *r, const struct pollfd *pfd, nfds_t n, struct err *e) WUR;
+/* Read what the jail has written so far into the relay's output buffer, held or not (a
+ * question about to be shown takes the screen after it). 0, or -1 with e. */
+int pty_relay_pull(struct pty_relay *r, struct err *e) WUR;
 /* True when everything the jail wrote has been written out and it can write no more. */
 bool pty_relay_done(const struct pty_relay *r);
 /* While the command runs, before agentjail writes a line of its own to the same terminal (a

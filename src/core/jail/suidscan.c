@@ -37,6 +37,8 @@ void suidscan_roots(const struct bw_plan *p, const char *private_dir, struct str
 		const struct bw_op *op = &p->ops[i];
 		if (!op->src || op->args.n == 0 || (private_dir && path_is_under(op->src, private_dir)))
 			continue;
+		if (op->ovl_rel)
+			continue; /* --fs review: the overlay's, never the host's (apply strips the bits) */
 		if (strcmp(op->args.v[0], "--bind-fd") == 0 || strcmp(op->args.v[0], "--bind") == 0)
 			strv_push(&all, op->src);
 	}

@@ -45,6 +45,8 @@ struct state {
 	bool captured; /* the capture's listener was handed on */
 	bool raw_on; /* the user's terminal is in raw mode now */
 	long long deadline; /* kill the jail at this time (after SIGTERM), 0 = none */
+	struct askprompt ask; /* --net ask's question on the terminal */
+	bool out_tty;         /* the relay writes to a terminal (the question can be shown) */
 };
 
 /* Pass a signal to the command's process group through init; without a control channel,
@@ -102,6 +104,33 @@ static void stop_and_resume(struct state *s)
 		(void)ctl_send(s->in->ctl, CTL_CONT, 0);
 }
 
+/* SIGTERM or SIGHUP (or supervise_stop): the command's group is sent it; after the grace
+ * period the jail is killed. */
+static void end_run(struct state *s, int sig)
+{
+	s->out->term_signal = sig;
+	pass_signal(s, sig);
+	if (!s->deadline)
+		s->deadline = clock_mono_ms() + s->in->grace_ms;
+}
+
+int supervise_exec(struct supervise_jail *j, const int fds[4])
+{
+	struct state *s = j ? j->priv : NULL;
+	if (!s || !s->ctl_open || s->deadline) {
+		errno = ESRCH;
+		return -1;
+	}
+	return ctl_send_fds(s->in->ctl, CTL_EXEC, 0, fds, 4);
+}
+
+void supervise_stop(struct supervise_jail *j)
+{
+	struct state *s = j ? j->priv : NULL;
+	if (s)
+		end_run(s, SIGTERM);
+}
+
 static void on_signal(struct state *s)
 {
 	struct signalfd_siginfo si;
@@ -112,6 +141,7 @@ static void on_signal(struct state *s)
 	case SIGWINCH:
 		if (s->in->master >= 0 && s->in->tty_fd >= 0)
 			(void)pty_copy_winsize(s->in->tty_fd, s->in->master);
+		askprompt_resized(&s->ask);
 		break;
 	case SIGCONT:
 		/* continued by the shell (fg/bg) without a stop of ours: re-check who owns the
@@ -125,10 +155,7 @@ static void on_signal(struct state *s)
 		break;
 	case SIGTERM:
 	case SIGHUP:
-		s->out->term_signal = sig;
-		pass_signal(s, sig);
-		if (!s->deadline)
-			s->deadline = clock_mono_ms() + s->in->grace_ms;
+		end_run(s, sig);
 		break;
 	default: /* INT, QUIT, USR1, USR2: the jail is in a session of its own */
 		if (sig == SIGINT && !s->out->term_signal)
@@ -200,8 +227,11 @@ static void on_status(struct state *s)
 	}
 	sb_addn(&s->status, buf, (size_t)n);
 	long v;
-	if (!s->out->started && json_int(sb_str(&s->status), "child-pid", &v))
+	if (!s->out->started && json_int(sb_str(&s->status), "child-pid", &v)) {
 		s->out->started = true;
+		if (s->in->jail)
+			s->in->jail->pid = (pid_t)v;
+	}
 }
 
 int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
@@ -213,11 +243,21 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 			  .status_open = true,
 			  .ctl_open = in->ctl >= 0,
 			  .err_open = in->err_fd >= 0};
-	if (in->master >= 0)
+	askprompt_init(&s.ask, in->ask);
+	if (in->jail)
+		in->jail->priv = &s;
+	if (in->master >= 0) {
 		pty_relay_init(&s.relay, in->in_fd, in->out_fd, in->master);
+		s.out_tty = in->ask && isatty(in->out_fd);
+		if (s.out_tty) {
+			s.relay.seen = askprompt_seen;
+			s.relay.seen_arg = &s.ask;
+		}
+	}
 	take_terminal(&s);
+	int ask_timeout = -1;
 	while (s.status_open) {
-		struct pollfd pfd[8];
+		struct pollfd pfd[8 + 1 + SUPERVISE_EXT_MAX];
 		nfds_t n = 0;
 		pfd[n++] = (struct pollfd){.fd = in->status_fd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = in->sfd, .events = POLLIN};
@@ -227,22 +267,40 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		nfds_t nrelay = 0;
 		if (in->master >= 0)
 			pty_relay_fill_pollfds(&s.relay, pfd + n, &nrelay);
-		int timeout = -1;
+		nfds_t iask = n + nrelay;
+		pfd[iask] = askprompt_fill(&s.ask, in->in_fd);
+		nfds_t iext = iask + 1, next = 0;
+		if (in->ext_fill)
+			next = in->ext_fill(in->ext_arg, pfd + iext, SUPERVISE_EXT_MAX);
+		int timeout = ask_timeout;
 		if (s.deadline) {
 			long long left = s.deadline - clock_mono_ms();
-			timeout = left > 0 ? (int)left : 0;
+			timeout = left > 0 && (timeout < 0 || left < timeout) ? (int)left
+				  : left > 0					? timeout
+										: 0;
 		}
-		int r = poll(pfd, n + nrelay, timeout);
+		int r = poll(pfd, iext + next, timeout);
 		if (r < 0 && errno != EINTR) {
 			sb_free(&s.status);
 			sb_free(&s.errtext);
+			if (in->jail)
+				in->jail->priv = NULL;
 			return err_set(e, errno, NULL, "poll failed while supervising the jail");
 		}
 		if (s.deadline && clock_mono_ms() >= s.deadline && !out->killed) {
 			out->killed = true; /* the grace period is over */
 			(void)kill(in->bwrap, SIGKILL);
 		}
-		if (r <= 0)
+		if (r < 0)
+			continue;
+		if (next && r > 0)
+			in->ext_handle(in->ext_arg, pfd + iext, next);
+		if (in->master >= 0) {
+			bool can = s.out_tty && s.raw_on && s.relay.in_fd >= 0 && !s.relay.master_eof;
+			ask_timeout = askprompt_step(&s.ask, &s.relay, in->in_fd, in->tty_fd,
+						     in->master, can, &pfd[iask]);
+		}
+		if (r == 0)
 			continue;
 		if (pfd[1].revents & POLLIN)
 			on_signal(&s);
@@ -286,8 +344,12 @@ int supervise(struct supervise_in *in, struct supervise_out *out, struct err *e)
 		out->status = (int)v;
 	}
 	sb_free(&s.status);
-	if (in->master >= 0)
+	if (in->master >= 0) {
+		askprompt_end(&s.ask, &s.relay, in->tty_fd, in->master);
 		(void)pty_relay_drain(&s.relay, 200);
+	}
 	give_terminal(&s);
+	if (in->jail)
+		in->jail->priv = NULL;
 	return 0;
 }

@@ -55,6 +55,7 @@
 #include "core/net/proxy_internal.h"
 #include "core/plan/capwire.h"
 #include "util/clock.h"
+#include "util/fdmsg.h"
 #include "util/xalloc.h"
 
 #ifndef PIDFD_THREAD
@@ -108,6 +109,11 @@ struct px_cap {
 	int last_err;
 	long long t0, deadline;
 	struct net_event ev;
+	/* --net ask: while its question is open (proxy_ask.c), and what it resumes with */
+	struct px_wait w;
+	uint8_t lit[16];             /* the address it asked for (decided as), its family, and */
+	int litfam;
+	uint32_t synth;              /* the DNS stub's index of the name it stands for, or 0 */
 	bool relayed;                /* its first bytes are judged: u is the jail's end of a pair
 				      * with the relay (capsock.c), not a socket to the server */
 	uint16_t relay_port;         /* u's port, while it waits to be accepted */
@@ -247,6 +253,7 @@ static void cap_free(struct proxy *p, struct px_cap *c)
 	if (c->closed)
 		return;
 	c->closed = true;
+	px_ask_leave(p, &c->w); /* its question stays, for later requests */
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -658,6 +665,46 @@ static void cap_start(struct proxy *p, struct px_cap *c, const uint8_t *lit, int
 	ares_getaddrinfo(p->ch, c->ev.host, NULL, &hints, cap_resolved, c);
 }
 
+/* The connect is refused (the rules, or the person when asked): its event, ECONNREFUSED. */
+static void cap_refuse(struct proxy *p, struct px_cap *c, const char *reason)
+{
+	c->ev.allowed = false;
+	px_set_text(c->ev.rule, sizeof c->ev.rule, reason);
+	p->st.denied++;
+	px_events_push(&p->evq, &c->ev);
+	respond(p, c->id, -ECONNREFUSED);
+	cap_free(p, c);
+}
+
+/* The connect is allowed (c->d; asked: the answer's words when it was asked): to its
+ * addresses. */
+static void cap_go(struct proxy *p, struct px_cap *c, const char *asked)
+{
+	c->ev.allowed = true;
+	(void)snprintf(c->ev.rule, sizeof c->ev.rule, "%s",
+		       asked ? asked : c->d.mapped ? c->d.mapped->spec
+				     : c->d.rule ? c->d.rule->spec : "");
+	p->st.allowed++;
+	cap_start(p, c, c->lit, c->litfam, c->synth ? netsynth_get(&p->synth, c->synth) : NULL);
+}
+
+/* --net ask: the person answered the connect's question (or did not in time). The caller has
+ * waited in connect() meanwhile. */
+static void cap_asked(struct proxy *p, struct px_wait *w, const struct net_decision *d,
+		      char *reason)
+{
+	struct px_cap *c = container_of(w, struct px_cap, w);
+	c->deadline = clock_mono_ms() + p->connect_ms;
+	if (!d) {
+		cap_refuse(p, c, reason);
+	} else { /* the answer's entry decides; a mapping of the name still holds */
+		c->d.v = d->v;
+		c->d.rule = d->rule;
+		cap_go(p, c, reason);
+	}
+	free(reason);
+}
+
 /* A connect() to an address outside the jail, on a TCP socket of the jail's: decide it. */
 static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, int fam,
 		    const uint8_t *a, uint16_t port)
@@ -681,21 +728,16 @@ static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, i
 		refuse(p, req->id, &ev, "port 0 is not a port to connect to");
 		return;
 	}
-	struct net_decision d;
-	if (netrules_check(p->rules, ev.host, port, &d) != NV_ALLOW) {
-		char *reason = net_deny_reason(&d, ev.host, port);
-		refuse(p, req->id, &ev, reason ? reason : "not allowed");
-		free(reason);
-		return;
-	}
 	if (p->cap->n_waiting >= CAP_WAITING_MAX) {
 		refuse(p, req->id, &ev, "too many connections waiting for their server");
 		return;
 	}
 	struct px_cap *c = cap_new(p, CK_UPSTREAM, req);
 	/* the TLS server name or HTTP Host must be the approved name (issue 25 item 2): where
-	 * the port carries those, the bytes go through agentjail (doc/design.md §4) */
-	c->relayed = px_fb_kind(p, ev.host, port) != FB_SNIFF;
+	 * the port carries those, the bytes go through agentjail (doc/design.md §4); and on any
+	 * port of an inspected host, so its tunnel goes to agentjail-tls as a CONNECT tunnel's
+	 * does (§4d): a client that ignores the proxy does not pass its request rules by */
+	c->relayed = px_fb_kind(p, ev.host, port) != FB_SNIFF || px_inspect_host(p, ev.host);
 	c->cfam = fam;
 	c->pref = fam;
 	int domain = sockopt_int(sfd, SOL_SOCKET, SO_DOMAIN);
@@ -705,15 +747,35 @@ static void capture(struct proxy *p, const struct seccomp_notif *req, int sfd, i
 	c->nonblock = fl >= 0 && (fl & O_NONBLOCK);
 	c->cloexec = fd_cloexec(c->tid, c->tfd);
 	px_sockopts_read(sfd, &c->opts);
-	c->d = d;
 	c->ev = ev;
 	c->ev.addr[0] = '\0';
-	c->ev.allowed = true;
-	(void)snprintf(c->ev.rule, sizeof c->ev.rule, "%s",
-		       d.mapped ? d.mapped->spec : d.rule ? d.rule->spec : "");
-	p->st.allowed++;
-	struct netsynth_entry *e = name ? netsynth_get(&p->synth, netsynth_index_of(fam, a)) : NULL;
-	cap_start(p, c, a, fam, e);
+	memcpy(c->lit, a, fam == AF_INET ? 4 : 16);
+	c->litfam = fam;
+	c->synth = name ? netsynth_index_of(fam, a) : 0;
+	enum net_verdict v = netrules_check(p->rules, ev.host, port, &c->d);
+	if (v == NV_NOT_ALLOWED || v == NV_BAD_PORT) { /* --net ask: the person may allow it */
+		char *why = NULL;
+		c->w.done = cap_asked;
+		int r = px_ask(p, ev.host, port, NP_TCP, &c->d, &c->w, &why);
+		if (r == 0) { /* the caller waits in connect() for the answer */
+			c->deadline = LLONG_MAX;
+			return;
+		}
+		if (r > 0)
+			v = NV_ALLOW;
+		if (why) {
+			cap_refuse(p, c, why);
+			free(why);
+			return;
+		}
+	}
+	if (v != NV_ALLOW) {
+		char *reason = net_deny_reason(&c->d, ev.host, port);
+		cap_refuse(p, c, reason ? reason : "not allowed");
+		free(reason);
+		return;
+	}
+	cap_go(p, c, NULL);
 }
 
 /* A socket of ours (handed over earlier) asked to connect again: answer as the kernel would
@@ -808,25 +870,12 @@ static void to_init(struct proxy *p, const struct seccomp_notif *req, int sfd,
 	const char *path = (const char *)rq.addr + sizeof(sa_family_t);
 	if (sa->ss_family == AF_UNIX && len > sizeof(sa_family_t) && path[0] && path[0] != '/')
 		rq.tid = jail_tid((pid_t)req->pid); /* a relative path: from its directory */
-	struct iovec iov = {.iov_base = &rq, .iov_len = sizeof rq};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof u.buf};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &sfd, sizeof sfd);
 	int err = 0;
 	if (p->cap->chan.fd < 0)
 		err = ECONNREFUSED; /* init is gone: so is the jail */
 	else if (p->cap->n_waiting >= CAP_WAITING_MAX)
 		err = EAGAIN;
-	else if (sendmsg(p->cap->chan.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof rq)
+	else if (fdmsg_send(p->cap->chan.fd, &rq, sizeof rq, &sfd, 1, MSG_DONTWAIT) < 0)
 		err = errno == EAGAIN ? EAGAIN : ECONNREFUSED;
 	(void)close(sfd);
 	if (err) {

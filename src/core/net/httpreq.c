@@ -267,12 +267,20 @@ static int check_headers(const struct head *h, struct http_req *out)
 				     memcmp(clen->value.p, x->value.p, x->value.n) != 0))
 				return bad(out, HP_BAD, "two Content-Length headers that disagree");
 			clen = x;
+			out->has_clen = true;
+			out->clen = 0;
+			for (size_t k = 0; k < x->value.n; k++)
+				out->clen = out->clen * 10 + (uint64_t)(x->value.p[k] - '0');
 		} else if (span_ieq(x->name, "Transfer-Encoding")) {
+			out->chunked = !te && span_ieq(x->value, "chunked");
 			te = true;
+		} else if (span_ieq(x->name, "Upgrade")) {
+			out->upgrade = true;
 		}
 	}
 	if (te && clen)
 		return bad(out, HP_BAD, "both Content-Length and Transfer-Encoding");
+	out->te = te;
 	if (host && host->value.n) {
 		uint16_t port;
 		bool has_port;
@@ -495,6 +503,8 @@ static int parse_head(const char *buf, size_t len, bool origin, struct http_req 
 		rc = check_headers(h, out);
 	if (rc == HP_OK) {
 		out->head_len = skip + end;
+		out->target_off = (size_t)(h->target.p - buf);
+		out->target_len = h->target.n;
 		if (!origin && !out->connect)
 			build_upstream(h, path, out);
 	} else { /* nothing half-filled: only error is meaningful */

@@ -17,6 +17,12 @@ struct http_req {
 	char host_header[256];/* the host of the Host header ("" when there is none), not yet
 			       * normalized, without its port or brackets */
 	size_t head_len;      /* bytes of the head in buf, through the empty line */
+	size_t target_off, target_len; /* the request target in buf */
+	/* the body's framing (doc/design.md §4d: requests are followed one after another inside
+	 * an inspected tunnel): Content-Length (has_clen, clen) or Transfer-Encoding (te; chunked
+	 * when its value is exactly "chunked"); upgrade: an Upgrade header */
+	bool has_clen, te, chunked, upgrade;
+	uint64_t clen;
 	/* plain HTTP only: the head to send upstream — origin-form target, Proxy-* and hop-by-hop
 	 * headers (Connection and the ones it names, Keep-Alive, TE, Trailer, Upgrade) removed,
 	 * Host set from the URI, "Connection: close" added — so one connection reaches one host */

@@ -9,6 +9,9 @@ static const char *const proto_names[] = {
 	[NP_SOCKS] = "socks",
 	[NP_DNS] = "dns",
 	[NP_TCP] = "tcp",
+	[NP_PUBLISH] = "publish",
+	[NP_HTTPS] = "https",
+	[NP_SSH_AGENT] = "ssh-agent",
 };
 
 const char *net_proto_name(enum net_proto p)

@@ -6,7 +6,15 @@
 
 enum net_proto {
 	NP_CONNECT, NP_HTTP, NP_SOCKS, NP_DNS,
-	NP_TCP, /* a direct connection of the jail, captured (doc/design.md §4, capture) */
+	NP_TCP,     /* a direct connection of the jail, captured (doc/design.md §4, capture) */
+	NP_PUBLISH, /* a connection from the host to a published port (--publish): host and port
+		     * are the jail's side (127.0.0.1 or ::1, PORT), addr the host's client
+		     * (ADDR:PORT), rule the entry ("8080:3000"), bytes_up what the jail sent */
+	NP_HTTPS,     /* a request inside an inspected tunnel, refused (doc/design.md §4d) */
+	NP_SSH_AGENT, /* a signature asked of the filtered ssh agent, made or refused, or another
+		       * request it refused (§4d): host and port of the session it is bound to,
+		       * or "-" and 0 */
+	NP__N,
 };
 
 struct net_event {
@@ -31,7 +39,8 @@ struct net_event {
 				 * → the 502/504 sent), "" if none */
 };
 
-const char *net_proto_name(enum net_proto p); /* "connect", "http", "socks", "dns", "tcp" */
+/* "connect", "http", "socks", "dns", "tcp", "publish", "https", "ssh-agent" */
+const char *net_proto_name(enum net_proto p);
 int net_proto_parse(const char *s, enum net_proto *out); /* 0, or -1 for another name */
 /* A DNS message the stub could read no question from (a response, a runt, two questions, a
  * name that is not letters, digits, '-' and '_'…): counted apart from refused names. */

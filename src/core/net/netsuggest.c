@@ -8,18 +8,6 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-static bool default_port(int port) { return port == 0 || port == 80 || port == 443; }
-
-/* "host" for the default ports and lookups, else "host:port" ("[v6]:port"). */
-static char *entry_for(const char *host, int port)
-{
-	if (default_port(port))
-		return xstrdup(host);
-	struct strbuf b = STRBUF_INIT;
-	sb_addf(&b, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-	return sb_steal(&b);
-}
-
 /* Printable ASCII, one line: what came from the jail goes into comments. */
 static char *shown(const char *host, int port)
 {
@@ -89,7 +77,7 @@ static void one(const struct net_denial *x, const struct netrules *rules, struct
 		sb_add(&why, "its name was allowed; something else refused it (its address, the "
 			     "name inside the connection, the request: agentjail log says what)");
 	} else {
-		char *entry = entry_for(h, x->port);
+		char *entry = net_suggest_entry(h, x->port);
 		struct netrule r;
 		if (netrule_parse(entry, &r, &e) == 0) {
 			netrule_free(&r);

@@ -273,6 +273,70 @@ static int ares_setup(struct proxy *p, struct err *e)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- jobs from other threads */
+
+void px_post(struct proxy *p, struct px_job *j)
+{
+	j->next = NULL;
+	(void)pthread_mutex_lock(&p->inbox_mu);
+	struct px_job **t = &p->inbox;
+	while (*t)
+		t = &(*t)->next;
+	*t = j;
+	(void)pthread_mutex_unlock(&p->inbox_mu);
+	uint64_t one = 1;
+	if (write(p->wake_h.fd, &one, sizeof one) != sizeof one)
+		(void)0; /* the counter is already non-zero: the loop wakes anyway */
+}
+
+/* A job the loop never ran (it stopped first): what it holds is closed. */
+static void job_drop(struct px_job *j)
+{
+	if (j->kind == PJ_PUBLISH) {
+		struct px_pub_job *pj = (struct px_pub_job *)j;
+		for (size_t i = 0; i < pj->n; i++)
+			px_close_fd(&pj->fds[i]);
+		px_close_fd(&pj->chan);
+	}
+	free(j);
+}
+
+static struct px_job *take_jobs(struct proxy *p)
+{
+	uint64_t n;
+	if (read(p->wake_h.fd, &n, sizeof n) < 0)
+		(void)0; /* EAGAIN: woken for jobs already taken */
+	(void)pthread_mutex_lock(&p->inbox_mu);
+	struct px_job *j = p->inbox;
+	p->inbox = NULL;
+	(void)pthread_mutex_unlock(&p->inbox_mu);
+	return j;
+}
+
+static void run_jobs(struct proxy *p)
+{
+	for (struct px_job *j = take_jobs(p), *next; j; j = next) {
+		next = j->next;
+		if (j->kind == PJ_PUBLISH)
+			px_pub_start(p, (struct px_pub_job *)j);
+		else if (j->kind == PJ_ANSWER)
+			px_ask_answer(p, (struct px_answer_job *)j);
+		free(j);
+	}
+}
+
+void proxy_answer(struct proxy *p, uint64_t id, const char *entry, enum ask_answer a,
+		  const char *by)
+{
+	struct px_answer_job *j = xcalloc(1, sizeof *j);
+	j->j.kind = PJ_ANSWER;
+	j->id = id;
+	(void)snprintf(j->entry, sizeof j->entry, "%s", entry ? entry : "");
+	j->a = a;
+	(void)snprintf(j->by, sizeof j->by, "%s", by ? by : "");
+	px_post(p, &j->j);
+}
+
 /* ---------------------------------------------------------------- the loop */
 
 static void *loop(void *arg)
@@ -285,7 +349,7 @@ static void *loop(void *arg)
 		long long now = clock_mono_ms();
 		int timeout = next_sweep > now ? (int)(next_sweep - now) : 0;
 		struct timeval max = {.tv_sec = 0, .tv_usec = timeout * 1000}, tv;
-		struct timeval *t = ares_timeout(p->ch, &max, &tv);
+		struct timeval *t = p->ares_ok ? ares_timeout(p->ch, &max, &tv) : NULL;
 		if (t)
 			timeout = (int)(t->tv_sec * 1000 + (t->tv_usec + 999) / 1000);
 		int n = epoll_wait(p->ep, evs, 256, timeout);
@@ -322,18 +386,32 @@ static void *loop(void *arg)
 			case PK_DNS_TCP:
 				px_dns_tcp_event(p, (struct px_dns_tcp *)h, ev);
 				break;
+			case PK_INSPECT:
+				px_inspect_ready(p);
+				break;
 			case PK_NOTIFY:
 			case PK_CAPTURE:
 			case PK_CAPCHAN:
 			case PK_RELAY:
 				px_capture_event(p, h, ev);
 				break;
+			case PK_WAKE:
+				run_jobs(p);
+				break;
+			case PK_PUB_LISTEN:
+				px_pub_accept(p, (struct px_pub_listen *)h);
+				break;
+			case PK_PUB_CHAN:
+				px_pub_answer(p);
+				break;
 			}
 		}
-		ares_process_fd(p->ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* lookups' timeouts */
+		if (p->ares_ok) /* lookups' timeouts */
+			ares_process_fd(p->ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
 		now = clock_mono_ms();
 		if (now >= next_sweep) {
 			px_sweep(p, now);
+			px_ask_sweep(p, now);
 			px_capture_sweep(p, now);
 			next_sweep = now + PX_SWEEP_MS;
 		}
@@ -356,7 +434,14 @@ static void raise_nofile(void)
 static void teardown(struct proxy *p)
 {
 	px_close_all(p);
+	px_ask_free(p); /* the DNS queries still waiting are answered (denied) and freed */
 	px_dns_close_all(p);
+	px_pub_free(p);
+	for (struct px_job *j = p->inbox, *next; j; j = next) {
+		next = j->next;
+		job_drop(j);
+	}
+	p->inbox = NULL;
 	px_capture_close(p);
 	if (p->ares_ok) {
 		ares_destroy(p->ch); /* calls back the lookups in flight: they bury their conns */
@@ -374,7 +459,7 @@ static void teardown(struct proxy *p)
 	p->graveyard = NULL;
 	p->n_grave = p->cap_grave = 0;
 	struct px_handle *hs[] = {&p->listen_h[0], &p->listen_h[1], &p->udp_h, &p->dnsl_h,
-				  &p->stop_h};
+				  &p->stop_h, &p->wake_h, &p->inspect_h};
 	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++)
 		px_close_fd(&hs[i]->fd);
 	px_capture_free(p);
@@ -388,10 +473,11 @@ static int setup(struct proxy *p, struct err *e)
 	if (p->ep < 0)
 		return err_set(e, errno, "", "proxy: cannot create an epoll instance");
 	p->stop_h.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (p->stop_h.fd < 0)
-		return err_set(e, errno, "", "proxy: cannot create its stop eventfd");
-	struct px_handle *hs[] = {&p->stop_h, &p->listen_h[0], &p->listen_h[1], &p->udp_h,
-				  &p->dnsl_h};
+	p->wake_h.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->stop_h.fd < 0 || p->wake_h.fd < 0)
+		return err_set(e, errno, "", "proxy: cannot create its eventfds");
+	struct px_handle *hs[] = {&p->stop_h, &p->wake_h, &p->listen_h[0], &p->listen_h[1],
+				  &p->udp_h, &p->dnsl_h, &p->inspect_h};
 	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
 		if (hs[i]->fd < 0)
 			continue;
@@ -401,7 +487,11 @@ static int setup(struct proxy *p, struct err *e)
 			return err_set(e, errno, "", "proxy: cannot watch listener fd %d",
 				       hs[i]->fd);
 	}
-	if (ares_setup(p, e) < 0)
+	/* the resolver serves the --net allow listeners; without them (--net off with
+	 * --publish) there is nothing to resolve */
+	bool resolves = p->listen_h[0].fd >= 0 || p->listen_h[1].fd >= 0 || p->udp_h.fd >= 0 ||
+			p->dnsl_h.fd >= 0;
+	if (resolves && ares_setup(p, e) < 0)
 		return -1;
 	/* the threads take no signal: the process's own (SIGCHLD, SIGINT…, read through a
 	 * signalfd by launch and supervise) must not be delivered to them instead */
@@ -426,7 +516,8 @@ static int setup(struct proxy *p, struct err *e)
 }
 
 int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
-		net_event_sink sink, void *arg, struct proxy **out, struct err *e)
+		const struct proxy_ask *ask, net_event_sink sink, void *arg, struct proxy **out,
+		struct err *e)
 {
 	*out = NULL;
 	raise_nofile();
@@ -439,6 +530,10 @@ int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 	p->udp_h = (struct px_handle){.kind = PK_DNS_UDP, .fd = l->dns_udp};
 	p->dnsl_h = (struct px_handle){.kind = PK_DNS_LISTEN, .fd = l->dns_tcp};
 	p->stop_h = (struct px_handle){.kind = PK_STOP, .fd = -1};
+	p->inspect_h = (struct px_handle){.kind = PK_INSPECT,
+					  .fd = l->inspect_fd > 0 ? l->inspect_fd : -1};
+	p->wake_h = (struct px_handle){.kind = PK_WAKE, .fd = -1};
+	(void)pthread_mutex_init(&p->inbox_mu, NULL);
 	p->evq.sink = sink;
 	p->evq.arg = arg;
 	/* the jail's network namespace, told by its listener: capture.c tells the jail's own
@@ -448,7 +543,7 @@ int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 	    getsockopt(l->tcp4, SOL_SOCKET, SO_NETNS_COOKIE, &p->jail_netns, &clen) < 0)
 		p->jail_netns = 0;
 	p->jail_netns_ino = l->tcp4 >= 0 ? netns_ino(l->tcp4) : 0;
-	if (setup(p, e) < 0) {
+	if (px_ask_setup(p, ask) < 0 || setup(p, e) < 0) {
 		teardown(p);
 		free(p);
 		return -1;
@@ -471,10 +566,71 @@ void proxy_stop(struct proxy *p, struct proxy_stats *st)
 		(void)pthread_join(p->thr, NULL);
 	}
 	p->st.open_now = p->n_conns + p->n_dns_conns;
+	px_close_all(p); /* their events first, then agentjail-tls's last ones */
+	px_inspect_finish(p);
 	teardown(p);
 	px_events_stop(&p->evq);
 	p->st.events_dropped = p->evq.dropped;
 	if (st)
 		*st = p->st;
+	(void)pthread_mutex_destroy(&p->inbox_mu);
 	free(p);
+}
+
+/* ---------------------------------------------------------------- --publish */
+
+int proxy_publish_listen(const struct publish *v, size_t n, int *fds, struct err *e)
+{
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		char entry[16];
+		publish_format(&v[i], entry, sizeof entry);
+		int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		int one = 1;
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(v[i].host_port),
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		/* SO_REUSEADDR: a port a previous run left in TIME_WAIT is free again; a port
+		 * another program listens on is still refused (EADDRINUSE) */
+		if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+		    bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 128) < 0) {
+			int err = errno;
+			if (s >= 0)
+				(void)close(s);
+			for (size_t k = 0; k < i; k++)
+				px_close_fd(&fds[k]);
+			err_set(e, err, entry, "--publish %s: cannot listen on the host's 127.0.0.1:%u",
+				entry, (unsigned)v[i].host_port);
+			if (err == EADDRINUSE)
+				err_hint(e, "another program uses that port: stop it, or publish on "
+					    "another host port (--publish HOSTPORT:%u)",
+					 (unsigned)v[i].port);
+			else if (err == EACCES)
+				err_hint(e, "ports below 1024 need root: publish on a higher host port "
+					    "(--publish 8080:%u)",
+					 (unsigned)v[i].port);
+			return -1;
+		}
+		fds[i] = s;
+	}
+	return 0;
+}
+
+int proxy_publish(struct proxy *p, const struct publish *v, const int *fds, size_t n, int chan,
+		  struct err *e)
+{
+	if (n > PUBLISH_MAX || !n) {
+		for (size_t i = 0; i < n; i++)
+			(void)close(fds[i]);
+		(void)close(chan);
+		return err_set(e, EINVAL, "", "proxy: %zu ports to publish (1 to %d)", n, PUBLISH_MAX);
+	}
+	struct px_pub_job *j = xcalloc(1, sizeof *j);
+	j->j.kind = PJ_PUBLISH;
+	j->n = n;
+	memcpy(j->v, v, n * sizeof *v);
+	memcpy(j->fds, fds, n * sizeof *fds);
+	j->chan = chan;
+	px_post(p, &j->j);
+	return 0;
 }

@@ -27,7 +27,9 @@
 #include "core/net/proxy_internal.h"
 #include "core/net/socks5.h"
 #include "core/net/tlshello.h"
+#include "core/plan/pubwire.h"
 #include "util/clock.h"
+#include "util/fdmsg.h"
 #include "util/xalloc.h"
 
 #define PX_ADDRS_MAX 8        /* addresses tried per request */
@@ -38,7 +40,9 @@
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
-enum cstate { CS_HEAD, CS_RESOLVING, CS_CONNECTING, CS_RELAY, CS_LINGER };
+enum cstate { CS_HEAD, CS_RESOLVING, CS_CONNECTING, CS_RELAY, CS_LINGER,
+	      CS_PUB_WAIT, /* --publish: init has been asked for a socket of the jail's */
+	      CS_ASKING    /* --net ask: waiting for the person's answer (proxy_ask.c) */ };
 
 /* One direction of the relay: src → pipe → dst, after `pre` (bytes of ours) is written. */
 struct px_dir {
@@ -83,6 +87,12 @@ struct px_conn {
 	enum fb_kind fb;          /* the check of a tunnel's first bytes from the client */
 	bool held;                /* relaying, but the client's bytes are read into `in` until
 				   * fb_judge decides (the upstream's flow meanwhile) */
+	/* --publish: the client is the host's, the upstream a socket of the jail's loopback */
+	const struct publish *pub; /* its entry, NULL for a connection of the jail's */
+	bool pub_v6;               /* asked for ::1 (127.0.0.1 refused it) */
+	bool pub_asked;            /* in p->pub->fifo at pub_seq */
+	uint64_t pub_seq;
+	struct px_wait w;          /* --net ask: while CS_ASKING */
 	bool captured;            /* a captured connection (px_conn_captured), not a request */
 	struct px_cap *waiter;    /* captured: the jail's connect waiting for the upstream */
 	int up_err;               /* the last upstream connect's errno */
@@ -126,6 +136,14 @@ static void conn_close(struct proxy *p, struct px_conn *c)
 		return;
 	c->closed = true;
 	tell_waiter(p, c, ECONNABORTED);
+	if (c->pub_asked) /* init's answer, when it comes, finds no one */
+		p->pub->fifo[c->pub_seq % PX_PUB_INFLIGHT] = NULL;
+	px_ask_leave(p, &c->w);
+	if (c->pub) { /* the event counts bytes from the jail's side: the upstream is the jail */
+		uint64_t up = c->ev.bytes_up;
+		c->ev.bytes_up = c->ev.bytes_down;
+		c->ev.bytes_down = up;
+	}
 	if (c->have_ev) {
 		c->ev.dur_ms = clock_mono_ms() - c->t0;
 		px_events_push(&p->evq, &c->ev);
@@ -335,8 +353,45 @@ static void refuse_held(struct proxy *p, struct px_conn *c, const struct fb_resu
 	free(resp);
 }
 
+/* doc/design.md §4d: an inspected tunnel goes to agentjail-tls, with what the client sent and
+ * what it is still owed; the event becomes agentjail-tls's. One that cannot be handed over is
+ * refused: never relayed unread. */
+static void hand_over(struct proxy *p, struct px_conn *c, const struct fb_result *judged)
+{
+	struct px_dir *back = &c->dir[1];
+	struct im_tunnel t = {.id = ++p->inspect_ids, .port = c->ev.port, .at_ms = c->ev.at_ms,
+			      .t0_mono_ms = c->t0, .proto = c->ev.proto, .tls = judged->tls,
+			      .held = (const uint8_t *)c->in, .held_len = c->inlen,
+			      .to_client = (const uint8_t *)back->pre + back->preoff,
+			      .to_client_len = back->prelen - back->preoff};
+	px_set_text(t.host, sizeof t.host, c->ev.host);
+	px_set_text(t.rule, sizeof t.rule, c->ev.rule);
+	px_set_text(t.addr, sizeof t.addr, c->ev.addr);
+	if (!back->inpipe && px_inspect_send(p, &t, c->c.fd, c->u.fd) == 0) {
+		/* out of the epoll set by hand: the sockets live on in agentjail-tls, so closing
+		 * our fds would leave them registered, with events for a freed connection */
+		struct px_handle *hs[2] = {&c->c, &c->u};
+		for (int i = 0; i < 2; i++) {
+			(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, hs[i]->fd, NULL);
+			hs[i]->mask = 0;
+		}
+		c->have_ev = false;
+		conn_close(p, c);
+		return;
+	}
+	struct fb_result r = *judged;
+	r.state = FB_REFUSE;
+	(void)snprintf(r.reason, sizeof r.reason,
+		       "%s:%u is inspected, and the TLS inspector (agentjail-tls) %s: refused rather "
+		       "than passed unread", c->ev.host, c->ev.port,
+		       back->inpipe ? "cannot take a tunnel whose server spoke first"
+				    : "is not running or not keeping up");
+	refuse_held(p, c, &r);
+}
+
 /* Read what the client sent and judge it (final after the wait's deadline). 1: still held;
- * 0: passed, the bytes read go upstream first; -1: refused (c lingers). */
+ * 0: passed, the bytes read go upstream first; -1: refused or handed over (c lingers or is
+ * closed). */
 static int held_step(struct proxy *p, struct px_conn *c, bool timed_out)
 {
 	int rr = timed_out ? 0 : read_in(c, TLS_HELLO_READ_MAX);
@@ -353,6 +408,10 @@ static int held_step(struct proxy *p, struct px_conn *c, bool timed_out)
 		return 1;
 	}
 	c->held = false;
+	if (px_inspect_wanted(p, c->ev.host, r.tls, r.http)) {
+		hand_over(p, c, &r);
+		return -1;
+	}
 	free(c->up);
 	c->up = c->in;
 	c->uplen = c->inlen;
@@ -516,18 +575,23 @@ static void relay_hup(struct proxy *p, struct px_conn *c, int s)
 
 static void connected(struct proxy *p, struct px_conn *c)
 {
-	struct sockaddr_storage *sa = &c->addrs[c->i_addr];
-	const void *a = sa->ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)sa)->sin_addr
-						 : (const void *)&((struct sockaddr_in6 *)sa)->sin6_addr;
-	px_addr_text(sa->ss_family, a, c->ev.addr, sizeof c->ev.addr);
+	if (!c->pub) { /* a published port's event keeps the host's client as its address */
+		struct sockaddr_storage *sa = &c->addrs[c->i_addr];
+		const void *a = sa->ss_family == AF_INET
+			? (const void *)&((struct sockaddr_in *)sa)->sin_addr
+			: (const void *)&((struct sockaddr_in6 *)sa)->sin6_addr;
+		px_addr_text(sa->ss_family, a, c->ev.addr, sizeof c->ev.addr);
+	}
 	int one = 1;
 	(void)setsockopt(c->u.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	/* what follows the request in the buffer goes on after our head (SOCKS: the buffer holds
 	 * only what followed the request) */
 	size_t head = c->have_req ? c->req.head_len : 0;
 	size_t rest = c->inlen > head ? c->inlen - head : 0;
-	bool tunnel = c->socks || c->req.connect || c->captured;
-	if (c->socks) {
+	bool tunnel = !c->pub && (c->socks || c->req.connect || c->captured);
+	if (c->pub) {
+		/* the host's client speaks to the jail's server: nothing of ours in between */
+	} else if (c->socks) {
 		uint8_t r[10];
 		size_t n = socks5_reply(0, r);
 		queue_out(c, r, n);
@@ -554,7 +618,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 			conn_free_bufs(c); /* most clients wait for the answer: no buffer until
 					    * they send */
 		}
-	} else {
+	} else if (!c->pub) {
 		size_t pre = c->req.upstream_len;
 		c->up = xmalloc(pre + rest + 1);
 		memcpy(c->up, c->req.upstream, pre);
@@ -585,6 +649,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 }
 
 static void connect_done(struct proxy *p, struct px_conn *c);
+static void pub_retry(struct proxy *p, struct px_conn *c, int err, const char *error);
 
 static void connect_next(struct proxy *p, struct px_conn *c, const char *last_error)
 {
@@ -641,6 +706,10 @@ static void connect_done(struct proxy *p, struct px_conn *c)
 	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
 	c->u.mask = 0;
 	px_close_fd(&c->u.fd);
+	if (c->pub) {
+		pub_retry(p, c, err, error);
+		return;
+	}
 	c->i_addr++;
 	connect_next(p, c, error);
 }
@@ -715,6 +784,24 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 	have_addresses(p, c, sas, lens, n);
 }
 
+static void proceed(struct proxy *p, struct px_conn *c, char *host, uint16_t port,
+		    const char *asked);
+
+/* --net ask: the person answered (or did not in time). */
+static void conn_answered(struct proxy *p, struct px_wait *w, const struct net_decision *d,
+			  char *reason)
+{
+	struct px_conn *c = container_of(w, struct px_conn, w);
+	if (!d) {
+		deny(p, c, 403, 2, reason);
+	} else { /* the answer's entry decides; a mapping of the name still holds */
+		c->d.v = d->v;
+		c->d.rule = d->rule;
+		proceed(p, c, xstrdup(c->ev.host), c->ev.port, reason);
+	}
+	free(reason);
+}
+
 /* The request names host:port (as received). Check it, then find its addresses. */
 static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t port)
 {
@@ -751,6 +838,26 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 	}
 	px_event_init(&c->ev, proto, host, port);
 	enum net_verdict v = netrules_check(p->rules, host, port, &c->d);
+	if (v == NV_NOT_ALLOWED || v == NV_BAD_PORT) { /* --net ask: the person may allow it */
+		char *why = NULL;
+		c->w.done = conn_answered;
+		int r = px_ask(p, host, port, proto, &c->d, &c->w, &why);
+		if (r == 0) { /* held, watched for errors only, until the answer */
+			c->st = CS_ASKING;
+			c->deadline = LLONG_MAX;
+			(void)ep_quiet(p, &c->c);
+			free(host);
+			return;
+		}
+		if (r > 0)
+			v = NV_ALLOW;
+		if (why) {
+			deny(p, c, 403, 2, why);
+			free(why);
+			free(host);
+			return;
+		}
+	}
 	if (v != NV_ALLOW) {
 		char *reason = net_deny_reason(&c->d, host, port);
 		deny(p, c, 403, 2, reason ? reason : "not allowed");
@@ -758,6 +865,15 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 		free(host);
 		return;
 	}
+	proceed(p, c, host, port, NULL);
+}
+
+/* host:port is allowed (c->d: why; asked: the answer's words when it was asked): check what
+ * the request says besides, then find its addresses. Takes host. */
+static void proceed(struct proxy *p, struct px_conn *c, char *host, uint16_t port,
+		    const char *asked)
+{
+	enum net_proto proto = c->ev.proto;
 	/* plain HTTP: a Host naming another host than the URI is refused, not rewritten */
 	enum net_name_match m = NM_SAME;
 	if (proto == NP_HTTP && c->req.host_header[0])
@@ -769,10 +885,20 @@ static void decide(struct proxy *p, struct px_conn *c, const char *raw, uint16_t
 		free(host);
 		return;
 	}
+	/* plain HTTP to an inspected host: its request rules, and no placeholder in clear */
+	char why[sizeof c->ev.rule];
+	if (proto == NP_HTTP &&
+	    px_inspect_plain(p, host, port, c->in, c->inlen, &c->req, why, sizeof why) < 0) {
+		deny(p, c, 403, 2, why);
+		free(host);
+		return;
+	}
 	c->ev.allowed = true;
 	c->have_ev = true;
 	p->st.allowed++;
-	if (c->d.mapped)
+	if (asked)
+		px_set_text(c->ev.rule, sizeof c->ev.rule, asked);
+	else if (c->d.mapped)
 		px_set_text(c->ev.rule, sizeof c->ev.rule, c->d.mapped->spec);
 	else if (c->d.rule)
 		px_set_text(c->ev.rule, sizeof c->ev.rule, c->d.rule->spec);
@@ -942,26 +1068,51 @@ void px_conn_abandon(struct proxy *p, struct px_conn *c)
 	conn_close(p, c);
 }
 
-void px_accept(struct proxy *p, struct px_handle *l)
+/* Every listener of the proxy's (its own and the published ports'): on (EPOLLIN) or resting. */
+static void listeners_set(struct proxy *p, uint32_t mask)
 {
-	for (int k = 0; k < 64; k++) {
-		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			       errno == ENOMEM)) {
-			/* the client waits in the backlog; a level-triggered listener would spin
-			 * until an fd is free, so it rests a moment (sweep wakes it) */
-			for (int i = 0; i < 2; i++)
-				(void)px_ep_set(p, &p->listen_h[i], 0);
-			p->accept_paused_until = clock_mono_ms() + 2 * PX_SWEEP_MS;
-			return;
+	for (int i = 0; i < 2; i++)
+		(void)px_ep_set(p, &p->listen_h[i], mask);
+	for (size_t i = 0; p->pub && i < p->pub->n; i++)
+		(void)px_ep_set(p, &p->pub->l[i].h, mask);
+}
+
+/* accept4 failed: out of fds (or memory), the client waits in the backlog, and a
+ * level-triggered listener would spin until an fd is free, so they rest a moment (sweep wakes
+ * them). true when that was the failure. */
+static bool accept_starved(struct proxy *p)
+{
+	if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM)
+		return false;
+	listeners_set(p, 0);
+	p->accept_paused_until = clock_mono_ms() + 2 * PX_SWEEP_MS;
+	return true;
+}
+
+/* The next client of listener fd, as a new connection (conn_new), or NULL when there is none
+ * now. peer: its address, when not NULL. */
+static struct px_conn *conn_accept(struct proxy *p, int lfd, struct sockaddr_storage *peer)
+{
+	for (;;) {
+		socklen_t plen = sizeof *peer;
+		int fd = accept4(lfd, (struct sockaddr *)peer, peer ? &plen : NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			(void)accept_starved(p);
+			return NULL; /* EAGAIN, or the client gave up */
 		}
-		if (fd < 0)
-			return; /* EAGAIN, or the client gave up */
 		if (p->n_conns >= PX_CONNS_MAX) {
 			(void)close(fd);
 			continue;
 		}
-		struct px_conn *c = conn_new(p, fd);
+		return conn_new(p, fd);
+	}
+}
+
+void px_accept(struct proxy *p, struct px_handle *l)
+{
+	struct px_conn *c;
+	for (int k = 0; k < 64 && (c = conn_accept(p, l->fd, NULL)); k++) {
 		/* a client often sends its request right behind the handshake: read it now rather
 		 * than a loop round later (registers for EPOLLIN when there is nothing yet) */
 		client_head(p, c);
@@ -978,6 +1129,8 @@ void px_conn_event(struct proxy *p, struct px_handle *h, uint32_t ev)
 			client_head(p, c);
 		return;
 	case CS_RESOLVING:
+	case CS_PUB_WAIT:
+	case CS_ASKING:
 		if (side == 0 && (ev & (EPOLLERR | EPOLLHUP)))
 			conn_close(p, c);
 		return;
@@ -1033,12 +1186,21 @@ void px_sweep(struct proxy *p, long long now)
 			c->st = CS_HEAD; /* the late callback sees it is no longer wanted */
 			upstream_fail(p, c, true, "timeout resolving the name");
 			break;
+		case CS_PUB_WAIT:
+			pub_retry(p, c, ETIMEDOUT, "the jail's init did not answer in time");
+			break;
+		case CS_ASKING: /* no deadline of its own: its question has one */
+			break;
 		case CS_CONNECTING:
 			c->timed_out = true;
 			c->up_err = ETIMEDOUT;
 			(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, c->u.fd, NULL);
 			c->u.mask = 0;
 			px_close_fd(&c->u.fd);
+			if (c->pub) {
+				pub_retry(p, c, ETIMEDOUT, "connect: timeout");
+				break;
+			}
 			c->i_addr++;
 			connect_next(p, c, "connect: timeout");
 			break;
@@ -1051,8 +1213,7 @@ void px_sweep(struct proxy *p, long long now)
 	px_dns_sweep(p, now);
 	if (p->accept_paused_until && now >= p->accept_paused_until) {
 		p->accept_paused_until = 0;
-		for (int i = 0; i < 2; i++)
-			(void)px_ep_set(p, &p->listen_h[i], EPOLLIN);
+		listeners_set(p, EPOLLIN);
 	}
 }
 
@@ -1060,4 +1221,174 @@ void px_close_all(struct proxy *p)
 {
 	while (p->conns)
 		conn_close(p, p->conns);
+}
+
+/* ---------------------------------------------------------------- --publish */
+
+/* The host's client is turned away as a refused connect would be: a reset, the event failed. */
+static void pub_fail(struct proxy *p, struct px_conn *c, const char *error)
+{
+	c->ev.failed = true;
+	px_set_text(c->ev.error, sizeof c->ev.error, error);
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	(void)setsockopt(c->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	conn_close(p, c);
+}
+
+/* Ask init for a socket connecting to the jail's port (::1 when v6). */
+static void pub_ask(struct proxy *p, struct px_conn *c, bool v6)
+{
+	struct px_pub *pb = p->pub;
+	struct pubwire_msg m = {.type = PUB_CONNECT, .value = c->pub->port | (v6 ? PUB_V6 : 0)};
+	if (pb->tail - pb->head >= PX_PUB_INFLIGHT) {
+		pub_fail(p, c, "too many connections waiting for the jail");
+		return;
+	}
+	if (pb->chan.fd < 0 || fdmsg_send(pb->chan.fd, &m, sizeof m, NULL, 0, MSG_DONTWAIT) < 0) {
+		pub_fail(p, c, "the jail's init does not answer (the jail has ended)");
+		return;
+	}
+	c->pub_v6 = v6;
+	c->pub_asked = true;
+	c->pub_seq = pb->tail++;
+	pb->fifo[c->pub_seq % PX_PUB_INFLIGHT] = c;
+	c->st = CS_PUB_WAIT;
+	c->deadline = clock_mono_ms() + p->connect_ms;
+}
+
+/* The jail's side failed: nothing listens on 127.0.0.1:PORT there, perhaps on ::1 (a server
+ * bound to ::1 only); else the host's client is refused. */
+static void pub_retry(struct proxy *p, struct px_conn *c, int err, const char *error)
+{
+	if (c->st == CS_PUB_WAIT && c->pub_asked) { /* init is late: its answer finds no one */
+		p->pub->fifo[c->pub_seq % PX_PUB_INFLIGHT] = NULL;
+		c->pub_asked = false;
+	}
+	if (err == ECONNREFUSED && !c->pub_v6) {
+		pub_ask(p, c, true);
+		return;
+	}
+	char msg[sizeof c->ev.error];
+	(void)snprintf(msg, sizeof msg, "%s%s", error,
+		       err == ECONNREFUSED ? " (nothing listens on that port in the jail)" : "");
+	pub_fail(p, c, msg);
+}
+
+/* init answered the oldest request: its socket (connecting) or why not. */
+static void pub_take(struct proxy *p, struct px_conn *c, const struct pubwire_msg *m, int fd)
+{
+	c->pub_asked = false;
+	if (m->type != PUB_SOCKET || fd < 0) {
+		int err = m->type == PUB_REFUSED && m->value > 0 ? m->value : EPROTO;
+		if (fd >= 0)
+			(void)close(fd);
+		char error[96];
+		(void)snprintf(error, sizeof error, "the jail's init: %s", strerror(err));
+		pub_retry(p, c, err, error);
+		return;
+	}
+	px_set_text(c->ev.host, sizeof c->ev.host, c->pub_v6 ? "::1" : "127.0.0.1");
+	c->u.fd = fd;
+	c->u.dead = false;
+	c->u.mask = 0;
+	c->st = CS_CONNECTING;
+	struct pollfd pf = {.fd = fd, .events = POLLOUT};
+	if (poll(&pf, 1, 0) == 1) { /* loopback: often done already */
+		connect_done(p, c);
+		return;
+	}
+	conn_set_mask(p, c, &c->u, EPOLLOUT);
+}
+
+void px_pub_answer(struct proxy *p)
+{
+	struct px_pub *pb = p->pub;
+	for (int k = 0; k < 64 && pb->chan.fd >= 0; k++) {
+		struct pubwire_msg m;
+		int fd = -1;
+		ssize_t r = fdmsg_recv(pb->chan.fd, &m, sizeof m, &fd, 1, MSG_DONTWAIT);
+		if (r < 0 && errno == EAGAIN)
+			return;
+		if (r != (ssize_t)sizeof m || pb->head == pb->tail) {
+			/* init is gone (the jail ended), or says what no one asked: the channel is
+			 * closed, and what waits on it fails */
+			if (fd >= 0)
+				(void)close(fd);
+			px_close_fd(&pb->chan.fd);
+			pb->chan.mask = 0;
+			while (pb->head != pb->tail) {
+				struct px_conn *c = pb->fifo[pb->head++ % PX_PUB_INFLIGHT];
+				if (c)
+					pub_retry(p, c, ECONNABORTED, "the jail has ended");
+			}
+			return;
+		}
+		struct px_conn *c = pb->fifo[pb->head % PX_PUB_INFLIGHT];
+		pb->fifo[pb->head++ % PX_PUB_INFLIGHT] = NULL;
+		if (c)
+			pub_take(p, c, &m, fd);
+		else if (fd >= 0)
+			(void)close(fd); /* its client left meanwhile */
+	}
+}
+
+void px_pub_accept(struct proxy *p, struct px_pub_listen *l)
+{
+	struct sockaddr_storage peer;
+	struct px_conn *c;
+	for (int k = 0; k < 64 && (c = conn_accept(p, l->h.fd, &peer)); k++) {
+		c->pub = &l->pub;
+		px_event_init(&c->ev, NP_PUBLISH, "127.0.0.1", l->pub.port);
+		publish_format(&l->pub, c->ev.rule, sizeof c->ev.rule);
+		char a[INET_ADDRSTRLEN] = "?"; /* the host's listener is 127.0.0.1: IPv4 */
+		const struct sockaddr_in *in4 = (const struct sockaddr_in *)&peer;
+		if (peer.ss_family == AF_INET)
+			px_addr_text(AF_INET, (const uint8_t *)&in4->sin_addr, a, sizeof a);
+		(void)snprintf(c->ev.addr, sizeof c->ev.addr, "%.15s:%u", a,
+			       (unsigned)ntohs(in4->sin_port));
+		c->ev.allowed = true;
+		c->have_ev = true;
+		p->st.allowed++;
+		if (ep_quiet(p, &c->c) < 0) {
+			conn_close(p, c);
+			continue;
+		}
+		pub_ask(p, c, false);
+	}
+}
+
+void px_pub_start(struct proxy *p, struct px_pub_job *j)
+{
+	if (p->pub) { /* one jail, one channel: a second job is refused */
+		for (size_t i = 0; i < j->n; i++)
+			px_close_fd(&j->fds[i]);
+		px_close_fd(&j->chan);
+		return;
+	}
+	struct px_pub *pb = xcalloc(1, sizeof *pb);
+	pb->l = xcalloc(j->n, sizeof *pb->l);
+	pb->n = j->n;
+	pb->chan = (struct px_handle){.kind = PK_PUB_CHAN, .fd = j->chan};
+	j->chan = -1;
+	for (size_t i = 0; i < j->n; i++) {
+		pb->l[i].h = (struct px_handle){.kind = PK_PUB_LISTEN, .fd = j->fds[i]};
+		pb->l[i].pub = j->v[i];
+		j->fds[i] = -1;
+		(void)px_ep_set(p, &pb->l[i].h, EPOLLIN);
+	}
+	(void)px_ep_set(p, &pb->chan, EPOLLIN);
+	p->pub = pb;
+}
+
+void px_pub_free(struct proxy *p)
+{
+	struct px_pub *pb = p->pub;
+	if (!pb)
+		return;
+	for (size_t i = 0; i < pb->n; i++)
+		px_close_fd(&pb->l[i].h.fd);
+	px_close_fd(&pb->chan.fd);
+	free(pb->l);
+	free(pb);
+	p->pub = NULL;
 }

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct px_dns_tcp {
 };
 
 struct px_dns_job {
+	struct px_wait w;             /* --net ask: while its question is open */
 	struct proxy *p;
 	struct dns_query q;
 	struct net_decision d;
@@ -194,6 +196,29 @@ static void looked_up(void *arg, int status, int timeouts, struct ares_addrinfo 
 	finish(p, j, rcode, a, n);
 }
 
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+static void answer_allowed(struct proxy *p, struct px_dns_job *j, char *host, const char *asked);
+
+/* --net ask: the person answered the lookup's question (or did not in time). */
+static void dns_answered(struct proxy *p, struct px_wait *w, const struct net_decision *d,
+			 char *reason)
+{
+	struct px_dns_job *j = container_of(w, struct px_dns_job, w);
+	if (j->tcp)
+		j->tcp->job = NULL; /* answered now, one way or the other */
+	if (d) { /* the answer's entry decides; a mapping of the name still holds */
+		j->d.v = d->v;
+		j->d.rule = d->rule;
+		answer_allowed(p, j, xstrdup(j->ev.host), reason);
+	} else {
+		(void)snprintf(j->ev.rule, sizeof j->ev.rule, "%s", reason);
+		p->st.denied++;
+		finish(p, j, DNS_NXDOMAIN, NULL, 0);
+	}
+	free(reason);
+}
+
 /* One parsed query: the job is ours to answer and free. */
 static void answer(struct proxy *p, struct px_dns_job *j)
 {
@@ -208,7 +233,28 @@ static void answer(struct proxy *p, struct px_dns_job *j)
 		return;
 	}
 	px_event_init(&j->ev, NP_DNS, host, 0);
-	if (!px_dns_name_allowed(p->rules, host, &j->d)) {
+	bool allowed = px_dns_name_allowed(p->rules, host, &j->d);
+	if (!allowed && j->d.v == NV_NOT_ALLOWED) { /* --net ask: the person may allow it */
+		char *why = NULL;
+		j->w.done = dns_answered;
+		int r = px_ask(p, host, 0, NP_DNS, &j->d, &j->w, &why);
+		if (r == 0) { /* the question holds the job; over TCP, its connection waits */
+			if (j->tcp)
+				j->tcp->job = j;
+			free(host);
+			return;
+		}
+		allowed = r > 0;
+		if (why) {
+			(void)snprintf(j->ev.rule, sizeof j->ev.rule, "%s", why);
+			free(why);
+			free(host);
+			p->st.denied++;
+			finish(p, j, DNS_NXDOMAIN, NULL, 0);
+			return;
+		}
+	}
+	if (!allowed) {
 		/* worded for port 443: net_deny_reason would print port 0 as ":0" */
 		char *reason = net_deny_reason(&j->d, host, 443);
 		(void)snprintf(j->ev.rule, sizeof j->ev.rule, "%s", reason ? reason : "not allowed");
@@ -218,9 +264,17 @@ static void answer(struct proxy *p, struct px_dns_job *j)
 		finish(p, j, DNS_NXDOMAIN, NULL, 0);
 		return;
 	}
+	answer_allowed(p, j, host, NULL);
+}
+
+/* The name is allowed (j->d: why; asked: the answer's words when it was asked): its addresses.
+ * Takes host. */
+static void answer_allowed(struct proxy *p, struct px_dns_job *j, char *host, const char *asked)
+{
 	p->st.allowed++;
 	j->ev.allowed = true;
-	const char *spec = j->d.mapped ? j->d.mapped->spec : j->d.rule ? j->d.rule->spec : "";
+	const char *spec = asked ? asked : j->d.mapped ? j->d.mapped->spec
+				 : j->d.rule ? j->d.rule->spec : "";
 	(void)snprintf(j->ev.rule, sizeof j->ev.rule, "%s", spec);
 	int fam = qfamily(j->q.qtype);
 	if (!fam || j->q.qclass != DNS_C_IN) { /* the name exists; no records of that type */
@@ -433,7 +487,7 @@ void px_dns_sweep(struct proxy *p, long long now)
 	struct px_dns_tcp *next;
 	for (struct px_dns_tcp *c = p->dns_conns; c; c = next) {
 		next = c->next;
-		if (now >= c->deadline)
+		if (now >= c->deadline && !c->job) /* a query being answered has its own bound */
 			tcp_close(p, c);
 	}
 }

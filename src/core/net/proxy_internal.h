@@ -13,8 +13,12 @@
 #include <linux/filter.h>
 
 #include "core/net/firstbytes.h"
+#include "core/net/httpreq.h"
 #include "core/net/proxy.h"
 #include "core/net/netsynth.h"
+#include "core/net/inspectmsg.h"
+#include "core/plan/netask.h"
+#include "core/plan/publish.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71 /* Linux 5.14 */
@@ -22,7 +26,8 @@
 
 /* What an epoll registration points at: every registered object starts with one. */
 enum px_kind { PK_STOP, PK_LISTEN, PK_DNS_UDP, PK_DNS_LISTEN, PK_ARES, PK_CLIENT, PK_UPSTREAM,
-	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_RELAY };
+	       PK_DNS_TCP, PK_NOTIFY, PK_CAPTURE, PK_CAPCHAN, PK_RELAY, PK_WAKE, PK_PUB_LISTEN,
+	       PK_PUB_CHAN, PK_INSPECT };
 struct px_handle {
 	enum px_kind kind;
 	int fd;
@@ -49,11 +54,64 @@ struct px_dns_tcp;
 struct px_dns_job;
 struct px_capture;
 
+/* Work another thread hands the loop (px_post): the loop owns every connection and the epoll
+ * set, so what changes them from outside is queued and done there. Each kind embeds this
+ * first. */
+enum px_job_kind { PJ_PUBLISH, PJ_ANSWER };
+struct px_job {
+	enum px_job_kind kind;
+	struct px_job *next;
+};
+
+/* --publish: the job (proxy_publish) and what the loop keeps (proxy_conn.c). */
+struct px_pub_job {
+	struct px_job j;
+	size_t n;
+	struct publish v[PUBLISH_MAX];
+	int fds[PUBLISH_MAX];
+	int chan;
+};
+struct px_pub_listen {
+	struct px_handle h;       /* PK_PUB_LISTEN: the host's 127.0.0.1:host_port */
+	struct publish pub;
+};
+struct px_conn;
+
+/* --net ask (proxy_ask.c): a request waiting for the person's answer, embedded in its owner
+ * (a connection, a DNS query). */
+struct px_question;
+struct px_wait {
+	struct px_wait *prev, *next;
+	struct px_question *q;
+	/* The answer came, or the time ran out, or the proxy stops: allowed (d filled, its rule
+	 * the answer's entry) or not (d NULL; reason says why, allocated: the callee's). */
+	void (*done)(struct proxy *p, struct px_wait *w, const struct net_decision *d,
+		     char *reason);
+};
+struct px_answer_job {           /* proxy_answer */
+	struct px_job j;
+	uint64_t id;                 /* a question, or 0: every question of entry, and later ones */
+	char entry[NET_HOST_MAX + 10];
+	enum ask_answer a;
+	char by[128];
+};
+struct px_ask;
+#define PX_PUB_INFLIGHT 256 /* connections waiting for init's socket at once */
+struct px_pub {
+	struct px_pub_listen *l;
+	size_t n;
+	struct px_handle chan;    /* PK_PUB_CHAN: to the jail's init (core/plan/pubwire.h) */
+	struct px_conn *fifo[PX_PUB_INFLIGHT]; /* asked, in order (NULL: gone since) */
+	uint64_t head, tail;      /* the next answer is for fifo[head % N]; tail: next asked */
+};
+
 struct proxy {
 	int ep;
 	struct px_handle stop_h;           /* eventfd: proxy_stop writes it */
 	struct px_handle listen_h[2];      /* tcp4, tcp6 */
 	struct px_handle udp_h, dnsl_h;    /* the DNS stub: UDP, TCP listener */
+	struct px_handle inspect_h;        /* agentjail-tls's control socket, -1 when none */
+	uint64_t inspect_ids;              /* the last tunnel id handed over */
 	const struct netrules *rules;
 	ares_channel ch;
 	bool ares_ok;
@@ -69,6 +127,11 @@ struct proxy {
 	bool thr_started;
 	int head_ms, connect_ms;           /* from px_test_timeouts, or the defaults */
 	long long accept_paused_until;     /* out of fds: the listeners rest until then */
+	struct px_handle wake_h;           /* eventfd: px_post wrote a job */
+	pthread_mutex_t inbox_mu;
+	struct px_job *inbox;              /* jobs posted, oldest first */
+	struct px_pub *pub;                /* --publish, once its job ran */
+	struct px_ask *ask;                /* --net ask, NULL without */
 	struct netsynth synth;             /* the DNS stub's own addresses, capture's way back */
 	uint64_t jail_netns;               /* SO_NETNS_COOKIE of the jail's network namespace, 0
 					    * before Linux 5.14: then jail_netns_ino is used */
@@ -106,12 +169,31 @@ void px_conn_abandon(struct proxy *p, struct px_conn *c);
  * fb_kind_for, and the unit test's ports). FB_SNIFF for a port that is not judged. */
 enum fb_kind px_fb_kind(const struct proxy *p, const char *host, uint16_t port);
 
+/* --publish (proxy_conn.c) */
+void px_pub_start(struct proxy *p, struct px_pub_job *j); /* takes j's fds; frees nothing */
+void px_pub_accept(struct proxy *p, struct px_pub_listen *l);
+void px_pub_answer(struct proxy *p);                      /* init answered on the channel */
+void px_pub_free(struct proxy *p);                        /* after px_close_all */
+
+/* --net ask (proxy_ask.c). After the rules refused host:port (verdict v, not NV_DENY_LISTED):
+ * 1 allowed by an earlier answer (d set); 0 waiting (w linked: w->done follows); -1 refused,
+ * *reason (allocated) saying why — denied when asked, too many questions — or NULL when the
+ * proxy does not ask (the rules' own reason applies). */
+int px_ask_setup(struct proxy *p, const struct proxy_ask *cfg); /* before the loop starts */
+int px_ask(struct proxy *p, const char *host, uint16_t port, enum net_proto proto,
+	   struct net_decision *d, struct px_wait *w, char **reason);
+void px_ask_leave(struct proxy *p, struct px_wait *w); /* its request went away */
+void px_ask_answer(struct proxy *p, const struct px_answer_job *j);
+void px_ask_sweep(struct proxy *p, long long now);     /* questions out of time: denied */
+void px_ask_free(struct proxy *p);                     /* waiters told (denied), all freed */
+
 /* proxy_events.c */
 int px_events_start(struct px_events *q, net_event_sink sink, void *arg, struct err *e) WUR;
 void px_events_push(struct px_events *q, const struct net_event *ev);
 void px_events_stop(struct px_events *q); /* deliver what is left, join, free */
 
 /* proxy.c, used by the others */
+void px_post(struct proxy *p, struct px_job *j); /* any thread: the loop runs it, then frees it */
 int px_ep_set(struct proxy *p, struct px_handle *h, uint32_t mask);
 void px_bury(struct proxy *p, struct px_handle *h); /* close its fd, free at the round's end */
 void px_close_fd(int *fd);                           /* close it if open, set it to -1 */
@@ -133,6 +215,25 @@ void px_addr_refused(const char *host, uint16_t port, const char *refused, char 
 void px_set_text(char *dst, size_t cap, const char *s); /* copied, cut to fit */
 /* An IPv4 (4 bytes) or IPv6 (16) address and a port as a sockaddr; its length. */
 socklen_t px_fill_sa(struct sockaddr_storage *sa, int fam, const uint8_t *a, uint16_t port);
+
+/* proxy_inspect.c (doc/design.md §4d) */
+/* Whether a tunnel to host (normalized) at port, whose first bytes fb_judge passed (tls: they
+ * are a ClientHello; http: an HTTP head on port 80), goes to agentjail-tls (refused when it
+ * cannot take it). */
+bool px_inspect_wanted(const struct proxy *p, const char *host, bool tls, bool http);
+/* Whether the host is inspected: a captured connection to it is relayed, so its first bytes
+ * are read and it can be handed over, whatever its port (capture.c). */
+bool px_inspect_host(const struct proxy *p, const char *host);
+/* Hand the tunnel over: its client and upstream sockets and the bytes held. 0 sent (the
+ * caller closes its copies and leaves the event to agentjail-tls), -1 not (it is gone: the
+ * caller refuses the tunnel, never relays it unread). */
+int px_inspect_send(struct proxy *p, const struct im_tunnel *t, int client_fd, int upstream_fd);
+void px_inspect_ready(struct proxy *p);  /* PK_INSPECT readable: its events */
+void px_inspect_finish(struct proxy *p); /* proxy_stop: read its last events, close */
+/* A plain HTTP request (absolute URI) to an inspected host: -1 with the refusal's reason and
+ * whether it is an exfiltration attempt. */
+int px_inspect_plain(const struct proxy *p, const char *host, uint16_t port, const char *buf,
+		     size_t len, const struct http_req *q, char *reason, size_t cap);
 
 /* proxy_dns.c */
 void px_dns_udp_ready(struct proxy *p);

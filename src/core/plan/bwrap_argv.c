@@ -3,11 +3,13 @@
 #include "core/plan/bwrap_argv.h"
 #include "core/plan/bindpath.h"
 #include "core/plan/initargs.h"
+#include "core/plan/publish.h"
 #include "core/plan/initpath.h"
 #include "core/plan/gitprotect.h"
 #include "core/plan/homekeep.h"
 #include "core/plan/netrules.h"
 #include "core/plan/resolve.h"
+#include "core/plan/review.h"
 #include "core/plan/toolcache.h"
 #include "core/plan/toolmgr.h"
 
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -38,6 +41,16 @@ const char *const bw_protected_names[] = {
 	".claude/scheduled_tasks.json", ".codex", ".gemini/settings.json", ".gemini/extensions",
 	".gemini/commands", ".gemini/policies", ".gemini/hooks", "opencode.json",
 	"opencode.jsonc", ".opencode", ".pi", ".kiro", ".aider.conf.yml", NULL};
+
+const char *bw_protected_prefix(const char *rel)
+{
+	for (const char *const *n = bw_protected_names; *n; n++) {
+		size_t l = strlen(*n);
+		if (!strncasecmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
+			return *n;
+	}
+	return NULL;
+}
 
 /* What in a home runs code later, relative to $HOME, each with who runs it (doc/design.md §3b):
  * read-only wherever a writable bind of a host path covers it (the workspace is $HOME or
@@ -65,6 +78,7 @@ const struct bw_home_code bw_home_code[] = {
 	{".ssh/rc", "sshd runs it at every login"},
 	{".ssh/environment", "sshd sets what it names at login (PermitUserEnvironment)"},
 	{".ssh/config", "ssh runs its ProxyCommand, LocalCommand and Match exec"},
+	{".ssh/known_hosts", "ssh, and agentjail's filtered ssh agent, trust the host keys it lists"},
 	{".local/bin", "it is on PATH: what is there runs in place of the system's commands"},
 	{".local/lib", "python imports the .pth files of the user's site-packages at every start"},
 	{".npmrc", "npm runs what it names (script-shell, node-options, git)"},
@@ -118,6 +132,11 @@ static void op_fd_bind(struct bw_plan *p, bool rw, const char *src, const char *
 	struct bw_op *o = op_new(p, comment);
 	o->fd = p->next_fd++;
 	o->src = xstrdup(src);
+	/* --fs review: a bind of a workspace path onto itself shows the overlay's, never the
+	 * host's (the rename guards would make the real .git writable) */
+	const char *rel = p->ovl.lower && !strcmp(src, dest) ? path_below(src, p->ovl.lower) : NULL;
+	if (rel)
+		o->ovl_rel = xstrdup(rel);
 	strv_push(&o->args, rw ? "--bind-fd" : "--ro-bind-fd");
 	strv_pushf(&o->args, "%d", o->fd);
 	strv_push(&o->args, dest);
@@ -445,10 +464,16 @@ static void add_self(struct bw_plan *p, const struct hostfacts *hf, const struct
  * where it really is: the target under /run (over the fresh tmpfs), /etc/resolv.conf itself,
  * or the plain file one symlink away; /etc/hosts stays the host's. Without a file glibc asks
  * 127.0.0.1 anyway. */
-static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf)
+static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf, bool ask)
 {
-	static const char stub[] = "# agentjail --net allow: the DNS stub answers allowed names "
-				   "only\nnameserver 127.0.0.1\n";
+	static const char allow[] = "# agentjail --net allow: the DNS stub answers allowed names "
+				    "only\nnameserver 127.0.0.1\n";
+	/* --net ask: a lookup waits while the person is asked; glibc's longest wait (30 s a
+	 * try, twice) rather than its 5 s, so an answer within a minute reaches the lookup */
+	static const char asking[] = "# agentjail --net ask: the DNS stub answers allowed names, "
+				     "and asks about others\nnameserver 127.0.0.1\noptions "
+				     "timeout:30 attempts:2\n";
+	const char *stub = ask ? asking : allow;
 	static const char why[] = "net allow: DNS to the stub (nameserver 127.0.0.1)";
 	const char *etc = "/etc/resolv.conf";
 	const struct hf_stat *st = hf_stat(hf, etc);
@@ -471,7 +496,7 @@ static void add_resolv_stub(struct bw_plan *p, struct hostfacts *hf)
 static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol)
 {
 	if (pol->net == NET_ALLOW) {
-		add_resolv_stub(p, hf);
+		add_resolv_stub(p, hf, pol->ask);
 		return;
 	}
 	if (pol->net == NET_OFF || !hf->resolv_target)
@@ -482,6 +507,99 @@ static void add_resolv(struct bw_plan *p, struct hostfacts *hf, const struct pol
 	}
 	op_fd_bind(p, false, hf->resolv_target, hf->resolv_target,
 		   "resolv.conf's target, after the /run tmpfs (before it, it would be hidden)");
+}
+
+/* ---- secrets, inspected hosts, agents (doc/design.md §4d) ---- */
+
+static void setenv_op(struct bw_plan *p, const char *name, const char *value, bool secret,
+		      const char *why);
+
+/* What names a CA bundle for the tools that take one from the environment: OpenSSL (and what
+ * links it: curl, git, Python's ssl, Ruby, PHP), Node (added to its own roots), Python's
+ * requests, curl, git, pip, npm, cargo, the AWS SDKs, Deno */
+static const char *const bundle_env[] = {"SSL_CERT_FILE",     "NODE_EXTRA_CA_CERTS",
+					 "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+					 "GIT_SSL_CAINFO",    "PIP_CERT",
+					 "npm_config_cafile", "CARGO_HTTP_CAINFO",
+					 "AWS_CA_BUNDLE",     "DENO_CERT",
+					 NULL};
+
+/* After /run's tmpfs and /etc: the bundle, and the host's own bundle file shown with it. */
+static void add_bundle(struct bw_plan *p, struct hostfacts *hf)
+{
+	if (!hf->sec.bundle)
+		return;
+	op_data_bind(p, hf->sec.bundle, BW_CA_BUNDLE_PATH,
+		     "inspected hosts (§4d): the host's CA bundle and agentjail's CA, read-only");
+	const char *host = hf->sec.bundle_host;
+	if (host && hf_type(hf, host) == HF_FILE && !hf_has_symlink_below(hf, "/", host))
+		op_data_bind(p, hf->sec.bundle, host,
+			     "… over the host's bundle too (tools with a compiled-in path)");
+	else if (host)
+		skip(p, host, "the host's CA bundle is not a plain file: not replaced (the "
+			      "variables name the jail's)");
+}
+
+/* After the home's tmpfs: the filtered ssh agent and known_hosts, gpg's extra socket and the
+ * public keyring. -1 (exit 2) for --gpg-agent without a home of the jail's own. */
+static int add_agents(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		      bool home_own, struct err *e)
+{
+	if (pol->ssh_agent && hf->sec.ssh_sock) {
+		op_fd_bind(p, false, hf->sec.ssh_sock, BW_SSH_AGENT_PATH,
+			   "--ssh-agent: agentjail's filtered agent (list keys, sign for sessions "
+			   "bound to allowed hosts)");
+		/* where git's ssh is told to look (ssh's own ~ is the passwd entry's home), and
+		 * where plain ssh looks when the home is the jail's */
+		_cleanup_free_ char *kh = hf->home ? path_join(hf->home, ".ssh/known_hosts") : NULL;
+		if (kh && hf_type(hf, kh) == HF_FILE) {
+			op_fd_bind(p, false, kh, BW_KNOWN_HOSTS_PATH,
+				   "--ssh-agent: the hosts ssh knows, read-only");
+			if (home_own)
+				op_fd_bind(p, false, kh, kh, "… and where ssh looks, read-only");
+		}
+	}
+	if (!pol->gpg_agent || !hf->sec.gpg_sock)
+		return 0;
+	if (!home_own)
+		return err_set(e, 0, hf->home ? hf->home : "$HOME",
+			       "--gpg-agent needs the jail's own home: here the workspace shows "
+			       "yours, secret keys included");
+	_cleanup_free_ char *dir = path_join(hf->home, ".gnupg");
+	op(p, "--gpg-agent: a gpg home of the jail's own", 4, "--perms", "0700", "--dir", dir);
+	static const char *const pub[] = {"pubring.kbx", "pubring.gpg", "trustdb.gpg", NULL};
+	for (size_t i = 0; hf->sec.gpg_home && pub[i]; i++) {
+		_cleanup_free_ char *src = path_join(hf->sec.gpg_home, pub[i]);
+		_cleanup_free_ char *dst = path_join(dir, pub[i]);
+		if (hf_type(hf, src) == HF_FILE)
+			op_fd_bind(p, false, src, dst, "--gpg-agent: the public keyring, read-only");
+	}
+	_cleanup_free_ char *sock = path_join(dir, "S.gpg-agent");
+	op_fd_bind(p, false, hf->sec.gpg_sock, sock,
+		   "--gpg-agent: gpg-agent's restricted extra socket (signs; no key leaves it)");
+	return 0;
+}
+
+/* The variables: a secret's placeholder is set where its value was (add_env); these follow
+ * the proxy's. */
+static void add_secrets_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+			    bool home_own)
+{
+	for (size_t i = 0; hf->sec.bundle && bundle_env[i]; i++)
+		setenv_op(p, bundle_env[i], BW_CA_BUNDLE_PATH, false,
+			  "inspected hosts: the jail's CA bundle");
+	if (pol->ssh_agent && hf->sec.ssh_sock) {
+		setenv_op(p, "SSH_AUTH_SOCK", BW_SSH_AGENT_PATH, false,
+			  "--ssh-agent: agentjail's filtered agent");
+		setenv_op(p, "GIT_SSH_COMMAND",
+			  "ssh -o ProxyCommand='" BW_INIT_PATH " __connect %h %p' "
+			  "-o UserKnownHostsFile=" BW_KNOWN_HOSTS_PATH,
+			  false, "--ssh-agent: git's ssh through the proxy, with the hosts you know");
+	}
+	if (pol->gpg_agent && hf->sec.gpg_sock && home_own) {
+		_cleanup_free_ char *dir = path_join(hf->home, ".gnupg");
+		setenv_op(p, "GNUPGHOME", dir, false, "--gpg-agent: the jail's gpg home");
+	}
 }
 
 static bool is_home_or_ancestor(const char *dir, const char *home)
@@ -863,9 +981,15 @@ static bool add_home(struct bw_plan *p, struct hostfacts *hf, const struct polic
 static void add_workspace(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
 			  struct strv *writable)
 {
-	bool rw = pol->fs == FS_WORKSPACE_WRITE;
+	bool review = pol->fs == FS_REVIEW;
+	bool rw = pol->fs == FS_WORKSPACE_WRITE || review;
+	if (review)
+		p->ovl.lower = xstrdup(pol->workspace); /* op_fd_bind takes these from the overlay */
 	op_fd_bind(p, rw, pol->workspace, pol->workspace,
-		   rw ? "the workspace, writable" : "the workspace, read-only");
+		   review ? "the workspace as the review overlay: every write goes to the change "
+			    "set (agentjail diff, apply, discard)"
+		   : rw	  ? "the workspace, writable"
+			  : "the workspace, read-only");
 	if (rw)
 		strv_push(writable, pol->workspace);
 	/* the common dir first: a worktree's git dir usually lies inside it, and a mount of the
@@ -880,10 +1004,14 @@ static void add_workspace(struct bw_plan *p, struct hostfacts *hf, const struct 
 			skip(p, gd[i], "git metadata of the workspace: not a directory");
 			continue;
 		}
-		op_fd_bind(p, rw, gd[i], gd[i],
-			   i == 1 ? "the worktree's git dir, like the workspace"
-				  : "the repository's common git dir, like the workspace");
-		if (rw)
+		/* outside the workspace, so outside the overlay: under review the jail cannot
+		 * write it (a commit there fails), and the real repository stays as it is */
+		op_fd_bind(p, rw && !review, gd[i], gd[i],
+			   review   ? "git metadata outside the workspace, read-only under --fs "
+				      "review (no overlay covers it)"
+			   : i == 1 ? "the worktree's git dir, like the workspace"
+				    : "the repository's common git dir, like the workspace");
+		if (rw && !review)
 			strv_push(writable, gd[i]);
 	}
 	for (size_t i = 0; i < pol->rw.n; i++) {
@@ -1090,6 +1218,7 @@ static void add_protection(struct bw_plan *p, struct hostfacts *hf, const struct
 		strv_push(&extra, hf->self_exe);
 		initpath_candidates(hf->self_exe, &extra);
 		helperpath_candidates(&HELPER_REMOTE, hf->self_exe, &extra);
+		helperpath_candidates(&HELPER_TLS, hf->self_exe, &extra);
 	}
 	for (size_t i = 0; i < extra.n; i++)
 		if (under_any(writable, extra.v[i]))
@@ -1296,7 +1425,7 @@ static void add_proxy_env(struct bw_plan *p)
 }
 
 static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
-		    struct tools_memo *tools)
+		    struct tools_memo *tools, bool home_own)
 {
 	op(p, "start from an empty environment", 1, "--clearenv");
 	for (size_t i = 0; env_keep[i]; i++) {
@@ -1327,6 +1456,13 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 			setenv_op(p, name, eq + 1, true, "--env NAME=VALUE");
 			continue;
 		}
+		if (secret_set_find(&pol->secrets, kv)) {
+			_cleanup_free_ char *ph = secret_placeholder(kv);
+			setenv_op(p, kv, ph, false,
+				  "a secret: its placeholder; agentjail adds the value at the proxy, "
+				  "for its hosts only (§4d)");
+			continue;
+		}
 		const char *v = hf_getenv(hf, kv);
 		if (!v) {
 			skip(p, kv, "--env: not set on the host");
@@ -1346,6 +1482,7 @@ static void add_env(struct bw_plan *p, struct hostfacts *hf, const struct policy
 		setenv_op(p, "AGENTJAIL_SESSION", hf->session_id, false, "this session's id");
 	if (pol->net == NET_ALLOW)
 		add_proxy_env(p);
+	add_secrets_env(p, hf, pol, home_own);
 }
 
 /* A --rw or --ro path that is not there: an error naming it (a typo would silently mean no
@@ -1442,6 +1579,7 @@ static void op_free(struct bw_op *o)
 	free(o->comment);
 	free(o->src);
 	free(o->data);
+	free(o->ovl_rel);
 }
 
 /* One mount per destination: when a later op mounts on the same path, it would cover the
@@ -1575,6 +1713,25 @@ static void plan_limits(struct bw_plan *p, const struct policy *pol, const struc
 /* Without a cgroup v2 scope, the jail's init sets rlimits: RLIMIT_DATA per process, and,
  * without a v1 pids scope either, RLIMIT_NPROC inside the jail's user namespace (it counts the
  * jail's processes only there; root is exempt from it, so not for root). */
+/* --publish: the jail ports init may connect to for the host (each once); the host ports are
+ * the command layer's (its listeners) */
+static void add_publish(struct bw_plan *p, const struct policy *pol, struct init_args *ia)
+{
+	struct publish *v = NULL;
+	size_t n = 0;
+	struct err e = {0};
+	if (pol->net == NET_ON || publish_list(&pol->publish, &v, &n, &e) < 0 || !n)
+		return; /* validated before: nothing to publish */
+	for (size_t i = 0; i < n; i++) {
+		char port[8];
+		(void)snprintf(port, sizeof port, "%u", (unsigned)v[i].port);
+		if (!strv_contains(&ia->publish, port))
+			strv_push(&ia->publish, port);
+	}
+	p->publish = true;
+	free(v);
+}
+
 static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 {
 	const struct bw_limits *l = &p->limits;
@@ -1588,6 +1745,74 @@ static void add_rlimits(const struct bw_plan *p, struct init_args *ia)
 	if (l->pids != LIMIT_UNSET && l->pids != LIMIT_UNLIMITED && !l->root &&
 	    l->mech == LIMITS_RLIMIT)
 		ia->rlimit_nproc = (unsigned long long)l->pids;
+}
+
+/* --fs review (doc/design.md §3c): the overlay's places, <state>/review/<session id>, which
+ * must lie outside the workspace (overlayfs refuses a layer inside another) */
+static int plan_review(struct bw_plan *p, struct hostfacts *hf, const struct policy *pol,
+		       struct err *e)
+{
+	if (!hf->state_dir || !hf->session_id) {
+		err_set(e, 0, pol->workspace, "--fs review keeps the change set in agentjail's state "
+					      "directory, and there is none here");
+		err_hint(e, "set AGENTJAIL_STATE_DIR (or state_dir in the configuration) to a "
+			    "directory of yours");
+		return -1;
+	}
+	/* its real place: the holder opens every directory on the way without following a link
+	 * (a $HOME reached through one, /home -> /var/home, is followed here, once) */
+	_cleanup_free_ char *state = real_or_below(hf, hf->state_dir);
+	_cleanup_free_ char *dir = review_dir(state ? state : hf->state_dir, hf->session_id);
+	if (path_is_under(dir, pol->workspace) || path_is_under(pol->workspace, dir)) {
+		err_set(e, 0, dir, "--fs review keeps the change set in agentjail's state directory, "
+				   "which lies inside the workspace %s (or holds it): overlayfs "
+				   "cannot keep a layer inside the tree it covers",
+			pol->workspace);
+		err_hint(e, "set AGENTJAIL_STATE_DIR (or state_dir in your configuration) to a "
+			    "directory outside the workspace");
+		return -1;
+	}
+	p->ovl.dir = xstrdup(dir);
+	p->ovl.upper = path_join(dir, REVIEW_UPPER);
+	p->ovl.work = path_join(dir, REVIEW_WORK);
+	p->ovl.mnt = path_join(dir, REVIEW_MNT);
+	return 0;
+}
+
+/* --fs review: the workspace's protected paths are not watched (the jail cannot write the
+ * workspace: a change there is the user's own, never to be moved aside); they are what
+ * `apply` holds back instead, with git's hooks directory */
+static void review_protection(struct bw_plan *p, const struct hostfacts *hf,
+			      const struct policy *pol)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < p->watch.n; i++) {
+		const char *rel = path_below(p->watch.v[i], pol->workspace);
+		if (!rel) {
+			p->watch.v[w++] = p->watch.v[i];
+			continue;
+		}
+		/* a git dir itself is judged name by name (review_guard: objects and refs go,
+		 * hooks and config never) */
+		bool gitdir = !strcasecmp(path_basename(p->watch.v[i]), ".git");
+		if (rel[0] && !gitdir && !strv_contains(&p->review_named, rel))
+			strv_push(&p->review_named, rel);
+		free(p->watch.v[i]);
+	}
+	p->watch.n = w;
+	if (p->watch.v)
+		p->watch.v[w] = NULL;
+	/* what the jail could not write there either: --ro and --hide inside the workspace */
+	const struct strv *narrow[] = {&pol->ro, &pol->hide};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < narrow[k]->n; i++) {
+			const char *rel = path_below(narrow[k]->v[i], pol->workspace);
+			if (rel && rel[0] && !strv_contains(&p->review_named, rel))
+				strv_push(&p->review_named, rel);
+		}
+	const char *hooks = hf->hooks_path ? path_below(hf->hooks_path, pol->workspace) : NULL;
+	if (hooks && hooks[0])
+		strv_push(&p->review_never, hooks);
 }
 
 /* --home persist needs a state directory to keep the home in, and a $HOME apart from the
@@ -1635,6 +1860,8 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 		err_set(e, 0, pol->workspace, "the workspace is not a directory");
 		return -1;
 	}
+	if (pol->fs == FS_REVIEW && plan_review(out, hf, pol, e) < 0)
+		return -1;
 	if (pol->home == HOME_PERSIST && check_persist(pol, hf, e) < 0)
 		return -1;
 	plan_limits(out, pol, hf);
@@ -1645,14 +1872,26 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	add_proc_dev(out, hf, pol);
 	add_tmpfs(out);
 	add_resolv(out, hf, pol);
+	add_bundle(out, hf);
 	struct strv agent_roots = STRV_INIT;
 	struct tools_memo tools = {.cache_root = toolcache_root(hf->state_dir, pol->workspace,
 								 pol->cache)};
 	bool home_own = add_home(out, hf, pol, cmd, &agent_roots, &tools);
+	if (add_agents(out, hf, pol, home_own, e) < 0) {
+		free(tools.cache_root);
+		if (tools.done)
+			toolmgr_plan_free(&tools.tm);
+		strv_free(&tools.private_late);
+		strv_free(&agent_roots);
+		return -1;
+	}
 	struct strv writable = STRV_INIT;
 	add_workspace(out, hf, pol, &writable);
 	add_protection(out, hf, &writable, &agent_roots, pol,
-		       pol->fs == FS_WORKSPACE_WRITE ? pol->workspace : NULL);
+		       pol->fs == FS_WORKSPACE_WRITE || pol->fs == FS_REVIEW ? pol->workspace
+									       : NULL);
+	if (pol->fs == FS_REVIEW)
+		review_protection(out, hf, pol);
 	add_private_late(out, hf, pol, &tools);
 	add_git_scan(out, hf, pol);
 	struct strv visible = STRV_INIT;
@@ -1661,7 +1900,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	strv_copy(&visible, &pol->ro);
 	add_masks(out, hf, pol, &visible, &writable);
 	strv_free(&visible);
-	add_env(out, hf, pol, &tools);
+	add_env(out, hf, pol, &tools, home_own);
 	if (tools.done)
 		toolmgr_plan_free(&tools.tm);
 	free(tools.cache_root);
@@ -1700,6 +1939,7 @@ int bwrap_build(const struct policy *pol, struct hostfacts *hf, const struct str
 	_cleanup_free_ char *gitconfig = home_own ? path_join(hf->home, ".gitconfig") : NULL;
 	if (gitconfig && hf_type(hf, gitconfig) == HF_FILE)
 		ia.note_lock = gitconfig;
+	add_publish(out, pol, &ia);
 	initargs_build(&ia, &out->cmd);
 	initargs_free(&ia);
 	for (size_t i = 0; i < cmd->n; i++)
@@ -1760,6 +2000,13 @@ void bw_plan_free(struct bw_plan *p)
 	free(p->state_dir);
 	free(p->limits.cgroup_parent);
 	free(p->limits.why);
+	free(p->ovl.dir);
+	free(p->ovl.lower);
+	free(p->ovl.upper);
+	free(p->ovl.work);
+	free(p->ovl.mnt);
+	strv_free(&p->review_named);
+	strv_free(&p->review_never);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1785,6 +2032,11 @@ void bw_plan_argv(const struct bw_plan *p, struct strv *out)
 char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
 {
 	struct strbuf b = STRBUF_INIT;
+	if (p->ovl.lower)
+		sb_addf(&b, "# review: agentjail's namespace holder mounts an overlay at %s before "
+			    "bwrap runs: lower %s (never written), upper %s (the change set), work "
+			    "%s; each fd marked \"overlay\" is opened in it\n",
+			p->ovl.mnt, p->ovl.lower, p->ovl.upper, p->ovl.work);
 	sb_addf(&b, "# %s --args %d -- COMMAND, where fd %d holds:\n",
 		bwrap_path ? bwrap_path : "bwrap", BW_FD_ARGS, BW_FD_ARGS);
 	for (size_t i = 0; i < p->nops; i++) {
@@ -1805,7 +2057,10 @@ char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
 			for (; w < 44; w++)
 				sb_addc(&b, ' ');
 			sb_add(&b, "  # ");
-			if (o->src && o->args.n == 3 && strcmp(o->src, o->args.v[2]) != 0)
+			if (o->ovl_rel)
+				sb_addf(&b, "fd %d = the overlay's %s: ", o->fd,
+					o->ovl_rel[0] ? o->ovl_rel : "top");
+			else if (o->src && o->args.n == 3 && strcmp(o->src, o->args.v[2]) != 0)
 				sb_addf(&b, "fd %d = %s: ", o->fd, o->src);
 			sb_add(&b, o->comment ? o->comment : "");
 		}
@@ -1821,5 +2076,9 @@ char *bw_plan_render(const struct bw_plan *p, const char *bwrap_path)
 		sb_addf(&b, "# skipped: %s\n", p->skipped.v[i]);
 	for (size_t i = 0; i < p->watch.n; i++)
 		sb_addf(&b, "# watched: %s\n", p->watch.v[i]);
+	for (size_t i = 0; i < p->review_named.n; i++)
+		sb_addf(&b, "# review: apply holds back unless named: %s\n", p->review_named.v[i]);
+	for (size_t i = 0; i < p->review_never.n; i++)
+		sb_addf(&b, "# review: apply never writes: %s\n", p->review_never.v[i]);
 	return sb_steal(&b);
 }

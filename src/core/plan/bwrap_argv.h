@@ -24,6 +24,10 @@ enum {
 };
 
 #define BW_INIT_PATH "/run/agentjail/init" /* agentjail-init, the jail's PID 1 */
+/* doc/design.md §4d: the trust bundle of a run that inspects hosts, the filtered ssh agent */
+#define BW_CA_BUNDLE_PATH "/run/agentjail/ca-bundle.pem"
+#define BW_SSH_AGENT_PATH "/run/agentjail/ssh-agent"
+#define BW_KNOWN_HOSTS_PATH "/run/agentjail/known_hosts" /* the user's, read-only */
 /* agentjail itself, bound read-only only when the command names it (verify's `__probe`) */
 #define BW_SELF_PATH "/run/agentjail/agentjail"
 
@@ -35,6 +39,9 @@ struct bw_op {
 	bool secret;       /* last argument is a secret value (redacted when shown) */
 	char *data;        /* --ro-bind-data: the file's contents, which the launcher puts in a
 			    * memfd at fd; else NULL */
+	char *ovl_rel;     /* --fs review: the source is this path inside the review overlay
+			    * ("" its top), opened by the namespace holder once it mounted it
+			    * (core/backend/bwrap/ovlns.h), never the host's src; else NULL */
 };
 
 struct bw_plan {
@@ -57,6 +64,21 @@ struct bw_plan {
 	int next_fd;
 	bool net_allow;       /* --net allow: bwrap runs in the namespace holder's network
 			       * namespace (core/backend/bwrap/netns.h), with --share-net */
+	/* --fs review (doc/design.md §3c): the overlay the namespace holder mounts before bwrap
+	 * runs, the workspace its lower layer; every path NULL in the other modes */
+	struct bw_overlay {
+		char *dir;    /* <state>/review/<session id> */
+		char *lower;  /* the workspace */
+		char *upper;  /* dir/upper: the change set */
+		char *work;   /* dir/work: overlayfs's work directory */
+		char *mnt;    /* dir/mnt: where the holder mounts it */
+	} ovl;
+	/* --fs review: what `apply` must not write unasked, relative to the workspace: the paths
+	 * the plan protects there (made read-only or watched in the other modes), and the ones
+	 * git runs from (core.hooksPath) */
+	struct strv review_named, review_never;
+	bool publish;         /* --publish: launch hands init the publish channel (ctl.h
+			       * CTL_PUBLISH), on which init connects to the published ports */
 	struct bw_limits {    /* the jail's limits (core/plan/limits.h values) and how they hold */
 		uint64_t memory, pids;
 		int mech;            /* enum limits_mech (cgroup.h) */
@@ -101,6 +123,9 @@ bool bw_plan_shows(const struct bw_plan *p, struct hostfacts *hf, const char *pa
 
 /* The protected names inside every writable root (doc/design.md §3 step 7). */
 extern const char *const bw_protected_names[];
+/* The protected name rel (relative to a writable root) is or lies in, ASCII case ignored
+ * (".GIT/hooks" is ".git/hooks" on a case-insensitive file system), or NULL. */
+const char *bw_protected_prefix(const char *rel);
 
 /* What in a home runs code later, relative to $HOME, and who runs it: protected wherever a
  * writable bind covers it (doc/design.md §3b). NULL-terminated. */

@@ -20,8 +20,33 @@ static void entry_free(struct hf_entry *en)
 	free(en->head);
 }
 
+void hf_secrets_free(struct hf_secrets *s)
+{
+	free(s->bundle);
+	free(s->bundle_host);
+	free(s->ssh_sock);
+	free(s->gpg_sock);
+	free(s->gpg_home);
+	memset(s, 0, sizeof *s);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+void hf_secrets_copy(struct hf_secrets *dst, const struct hf_secrets *src)
+{
+	dst->bundle = dup_or_null(src->bundle);
+	dst->bundle_host = dup_or_null(src->bundle_host);
+	dst->ssh_sock = dup_or_null(src->ssh_sock);
+	dst->gpg_sock = dup_or_null(src->gpg_sock);
+	dst->gpg_home = dup_or_null(src->gpg_home);
+}
+
 void hostfacts_free(struct hostfacts *hf)
 {
+	hf_secrets_free(&hf->sec);
 	char **strs[] = {&hf->home,	     &hf->user,		 &hf->cwd,
 			 &hf->state_dir,     &hf->scan_dir,	 &hf->config_dir,
 			 &hf->self_exe,
@@ -277,7 +302,12 @@ static int fixture_line(struct hostfacts *hf, char *line, const char *file, int 
 		       {"gitdir", &hf->gitdir},
 		       {"commondir", &hf->commondir},
 		       {"hooks_path", &hf->hooks_path},
-		       {"session_id", &hf->session_id}};
+		       {"session_id", &hf->session_id},
+		       {"sec_bundle", &hf->sec.bundle},
+		       {"sec_bundle_host", &hf->sec.bundle_host},
+		       {"sec_ssh_sock", &hf->sec.ssh_sock},
+		       {"sec_gpg_sock", &hf->sec.gpg_sock},
+		       {"sec_gpg_home", &hf->sec.gpg_home}};
 	for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++) {
 		if (!strcmp(key, scalars[i].key)) {
 			free(*scalars[i].dst);

@@ -42,6 +42,19 @@ struct hf_tree {
 	struct strv unreadable;
 };
 
+/* What a run with secrets, request rules or agents adds to the view (doc/design.md §4d), made
+ * ready on the host before the plan (cmd layer); all NULL when there is nothing. */
+struct hf_secrets {
+	char *bundle;       /* the jail's trust bundle: the host's and agentjail's CA (a dry run:
+			     * "" when the CA does not exist yet) */
+	char *bundle_host;  /* the host's bundle file (real path) shown with it, or NULL */
+	char *ssh_sock;     /* --ssh-agent: the filtered agent's listening socket on the host */
+	char *gpg_sock;     /* --gpg-agent: gpg-agent's extra socket on the host */
+	char *gpg_home;     /* --gpg-agent: the host's gpg home (its public keyring) */
+};
+void hf_secrets_free(struct hf_secrets *s);
+void hf_secrets_copy(struct hf_secrets *dst, const struct hf_secrets *src);
+
 struct hostfacts {
 	uid_t uid;
 	gid_t gid;
@@ -68,6 +81,7 @@ struct hostfacts {
 	int limits_mech;       /* enum limits_mech (limits.h): how limits are enforced here */
 	char *cgroup_parent;   /* LIMITS_CGROUP(_V1): where the jail's scope is made */
 	char *limits_why;      /* one line: why that mechanism */
+	struct hf_secrets sec; /* doc/design.md §4d */
 
 	struct hf_entry **tab;
 	size_t ntab, captab;

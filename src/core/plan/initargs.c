@@ -33,6 +33,10 @@ void initargs_build(const struct init_args *a, struct strv *out)
 		strv_push(out, INIT_OPT_NOTE_LOCK);
 		strv_push(out, a->note_lock);
 	}
+	for (size_t i = 0; i < a->publish.n; i++) {
+		strv_push(out, INIT_OPT_PUBLISH);
+		strv_push(out, a->publish.v[i]);
+	}
 	if (a->capture)
 		strv_push(out, INIT_OPT_CAPTURE);
 	strv_push(out, "--");
@@ -40,7 +44,8 @@ void initargs_build(const struct init_args *a, struct strv *out)
 
 int initargs_parse(int argc, char **argv, struct init_args *a)
 {
-	*a = (struct init_args){.ctl = -1, .writable = STRV_INIT, .deny_read = STRV_INIT};
+	*a = (struct init_args){.ctl = -1, .writable = STRV_INIT, .deny_read = STRV_INIT,
+				.publish = STRV_INIT};
 	int i = 1;
 	if (i < argc && !strcmp(argv[i], INIT_VERB))
 		i++;
@@ -63,6 +68,8 @@ int initargs_parse(int argc, char **argv, struct init_args *a)
 			a->rlimit_nproc = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], INIT_OPT_NOTE_LOCK) && i + 1 < argc && !a->note_lock)
 			a->note_lock = argv[++i]; /* points into argv, as cmd does */
+		else if (!strcmp(argv[i], INIT_OPT_PUBLISH) && i + 1 < argc)
+			strv_push(&a->publish, argv[++i]);
 		else if (!strcmp(argv[i], INIT_OPT_CAPTURE))
 			a->capture = true;
 		else
@@ -78,6 +85,7 @@ void initargs_free(struct init_args *a)
 {
 	strv_free(&a->writable);
 	strv_free(&a->deny_read);
+	strv_free(&a->publish);
 	a->cmd = NULL;
 	a->note_lock = NULL;
 }

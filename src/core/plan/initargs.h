@@ -17,6 +17,10 @@
 /* PATH: a read-only bind of a file git writes by lock and rename (~/.gitconfig): init notes a
  * PATH.lock made beside it (`git config --global` failing with EBUSY) and tells the host */
 #define INIT_OPT_NOTE_LOCK "--note-lock"
+/* PORT: a published port (--publish, doc/design.md §4 "Dev servers"): init connects to the
+ * jail's loopback there when the host asks on the publish channel (ctl.h CTL_PUBLISH), and to
+ * no other port */
+#define INIT_OPT_PUBLISH "--publish"
 #define INIT_OPT_CAPTURE "--capture"     /* --net allow: the command's connects are captured
 					  * (core/confine/capfilter.h; listener sent as CTL_CAPTURE) */
 
@@ -28,6 +32,7 @@ struct init_args {
 	unsigned long long rlimit_data;  /* without a cgroup scope: RLIMIT_DATA, 0 none */
 	unsigned long long rlimit_nproc; /* RLIMIT_NPROC (in the jail's user namespace), 0 none */
 	char *note_lock;                 /* INIT_OPT_NOTE_LOCK's PATH, or NULL */
+	struct strv publish;             /* INIT_OPT_PUBLISH's ports, as decimal text */
 	bool capture;                    /* install the capture filter on the command */
 	char **cmd;                      /* parsed: the command, pointing into argv */
 };

@@ -24,6 +24,16 @@ const struct helperpath HELPER_REMOTE = {
 		   "needs it",
 };
 
+const struct helperpath HELPER_TLS = {
+	.sibling = TLSPATH_SIBLING,
+	.libexec = TLSPATH_LIBEXEC,
+	.what = "the TLS inspector",
+	.role = "run it with the run's secrets",
+	.missing = "it is built and installed with agentjail: `make` puts it beside the binary, "
+		   "`make install` in PREFIX/libexec/agentjail/tls; a run that adds a secret at the "
+		   "proxy, checks request rules or serves --ssh-agent needs it (nothing else does)",
+};
+
 void helperpath_candidates(const struct helperpath *h, const char *self, struct strv *out)
 {
 	_cleanup_free_ char *dir = path_dirname(self);

@@ -3,7 +3,8 @@
  * launcher opens the first that exists (core/jail/initbin.h) and the argv builder makes every
  * one of them that lies in the jail's writable view read-only or watched, as it does agentjail
  * itself (a jail that rewrote or planted the init would choose the next jail's PID 1; the
- * remote backend runs on the host with the service's API key). Pure. */
+ * remote backend runs on the host with the service's API key; agentjail-tls, the TLS inspector
+ * and ssh-agent filter of doc/design.md §4d, with the run's secrets). Pure. */
 #pragma once
 #include "util/strv.h"
 
@@ -11,6 +12,8 @@
 #define INITPATH_LIBEXEC "../libexec/agentjail/init" /* from agentjail's directory (installed) */
 #define REMOTEPATH_SIBLING "agentjail-remote"
 #define REMOTEPATH_LIBEXEC "../libexec/agentjail/remote"
+#define TLSPATH_SIBLING "agentjail-tls"
+#define TLSPATH_LIBEXEC "../libexec/agentjail/tls"
 
 /* One helper program: its two places, relative to agentjail's directory, and its words for
  * errors. */
@@ -21,7 +24,7 @@ struct helperpath {
 	const char *role;    /* what it is refused for: "run it as the jail's PID 1" */
 	const char *missing; /* the hint when it is nowhere */
 };
-extern const struct helperpath HELPER_INIT, HELPER_REMOTE;
+extern const struct helperpath HELPER_INIT, HELPER_REMOTE, HELPER_TLS;
 
 /* The places helper h of the agentjail binary `self` (absolute, canonical) is looked for, in
  * order, appended to out. */

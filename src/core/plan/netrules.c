@@ -409,7 +409,7 @@ void netrules_free(struct netrules *r)
 
 /* ---- matching ---- */
 
-static bool host_matches(const struct netrule *r, const char *host)
+bool netrule_host_matches(const struct netrule *r, const char *host)
 {
 	if (r->kind != NR_WILDCARD)
 		return !strcmp(r->host, host);
@@ -423,6 +423,15 @@ static bool default_port(uint16_t port)
 	return port == 80 || port == 443;
 }
 
+char *net_suggest_entry(const char *host, int port)
+{
+	if (port == 0 || default_port((uint16_t)port))
+		return xstrdup(host);
+	struct strbuf b = STRBUF_INIT;
+	sb_addf(&b, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+	return sb_steal(&b);
+}
+
 /* Port 0 asks about the name alone (the DNS stub): allowed when an allow rule or a mapping
  * names it, at whatever port, and no deny rule without a port refuses it. */
 enum net_verdict netrules_check(const struct netrules *r, const char *host, uint16_t port,
@@ -432,7 +441,7 @@ enum net_verdict netrules_check(const struct netrules *r, const char *host, uint
 	/* a deny rule without a port refuses every port of that host */
 	for (size_t i = 0; i < r->n_deny; i++) {
 		const struct netrule *x = &r->deny[i];
-		if (host_matches(x, host) && (x->port == 0 || (port && x->port == port))) {
+		if (netrule_host_matches(x, host) && (x->port == 0 || (port && x->port == port))) {
 			d->rule = x;
 			return d->v = NV_DENY_LISTED;
 		}
@@ -445,7 +454,7 @@ enum net_verdict netrules_check(const struct netrules *r, const char *host, uint
 	const struct netrule *named = NULL;
 	for (size_t i = 0; i < r->n_allow; i++) {
 		const struct netrule *x = &r->allow[i];
-		if (!host_matches(x, host))
+		if (!netrule_host_matches(x, host))
 			continue;
 		if (!port || (x->port ? x->port == port : default_port(port))) {
 			d->rule = x;
@@ -468,7 +477,7 @@ enum netrule_carries netrules_carries(const struct netrules *r, const char *host
 	enum netrule_carries c = NC_ANY;
 	for (size_t i = 0; i < r->n_allow; i++) {
 		const struct netrule *x = &r->allow[i];
-		if (x->carries == NC_ANY || x->port != port || !host_matches(x, host))
+		if (x->carries == NC_ANY || x->port != port || !netrule_host_matches(x, host))
 			continue;
 		if (x->carries == NC_TLS)
 			return NC_TLS;
@@ -685,7 +694,7 @@ enum net_name_match netrules_name_check(const struct netrules *r, const struct n
 	struct net_decision d2;
 	if (!strcmp(n, host))
 		m = NM_SAME;
-	else if (d->rule && d->rule->kind == NR_WILDCARD && host_matches(d->rule, n) &&
+	else if (d->rule && d->rule->kind == NR_WILDCARD && netrule_host_matches(d->rule, n) &&
 		 netrules_check(r, n, port, &d2) == NV_ALLOW)
 		m = NM_WILDCARD;
 	if (norm)

@@ -39,10 +39,14 @@ struct netmap {
 	char *spec;
 };
 
+struct inspect; /* core/plan/httprules.h */
+
 struct netrules {
 	struct netrule *allow; size_t n_allow;
 	struct netrule *deny;  size_t n_deny;
 	struct netmap *map;    size_t n_map;
+	/* what is inspected (doc/design.md §4d), owned by the caller, or NULL: nothing */
+	const struct inspect *inspect;
 };
 
 /* Lowercase, IDNA (UTS #46 non-transitional, to A-labels), strip one trailing dot, strip [ ]
@@ -57,6 +61,9 @@ int netrule_parse(const char *spec, struct netrule *out, struct err *e) WUR;
 /* The same for a deny entry: "/tls" and "/http" are refused (a deny entry refuses every byte). */
 int netrule_parse_deny(const char *spec, struct netrule *out, struct err *e) WUR;
 void netrule_free(struct netrule *r);
+/* Whether rule r's host (a name, a wildcard's subdomains, an IP's text) is this normalized
+ * host; the port is not looked at. */
+bool netrule_host_matches(const struct netrule *r, const char *host);
 /* "NAME=ADDR" with ADDR an IPv4 or IPv6 literal (brackets allowed). */
 int netmap_parse(const char *spec, struct netmap *out, struct err *e) WUR;
 void netmap_free(struct netmap *m);
@@ -115,6 +122,10 @@ bool netrules_addr_ok(const struct netrules *r, const struct net_decision *d, in
  * allow it, e.g. "evil.example:443 is not on the allow list (add --allow-domain
  * evil.example)". Allocated. */
 char *net_deny_reason(const struct net_decision *d, const char *host, uint16_t port);
+/* The allow_domains entry for a normalized host and port: "host" for the default ports (80,
+ * 443) and a name lookup (0), else "host:port" ("[v6]:port"). Allocated. What `log --suggest`
+ * offers and what a --net ask question adds. */
+char *net_suggest_entry(const char *host, int port);
 
 /* What a client names inside a connection already approved for host:port (decision d): the
  * TLS server name of its ClientHello, or the Host of its first HTTP request (design §4). */

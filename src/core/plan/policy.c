@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "core/plan/limits.h"
+#include "core/plan/httprules.h"
+#include "core/plan/netask.h"
 #include "core/plan/netrules.h"
+#include "core/plan/publish.h"
 #include "core/plan/suggest.h"
 #include "util/cleanup.h"
 #include "util/path.h"
@@ -20,6 +23,8 @@ int backend_parse(const char *s, enum backend_id *out)
 		*out = BACKEND_LANDLOCK;
 	else if (!strcmp(s, "opensandbox"))
 		*out = BACKEND_OPENSANDBOX;
+	else if (!strcmp(s, "auto"))
+		*out = BACKEND_AUTO;
 	else
 		return -1;
 	return 0;
@@ -27,7 +32,10 @@ int backend_parse(const char *s, enum backend_id *out)
 
 const char *backend_name(enum backend_id b)
 {
-	return b == BACKEND_OPENSANDBOX ? "opensandbox" : b == BACKEND_LANDLOCK ? "landlock" : "local";
+	return b == BACKEND_OPENSANDBOX ? "opensandbox"
+	       : b == BACKEND_LANDLOCK	? "landlock"
+	       : b == BACKEND_AUTO	? "auto"
+					: "local";
 }
 
 int cache_mode_parse(const char *s, enum cache_mode *out)
@@ -79,6 +87,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->dev);
 	strv_free(&p->env);
 	free(p->profile);
+	free(p->backend_auto);
 	strv_free(&p->agent_rw);
 	strv_free(&p->protect);
 	strv_free(&p->setenv);
@@ -90,6 +99,9 @@ void policy_free(struct policy *p)
 	strv_free(&p->allow_domains);
 	strv_free(&p->deny_domains);
 	strv_free(&p->map_hosts);
+	strv_free(&p->allow_http);
+	secret_set_free(&p->secrets);
+	strv_free(&p->publish);
 	memset(p, 0, sizeof *p);
 }
 
@@ -111,6 +123,8 @@ const char *fs_mode_name(enum fs_mode m)
 		return "workspace-write";
 	case FS_DANGER_FULL:
 		return "danger-full-access";
+	case FS_REVIEW:
+		return "review";
 	}
 	return "?";
 }
@@ -136,8 +150,23 @@ int fs_mode_parse(const char *s, enum fs_mode *out)
 		*out = FS_WORKSPACE_WRITE;
 	else if (!strcmp(s, "danger-full-access") || !strcmp(s, "full"))
 		*out = FS_DANGER_FULL;
+	else if (!strcmp(s, "review"))
+		*out = FS_REVIEW;
 	else
 		return -1;
+	return 0;
+}
+
+int net_mode_parse_ask(const char *s, enum net_mode *out, bool *ask)
+{
+	if (!strcmp(s, "ask")) {
+		*out = NET_ALLOW;
+		*ask = true;
+		return 0;
+	}
+	if (net_mode_parse(s, out) < 0)
+		return -1;
+	*ask = false;
 	return 0;
 }
 
@@ -171,7 +200,7 @@ bool env_name_forbidden(const char *name)
 	return false;
 }
 
-static bool env_name_valid(const char *name, size_t n)
+bool env_name_valid(const char *name, size_t n)
 {
 	if (n == 0 || (name[0] >= '0' && name[0] <= '9'))
 		return false;
@@ -197,7 +226,8 @@ static void push_path(struct strv *v, const struct parse_ctx *ctx, const char *a
 
 enum opt_id { OPT_DRY_RUN, OPT_ALLOW_PTRACE, OPT_FS, OPT_NET, OPT_WORKSPACE, OPT_RW, OPT_RO,
 	      OPT_HIDE, OPT_DEV, OPT_ENV, OPT_AGENT_WRITABLE_INSTR, OPT_MEMORY, OPT_PIDS,
-	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_HOME };
+	      OPT_ALLOW_DOMAIN, OPT_DENY_DOMAIN, OPT_MAP_HOST, OPT_QUIET, OPT_ALLOW_HTTP,
+	      OPT_SSH_AGENT, OPT_GPG_AGENT, OPT_HOME, OPT_PUBLISH, OPT_ASK_TIMEOUT };
 
 static const struct {
 	const char *name;
@@ -212,7 +242,9 @@ static const struct {
 		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true},
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
 		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false},
-		{"--home", OPT_HOME, true}};
+		{"--allow-http", OPT_ALLOW_HTTP, true}, {"--ssh-agent", OPT_SSH_AGENT, false},
+		{"--gpg-agent", OPT_GPG_AGENT, false}, {"--home", OPT_HOME, true},
+		{"--publish", OPT_PUBLISH, true}, {"--ask-timeout", OPT_ASK_TIMEOUT, true}};
 
 int policy_opt_arity(const char *arg)
 {
@@ -298,7 +330,8 @@ static int push_net_entry(struct strv *v, const char *flag, const char *spec, st
 
 /* Apply one option with its value (NULL for flags). */
 static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
-		     struct run_request *out, bool *net_given, struct err *e)
+		     struct run_request *out, bool *net_given, bool *ssh_given, bool *publish_given,
+		     struct err *e)
 {
 	struct policy *p = &out->pol;
 	switch (id) {
@@ -317,7 +350,7 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 	case OPT_FS:
 		if (fs_mode_parse(v, &p->fs) < 0)
 			return usage_err(e, v, "unknown filesystem mode (%s)",
-					 "read-only|ro, workspace-write|rw, danger-full-access|full");
+					 "read-only|ro, workspace-write|rw, review, danger-full-access|full");
 		return 0;
 	case OPT_HOME:
 		if (home_mode_parse(v, &p->home) < 0)
@@ -326,8 +359,8 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 					 "kept in agentjail's state");
 		return 0;
 	case OPT_NET:
-		if (net_mode_parse(v, &p->net) < 0)
-			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow");
+		if (net_mode_parse_ask(v, &p->net, &p->ask) < 0)
+			return usage_err(e, v, "unknown network mode (%s)", "off, on, allow, ask");
 		*net_given = true;
 		return 0;
 	case OPT_ALLOW_DOMAIN:
@@ -336,6 +369,43 @@ static int apply_opt(enum opt_id id, const char *v, const struct parse_ctx *ctx,
 		return push_net_entry(&p->deny_domains, "--deny-domain", v, e);
 	case OPT_MAP_HOST:
 		return push_net_entry(&p->map_hosts, "--map-host", v, e);
+	case OPT_ALLOW_HTTP: {
+		struct http_rule r;
+		if (http_rule_parse(v, &r, e) < 0) {
+			err_hint(e, "METHOD HOST/PATH: --allow-http 'GET github.com/*', "
+				    "--allow-http 'POST api.example.com/v1/messages*'");
+			return -1;
+		}
+		http_rule_free(&r);
+		if (!strv_contains(&p->allow_http, v))
+			strv_push(&p->allow_http, v);
+		return 0;
+	}
+	case OPT_SSH_AGENT:
+		p->ssh_agent = true;
+		*ssh_given = true;
+		return 0;
+	case OPT_GPG_AGENT:
+		p->gpg_agent = true;
+		return 0;
+	case OPT_ASK_TIMEOUT: {
+		char *end = NULL;
+		long t = strtol(v, &end, 10);
+		if (!*v || *end || t < 1 || t > NETASK_TIMEOUT_MAX)
+			return usage_err(e, v, "--ask-timeout needs a number of seconds from 1 to %d",
+					 NETASK_TIMEOUT_MAX);
+		p->ask_timeout = (int)t;
+		return 0;
+	}
+	case OPT_PUBLISH: {
+		struct publish pub;
+		if (publish_parse(v, &pub, e) < 0)
+			return -1;
+		if (!strv_contains(&p->publish, v))
+			strv_push(&p->publish, v);
+		*publish_given = true;
+		return 0;
+	}
 	case OPT_WORKSPACE: {
 		free(p->workspace);
 		char *exp = path_expand_home(ctx->home, v);
@@ -392,6 +462,14 @@ static void policy_take_base(struct policy *p, const struct parse_ctx *ctx)
 	strv_copy(&p->allow_domains, &b->allow_domains);
 	strv_copy(&p->deny_domains, &b->deny_domains);
 	strv_copy(&p->map_hosts, &b->map_hosts);
+	strv_copy(&p->allow_http, &b->allow_http);
+	for (size_t i = 0; i < b->secrets.n; i++)
+		secret_set_put(&p->secrets, &b->secrets.v[i]);
+	p->ssh_agent = b->ssh_agent;
+	p->gpg_agent = b->gpg_agent;
+	strv_copy(&p->publish, &b->publish);
+	p->ask = b->ask;
+	p->ask_timeout = b->ask_timeout;
 }
 
 int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct run_request *out,
@@ -406,10 +484,11 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	if (ctx->env_fs && *ctx->env_fs && fs_mode_parse(ctx->env_fs, &p->fs) < 0)
 		return usage_err(e, ctx->env_fs,
 				 "AGENTJAIL_FS has an unknown filesystem mode (%s)",
-				 "read-only, workspace-write or danger-full-access");
-	if (ctx->env_net && *ctx->env_net && net_mode_parse(ctx->env_net, &p->net) < 0)
+				 "read-only, workspace-write, review or danger-full-access");
+	if (ctx->env_net && *ctx->env_net &&
+	    net_mode_parse_ask(ctx->env_net, &p->net, &p->ask) < 0)
 		return usage_err(e, ctx->env_net, "AGENTJAIL_NET has an unknown network mode (%s)",
-				 "off, on or allow");
+				 "off, on, allow or ask");
 	if (ctx->env_memory && *ctx->env_memory &&
 	    parse_memory(ctx->env_memory, "AGENTJAIL_MEMORY", &p->memory, e) < 0)
 		return -1;
@@ -421,8 +500,11 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 	if (!env_net && !base_net)
 		p->net = ctx->net_default; /* agents: allow; run: off */
 	bool net_given = false; /* --net on the command line */
+	bool ssh_given = false; /* --ssh-agent on the command line */
+	bool publish_given = false; /* --publish on the command line */
 	/* the configuration's lists do not imply --net allow: only flags do */
-	size_t base_lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n;
+	size_t base_lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n +
+			    p->allow_http.n;
 
 	int i = 0;
 	for (; i < argc; i++) {
@@ -458,7 +540,8 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 			else
 				return usage_err(e, a, "option %s needs a value", run_opts[k].name);
 		}
-		if (apply_opt(run_opts[k].id, v, ctx, out, &net_given, e) < 0)
+		if (apply_opt(run_opts[k].id, v, ctx, out, &net_given, &ssh_given, &publish_given,
+			      e) < 0)
 			return -1;
 	}
 	for (; i < argc; i++)
@@ -468,11 +551,12 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 					"[ARG...]");
 	if (!p->workspace)
 		p->workspace = path_normalize("/", ctx->cwd);
-	bool lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n > base_lists;
+	bool lists = p->allow_domains.n + p->deny_domains.n + p->map_hosts.n + p->allow_http.n >
+		     base_lists;
 	if (lists && net_given && p->net != NET_ALLOW)
 		return usage_err(e, net_mode_name(p->net),
-				 "contradictory policy: --net %s with --allow-domain, --deny-domain "
-				 "or --map-host (those are for --net allow)",
+				 "contradictory policy: --net %s with --allow-domain, --deny-domain, "
+				 "--map-host or --allow-http (those are for --net allow)",
 				 net_mode_name(p->net));
 	if (lists)
 		p->net = NET_ALLOW; /* --allow-domain alone means --net allow, whatever the default */
@@ -484,7 +568,16 @@ int run_parse_args(int argc, char **argv, const struct parse_ctx *ctx, struct ru
 		strv_free(&p->allow_domains);
 		strv_free(&p->deny_domains);
 		strv_free(&p->map_hosts);
+		strv_free(&p->allow_http);
+		if (!ssh_given) /* the configuration's ssh_agent too; the flag is refused then */
+			p->ssh_agent = false;
 	}
+	/* the configuration's published ports serve off and allow: under on the jail's servers
+	 * listen on the host's loopback already (a --publish flag with on is refused) */
+	if (!publish_given && p->net == NET_ON)
+		strv_free(&p->publish);
+	if (p->net != NET_ALLOW) /* asking is a way of allowing */
+		p->ask = false;
 	return 0;
 }
 
@@ -551,10 +644,56 @@ static int check_net(const struct policy *p, struct err *e)
 			 net_mode_name(p->net));
 		return -1;
 	}
+	if (p->net != NET_ALLOW && p->allow_http.n) {
+		err_set(e, 0, net_mode_name(p->net),
+			"contradictory policy: --net %s with --allow-http", net_mode_name(p->net));
+		err_hint(e, "request rules are for --net allow");
+		return -1;
+	}
+	if (p->net != NET_ALLOW && p->ssh_agent) {
+		err_set(e, 0, net_mode_name(p->net), "--ssh-agent needs --net allow");
+		err_hint(e, "it signs only for the ssh hosts the jail may reach: --net allow "
+			    "--allow-domain github.com:22");
+		return -1;
+	}
 	struct netrules r;
 	if (netrules_build(&p->allow_domains, &p->deny_domains, &p->map_hosts, &r, e) < 0)
 		return -1;
 	netrules_free(&r);
+	struct inspect in;
+	if (inspect_build(&p->allow_http, NULL, &in, e) < 0)
+		return -1;
+	inspect_free(&in);
+	return 0;
+}
+
+void policy_secrets_activate(struct policy *p, const struct strv *host_env)
+{
+	struct secret_set act = {0};
+	if (p->net == NET_ALLOW && p->fs != FS_DANGER_FULL)
+		secrets_active(&p->secrets, &p->env, host_env, &act);
+	secret_set_free(&p->secrets);
+	p->secrets = act;
+}
+
+/* --publish: each entry parses, no host port twice; not with --net on. */
+static int check_publish(const struct policy *p, struct err *e)
+{
+	if (!p->publish.n)
+		return 0;
+	if (p->net == NET_ON) {
+		err_set(e, 0, p->publish.v[0],
+			"contradictory policy: --net on with --publish: the jail shares the host's "
+			"network, so a server in it listens on the host's loopback already");
+		err_hint(e, "drop --publish, or keep the jail's own network with --net off or "
+			    "--net allow");
+		return -1;
+	}
+	struct publish *v = NULL;
+	size_t n = 0;
+	if (publish_list(&p->publish, &v, &n, e) < 0)
+		return -1;
+	free(v);
 	return 0;
 }
 
@@ -573,7 +712,7 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 		err_hint(e, "drop --home persist, or keep a jail with --fs workspace-write");
 		return -1;
 	}
-	if (check_net(p, e) < 0)
+	if (check_net(p, e) < 0 || check_publish(p, e) < 0)
 		return -1;
 	if (p->fs != FS_DANGER_FULL && !strcmp(p->workspace, "/")) {
 		err_set(e, 0, "/", "the workspace cannot be /");
@@ -691,6 +830,8 @@ char *policy_to_json(const struct policy *p)
 	/* the backend, when not the default bwrap jail (`resume` runs the same way again) */
 	if (p->backend == BACKEND_LANDLOCK)
 		json_object_set_new(o, "backend", jstr("landlock"));
+	if (p->backend_auto) /* chosen by `auto`: why (resume says it, never chooses again) */
+		json_object_set_new(o, "backend_auto", jstr(p->backend_auto));
 	/* limits: bytes / tasks, or "unlimited"; absent while unset (the default applies) */
 	if (p->memory != LIMIT_UNSET)
 		json_object_set_new(o, "memory", limit_json(p->memory));
@@ -711,6 +852,21 @@ char *policy_to_json(const struct policy *p)
 		json_object_set_new(o, "deny_domains", strv_json(&p->deny_domains));
 	if (p->map_hosts.n)
 		json_object_set_new(o, "map_hosts", strv_json(&p->map_hosts));
+	/* doc/design.md §4d: definitions only, never a value (there is none here) */
+	if (p->allow_http.n)
+		json_object_set_new(o, "allow_http", strv_json(&p->allow_http));
+	if (p->secrets.n)
+		json_object_set_new(o, "secrets", secrets_to_json(&p->secrets));
+	if (p->ssh_agent)
+		json_object_set_new(o, "ssh_agent", json_true());
+	if (p->gpg_agent)
+		json_object_set_new(o, "gpg_agent", json_true());
+	if (p->publish.n)
+		json_object_set_new(o, "publish", strv_json(&p->publish));
+	if (p->ask)
+		json_object_set_new(o, "ask", json_true());
+	if (p->ask_timeout)
+		json_object_set_new(o, "ask_timeout", json_integer(p->ask_timeout));
 	if (p->profile) {
 		json_object_set_new(o, "profile", jstr(p->profile));
 		json_object_set_new(o, "agent_rw", strv_json(&p->agent_rw));
@@ -788,7 +944,14 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	if (json_string_value(json_object_get(o, "backend")) &&
 	    !strcmp(json_string_value(json_object_get(o, "backend")), "landlock"))
 		out->backend = BACKEND_LANDLOCK;
+	if (json_string_value(json_object_get(o, "backend_auto")))
+		out->backend_auto = xstrdup(json_string_value(json_object_get(o, "backend_auto")));
 	out->memory_default = json_is_true(json_object_get(o, "memory_default"));
+	out->ask = json_is_true(json_object_get(o, "ask"));
+	if (json_is_integer(json_object_get(o, "ask_timeout")) &&
+	    json_integer_value(json_object_get(o, "ask_timeout")) >= 1 &&
+	    json_integer_value(json_object_get(o, "ask_timeout")) <= NETASK_TIMEOUT_MAX)
+		out->ask_timeout = (int)json_integer_value(json_object_get(o, "ask_timeout"));
 	if (json_string_value(json_object_get(o, "cache")) &&
 	    cache_mode_parse(json_string_value(json_object_get(o, "cache")), &out->cache) < 0) {
 		err_set(e, 0, "policy", "stored policy has an unknown cache mode `%s`",
@@ -804,6 +967,10 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	}
 	out->agent_writable_instructions =
 		json_is_true(json_object_get(o, "agent_writable_instructions"));
+	out->ssh_agent = json_is_true(json_object_get(o, "ssh_agent"));
+	out->gpg_agent = json_is_true(json_object_get(o, "gpg_agent"));
+	if (secrets_from_json(json_object_get(o, "secrets"), &out->secrets, e) < 0)
+		goto out;
 	out->profile = prof ? xstrdup(prof) : NULL;
 	if (json_strv(o, "rw", &out->rw, e) < 0 || json_strv(o, "ro", &out->ro, e) < 0 ||
 	    json_strv(o, "hide", &out->hide, e) < 0 || json_strv(o, "dev", &out->dev, e) < 0 ||
@@ -817,6 +984,8 @@ int policy_from_json(const char *text, struct policy *out, struct err *e)
 	    json_strv(o, "allow_domains", &out->allow_domains, e) < 0 ||
 	    json_strv(o, "deny_domains", &out->deny_domains, e) < 0 ||
 	    json_strv(o, "map_hosts", &out->map_hosts, e) < 0 ||
+	    json_strv(o, "allow_http", &out->allow_http, e) < 0 ||
+	    json_strv(o, "publish", &out->publish, e) < 0 ||
 	    limit_from_json(o, "memory", &out->memory, e) < 0 ||
 	    limit_from_json(o, "pids", &out->pids, e) < 0)
 		goto out;

@@ -3,17 +3,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/plan/secrets.h"
 #include "util/err.h"
 #include "util/strv.h"
 
 #define POLICY_VERSION 1
 
-enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL };
+/* FS_REVIEW: the workspace is an overlay whose upper layer, in the state directory, takes
+ * every write; the real workspace is written only by `agentjail apply` (doc/design.md §3c). */
+enum fs_mode { FS_READ_ONLY, FS_WORKSPACE_WRITE, FS_DANGER_FULL, FS_REVIEW };
 enum net_mode { NET_OFF, NET_ON, NET_ALLOW };
 /* Where the command runs (--backend): the bwrap jail, a remote sandbox (osb18's), or Landlock
  * and seccomp without namespaces (doc/design.md §4c). */
-enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK };
-/* "local" (also "bwrap"), "landlock", "opensandbox": 0, or -1 for anything else. */
+enum backend_id { BACKEND_LOCAL, BACKEND_OPENSANDBOX, BACKEND_LANDLOCK, BACKEND_AUTO };
+/* "local" (also "bwrap"), "landlock", "opensandbox", "auto" (the bwrap jail where it can be
+ * built, else the Landlock backend: a choice made before the run, core/backend/backend.h;
+ * never stored in a policy): 0, or -1 for anything else. */
 int backend_parse(const char *s, enum backend_id *out);
 const char *backend_name(enum backend_id b);
 /* Whose package caches a jail writes (doc/design.md §3 step 5): its workspace's own (the
@@ -33,6 +38,9 @@ const char *home_mode_name(enum home_mode m);
 
 struct policy {
 	enum backend_id backend;
+	/* why `auto` chose backend (the start line's words), stored with the session; NULL when
+	 * the backend was not chosen by auto */
+	char *backend_auto;
 	enum fs_mode fs;
 	enum net_mode net;
 	char *workspace;          /* absolute, normalized (canonical once resolved) */
@@ -47,6 +55,19 @@ struct policy {
 	struct strv allow_domains; /* --allow-domain, plus an agent profile's domains */
 	struct strv deny_domains;  /* --deny-domain */
 	struct strv map_hosts;     /* --map-host NAME=ADDR */
+	/* secrets, request rules, agents (doc/design.md §4d); for --net allow except gpg_agent */
+	struct strv allow_http;    /* --allow-http 'METHOD HOST/PATH' */
+	struct secret_set secrets; /* the configuration's definitions while parsing; the ones the
+				    * run uses once policy_secrets_activate ran (stored) */
+	bool ssh_agent;            /* --ssh-agent: a filtered ssh agent inside */
+	bool gpg_agent;            /* --gpg-agent: gpg-agent's extra socket and the public keyring */
+	/* --publish [HOSTPORT:]PORT (core/plan/publish.h): the jail's loopback ports reachable on
+	 * the host's 127.0.0.1; for --net off and allow (under on the jail is on the host's) */
+	struct strv publish;
+	/* --net ask (core/plan/netask.h): with --net allow, what the rules refuse waits for the
+	 * person's answer, for ask_timeout seconds (0: NETASK_TIMEOUT_S) */
+	bool ask;
+	int ask_timeout;
 	uint64_t memory;          /* --memory bytes; LIMIT_UNSET (default) or LIMIT_UNLIMITED */
 	bool memory_default;      /* memory is the host-derived default, not asked for: only a
 				   * cgroup scope enforces it (as RLIMIT_DATA it would break
@@ -115,6 +136,8 @@ const char *fs_mode_name(enum fs_mode m);
 const char *net_mode_name(enum net_mode m);
 int fs_mode_parse(const char *s, enum fs_mode *out);   /* 0 or -1 */
 int net_mode_parse(const char *s, enum net_mode *out); /* 0 or -1 */
+/* net_mode_parse, and "ask": allow with *ask set. 0 or -1 */
+int net_mode_parse_ask(const char *s, enum net_mode *out, bool *ask);
 
 /* Parse `run`'s arguments (argv[0] is the first argument after "run").
  * On error fills e (usage errors) and returns -1: the caller exits 2. */
@@ -128,9 +151,16 @@ int policy_opt_arity(const char *arg);
  * ("--nett", "--allow-domian=x"), or NULL when none is a likely typo (plan/suggest.h). */
 const char *policy_opt_closest(const char *arg, const char *const *more);
 
+/* The secrets the run uses (doc/design.md §4d): under --net allow, of p->secrets (the
+ * configuration's definitions, or a stored policy's) and the built-ins, those secrets_active
+ * keeps for p->env and the host's environment `host_env`; none under another mode. */
+void policy_secrets_activate(struct policy *p, const struct strv *host_env);
+
 /* Checks that need no syscalls: contradictions, refused workspaces, forbidden variables. */
 int policy_validate(const struct policy *p, const char *home, struct err *e) WUR;
 
+/* Whether name[0, n) is a variable name: letters, digits and _, not starting with a digit. */
+bool env_name_valid(const char *name, size_t n);
 /* Whether a variable name may be passed with --env (never LD_*, BASH_ENV, …). */
 bool env_name_forbidden(const char *name);
 

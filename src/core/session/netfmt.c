@@ -31,6 +31,8 @@ char *netfmt_hostport(const char *host, size_t hostsize, int port)
 	char *out;
 	if (port == 0 && !h[0])
 		out = xstrdup("(malformed DNS request)"); /* netevent.h: no name could be read */
+	else if (port == 0 && !strcmp(h, "-"))
+		out = xstrdup("-"); /* netevent.h: an ssh-agent request of no bound session */
 	else if (port == 0)
 		out = xasprintf("%s (dns)", h);
 	else if (strchr(h, ':'))
@@ -342,7 +344,9 @@ char *netfmt_log_violation(const struct event *ev, long utc_offset_s, size_t wid
 	cell(&b, t, W_TIME, false);
 	free(t);
 	cell(&b, "-", W_PROTO, false);
-	cell(&b, "VIOL", W_ACTION, false);
+	/* a violation, or another event of the session's (net.ask, session.exec, session.stop) */
+	bool viol = !ev->kind || !strncmp(ev->kind, "violation", strlen("violation"));
+	cell(&b, viol ? "VIOL" : "EVENT", W_ACTION, false);
 	/* no host, address, bytes or duration: its text goes under RULE / REASON (issue 26: it
 	 * stood under HOST) */
 	cell(&b, "-", W_HOST, false);

@@ -31,6 +31,8 @@
  *       n_net_allowed, n_net_denied
  *   v4  where a session ran (backend, backend_url, sandbox_id)
  *   v5  net_events.failed (allowed, the upstream failed) and the counter n_net_failed
+ *   v6  net_events.proto also 'tcp' (captured connections)
+ *   v7  net_events.proto also 'publish' (--publish)
  *
  * Lost sessions. store_open marks `lost` each running session whose recorded process is gone:
  * no /proc/PID, a zombie, or a PID now used by a process with another start time. When /proc
@@ -51,7 +53,7 @@
 #include "util/err.h"
 #include "util/strv.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 8
 #define STORE_DB_NAME "agentjail.db"
 #define STORE_ID_LEN 36 /* a UUID: 8-4-4-4-12 lowercase hex digits */
 

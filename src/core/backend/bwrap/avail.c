@@ -186,6 +186,7 @@ static void fill_outcome(struct avail_result *r, const struct shared *sh, bool i
 		r->status = sh->status;
 		struct userns_facts f;
 		avail_userns_facts(&f);
+		userns_facts_note_bwrap(&f, r->message);
 		r->diag = userns_diagnose(&f);
 	} else {
 		r->status = sh->status;
@@ -318,6 +319,13 @@ static void fake_facts(const char *root, struct userns_facts *f)
 	struct stat st;
 	f->proc_masked = stat(k, &st) < 0 || !S_ISDIR(st.st_mode) || access(k, R_OK) != 0;
 	f->userns_works = fake_long(root, "agentjail-test/userns_works", 0) == 1;
+	_cleanup_free_ char *aa = path_join(root, "apparmor/profiles");
+	_cleanup_fclose_ FILE *af = fopen(aa, "re");
+	char list[4096] = "";
+	size_t n = af ? fread(list, 1, sizeof list - 1, af) : 0;
+	list[n] = '\0';
+	f->aa_agentjail = userns_aa_loaded(af ? list : NULL, "agentjail");
+	f->aa_bwrap = userns_aa_loaded(af ? list : NULL, "bwrap");
 }
 #endif
 

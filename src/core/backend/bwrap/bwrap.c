@@ -4,6 +4,9 @@
  * words and their cause and fix, the violations, the limits, the sandbox's share in a failure. */
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/backend/backend.h"
 #include "core/backend/bwrap/avail.h"
@@ -11,6 +14,8 @@
 #include "core/backend/bwrap/launch.h"
 #include "core/backend/report.h"
 #include "core/confine/landlock.h"
+#include "core/review/changeset.h"
+#include "core/plan/netask.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -46,16 +51,21 @@ static void net_allow_banner(const struct policy *p, const struct backend_io *io
 	_cleanup_free_ char *extra = p->map_hosts.n || p->deny_domains.n
 		? xasprintf("; %zu mapped, %zu denied", p->map_hosts.n, p->deny_domains.n)
 		: NULL;
-	report_warn(io, "network: allow-list (%zu domain%s%s)%s; everything else refused",
-		    p->allow_domains.n, p->allow_domains.n == 1 ? "" : "s", sb_str(&b),
-		    extra ? extra : "");
+	_cleanup_free_ char *rest =
+		p->ask ? xasprintf("everything else waits while you are asked (denied after %d s "
+				   "without an answer)",
+				   p->ask_timeout ? p->ask_timeout : NETASK_TIMEOUT_S)
+		       : xstrdup("everything else refused");
+	report_warn(io, "network: allow-list (%zu domain%s%s)%s; %s", p->allow_domains.n,
+		    p->allow_domains.n == 1 ? "" : "s", sb_str(&b), extra ? extra : "", rest);
 	sb_free(&b);
 }
 
-static int start_failed(const struct backend_io *io)
+static int start_failed(const struct backend_io *io, const char *bwrap_msg)
 {
 	struct userns_facts uf;
 	userns_facts_read(&uf);
+	userns_facts_note_bwrap(&uf, bwrap_msg);
 	struct userns_cause c = userns_diagnose(&uf);
 	report_warn(io, "the jail could not be started: %s", c.cause);
 	report_warn(io, "fix: %s", c.fix);
@@ -97,6 +107,77 @@ static void on_net_capture(void *arg, int listener, int chan)
 	h->io->net_capture(h->io->arg, listener, chan);
 }
 
+/* --fs review (doc/design.md §3c): before the jail, the change set made ready and locked
+ * (nothing runs without it: review never falls back to workspace-write); after it, its
+ * baselines, and what is pending said. A jail of its own (verify's: nothing recorded) takes its
+ * change set with it, and so does a run that left nothing pending nor kept. */
+static int review_begin(const struct run_request *req, const struct jail *j,
+			const struct backend_io *io, struct rv_run *rr)
+{
+	memset(rr, 0, sizeof *rr);
+	rr->lock = -1;
+	if (req->pol.fs != FS_REVIEW)
+		return 0;
+	rr->on = true;
+	rv_paths_real(&rr->p, j->hf.state_dir, req->session_id);
+	struct timespec now;
+	(void)clock_gettime(CLOCK_REALTIME, &now);
+	rr->since_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+	struct err e = {0};
+	if (rv_open_run(&rr->p, req->pol.workspace, &rr->lock, &e) < 0) {
+		io->error(io->arg, &e);
+		io->warn(io->arg, "nothing was run (--fs review never falls back to workspace-write)");
+		return EXIT_JAIL;
+	}
+	return 0;
+}
+
+static void review_end(const struct run_request *req, const struct jail *j,
+		       const struct backend_io *io, struct rv_run *rr)
+{
+	if (!rr->on)
+		return;
+	struct err e = {0};
+	struct rv_size sz = {0};
+	if (io->started) {
+		struct rv_rules rules = {STRV_INIT, STRV_INIT};
+		strv_copy(&rules.named, &j->plan.review_named);
+		strv_copy(&rules.never, &j->plan.review_never);
+		struct rv_ctx c = {.p = &rr->p, .workspace = req->pol.workspace, .rules = &rules};
+		if (rv_load_baselines(&c, &e) < 0 || rv_record(&c, rr->since_ns, &e) < 0) {
+			io->error(io->arg, &e);
+			io->warn(io->arg, "review: the baselines of the change set were not recorded: "
+					  "apply will call every change a conflict (--force overrides)");
+		}
+		rv_ctx_free(&c);
+		rv_rules_free(&rules);
+		rv_size(&rr->p, &sz);
+	}
+	struct strv ck = STRV_INIT;
+	rv_checkpoints(&rr->p, &ck);
+	err_clear(&e);
+	if (!sz.entries && !ck.n && rv_discard(&rr->p, &e) < 0)
+		io->error(io->arg, &e);
+	strv_free(&ck);
+	if (!req->quiet && sz.entries)
+		report_warn(io,
+			    "review: the change set holds %llu entr%s (%llu bytes); the workspace is "
+			    "untouched: agentjail diff %.8s, apply %.8s, discard %.8s",
+			    sz.entries, sz.entries == 1 ? "y" : "ies", sz.bytes, req->session_id,
+			    req->session_id, req->session_id);
+	if (rr->lock >= 0)
+		(void)close(rr->lock);
+	rv_paths_free(&rr->p);
+	rr->on = false;
+	rr->lock = -1;
+}
+
+static int on_publish(void *arg, int chan, struct err *e)
+{
+	struct hooks_ctx *h = arg;
+	return h->io->publish(h->io->arg, chan, e);
+}
+
 static int bwrap_launch(struct run_request *req, struct jail *j, const struct backend_io *io)
 {
 	const struct bw_plan *plan = &j->plan;
@@ -105,6 +186,11 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 	if (launch_find_bwrap(getenv("AGENTJAIL_BWRAP"), &bwrap, &e) < 0) {
 		io->error(io->arg, &e);
 		return EXIT_JAIL;
+	}
+	int src = io->secrets ? io->secrets(io->arg) : 0; /* a command may ask the user */
+	if (src) {
+		free(bwrap);
+		return src;
 	}
 	if (req->pol.net == NET_ON)
 		report_warn(io,
@@ -118,17 +204,37 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 					     : "");
 	else if (req->pol.net == NET_ALLOW && !req->quiet)
 		net_allow_banner(&req->pol, io);
+	struct rv_run rr;
+	if (review_begin(req, j, io, &rr)) {
+		free(bwrap);
+		return EXIT_JAIL;
+	}
+	/* --publish's host ports (one in use: nothing runs), --net ask's hub */
+	struct backend_ext x = {0};
+	if (io->net_prepare(io->arg, &x, &e) < 0) {
+		review_end(req, j, io, &rr);
+		free(bwrap);
+		io->error(io->arg, &e);
+		return EXIT_USAGE;
+	}
 	io->begin(io->arg);
 	struct hooks_ctx hc = {io, plan, bwrap};
 	struct launch_hooks hooks = {.started = on_started,
 				     .violation = on_violation,
 				     .net_ready = plan->net_allow ? on_net_ready : NULL,
 				     .net_capture = plan->net_allow ? on_net_capture : NULL,
-				     .arg = &hc};
+				     .publish = plan->publish ? on_publish : NULL,
+				     .arg = &hc,
+				     .ext_fill = x.fill,
+				     .ext_handle = x.handle,
+				     .ext_arg = x.arg,
+				     .ask = x.ask,
+				     .jail = x.jail};
 	struct launch_result r;
 	int lr = jail_launch(req, j, bwrap, NULL, &hooks, &r, &e);
 	free(bwrap);
 	io->net_stop(io->arg); /* the proxy stopped, its events written, before the session ends */
+	review_end(req, j, io, &rr); /* the overlay is gone with the jail */
 	bool said = jailreport_bwrap(&r, io); /* bwrap's words, then its cause and fix */
 	if (lr < 0) {
 		io->error(io->arg, &e);
@@ -142,7 +248,7 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 	if (r.killed)
 		report_warn(io, "the command did not exit after %s: the jail was killed",
 			    r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
-	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed(io);
+	int rc = r.started ? r.status : said ? EXIT_JAIL : start_failed(io, r.bwrap_stderr);
 	jailreport_failure(&r, rc, &j->hf, plan, &req->cmd, io);
 	jailreport_notes(&r, &j->hf, io);
 	io->ended(io->arg, rc, r.started ? r.cmd_signal : 0, r.term_signal);

@@ -17,7 +17,9 @@ struct rule {
 };
 
 static const char fix_container[] =
-	"run agentjail on the host, or give its container the right to mount in a user "
+	"in this container use the Landlock backend (`--backend landlock`, or backend = \"auto\" "
+	"in ~/.config/agentjail/config.toml: the bwrap jail where it can be built, else Landlock); "
+	"or run agentjail on the host, or give its container the right to mount in a user "
 	"namespace (docker/podman: --security-opt seccomp=unconfined --security-opt "
 	"apparmor=unconfined --security-opt systempaths=unconfined); `agentjail doctor` checks";
 static const char fix_userns[] = "`agentjail doctor` names the cause on this host and the "

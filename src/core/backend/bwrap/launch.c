@@ -24,6 +24,7 @@
 #include "core/jail/gitscan_check.h"
 #include "core/jail/initbin.h"
 #include "core/backend/bwrap/netns.h"
+#include "core/backend/bwrap/ovlns.h"
 #include "core/jail/pty.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/supervise.h"
@@ -179,6 +180,7 @@ struct fdmap {
 	char **argv; /* bwrap --args N -- COMMAND… */
 	const struct cg_scope *cg; /* the jail's cgroup scope, or NULL */
 	const struct netns_holder *ns; /* --net allow: the namespace holder's part, or NULL */
+	const struct ovlns_req *ovl;   /* --fs review: the overlay's part, or NULL */
 };
 
 static void fdmap_add(struct fdmap *m, int src, int dst)
@@ -225,12 +227,18 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
 	 * namespace (the failed step is reported to the parent) */
 	if (m->ns && netns_enter(m->ns) < 0)
 		_exit(125);
+	/* --fs review: the overlay mounted in a mount namespace of this child's, the sources
+	 * taken from it parked above every fd moved below (the failed step is reported) */
+	if (m->ovl && ovlns_enter(m->ovl) < 0)
+		_exit(125);
 	for (size_t i = 0; i < m->n; i++)
 		if (dup3(m->src[i], base + (int)i, O_CLOEXEC) < 0)
 			_exit(125);
 	for (size_t i = 0; i < m->n; i++)
 		if (dup2(base + (int)i, m->dst[i]) < 0) /* dup2 clears CLOEXEC on the copy */
 			_exit(125);
+	if (m->ovl && ovlns_place(m->ovl) < 0)
+		_exit(125);
 	/* everything else is close-on-exec already; this only makes sure */
 	if (syscall(SYS_close_range, (unsigned)base, ~0U, 0) < 0 && errno != ENOSYS)
 		_exit(125);
@@ -244,10 +252,11 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
 	_exit(125);
 }
 
-/* Every fd the child needs, at the number the plan gave it; and *binds_fd, a memfd with the
- * identity of each source the jail's final view shows (bindcheck.h), for init. */
+/* Every fd the child needs, at the number the plan gave it (those of the review overlay the
+ * child opens itself: ovlns.h); and in *ids the identity of each host source the jail's final
+ * view shows (bindcheck.h), for init. */
 static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc,
-		       struct fdmap *m, int *maxfd, int *status_read, int *binds_fd,
+		       struct fdmap *m, int *maxfd, int *status_read, struct strbuf *ids,
 		       struct err *e)
 {
 	*maxfd = BW_FD_BIND0;
@@ -262,33 +271,27 @@ static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc
 	if (fd < 0)
 		return -1;
 	fdmap_add(m, fd, BW_FD_INIT);
-	struct strbuf ids = STRBUF_INIT;
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct bw_op *o = &plan->ops[i];
 		if (!o->src && !o->data)
 			continue;
+		if (o->fd > *maxfd)
+			*maxfd = o->fd;
+		if (o->ovl_rel)
+			continue; /* the overlay's: the child opens it (ovlns_enter) */
 		struct stat st;
 		fd = o->data ? data_fd(o->args.v[o->args.n - 1], o->data, strlen(o->data), e)
 			     : open_nofollow(o->src, &st, e);
-		if (fd < 0) {
-			sb_free(&ids);
+		if (fd < 0)
 			return -1;
-		}
 		fdmap_add(m, fd, o->fd);
-		if (o->fd > *maxfd)
-			*maxfd = o->fd;
 		if (o->src && bw_plan_bind_final(plan, i)) {
 			struct bindcheck_id id = {.dev = (unsigned long long)st.st_dev,
 						  .ino = (unsigned long long)st.st_ino,
 						  .type = st.st_mode & S_IFMT};
-			bindcheck_add(&ids, &id, o->args.v[o->args.n - 1]);
+			bindcheck_add(ids, &id, o->args.v[o->args.n - 1]);
 		}
 	}
-	bool any = ids.len > 0;
-	*binds_fd = any ? data_fd("the binds' identities", ids.s, ids.len, e) : -1;
-	sb_free(&ids);
-	if (any && *binds_fd < 0)
-		return -1;
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return err_set(e, errno, NULL, "cannot create the status pipe");
@@ -370,7 +373,10 @@ struct run_ctx {
 	struct netns_holder ns;    /* --net allow: the child's end of the hand-over */
 	int ns_sock;               /* … and ours, or -1 */
 	int err_read;              /* bwrap's stderr, a pipe (bwrapmsg.h), or -1 */
-	int binds_fd;              /* the binds' identities for init (bindcheck.h), or -1 */
+	struct strbuf ids;         /* the binds' identities for init (bindcheck.h) */
+	struct ovlns_req ovl;      /* --fs review: the child's part of the overlay */
+	int ovl_sock;              /* … and our end of its report, or -1 */
+	int pub[2];                /* --publish: the channel, [0] ours, [1] init's, or -1 */
 	/* taken while bwrap builds the jail, before CTL_GO lets the command start */
 	const struct strv *protect; /* the plan's protected paths */
 	const char *qdir;           /* the quarantine, for the live watch */
@@ -393,9 +399,15 @@ static void run_ctx_free(struct run_ctx *c)
 	if (c->err_read >= 0)
 		(void)close(c->err_read);
 	c->err_read = -1;
-	if (c->binds_fd >= 0)
-		(void)close(c->binds_fd);
-	c->binds_fd = -1;
+	sb_free(&c->ids);
+	ovlns_req_free(&c->ovl);
+	if (c->ovl_sock >= 0)
+		(void)close(c->ovl_sock);
+	c->ovl_sock = -1;
+	for (int i = 0; i < 2; i++)
+		if (c->pub[i] >= 0)
+			(void)close(c->pub[i]);
+	c->pub[0] = c->pub[1] = -1;
 	if (c->ns.sock >= 0)
 		(void)close(c->ns.sock);
 	c->ns_sock = c->ns.sock = -1;
@@ -445,7 +457,7 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 	strv_copy(&c->argv, &plan->cmd);
 	c->m.argv = strv_data(&c->argv);
 	(void)bwrap;
-	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, &c->binds_fd, e) < 0)
+	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, &c->ids, e) < 0)
 		return -1;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -471,7 +483,67 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 			return -1;
 		c->m.ns = &c->ns;
 	}
+	if (plan->ovl.lower) {
+		if (ovlns_prepare(plan, &c->ovl, &c->ovl_sock, e) < 0)
+			return -1;
+		c->m.ovl = &c->ovl;
+	}
+	if (plan->publish && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, c->pub) < 0)
+		return err_set(e, errno, NULL, "--publish: cannot create the channel to the jail's init");
 	return 0;
+}
+
+/* --fs review: the identities of the sources the child took from the overlay, added to the
+ * binds' table for init (the child has exec'd bwrap or failed by now: a vfork child). */
+static int ovl_handover(struct run_ctx *c, const struct bw_plan *plan, struct err *e)
+{
+	(void)close(c->ovl.sock);
+	c->ovl.sock = -1;
+	struct ovlns_id *ids = xcalloc(c->ovl.n ? c->ovl.n : 1, sizeof *ids);
+	int rc = ovlns_receive(c->ovl_sock, c->ovl.n, 10000, ids, e);
+	for (size_t i = 0, k = 0; rc == 0 && i < plan->nops; i++) {
+		const struct bw_op *o = &plan->ops[i];
+		if (!o->ovl_rel)
+			continue;
+		if (bw_plan_bind_final(plan, i)) {
+			struct bindcheck_id id = {ids[k].dev, ids[k].ino, ids[k].mode};
+			bindcheck_add(&c->ids, &id, o->args.v[o->args.n - 1]);
+		}
+		k++;
+	}
+	free(ids);
+	return rc;
+}
+
+/* The binds' identities to init (bindcheck.h): without them the command must not start. */
+static void send_binds(struct run_ctx *c, pid_t pid)
+{
+	if (!c->ids.len || c->ctl < 0)
+		return;
+	struct err e = {0};
+	int fd = data_fd("the binds' identities", c->ids.s, c->ids.len, &e);
+	if (fd < 0 || (ctl_send_fd(c->ctl, CTL_BINDS, 0, fd) < 0 && errno != EPIPE &&
+		       errno != ECONNRESET))
+		(void)kill(pid, SIGKILL);
+	if (fd >= 0)
+		(void)close(fd);
+}
+
+/* --publish: init's end of the channel goes to init (before CTL_GO, like CTL_STDERR), ours to
+ * the hook that serves the published ports. */
+static int publish_handover(struct run_ctx *c, struct err *e)
+{
+	if (c->pub[0] < 0)
+		return 0;
+	if (!c->hooks || !c->hooks->publish)
+		return err_set(e, 0, NULL, "--publish: nothing serves the published ports");
+	if (c->ctl >= 0 && ctl_send_fd(c->ctl, CTL_PUBLISH, 0, c->pub[1]) < 0)
+		return err_set(e, errno, NULL, "--publish: cannot hand the channel to the jail's init");
+	(void)close(c->pub[1]);
+	c->pub[1] = -1;
+	int chan = c->pub[0];
+	c->pub[0] = -1;
+	return c->hooks->publish(c->hooks->arg, chan, e);
 }
 
 /* --net allow: the listeners the holder opened (it has exec'd bwrap or failed by now: a vfork
@@ -534,8 +606,8 @@ static void test_before_go(int ctl)
 }
 #endif
 
-static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *r,
-		    struct err *e)
+static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ctx *c,
+		    struct launch_result *r, struct err *e)
 {
 	sigset_t set, orig;
 	sigemptyset(&set);
@@ -553,7 +625,14 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
 		return err_set(e, saved, NULL, "cannot create a signalfd");
 	}
-	const int base = fd_base(&c->m, c->maxfd > c->pty.slave ? c->maxfd : c->pty.slave);
+	int top = c->maxfd > c->pty.slave ? c->maxfd : c->pty.slave;
+	int ovl_fds[] = {c->ovl.sock, c->ovl.host_fd[0], c->ovl.host_fd[1], c->ovl.host_fd[2],
+			 c->ovl.host_fd[3], c->ovl_sock, c->ns.sock, c->ns_sock};
+	for (size_t i = 0; i < sizeof ovl_fds / sizeof *ovl_fds; i++)
+		if (ovl_fds[i] > top)
+			top = ovl_fds[i];
+	const int base = fd_base(&c->m, top);
+	c->ovl.high = base + (int)c->m.n; /* above every fd the child moves */
 	pid_t pid = spawn_bwrap(bwrap, &c->m, base, &orig, c->pty.slave, c->which);
 	int saved = errno;
 	sigset_t keep = orig;
@@ -574,12 +653,18 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 			(c->which & PTY_STDERR) ? c->pty.slave : STDERR_FILENO) < 0 &&
 	    errno != EPIPE && errno != ECONNRESET)
 		(void)kill(pid, SIGKILL);
+	/* --fs review: the overlay mounted and its sources opened, or nothing runs */
+	if (c->ovl_sock >= 0 && ovl_handover(c, plan, e) < 0) {
+		(void)kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		(void)close(sfd);
+		(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+		return -1;
+	}
 	/* what each bind must show, checked by init before the command starts (bindcheck.h);
 	 * without it the command must not start */
-	if (c->binds_fd >= 0 && c->ctl >= 0 &&
-	    ctl_send_fd(c->ctl, CTL_BINDS, 0, c->binds_fd) < 0 && errno != EPIPE &&
-	    errno != ECONNRESET)
-		(void)kill(pid, SIGKILL);
+	send_binds(c, pid);
 	if (c->pty.slave >= 0) {
 		(void)close(c->pty.slave);
 		c->pty.slave = -1;
@@ -589,7 +674,8 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 	bool snapped = start_guard(c, e) == 0;
 	if (snapped && c->hooks && c->hooks->started)
 		c->hooks->started(c->hooks->arg);
-	if (!snapped || (c->ns_sock >= 0 && net_handover(c, e) < 0)) {
+	if (!snapped || (c->ns_sock >= 0 && net_handover(c, e) < 0) ||
+	    publish_handover(c, e) < 0) {
 		/* bwrap never runs the command without its snapshot or its proxy */
 		(void)kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -618,8 +704,13 @@ static int run_jail(const char *bwrap, struct run_ctx *c, struct launch_result *
 				  .err_fd = c->err_read,
 				  .on_watch = guard_fd(c->guard) >= 0 ? on_watch : NULL,
 				  .watch_arg = c,
+				  .ext_fill = c->hooks ? c->hooks->ext_fill : NULL,
+				  .ext_handle = c->hooks ? c->hooks->ext_handle : NULL,
+				  .ext_arg = c->hooks ? c->hooks->ext_arg : NULL,
+				  .ask = c->hooks ? c->hooks->ask : NULL,
 				  .on_capture = c->hooks ? c->hooks->net_capture : NULL,
-				  .capture_arg = c->hooks ? c->hooks->arg : NULL};
+				  .capture_arg = c->hooks ? c->hooks->arg : NULL,
+				  .jail = c->hooks ? c->hooks->jail : NULL};
 	if (c->which & PTY_STDIN) {
 		in.raw = true; /* supervise enters raw mode when (and while) we are in the foreground */
 		restore_on_crash();
@@ -694,7 +785,9 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .ns_sock = -1,
 			    .ns.sock = -1,
 			    .err_read = -1,
-			    .binds_fd = -1};
+			    .ovl_sock = -1,
+			    .pub = {-1, -1},
+			    .ovl = {.sock = -1, .host_fd = {-1, -1, -1, -1}}};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);
 	c.protect = &plan->watch;
@@ -704,7 +797,7 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	if (rc == 0)
 		rc = limits_scope(plan, &cg, &c.m, e);
 	if (rc == 0)
-		rc = run_jail(bwrap, &c, r, e);
+		rc = run_jail(bwrap, plan, &c, r, e);
 	guard_disarm(c.guard);
 	struct guard *g = c.guard;
 	r->retired = g; /* closed last (launch_result_free) */

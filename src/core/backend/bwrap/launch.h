@@ -11,6 +11,10 @@
 #include "core/jail/result.h"
 #include "util/err.h"
 
+struct pollfd;
+struct askprompt_src; /* core/jail/askprompt.h */
+struct supervise_jail; /* core/jail/supervise.h */
+
 /* Find bwrap in a trusted place: `configured` (AGENTJAIL_BWRAP) if given, else
  * /usr/bin/bwrap, /usr/local/bin/bwrap. Refused unless the file and every directory above it
  * are owned by root and not writable by group or others. */
@@ -31,11 +35,22 @@ struct launch_hooks {
 	 * serving them. Called after `started` and before the command may start. -1 with e filled
 	 * stops the launch: bwrap is killed (exit 125). */
 	int (*net_ready)(void *arg, int tcp4, int tcp6, int dns_udp, int dns_tcp, struct err *e);
+	/* --publish: the host's end of the publish channel (ctl.h CTL_PUBLISH; the callee's from
+	 * here on): serve the published ports with it. Called after net_ready and before the
+	 * command may start; -1 with e filled stops the launch (exit 125). */
+	int (*publish)(void *arg, int chan, struct err *e);
 	/* --net allow: the listener of the filter that captures the command's connects and the
 	 * proxy's end of init's capture channel (sent by init before the command's exec; the fds
 	 * are the callee's): serve them. */
 	void (*net_capture)(void *arg, int listener, int chan);
 	void *arg;
+	/* more fds in the supervising loop, and --net ask's questions for the terminal
+	 * (core/jail/supervise.h: ext_fill, ext_handle, ext_arg, ask) */
+	size_t (*ext_fill)(void *arg, struct pollfd *pfd, size_t max);
+	void (*ext_handle)(void *arg, const struct pollfd *pfd, size_t n);
+	void *ext_arg;
+	const struct askprompt_src *ask;
+	struct supervise_jail *jail; /* filled while the jail runs (core/jail/supervise.h) */
 };
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
 	       const char *quarantine_dir, const struct launch_hooks *hooks,

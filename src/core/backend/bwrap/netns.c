@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/host/userns_diag.h"
+#include "core/backend/bwrap/nschild.h"
 #include "core/plan/netrules.h"
 
 /* The holder's report: errnum 0 and the listeners as SCM_RIGHTS (tcp4, dns_udp, dns_tcp, then
@@ -58,60 +59,12 @@ int netns_prepare(struct netns_holder *h, int *parent_end, struct err *e)
 	/* test builds only: make one step fail, to see the failure reported and nothing run */
 	const char *f = getenv("AGENTJAIL_TEST_NETNS_FAIL");
 	if (f)
-		(void)strncpy(h->fail_step, f, sizeof h->fail_step - 1);
+		(void)strncpy(h->inject.step, f, sizeof h->inject.step - 1);
 #endif
 	return 0;
 }
 
 /* ---- the child: system calls and its own stack only ------------------------------------- */
-
-static size_t put_str(char *buf, size_t at, size_t cap, const char *s)
-{
-	while (*s && at + 1 < cap)
-		buf[at++] = *s++;
-	buf[at] = '\0';
-	return at;
-}
-
-static size_t put_uint(char *buf, size_t at, size_t cap, unsigned long v)
-{
-	char tmp[24];
-	size_t n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n && at + 1 < cap)
-		buf[at++] = tmp[--n];
-	buf[at] = '\0';
-	return at;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t len = strlen(text);
-	ssize_t w = write(fd, text, len);
-	int saved = errno;
-	(void)close(fd);
-	if (w == (ssize_t)len)
-		return 0;
-	errno = w < 0 ? saved : EIO;
-	return -1;
-}
-
-/* "ID ID 1\n": the id mapped to itself */
-static int write_map(const char *path, unsigned long id)
-{
-	char map[64];
-	size_t n = put_uint(map, 0, sizeof map, id);
-	n = put_str(map, n, sizeof map, " ");
-	n = put_uint(map, n, sizeof map, id);
-	(void)put_str(map, n, sizeof map, " 1\n");
-	return write_file(path, map);
-}
 
 static int lo_up(void)
 {
@@ -170,7 +123,7 @@ static void send_msg(int sock, int errnum, const char *step, const int *fds, uin
 	memset(&m, 0, sizeof m);
 	m.errnum = errnum;
 	m.nfds = nfds;
-	(void)put_str(m.step, 0, sizeof m.step, step);
+	(void)nsc_put_str(m.step, 0, sizeof m.step, step);
 	struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
 	union {
 		char buf[CMSG_SPACE(NETNS_NFDS_MAX * sizeof(int))];
@@ -204,13 +157,7 @@ static int fail(const struct netns_holder *h, const char *step, int errnum, int 
 
 static bool injected(const struct netns_holder *h, const char *step)
 {
-	if (!h->fail_step[0])
-		return false;
-	size_t n = strlen(h->fail_step);
-	if (strncmp(step, h->fail_step, n) != 0)
-		return false;
-	errno = EPERM;
-	return true;
+	return nsc_injected(&h->inject, step);
 }
 
 int netns_enter(const struct netns_holder *h)
@@ -220,25 +167,8 @@ int netns_enter(const struct netns_holder *h)
 					    "listen on 127.0.0.1:53 (tcp)"};
 	static const int types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_STREAM};
 	static const uint16_t ports[] = {NET_PROXY_PORT, NET_DNS_PORT, NET_DNS_PORT};
-	const char *step = "make the holder dumpable (prctl)";
-	if (injected(h, step) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-		return fail(h, step, errno, fds, 0);
-	step = "unshare(CLONE_NEWUSER|CLONE_NEWNET)";
-	if (injected(h, step) || unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
-		return fail(h, step, errno, fds, 0);
-	step = "write /proc/self/setgroups";
-	if (injected(h, step) || write_file("/proc/self/setgroups", "deny\n") < 0)
-		return fail(h, step, errno, fds, 0);
-	step = "write /proc/self/uid_map";
-	if (injected(h, step) || write_map("/proc/self/uid_map", h->uid) < 0)
-		return fail(h, step, errno, fds, 0);
-	step = "write /proc/self/gid_map";
-	if (injected(h, step) || write_map("/proc/self/gid_map", h->gid) < 0)
-		return fail(h, step, errno, fds, 0);
-	/* the maps are written: no reason left to be dumpable (the parent shares this mm when
-	 * the child is a vfork child) */
-	step = "make the holder non-dumpable again (prctl)";
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+	const char *step;
+	if (nsc_userns(h->uid, h->gid, CLONE_NEWNET, &h->inject, &step) < 0)
 		return fail(h, step, errno, fds, 0);
 	step = "bring lo up (SIOCSIFFLAGS)";
 	if (injected(h, step) || lo_up() < 0)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "core/backend/bwrap/nschild.h"
 #include "util/err.h"
 
 /* The listeners opened inside the namespace (-1: absent; only tcp6 may be, when the namespace
@@ -25,7 +26,8 @@ struct netns_holder {
 	int sock;              /* the child's end of the hand-over socketpair */
 	uid_t uid;
 	gid_t gid;
-	char fail_step[32];    /* test builds: fail this step with EPERM (AGENTJAIL_TEST_NETNS_FAIL) */
+	struct nsc_inject inject; /* test builds: fail this step with EPERM
+				   * (AGENTJAIL_TEST_NETNS_FAIL) */
 };
 
 /* The socketpair: h gets the child's end, *parent_end ours (both close-on-exec). */

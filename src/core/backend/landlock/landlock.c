@@ -4,16 +4,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/backend/backend.h"
+#include "core/backend/landlock/llhome.h"
 #include "core/backend/landlock/llplan.h"
 #include "core/backend/landlock/llrun.h"
 #include "core/backend/report.h"
 #include "core/jail/guard.h"
+#include "core/jail/sweep.h"
 #include "core/jail/result.h"
 #include "core/jail/suidscan.h"
 #include "core/jail/pipeline.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -64,7 +68,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 {
 	struct err e = {0};
 	_cleanup_(ll_plan_free) struct ll_plan lp = {0};
-	if (llplan_build(&j->plan, &j->hf, tmpdir, &lp, &e) < 0) {
+	if (llplan_build(&j->plan, &req->pol, &j->hf, tmpdir, &lp, &e) < 0) {
 		io->error(io->arg, &e);
 		return EXIT_JAIL;
 	}
@@ -82,12 +86,16 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 		return 0;
 	}
 	/* the protected paths: snapshotted and kept before the command starts, watched while it
-	 * runs, checked after it (core/jail/guard.h); no snapshot, no run */
+	 * runs, checked after it (core/jail/guard.h); no snapshot, no run. A private copy this
+	 * backend cannot put in place is kept the same way (llplan.h's guard_extra). */
 	_cleanup_free_ char *qdir = path_join(j->hf.state_dir, "quarantine");
 	_cleanup_(launch_result_free) struct launch_result lres = {.landlock = -1};
 	struct guard *g = NULL;
 	struct guard_opts go = {.keep = true, .live = true};
-	if (guard_start(&j->plan.watch, qdir, &go, &g, &lres.watch_err, &e) < 0) {
+	_cleanup_strv_ struct strv guarded = STRV_INIT;
+	strv_copy(&guarded, &j->plan.watch);
+	strv_copy(&guarded, &lp.guard_extra);
+	if (guard_start(&guarded, qdir, &go, &g, &lres.watch_err, &e) < 0) {
 		io->error(io->arg, &e);
 		io->warn(io->arg, "nothing was run");
 		return EXIT_JAIL;
@@ -115,6 +123,24 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 			    "Landlock matches ports, not addresses: a direct connection to another "
 			    "host on that same port is not stopped");
 	}
+	for (size_t i = 0; i < lp.gaps.n; i++)
+		report_warn(io, "landlock backend, unlike the bwrap jail: %s", lp.gaps.v[i]);
+	/* the agent's own directories: recorded now, what the run leaves there moved aside after
+	 * it (core/jail/sweep.h) */
+	_cleanup_(sweep_free) struct sweep sw = {0};
+	sweep_take(&lp.sweep, &sw);
+	for (size_t i = 0; i < sw.n; i++)
+		if (sw.d[i].unswept)
+			report_warn(io, "%s is not swept after the run (%s): what the run leaves "
+					"there stays for the host's next run of the agent",
+				    sw.d[i].path, sw.d[i].unswept);
+	if (llhome_make(&lp, &e) < 0) {
+		io->error(io->arg, &e);
+		io->warn(io->arg, "nothing was run");
+		io->net_stop(io->arg);
+		guard_free(g);
+		return EXIT_JAIL;
+	}
 	struct landlock_list ll = {.rules = lp.rules, .n = lp.n, .min_abi = LLRUN_MIN_ABI,
 				   .handle_net = req->pol.net != NET_ON, .ports = &port,
 				   .nports = allow ? 1 : 0};
@@ -130,10 +156,25 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	lres.cgroup_left = r.cgroup_left;
 	lres.cg_err = r.cg_err;
 	io->net_stop(io->arg);
+	/* what the command put in place of a file bind's symlink goes where bwrap's bind would
+	 * have taken it (the private copy, merged back by the agent command afterwards) */
+	_cleanup_strv_ struct strv wb = STRV_INIT;
+	llhome_writeback(&lp, &wb);
+	for (size_t i = 0; i < wb.n; i++)
+		report_warn(io, "private home: %s", wb.v[i]);
+	bool tmp_left = fs_remove_tree(tmpdir) < 0;
 	/* llrun_run returns only once nothing of the command is left: this last check sees what
 	 * stays */
 	if (guard_finish(g, &lres.viol, &lres.snap_err) < 0)
 		lres.snapshot_failed = true;
+	struct err swe = {0};
+	if (sweep_check(&sw, qdir, &lres.viol, &swe) < 0) {
+		if (lres.snapshot_failed)
+			io->error(io->arg, &swe);
+		else
+			lres.snap_err = swe;
+		lres.snapshot_failed = true;
+	}
 	if (lr == 0) /* setuid bits gained, git directories planted: as after a bwrap jail */
 		launch_scan_after(&j->plan, qdir, &since, &lres);
 	report_violations(&lres, io);
@@ -149,7 +190,7 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	guard_free(g); /* last: its close waits for the kernel (guard.h) */
 	if (report_unmoved(&lres, io))
 		r.status = EXIT_JAIL;
-	if (r.tmp_left)
+	if (tmp_left)
 		report_warn(io, "could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;
 	size_t moved = 0;
@@ -173,7 +214,10 @@ static int ll_jail(struct run_request *req, struct jail *j, const struct backend
 		free(req->cmd.v[0]); /* verify's __probe: agentjail itself, where it lies */
 		req->cmd.v[0] = strdup(j->hf.self_exe);
 	}
-	return ll_go(req, j, tmpdir, io);
+	int rc = ll_go(req, j, tmpdir, io);
+	if (!req->dry_run && access(tmpdir, F_OK) == 0)
+		(void)fs_remove_tree(tmpdir); /* a run that stopped before its command */
+	return rc;
 }
 
 const struct backend backend_landlock = {

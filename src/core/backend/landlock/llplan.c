@@ -39,6 +39,9 @@ struct grants {
 	struct strv read, write, device; /* trees granted whole (until an exception) */
 	struct strv deny;                /* masked: no right at all */
 	struct strv protect;             /* read-only inside a writable tree */
+	struct strv home_binds;          /* binds made directly in the private home (their dests) */
+	struct strv home_srcs;           /* … and their sources, in the same order */
+	const struct policy *pol;
 };
 
 static void grants_free(struct grants *g)
@@ -48,6 +51,8 @@ static void grants_free(struct grants *g)
 	strv_free(&g->device);
 	strv_free(&g->deny);
 	strv_free(&g->protect);
+	strv_free(&g->home_binds);
+	strv_free(&g->home_srcs);
 }
 
 static void push_rule(struct ll_plan *p, const char *path, enum llp_right r)
@@ -169,14 +174,137 @@ static void unsetenv_in(struct strv *env, const char *name)
 		}
 }
 
+/* ---- the private home (doc/design.md §4c) ----
+ * bwrap's $HOME is an empty tmpfs into which the plan binds what the command may see (the
+ * agent's config dir, its private copy, the private caches, ~/.gitconfig, PATH directories).
+ * Without mounts, a private directory stands in for it and $HOME points there: each bind made
+ * directly in the tmpfs becomes a symlink to the bind's source, which gets the bind's right;
+ * the directories bwrap makes on the way are directories. What bwrap puts inside such a bind
+ * (a mask, a private directory, a private copy) cannot be put in place: it is a gap, said. */
+
+static void push_ent(struct ll_plan *p, const char *dest, enum llp_home_kind k, const char *target,
+		     bool writeback)
+{
+	p->ents = xrealloc(p->ents, (p->nents + 1) * sizeof *p->ents);
+	p->ents[p->nents++] = (struct llp_home_ent){xstrdup(path_below(dest, p->host_home)), k,
+						    target ? xstrdup(target) : NULL, writeback};
+}
+
+/* The bind made in the private home that holds dest, or -1. */
+static int home_bind_of(const struct grants *g, const char *dest)
+{
+	for (size_t i = 0; i < g->home_binds.n; i++)
+		if (path_is_under(dest, g->home_binds.v[i]))
+			return (int)i;
+	return -1;
+}
+
+/* Whether path lies in one of the user's own writable places (the workspace, a --rw path),
+ * whose exceptions (a --hide, a --ro) hold as everywhere, at the cost of the expansion. */
+static bool users_own(const struct grants *g, const char *path)
+{
+	if (g->pol->workspace && path_is_under(path, g->pol->workspace))
+		return true;
+	for (size_t i = 0; i < g->pol->rw.n; i++)
+		if (path_is_under(path, g->pol->rw.v[i]))
+			return true;
+	return false;
+}
+
+/* Where an op at dest lies: 0 not below the private home (or in the user's own places), 1
+ * directly in it, 2 inside one of the binds made in it (a gap). */
+static int home_place(const struct ll_plan *p, const struct grants *g, const char *dest)
+{
+	if (!p->home || !path_is_strict_ancestor(p->host_home, dest))
+		return 0;
+	int in = home_bind_of(g, dest);
+	if (in >= 0 && users_own(g, g->home_binds.v[in]))
+		return 0;
+	return in >= 0 ? 2 : 1;
+}
+
+char *llplan_home_path(const struct ll_plan *p, const char *host_path)
+{
+	const char *rel = p->home ? path_below(host_path, p->host_home) : NULL;
+	if (!rel)
+		return NULL;
+	return *rel ? path_join(p->home, rel) : xstrdup(p->home);
+}
+
+/* The place a comment or a gap names: "~/.claude/ide" for a path below the host's $HOME. */
+static char *shown(const struct ll_plan *p, const char *path)
+{
+	const char *rel = p->host_home ? path_below(path, p->host_home) : NULL;
+	return rel && *rel ? xasprintf("~/%s", rel) : xstrdup(path);
+}
+
+/* A private directory inside the agent's config dir: what the run leaves there is swept after it
+ * (core/jail/sweep.h) */
+#define PRIVATE_DIR_GAP                                                                          \
+	"the workspace's own under bwrap; here the host's directory, writable during the run; "  \
+	"after it, what the run wrote there is moved aside (an unjailed run of the agent "       \
+	"meanwhile could use it)"
+
+/* A bind inside a bind of the private home: what bwrap gives there and this backend cannot. */
+static void home_gap(struct ll_plan *p, const char *dest, const char *src, bool writable,
+		     struct hostfacts *hf)
+{
+	_cleanup_free_ char *d = shown(p, dest);
+	if (!strcmp(src, "/dev/null")) {
+		strv_pushf(&p->gaps, "%s: masked under bwrap; readable here (Landlock cannot take a "
+				     "path out of a writable directory)",
+			   d);
+	} else if (writable && (hf_type(hf, src) == HF_FILE || hf_type(hf, dest) == HF_FILE)) {
+		strv_pushf(&p->gaps, "%s: a private copy under bwrap; here the host's file, kept by "
+				     "the guard: a change is moved aside and the original put back, so "
+				     "what the agent saves there does not last",
+			   d);
+		strv_push(&p->guard_extra, dest);
+	} else {
+		strv_pushf(&p->gaps, "%s: %s", d, PRIVATE_DIR_GAP);
+		strv_push(&p->sweep, dest);
+	}
+}
+
 /* A bind: the same path on both sides is the host's file, shown as is; a source elsewhere
- * (a private cache, a filtered copy) has no equivalent without mounts. */
-static void bind_op(struct ll_plan *p, struct grants *g, const struct bw_op *o, bool writable)
+ * (a private cache, a filtered copy) has no equivalent without mounts, except directly in the
+ * private home, where a symlink leads to it. */
+static void bind_op(struct ll_plan *p, struct grants *g, const struct bw_op *o, bool writable,
+		    struct hostfacts *hf)
 {
 	const char *dest = o->args.v[o->args.n - 1];
 	const char *src = o->src ? o->src : o->args.v[1];
 	if (!strcmp(dest, BW_INIT_PATH))
 		return;
+	int place = home_place(p, g, dest);
+	if (place == 2 && strcmp(src, dest) != 0) {
+		home_gap(p, dest, src, writable, hf);
+		return;
+	}
+	int in = place == 2 ? home_bind_of(g, dest) : -1;
+	if (in >= 0 && strcmp(g->home_binds.v[in], g->home_srcs.v[in]) != 0) {
+		/* the host's entry inside the workspace's own directory (opencode's config dir):
+		 * the symlink leads to that directory alone */
+		_cleanup_free_ char *d = shown(p, dest);
+		strv_pushf(&p->gaps, "%s: the host's, shown read-only inside the workspace's own "
+				     "directory under bwrap; not shown here",
+			   d);
+		return;
+	}
+	if (place == 1) {
+		if (!strcmp(src, "/dev/null"))
+			return; /* a masked file: nothing stands there */
+		bool file = hf_type(hf, src) == HF_FILE || hf_type(hf, dest) == HF_FILE;
+		push_ent(p, dest, LLH_LINK, src, writable && file);
+		strv_push(&g->home_binds, dest);
+		strv_push(&g->home_srcs, src);
+		if (!writable && strv_contains(&g->write, src))
+			return;
+		strv_push(writable ? &g->write : &g->read, src);
+		if (!writable)
+			strv_push(&g->protect, src);
+		return;
+	}
 	if (!strcmp(dest, BW_SELF_PATH)) { /* verify runs agentjail itself, where it lies */
 		strv_push(&g->read, src);
 		return;
@@ -211,7 +339,31 @@ static void tmpfs_op(struct ll_plan *p, struct grants *g, const struct bw_op *o)
 {
 	const char *dest = arg_after(o, "--tmpfs");
 	const char *perms = arg_after(o, "--perms");
-	if (perms && !strcmp(perms, "0000") && strncmp(dest, "/proc/", 6) != 0) {
+	bool mask = perms && !strcmp(perms, "0000");
+	if (p->home && !strcmp(dest, p->host_home)) {
+		strv_pushf(&p->notes, "%s: an empty private tmpfs under bwrap; here the private "
+				      "directory %s ($HOME points there)",
+			   dest, p->home);
+		return;
+	}
+	int place = home_place(p, g, dest);
+	if (place == 1) {
+		if (!mask)
+			push_ent(p, dest, LLH_DIR, NULL, false);
+		return;
+	}
+	if (place == 2) {
+		_cleanup_free_ char *d = shown(p, dest);
+		strv_pushf(&p->gaps,
+			   mask ? "%s: masked under bwrap; readable here (Landlock cannot take a "
+				  "path out of a writable directory)"
+				: "%s: " PRIVATE_DIR_GAP,
+			   d);
+		if (!mask)
+			strv_push(&p->sweep, dest);
+		return;
+	}
+	if (mask && strncmp(dest, "/proc/", 6) != 0) {
 		strv_push(&g->deny, dest); /* a masked directory */
 		return;
 	}
@@ -224,13 +376,20 @@ static void tmpfs_op(struct ll_plan *p, struct grants *g, const struct bw_op *o)
 			   dest);
 }
 
-static int read_op(struct ll_plan *p, struct grants *g, const struct bw_op *o, struct err *e)
+static int read_op(struct ll_plan *p, struct grants *g, const struct bw_op *o,
+		   struct hostfacts *hf, struct err *e)
 {
 	const char *a = o->args.v[0];
 	if (!strcmp(a, "--ro-bind-fd") || !strcmp(a, "--ro-bind"))
-		bind_op(p, g, o, false);
+		bind_op(p, g, o, false, hf);
 	else if (!strcmp(a, "--bind-fd") || !strcmp(a, "--bind"))
-		bind_op(p, g, o, true);
+		bind_op(p, g, o, true, hf);
+	else if ((!strcmp(a, "--dir") || (!strcmp(a, "--perms") && o->args.n == 4 &&
+					  !strcmp(o->args.v[2], "--dir"))) &&
+		 home_place(p, g, o->args.v[o->args.n - 1]) == 1)
+		push_ent(p, o->args.v[o->args.n - 1], LLH_DIR, NULL, false);
+	else if (!strcmp(a, "--symlink") && home_place(p, g, o->args.v[2]) == 1)
+		push_ent(p, o->args.v[2], LLH_LINK, o->args.v[1], false);
 	else if (!strcmp(a, "--dev-bind"))
 		strv_push(&g->device, o->args.v[2]);
 	else if (has_arg(o, "--tmpfs"))
@@ -242,6 +401,8 @@ static int read_op(struct ll_plan *p, struct grants *g, const struct bw_op *o, s
 			strv_push(&g->device, devices[i]);
 	else if (!strcmp(a, "--clearenv"))
 		strv_free(&p->env);
+	else if (!strcmp(a, "--setenv") && p->home && !strcmp(o->args.v[1], "HOME"))
+		setenv_in(&p->env, "HOME", p->home);
 	else if (!strcmp(a, "--setenv"))
 		setenv_in(&p->env, o->args.v[1], o->args.v[2]);
 	else if (!strcmp(a, "--unsetenv"))
@@ -266,6 +427,32 @@ static int read_op(struct ll_plan *p, struct grants *g, const struct bw_op *o, s
 
 int llplan_policy_check(const struct policy *p, struct err *e)
 {
+	if (p->fs == FS_REVIEW) {
+		err_set(e, 0, "--fs review", "the landlock backend cannot run --fs review: its "
+					     "overlay needs a mount namespace, which this backend does "
+					     "not have");
+		err_hint(e, "run with --backend local (the bwrap jail), or --fs workspace-write");
+		return -1;
+	}
+	if (p->publish.n) {
+		/* no network namespace: the jail's loopback is the host's, where any program of
+		 * the host reaches a server at once, on its own port only; and Landlock lets it
+		 * bind no port (doc/design.md §4c) */
+		err_set(e, 0, p->publish.v[0], "--publish cannot be used with --backend landlock: it "
+					       "has no network of its own");
+		err_hint(e, "a server there would listen on the host's own loopback, and binding a "
+			    "port is refused there; run it in the bwrap jail (--backend local)");
+		return -1;
+	}
+	if (p->ask) {
+		/* its proxy asks nobody: no terminal of agentjail's between the command and the
+		 * user, no supervising loop to serve the questions' control socket */
+		err_set(e, 0, "--net ask", "--net ask cannot be used with --backend landlock: it has "
+					   "nobody to ask");
+		err_hint(e, "run with --net allow (what is not listed is refused), or in the bwrap "
+			    "jail (--backend local)");
+		return -1;
+	}
 	if (p->home != HOME_PERSIST)
 		return 0;
 	err_set(e, 0, "--home persist", "the landlock backend cannot give a jail its persisted home");
@@ -275,13 +462,35 @@ int llplan_policy_check(const struct policy *p, struct err *e)
 	return -1;
 }
 
-int llplan_build(const struct bw_plan *bp, struct hostfacts *hf, const char *tmpdir,
-		 struct ll_plan *out, struct err *e)
+/* The plan's $HOME, when it is a tmpfs of bwrap's (not the real home, bound when it is the
+ * workspace): then the private home stands in for it. */
+static void find_home(const struct bw_plan *bp, struct ll_plan *p)
+{
+	const char *home = NULL;
+	for (size_t i = 0; i < bp->nops; i++) {
+		const struct bw_op *o = &bp->ops[i];
+		if (o->args.n == 3 && !strcmp(o->args.v[0], "--setenv") &&
+		    !strcmp(o->args.v[1], "HOME"))
+			home = o->args.v[2];
+	}
+	for (size_t i = 0; home && strcmp(home, "/") != 0 && i < bp->nops; i++) {
+		const char *t = arg_after(&bp->ops[i], "--tmpfs");
+		if (t && !strcmp(t, home)) {
+			p->host_home = xstrdup(home);
+			p->home = path_join(p->tmpdir, "home");
+			return;
+		}
+	}
+}
+
+int llplan_build(const struct bw_plan *bp, const struct policy *pol, struct hostfacts *hf,
+		 const char *tmpdir, struct ll_plan *out, struct err *e)
 {
 	*out = (struct ll_plan){.tmpdir = xstrdup(tmpdir)};
-	_cleanup_(grants_free) struct grants g = {0};
+	find_home(bp, out);
+	_cleanup_(grants_free) struct grants g = {.pol = pol};
 	for (size_t i = 0; i < bp->nops; i++)
-		if (bp->ops[i].args.n > 0 && read_op(out, &g, &bp->ops[i], e) < 0) {
+		if (bp->ops[i].args.n > 0 && read_op(out, &g, &bp->ops[i], hf, e) < 0) {
 			ll_plan_free(out);
 			return -1;
 		}
@@ -328,6 +537,16 @@ void ll_plan_free(struct ll_plan *p)
 	strv_free(&p->notes);
 	free(p->chdir);
 	free(p->tmpdir);
+	free(p->home);
+	free(p->host_home);
+	for (size_t i = 0; i < p->nents; i++) {
+		free(p->ents[i].rel);
+		free(p->ents[i].target);
+	}
+	free(p->ents);
+	strv_free(&p->gaps);
+	strv_free(&p->guard_extra);
+	strv_free(&p->sweep);
 	*p = (struct ll_plan){0};
 }
 
@@ -339,7 +558,18 @@ char *ll_plan_render(const struct ll_plan *p)
 			p->rules[i].path);
 	sb_addf(&b, "# %zu rules; the expansion around exceptions looked at %zu entries\n", p->n,
 		p->listed);
+	for (size_t i = 0; i < p->nents; i++) {
+		const struct llp_home_ent *h = &p->ents[i];
+		if (h->kind == LLH_DIR)
+			sb_addf(&b, "home   %s/%s/\n", p->home, h->rel);
+		else
+			sb_addf(&b, "home   %s/%s -> %s%s\n", p->home, h->rel, h->target,
+				h->writeback ? "  # a file put in its place is written back there"
+					     : "");
+	}
 	for (size_t i = 0; i < p->notes.n; i++)
 		sb_addf(&b, "# differs from the bwrap jail: %s\n", p->notes.v[i]);
+	for (size_t i = 0; i < p->gaps.n; i++)
+		sb_addf(&b, "# not given by this backend: %s\n", p->gaps.v[i]);
 	return sb_steal(&b);
 }

@@ -375,7 +375,5 @@ int llrun_run(const struct ll_plan *p, const struct bw_limits *lim, char **cmd,
 	(void)sigaction(SIGQUIT, &o_quit, NULL);
 	(void)sigaction(SIGTERM, &o_term, NULL);
 	(void)sigaction(SIGHUP, &o_hup, NULL);
-	if (fs_remove_tree(p->tmpdir) < 0)
-		r->tmp_left = true;
 	return rc;
 }

@@ -3,7 +3,8 @@
  * core/backend/landlock/llplan.h and the jail's seccomp filter, in a private temporary directory
  * that is removed afterwards. agentjail is the subreaper of what the command leaves; when it ends,
  * the cgroup scope (if any) is killed and every descendant of agentjail's is killed and reaped,
- * round after round until none is left. */
+ * round after round until none is left. The caller removes the temporary directory (after the
+ * private home's write-back, core/backend/landlock/llhome.h). */
 #pragma once
 #include <stdbool.h>
 
@@ -27,7 +28,6 @@ struct llrun_result {
 	int cmd_signal; /* the command died of this signal, or 0 */
 	int term_signal; /* SIGTERM/SIGHUP agentjail received and passed on, or 0 */
 	struct landlock_report ll;
-	bool tmp_left;  /* the private temporary directory could not be removed */
 	unsigned long long oom_kills, pids_hits; /* what the cgroup scope saw (launch.h) */
 	bool cgroup_left;                        /* the scope could not be removed: cg_err */
 	struct err cg_err;
@@ -44,8 +44,7 @@ struct llrun_watch {
 /* Run cmd under the plan (w, if not NULL, is served while it runs), in a cgroup scope with the
  * limits where the host has one (lim: the bwrap plan's, core/confine/cgroup.h). -1 (e filled)
  * when the command could not be confined: nothing ran. When it returns nothing of the command
- * is left: every descendant is killed and reaped first (doc/design.md §4c). The temporary
- * directory is removed either way. */
+ * is left: every descendant is killed and reaped first (doc/design.md §4c). */
 int llrun_run(const struct ll_plan *p, const struct bw_limits *lim, char **cmd,
 	      const struct seccomp_opts *sc, const struct landlock_list *ll,
 	      const struct llrun_watch *w, struct llrun_result *r, struct err *e) WUR;

@@ -13,106 +13,29 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-static bool is_control(const unsigned char *s, size_t i, size_t n)
-{
-	/* C0 and DEL; C1 is U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F */
-	return s[i] < 0x20 || s[i] == 0x7f ||
-	       (s[i] == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f);
-}
-
 enum osb_name_fault osb_name_check(const char *s, size_t n, char **aim)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	enum osb_name_fault f = OSB_NAME_OK;
-	if (aim)
-		*aim = NULL;
-	if (n > OSB_NAME_MAX)
-		return OSB_NAME_LONG;
-	for (size_t i = 0; i < n && f == OSB_NAME_OK; i++)
-		if (!u[i])
-			f = OSB_NAME_NUL;
-		else if (is_control(u, i, n))
-			f = OSB_NAME_CONTROL;
+	enum osb_name_fault f = (enum osb_name_fault)relname_check(s, n, aim);
 	if (f != OSB_NAME_OK)
 		return f;
-	if (aim) {
-		_cleanup_free_ char *z = xstrndup(s, n);
-		_cleanup_free_ char *norm = path_normalize("/", z);
-		if (norm[1])
-			*aim = xstrdup(norm + 1);
-	}
-	if (n == 0)
-		return OSB_NAME_EMPTY;
-	if (s[0] == '/')
-		return OSB_NAME_ABSOLUTE;
-	for (size_t i = 0; i <= n;) {
-		size_t j = i;
-		while (j < n && s[j] != '/')
-			j++;
-		size_t l = j - i;
-		if (l == 0)
-			return OSB_NAME_EMPTY_DIR;
-		if (l == 1 && s[i] == '.')
-			return OSB_NAME_DOT;
-		if (l == 2 && s[i] == '.' && s[i + 1] == '.')
-			return OSB_NAME_DOTDOT;
-		if (l > OSB_COMPONENT_MAX)
-			return OSB_NAME_LONG;
-		if (i == 0 && ((l == strlen(OSB_UP_NAME) && !memcmp(s, OSB_UP_NAME, l)) ||
-			       (l >= strlen(OSB_STAGING_PREFIX) &&
-				!memcmp(s, OSB_STAGING_PREFIX, strlen(OSB_STAGING_PREFIX)))))
-			return OSB_NAME_RESERVED;
-		i = j + 1;
-	}
+	const char *slash = memchr(s, '/', n); /* s is n bytes, not a C string */
+	size_t l = slash ? (size_t)(slash - s) : n;
+	if ((l == strlen(OSB_UP_NAME) && !memcmp(s, OSB_UP_NAME, l)) ||
+	    (l >= strlen(OSB_STAGING_PREFIX) &&
+	     !memcmp(s, OSB_STAGING_PREFIX, strlen(OSB_STAGING_PREFIX))))
+		return OSB_NAME_RESERVED;
 	return OSB_NAME_OK;
 }
 
 const char *osb_name_fault_str(enum osb_name_fault f)
 {
-	switch (f) {
-	case OSB_NAME_OK:
-		return "a plain relative path";
-	case OSB_NAME_EMPTY:
-		return "an empty name";
-	case OSB_NAME_ABSOLUTE:
-		return "an absolute name (a leading /)";
-	case OSB_NAME_EMPTY_DIR:
-		return "an empty component (// or a trailing /)";
-	case OSB_NAME_DOT:
-		return "a . component";
-	case OSB_NAME_DOTDOT:
-		return "a .. component";
-	case OSB_NAME_NUL:
-		return "a NUL byte";
-	case OSB_NAME_CONTROL:
-		return "a control character";
-	case OSB_NAME_LONG:
-		return "too long (over 4096 bytes, or a component over 255)";
-	case OSB_NAME_RESERVED:
-		return "a name agentjail uses for its own staging";
-	}
-	return "?";
+	return f == OSB_NAME_RESERVED ? "a name agentjail uses for its own staging"
+				      : relname_fault_str((enum relname_fault)f);
 }
 
 char *osb_name_shown(const char *s, size_t n)
 {
-	struct strbuf b = STRBUF_INIT;
-	sb_addc(&b, '"');
-	for (size_t i = 0; i < n && i < 200; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			sb_addf(&b, "\\%c", c);
-		else if (c == '\n')
-			sb_add(&b, "\\n");
-		else if (c == '\t')
-			sb_add(&b, "\\t");
-		else if (c < 0x20 || c >= 0x7f)
-			sb_addf(&b, "\\x%02x", c);
-		else
-			sb_addc(&b, (char)c);
-	}
-	sb_add(&b, n > 200 ? "\"…" : "\"");
-	return sb_steal(&b);
+	return relname_shown(s, n);
 }
 
 /* ---- protection ---- */
@@ -134,30 +57,19 @@ bool osb_protected(const char *rel)
 			break;
 		p = q + 1;
 	}
-	for (int pass = 0; pass < 2; pass++)
-		for (const char *const *n = pass ? more : bw_protected_names; *n; n++) {
-			size_t l = strlen(*n);
-			if (!strncasecmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
-				return true;
-		}
+	if (bw_protected_prefix(rel))
+		return true;
+	for (const char *const *n = more; *n; n++) {
+		size_t l = strlen(*n);
+		if (!strncasecmp(rel, *n, l) && (rel[l] == '\0' || rel[l] == '/'))
+			return true;
+	}
 	return false;
 }
 
 size_t osb_exec_dirs(const char *rel, size_t *lens, size_t max)
 {
-	size_t k = 0;
-	for (const char *p = rel; k < max;) {
-		const char *q = strchrnul(p, '/');
-		for (const char *const *n = git_exec_names; *n && k < max; n++)
-			if (comp_is(p, (size_t)(q - p), *n)) {
-				lens[k++] = p == rel ? 0 : (size_t)(p - rel) - 1;
-				break;
-			}
-		if (!*q)
-			break;
-		p = q + 1;
-	}
-	return k;
+	return relname_exec_dirs(rel, lens, max);
 }
 
 /* ---- the listing ---- */

@@ -11,38 +11,37 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/plan/relname.h"
 #include "util/strv.h"
 
-#define OSB_NAME_MAX 4096    /* bytes in a name (PATH_MAX) */
-#define OSB_COMPONENT_MAX 255 /* bytes in one component (NAME_MAX) */
+#define OSB_NAME_MAX RELNAME_MAX          /* bytes in a name (PATH_MAX) */
+#define OSB_COMPONENT_MAX RELNAME_COMPONENT_MAX /* bytes in one component (NAME_MAX) */
 /* agentjail's own names in the workspace (osb_sync): the archive going up and the directory
  * where the changes are staged (".agentjail-sync.PID"); a sandbox cannot send them back. */
 #define OSB_UP_NAME ".agentjail-up.tar"
 #define OSB_STAGING_PREFIX ".agentjail-sync."
 
+/* plan/relname.h's faults, and one of the sandbox's own */
 enum osb_name_fault {
-	OSB_NAME_OK,
-	OSB_NAME_EMPTY,     /* "" */
-	OSB_NAME_ABSOLUTE,  /* "/x" (".//x" in sha256sum's listing) */
-	OSB_NAME_EMPTY_DIR, /* an empty component: "a//b", "a/" */
-	OSB_NAME_DOT,       /* a "." component: "./a", "a/./b" */
-	OSB_NAME_DOTDOT,    /* a ".." component */
-	OSB_NAME_NUL,       /* a NUL byte inside */
-	OSB_NAME_CONTROL,   /* a control character: C0 (newline, escape…), DEL, C1 */
-	OSB_NAME_LONG,      /* longer than OSB_NAME_MAX, or a component longer than OSB_COMPONENT_MAX */
-	OSB_NAME_RESERVED,  /* OSB_UP_NAME or OSB_STAGING_PREFIX… at the top */
+	OSB_NAME_OK = RELNAME_OK,
+	OSB_NAME_EMPTY = RELNAME_EMPTY,         /* "" */
+	OSB_NAME_ABSOLUTE = RELNAME_ABSOLUTE,   /* "/x" (".//x" in sha256sum's listing) */
+	OSB_NAME_EMPTY_DIR = RELNAME_EMPTY_DIR, /* an empty component: "a//b", "a/" */
+	OSB_NAME_DOT = RELNAME_DOT,             /* a "." component: "./a", "a/./b" */
+	OSB_NAME_DOTDOT = RELNAME_DOTDOT,       /* a ".." component */
+	OSB_NAME_NUL = RELNAME_NUL,             /* a NUL byte inside */
+	OSB_NAME_CONTROL = RELNAME_CONTROL,     /* a control character: C0, DEL, C1 */
+	OSB_NAME_LONG = RELNAME_LONG,           /* longer than OSB_NAME_MAX, or a component longer
+						 * than OSB_COMPONENT_MAX */
+	OSB_NAME_RESERVED,                      /* OSB_UP_NAME or OSB_STAGING_PREFIX… at the top */
 };
 
-/* The n bytes at s as a name that may come back: OSB_NAME_OK, or the first fault found. When
- * aim is not NULL it gets (malloc'd) where the name points once its empty, "." and ".."
- * components are resolved lexically (".//.git/hooks/x" → ".git/hooks/x"), for saying what a
- * refused name was after; NULL when it has a NUL or control character, is too long, or names
- * the top itself. Never use *aim to write: a refused name is refused. */
+/* The n bytes at s as a name that may come back: relname_check's answer, and refused too when
+ * it names agentjail's own staging at the top (*aim as relname_check gives it). */
 enum osb_name_fault osb_name_check(const char *s, size_t n, char **aim);
 /* Why, in words ("an empty component"). */
 const char *osb_name_fault_str(enum osb_name_fault f);
-/* s (n bytes) for a message: in double quotes, every byte outside printable ASCII, '"' and '\'
- * written as an escape (\n, \t, \xHH, \", \\), cut after 200 bytes with "…". */
+/* s (n bytes) for a message: relname_shown. */
 char *osb_name_shown(const char *s, size_t n);
 
 /* A checked name that never comes back from a sandbox: a ".git" component anywhere (the
@@ -52,10 +51,7 @@ char *osb_name_shown(const char *s, size_t n);
  * without regard to ASCII case (".GIT" is ".git" on a case-insensitive file system). */
 bool osb_protected(const char *rel);
 
-/* The directories D such that rel is D/N… with N one of the names in a git dir that make git
- * run a command (gitprotect's git_exec_names: config, hooks, info, …); "" for the top. They
- * are that only when D is shaped like a git dir (D/HEAD exists): the caller asks. Fills up to
- * max lengths of D (0 for the top) into lens; returns how many. */
+/* relname_exec_dirs: the directories D that would be git dirs to run rel from. */
 size_t osb_exec_dirs(const char *rel, size_t *lens, size_t max);
 
 /* The sandbox's listing, one line each (osb_sync runs `find` and `sha256sum` there):

@@ -34,6 +34,11 @@ int osb_policy_check(const struct policy *p, struct err *e)
 	if (p->fs == FS_DANGER_FULL)
 		return refuse(e, "--fs danger-full-access", NULL,
 			      "it means no sandbox at all; a remote sandbox cannot give that");
+	if (p->fs == FS_REVIEW)
+		return refuse(e, "--fs review", NULL,
+			      "its change set is an overlay of the local workspace; the remote "
+			      "sandbox's changes come back as they are (run it with --backend "
+			      "local)");
 	if (outside(&p->rw, p->workspace, "--rw", e) < 0 ||
 	    outside(&p->ro, p->workspace, "--ro", e) < 0 ||
 	    outside(&p->hide, p->workspace, "--hide", e) < 0)
@@ -47,6 +52,14 @@ int osb_policy_check(const struct policy *p, struct err *e)
 	if (p->map_hosts.n)
 		return refuse(e, "--map-host", p->map_hosts.v[0],
 			      "the service resolves names itself; it has no host map");
+	if (p->publish.n)
+		return refuse(e, "--publish", p->publish.v[0],
+			      "the sandbox's ports are the service's; it has no way back to this "
+			      "host's 127.0.0.1");
+	if (p->ask)
+		return refuse(e, "--net ask", NULL,
+			      "the service's egress policy is fixed when the sandbox is made; nobody "
+			      "is asked");
 	if (p->allow_ptrace)
 		return refuse(e, "--allow-ptrace", NULL,
 			      "what runs in the sandbox is the service's to decide");

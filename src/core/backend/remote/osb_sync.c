@@ -307,37 +307,6 @@ static bool gitdir_here(int wsfd, const char *rel)
 	return false;
 }
 
-/* The directory of rel inside ws, opened through real directories only (made when missing):
- * -1 if a component is a symlink or not a directory, or is empty, "." or ".." (EINVAL; names
- * are checked before, osb_name_check: this is the last line). */
-static int open_parent(int wsfd, const char *rel, const char **base)
-{
-	const char *slash = strrchr(rel, '/');
-	*base = slash ? slash + 1 : rel;
-	int fd = fcntl(wsfd, F_DUPFD_CLOEXEC, 0);
-	for (const char *c = rel; fd >= 0 && slash && c <= slash;) {
-		size_t l = strcspn(c, "/");
-		_cleanup_free_ char *name = xstrndup(c, l);
-		if (!l || !strcmp(name, ".") || !strcmp(name, "..")) {
-			close(fd);
-			errno = EINVAL;
-			return -1;
-		}
-		int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && errno == ENOENT && mkdirat(fd, name, 0755) == 0)
-			next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = next;
-		c += l + 1;
-	}
-	if (fd >= 0 && !**base) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	return fd;
-}
-
 struct todo {
 	char *rel;
 	mode_t mode;
@@ -478,7 +447,7 @@ int osb_pull(struct osb_client *c, const char *ws, const char *workdir,
 		char fname[32];
 		snprintf(fname, sizeof fname, "%zu", i);
 		const char *base;
-		int pfd = open_parent(wsfd, todo[i].rel, &base);
+		int pfd = fs_open_parent(wsfd, todo[i].rel, true, 0755, &base);
 		if (pfd < 0 || renameat(sfd, fname, pfd, base) < 0) {
 			strv_pushf(&r->skipped, "%s: not written (%s: a directory on its way is a "
 						"symlink or not a directory)",

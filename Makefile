@@ -258,17 +258,44 @@ fuzz: $(SC_PREBUILT).c
 check: deps-test
 	@$(MAKE) --no-print-directory test
 
+# The test files run CHECK_JOBS at a time (prove -j): each has its own temporary directory,
+# user, state directories, sockets and markers (tests/sh/lib.sh), and those that change what
+# every root jail masks (CHECK_SEQ: a root-only file made, replaced by rename and removed in
+# /etc, /opt or /usr/local) run after all the others, one at a time: another file's jail
+# planned to mask such a file fails to start when it vanishes before bwrap mounts over it.
+# The slowest start first (CHECK_FIRST, by a run's --timer figures: none is left alone at the
+# end). The real agents from npm (41, 61, 83) are installed once for the run (lib.sh's
+# aj_npm_shared, in AJ_SUITE_DIR) by a process started beside prove; 61, the longest, runs
+# its other checks meanwhile. The last line is the suite's wall time.
+CHECK_JOBS ?= 4
+CHECK_SEQ := tests/sh/08-etc-race.t tests/sh/64-rootonly.t
+CHECK_FIRST := $(addprefix tests/sh/,61-agent-persist.t 99-container.t 98-landlock-agents.t \
+	89-secrets-claude.t 66-review.t 20-doctor.t 70-toolchains.t \
+	71-compat.t 41-real-agents.t 83-net-claude.t 96-escapes.t 97-opensandbox-run.t \
+	82-net-allow.t 81-netlog.t 98-landlock-backend.t 50-sessions.t 24-teardown.t 30-verify.t \
+	97-opensandbox-remote.t 03-fs.t 63-watch.t 97-opensandbox-standin.t 60-git-persist.t \
+	11-signals.t 96-viol-order.t 10-tty.t)
+SH_TESTS := $(sort $(wildcard tests/sh/*.t))
+CHECK_PAR := $(filter $(SH_TESTS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST) $(CHECK_SEQ),$(SH_TESTS))
+SUITE_DIR := $(abspath $(BUILD))/suite
+TEST_ENV = AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
+	AJ_SUITE_DIR=$(SUITE_DIR) CMOCKA_MESSAGE_OUTPUT=TAP
 test: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) clang-build man
-	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
-	  CMOCKA_MESSAGE_OUTPUT=TAP \
-	  prove -f $(UNIT_BIN) $(FUZZ_BIN) $(sort $(wildcard tests/sh/*.t))
+	@rm -rf $(SUITE_DIR)
+	@t0=$$(date +%s); \
+	  $(TEST_ENV) bash -c '. tests/sh/lib.sh && aj_npm_shared >/dev/null' & npm=$$!; \
+	  $(TEST_ENV) prove -f --timer -j$(CHECK_JOBS) \
+	  $(foreach t,$(CHECK_PAR) $(UNIT_BIN) $(FUZZ_BIN),--rules=par=$(t)) \
+	  $(CHECK_PAR) $(UNIT_BIN) $(FUZZ_BIN) $(CHECK_SEQ); rc=$$?; \
+	  wait $$npm; t=$$(( $$(date +%s) - t0 )); \
+	  echo "test suite: $$((t / 60)) min $$((t % 60)) s wall time, $(CHECK_JOBS) files at a time"; \
+	  exit $$rc
 
 # A few tests while working: `make t T="tests/sh/65-limits.t build/rel/tests/unit/test_limits"`
 # builds the binaries and helpers (and the unit tests named), then runs prove on T only.
 T ?=
 t: $(BIN) $(TESTBIN) $(INIT) $(REMOTE) $(TLS) $(HELPER_BIN) $(filter $(BUILD)/tests/%,$(T))
-	@AJ_BUILD=$(abspath $(BUILD)) AJ_SRC=$(abspath .) AJ_SAN=$(SAN) \
-	  CMOCKA_MESSAGE_OUTPUT=TAP prove -f $(T)
+	@$(TEST_ENV) prove -f $(T)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libagentjail.a
 	@mkdir -p $(@D)
@@ -292,7 +319,7 @@ bench: $(BIN) $(INIT) $(BUILD)/bench/startup $(BUILD)/bench/proxy $(BUILD)/bench
 	@bench/startup.sh $(abspath $(BUILD))
 	@bench/review.sh $(abspath $(BUILD))
 	@$(BUILD)/bench/mounts 15
-	@$(BUILD)/bench/proxy 9 256
+	@$(BUILD)/bench/proxy 9 1024
 	@$(BUILD)/bench/capture $(abspath $(BIN)) 1024 1000 11
 	@$(BUILD)/bench/initexec $(abspath $(INIT)) 200
 	@$(BUILD)/bench/tlsinspect 40 25

@@ -1,6 +1,11 @@
 /* bench/proxy: the egress proxy engine (doc/design.md §4) on host loopback, no jail.
- * - throughput: one CONNECT stream through the proxy vs direct loopback TCP to the same sink,
- *   alternating, ROUNDS pairs of MIB MiB each; the ratio of the median times (goal >= 0.8);
+ * - throughput: one download through a CONNECT tunnel vs direct loopback TCP from the same
+ *   source (an HTTP request, then MIB MiB and the close), alternating, ROUNDS pairs; the ratio
+ *   of the median times (goal >= 0.8). Both ways have the same parties (the client thread, the
+ *   source's thread) and the same copies (the source's send, the client's recv); the tunnel
+ *   adds the proxy process (splice: no copy) and a second TCP connection. The CPU time a MiB
+ *   costs each way is printed too: on a machine whose CPUs are shared (2 vCPUs, other work),
+ *   the ratio cannot exceed the ratio of those costs;
  * - connection setup: time to the first echoed byte through a CONNECT tunnel vs a direct
  *   connection, alternating; the added median (goal <= 0.2 ms);
  * - memory: the proxy process's RSS with 1,000 tunnels open (goal <= 16 MiB).
@@ -97,13 +102,43 @@ static int tunnel(uint16_t proxy_port, const char *host, uint16_t port)
 	return fd;
 }
 
-/* ---- servers: a sink (reads to EOF, then closes) and an echo, one epoll thread each */
+/* ---- servers: a source (reads a request, sends stream_mib MiB, closes) and an echo, one
+ * thread each */
 
 struct server {
 	int lfd;
 	uint16_t port;
 	bool echo;
 };
+
+static size_t stream_mib;
+
+/* One download at a time: the request's head, then the bytes, then the close. */
+static void *source(void *arg)
+{
+	struct server *s = arg;
+	static char buf[1 << 18];
+	for (;;) {
+		int c = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		char req[512];
+		size_t n = 0;
+		while (n < sizeof req) {
+			ssize_t k = recv(c, req + n, sizeof req - n, 0);
+			if (k <= 0)
+				break;
+			n += (size_t)k;
+			if (n >= 4 && !memcmp(req + n - 4, "\r\n\r\n", 4))
+				break;
+		}
+		size_t total = stream_mib << 20;
+		for (size_t sent = 0; sent < total; sent += sizeof buf)
+			send_all(c, buf, sizeof buf);
+		close(c);
+	}
+	return NULL;
+}
 
 static void *serve(void *arg)
 {
@@ -139,18 +174,46 @@ static void *serve(void *arg)
 
 /* ---- measurements */
 
-static double stream(int fd, size_t mib)
+/* CPU time (ms) of this process (the client and the servers) and of the proxy's. */
+static clockid_t proxy_clock;
+static double cpu_ms(clockid_t clk)
+{
+	struct timespec ts;
+	if (clock_gettime(clk, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* CPU spent during the last stream: by this process (client and source), by the proxy. */
+static double cpu_self, cpu_proxy;
+
+/* A download of stream_mib MiB on fd (connected to the source, directly or through a tunnel):
+ * its time in ms, the CPU it cost in cpu_self and cpu_proxy. */
+static double stream(int fd)
 {
 	static char buf[1 << 18];
+	static const char req[] = "GET /big HTTP/1.1\r\nHost: source.test\r\n\r\n";
+	double c0 = cpu_ms(CLOCK_PROCESS_CPUTIME_ID), p0 = cpu_ms(proxy_clock);
 	double t0 = now_ms();
-	size_t total = mib << 20;
-	for (size_t sent = 0; sent < total; sent += sizeof buf)
-		send_all(fd, buf, sizeof buf);
-	(void)shutdown(fd, SHUT_WR);
-	char c;
-	while (recv(fd, &c, 1, 0) > 0) /* the sink closes once it has read everything */
-		;
+	send_all(fd, req, sizeof req - 1);
+	size_t total = 0;
+	for (;;) {
+		ssize_t k = recv(fd, buf, sizeof buf, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			die("download");
+		if (k == 0)
+			break;
+		total += (size_t)k;
+	}
+	if (total != stream_mib << 20) {
+		fprintf(stderr, "proxy bench: downloaded %zu bytes of %zu\n", total, stream_mib << 20);
+		exit(1);
+	}
 	double t = now_ms() - t0;
+	cpu_self = cpu_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	cpu_proxy = cpu_ms(proxy_clock) - p0;
 	close(fd);
 	return t;
 }
@@ -183,14 +246,15 @@ static long rss_kib(pid_t pid)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 7;
-	size_t mib = argc > 2 ? (size_t)atol(argv[2]) : 256;
+	size_t mib = argc > 2 ? (size_t)atol(argv[2]) : 1024;
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = rl.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	struct server sink = {.echo = false}, echo = {.echo = true};
-	sink.lfd = listen_tcp(&sink.port);
+	struct server src_srv = {.echo = false}, echo = {.echo = true};
+	stream_mib = 16; /* the warm-up */
+	src_srv.lfd = listen_tcp(&src_srv.port);
 	echo.lfd = listen_tcp(&echo.port);
 	uint16_t pport;
 	int plfd = listen_tcp(&pport);
@@ -202,15 +266,15 @@ int main(int argc, char **argv)
 		die("fork");
 	if (pid == 0) {
 		close(ctl[1]);
-		close(sink.lfd);
+		close(src_srv.lfd);
 		close(echo.lfd);
 		char spec[64];
 		struct strv allow = STRV_INIT, deny = STRV_INIT, map = STRV_INIT;
-		(void)snprintf(spec, sizeof spec, "sink.test:%u", sink.port);
+		(void)snprintf(spec, sizeof spec, "source.test:%u", src_srv.port);
 		strv_push(&allow, spec);
 		(void)snprintf(spec, sizeof spec, "echo.test:%u", echo.port);
 		strv_push(&allow, spec);
-		strv_push(&map, "sink.test=127.0.0.1");
+		strv_push(&map, "source.test=127.0.0.1");
 		strv_push(&map, "echo.test=127.0.0.1");
 		struct netrules rules;
 		struct err e = {0};
@@ -233,28 +297,45 @@ int main(int argc, char **argv)
 	}
 	close(ctl[0]);
 	close(plfd);
+	if (clock_getcpuclockid(pid, &proxy_clock) != 0)
+		die("clock_getcpuclockid");
 	pthread_t t1, t2;
-	if (pthread_create(&t1, NULL, serve, &sink) || pthread_create(&t2, NULL, serve, &echo))
+	if (pthread_create(&t1, NULL, source, &src_srv) || pthread_create(&t2, NULL, serve, &echo))
 		die("pthread_create");
 
 	/* throughput */
 	double *direct = calloc((size_t)rounds, sizeof(double));
 	double *proxied = calloc((size_t)rounds, sizeof(double));
-	(void)stream(dial(sink.port), 16); /* warm up both paths */
-	(void)stream(tunnel(pport, "sink.test", sink.port), 16);
+	/* CPU ms per MiB: direct (client and source), proxied (client and source; the proxy) */
+	double *cd_self = calloc((size_t)rounds, sizeof(double));
+	double *cp_self = calloc((size_t)rounds, sizeof(double));
+	double *cp_proxy = calloc((size_t)rounds, sizeof(double));
+	(void)stream(dial(src_srv.port)); /* warm up both paths */
+	(void)stream(tunnel(pport, "source.test", src_srv.port));
+	stream_mib = mib;
 	for (int i = 0; i < rounds; i++) {
-		if (i % 2) {
-			proxied[i] = stream(tunnel(pport, "sink.test", sink.port), mib);
-			direct[i] = stream(dial(sink.port), mib);
-		} else {
-			direct[i] = stream(dial(sink.port), mib);
-			proxied[i] = stream(tunnel(pport, "sink.test", sink.port), mib);
+		for (int k = 0; k < 2; k++) {
+			if ((i + k) % 2 == 0) {
+				direct[i] = stream(dial(src_srv.port));
+				cd_self[i] = cpu_self / (double)mib;
+			} else {
+				proxied[i] = stream(tunnel(pport, "source.test", src_srv.port));
+				cp_self[i] = cpu_self / (double)mib;
+				cp_proxy[i] = cpu_proxy / (double)mib;
+			}
 		}
 	}
 	double md = median(direct, rounds), mp = median(proxied, rounds);
-	printf("proxy: one stream of %zu MiB, %d rounds alternating: direct %.0f MiB/s, "
+	printf("proxy: a download of %zu MiB, %d rounds alternating: direct %.0f MiB/s, "
 	       "through CONNECT %.0f MiB/s\n", mib, rounds, (double)mib * 1000 / md,
 	       (double)mib * 1000 / mp);
+	/* What bounds the ratio on a machine whose CPUs the parties share: the CPU time a MiB
+	 * costs each way (the kernel's TCP work included, in whichever party's context it ran) */
+	double ccd = median(cd_self, rounds), ccs = median(cp_self, rounds),
+	       ccp = median(cp_proxy, rounds);
+	printf("proxy: CPU ms per MiB (medians): direct %.3f (client and source); through CONNECT "
+	       "%.3f (client and source %.3f, proxy %.3f); direct / proxied %.3f\n", ccd, ccs + ccp,
+	       ccs, ccp, ccd / (ccs + ccp));
 
 	/* connection setup: to the first echoed byte */
 	enum { CONNS = 300 };
@@ -297,5 +378,8 @@ int main(int argc, char **argv)
 	printf("bench: proxy-rss-1000-tunnels-mib %.1f (goal ≤ 16)\n", with / 1024.0);
 	free(direct);
 	free(proxied);
+	free(cd_self);
+	free(cp_self);
+	free(cp_proxy);
 	return 0;
 }

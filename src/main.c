@@ -46,8 +46,9 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{"run", cmd_run},	    {"doctor", cmd_doctor},   {"verify", cmd_verify},
-	{"__probe", cmd_probe},	    {"sessions", cmd_sessions}, {"show", cmd_show},
-	{"rm", cmd_rm},		    {"resume", cmd_resume},   {"profiles", cmd_profiles},
+	{"__probe", cmd_probe},	    {"__rescan", cmd_rescan}, {"sessions", cmd_sessions},
+	{"show", cmd_show},	    {"rm", cmd_rm},	      {"resume", cmd_resume},
+	{"profiles", cmd_profiles},
 	{"shim", cmd_shim},	    {"cache", cmd_cache},     {"log", cmd_log},
 	{"config", cmd_config},	    {"trust", cmd_trust},
 	{"untrust", cmd_untrust},   {"tui", cmd_tui},	      {"quarantine", cmd_quarantine},

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "core/host/etcscan.h"
 #include "core/host/toolprep.h"
 #include "core/plan/dirs.h"
 #include "core/plan/toolcache.h"
@@ -165,4 +166,13 @@ int cmd_cache(int argc, char **argv)
 	}
 	toolprep_cache_list_free(v, n);
 	return rc;
+}
+
+int cmd_rescan(int argc, char **argv)
+{
+	if (argc != 2 || argv[0][0] != '/' || argv[1][0] != '/') {
+		cmd_warn("__rescan needs a cache directory and a tree, both absolute (a run starts it)");
+		return EXIT_USAGE;
+	}
+	return treescan_rescan(argv[0], argv[1]) < 0 ? 1 : 0;
 }

@@ -179,6 +179,9 @@ int cmd_doctor(int argc, char **argv);
 int cmd_version(void);
 /* agentjail cache [size | clean] (cmd/cache.c) */
 int cmd_cache(int argc, char **argv);
+/* agentjail __rescan CACHE_DIR ROOT: a root tree scan's cache renewed, by the detached process
+ * a run starts (core/host/etcscan.h, treescan_refresh_detached) (cmd/cache.c) */
+int cmd_rescan(int argc, char **argv);
 /* agentjail home [ID | --workspace DIR | --all] [clean] (cmd/home.c) */
 int cmd_home(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -23,13 +23,22 @@ bash_pd() { # NAME STEP… — an interactive bash on the driver's pty, then `ex
 L=loop-97$$ # names the setsid process
 S=2.5000$$  # the command's sleep, during which Ctrl-Z is pressed
 
-# The host's view of the setsid loop: "state=X" from /proc/PID/stat ("none" when not found).
+# The host's view of the setsid loop: "state=X" from /proc/PID/stat ("none" when not found),
+# once it is T or after 3 s: the jail's other processes are stopped just after the command's
+# group, and a busy machine (other test files beside this one) can show that moment.
 JSTATE=$AJ_TMP/jstate.sh
 cat >"$JSTATE" <<EOS
 #!/bin/sh
-p=\$(pgrep -f '^sh -c while .* $L\$' | head -n1)
-[ -n "\$p" ] || { echo state=none; exit 0; }
-echo "state=\$(sed 's/.*) //' /proc/\$p/stat | cut -d' ' -f1)"
+i=0
+while :; do
+	p=\$(pgrep -f '^sh -c while .* $L\$' | head -n1)
+	st=none
+	[ -n "\$p" ] && st=\$(sed 's/.*) //' /proc/\$p/stat | cut -d' ' -f1)
+	{ [ "\$st" = T ] || [ \$i -ge 60 ]; } && break
+	i=\$((i + 1))
+	sleep 0.05
+done
+echo "state=\$st"
 EOS
 chmod 0755 "$JSTATE"
 

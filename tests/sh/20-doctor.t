@@ -113,8 +113,11 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 0 "$who: doctor with a state directory that does not exist yet"
 	like "$(line state_dir)" "^ok +state_dir +$sd .*not created yet.* below $STATE" "$who: … says it will be created below the nearest existing directory"
 	if [ "$who" = root ]; then
-		like "$(line etcscan)" "^ok .*cache refreshed: $sd/etcscan.cache" "root: the /etc scan cache is refreshed"
-		check "root: … at <state_dir>/etcscan.cache" test -s "$sd/etcscan.cache"
+		# root's scan caches are the machine's (etcscan.h: treescan_cache_dir), whatever the
+		# state directory
+		like "$(line etcscan)" "^ok .*cache refreshed: /var/cache/agentjail/etcscan.cache" "root: the /etc scan cache is refreshed"
+		check "root: … at /var/cache/agentjail/etcscan.cache" test -s /var/cache/agentjail/etcscan.cache
+		check "root: … and the state directory is not created for it" test ! -e "$STATE/not"
 	else
 		check "$who: doctor does not create the state directory" test ! -e "$STATE/not"
 		like "$(line etcscan)" '^ok .*not needed' "$who: no /etc scan for an unprivileged user"

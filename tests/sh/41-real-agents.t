@@ -25,9 +25,15 @@ command -v node >/dev/null 2>&1 || skip_all "node is not installed"
 # under its own $HOME, as `npm install -g` with prefix=~/.npm-global makes it.
 NPM=$AJ_TMP/npm
 mkdir -m 0755 "$NPM"
-declare -A HAVE=()
-if [ -n "${AJ_NPM_PREFIX:-}" ] && [ -d "$AJ_NPM_PREFIX/lib/node_modules" ]; then
+declare -A HAVE=() WHY=()
+AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
+if [ -n "${AJ_NPM_PREFIX:-}" ] && { [ -d "$AJ_NPM_PREFIX/lib/node_modules" ] ||
+	aj_npm_why "$AJ_NPM_PREFIX" x >/dev/null; }; then
 	cp -a "$AJ_NPM_PREFIX/." "$NPM/"
+	for a in "${AGENTS[@]}"; do
+		[ -x "$NPM/bin/$a" ] || WHY[$a]=$(aj_npm_why "$AJ_NPM_PREFIX" "${PKG[$a]}") ||
+			WHY[$a]="${PKG[$a]} is not installed in AJ_NPM_PREFIX ($AJ_NPM_PREFIX)"
+	done
 else
 	if ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \
 		>/dev/null 2>"$AJ_TMP/npm-view.err"; then
@@ -58,7 +64,7 @@ for who in "${AJ_WHOS[@]}"; do
 		[gemini]='^[0-9]+\.[0-9]+\.[0-9]+')
 	for a in "${AGENTS[@]}"; do
 		if [ -z "${HAVE[$a]:-}" ]; then
-			skip "$who: $a from npm in the jail" "npm install ${PKG[$a]} failed (see diag)"
+			skip "$who: $a from npm in the jail" "${WHY[$a]:-npm install ${PKG[$a]} failed (see diag)}"
 			continue
 		fi
 		aj_run "$who" -e PATH="$APATH" -- "$a" -- --version

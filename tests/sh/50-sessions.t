@@ -113,8 +113,14 @@ for who in "${AJ_WHOS[@]}"; do
 		"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/c$i.out" 2>"$AJ_TMP/c$i.err" &
 		pids+=($!)
 	done
-	fails=0
-	for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+	fails=0 i=0
+	for p in "${pids[@]}"; do
+		i=$((i + 1))
+		wait "$p" && continue
+		rc=$?
+		fails=$((fails + 1))
+		diag "  run $i exited $rc: $(tail -n5 "$AJ_TMP/c$i.err" | tr '\n' ' ')"
+	done
 	is "$fails" 0 "$who: 32 concurrent runs all exit 0"
 	warned=$(cat "$AJ_TMP"/c*.err | grep -c 'not recorded')
 	is "$warned" 0 "$who: ... none of them failed to record"

@@ -161,10 +161,13 @@ real_skip() {
 	done
 }
 have_real=
+AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	real_skip "npm or node is not installed"
 elif [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then
 	mkdir -m 0755 "$NPM" && cp -a "$AJ_NPM_PREFIX/." "$NPM/" && have_real=1
+elif why=$(aj_npm_why "${AJ_NPM_PREFIX:-}" @anthropic-ai/claude-code); then
+	real_skip "$why"
 elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \
 	>/dev/null 2>"$AJ_TMP/npm-view.err"; then
 	real_skip "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"
@@ -177,8 +180,9 @@ else
 	real_skip "npm install @anthropic-ai/claude-code failed: $(tail -n1 "$AJ_TMP/npm.log")"
 fi
 
-# Run a host command in the background until every marker file exists (or it times out, 60 s),
-# then stop it: opencode waits for its model until its timeout, long after it loaded its config.
+# Run a host command in the background until every marker file exists (or it times out, 120 s:
+# opencode took over 60 s to load its tools beside other test files on a busy machine), then
+# stop it: opencode waits for its model until its timeout, long after it loaded its config.
 # host_until MARKER... -- CMD...: 0 when every marker appeared.
 host_until() {
 	local -a marks=()
@@ -186,7 +190,7 @@ host_until() {
 	shift
 	"$@" >/dev/null 2>&1 &
 	local pid=$! i m all
-	for i in $(seq 1 600); do
+	for i in $(seq 1 1200); do
 		all=0
 		for m in "${marks[@]}"; do [ -e "$m" ] || all=1; done
 		[ "$all" = 0 ] && break
@@ -201,9 +205,9 @@ host_until() {
 # the host's opencode in DIR (with HOME=H when given), as the current identity
 oc_host() {
 	if [ -n "${2:-}" ]; then
-		(cd "$1" && aj_host env HOME="$2" PATH="$RPATH" timeout 60 opencode run hello)
+		(cd "$1" && aj_host env HOME="$2" PATH="$RPATH" timeout 120 opencode run hello)
 	else
-		(cd "$1" && aj_host env PATH="$RPATH" timeout 60 opencode run hello)
+		(cd "$1" && aj_host env PATH="$RPATH" timeout 120 opencode run hello)
 	fi
 }
 

@@ -92,11 +92,17 @@ for who in "${AJ_WHOS[@]}"; do
 		proc_unreadable root
 		# the cache: the scan above was stored; a chmod of a file changes no directory, so only
 		# a cache that checks every entry of /opt notices it (one that small: etcscan.h)
-		optcache=$STATE/treescan-%2Fopt.cache
-		ok $([ -s "$optcache" ] && echo 0 || echo 1) "root: the /opt scan is cached in the state directory"
+		optcache=/var/cache/agentjail/treescan-%2Fopt.cache
+		ok $([ -s "$optcache" ] && echo 0 || echo 1) "root: the /opt scan is cached in the machine's scan directory"
 		if grep -q '^check 1 ' "$optcache" 2>/dev/null; then
 			chmod 0600 "$OPTD/flip"
 			read_denied root "$OPTD/flip" "root: a file in /opt made root-only (chmod 0600) after a cached run is masked in the next run"
+			# the cache is the machine's: a run with a state directory of its own (a first
+			# run) trusts it no more than the run that wrote it
+			printf 'opt-new\n' >"$OPTD/new"
+			chmod 0600 "$OPTD/new"
+			aj_run root -e AGENTJAIL_STATE_DIR="$STATE/other" -- run -- "$P" read "$OPTD/new"
+			probe_denied "root: a root-only file created in /opt after a cached run is masked in a first run with a new state directory"
 		else
 			skip "root: a file in /opt made root-only after a cached run is masked" \
 				"/opt has too many entries here to be checked entry by entry ($(sed -n 3p "$optcache" 2>/dev/null))"
@@ -106,6 +112,27 @@ for who in "${AJ_WHOS[@]}"; do
 		probe_ok "root: … and readable again once it is world-readable again"
 		aj_run root -- run -- "$P" read "$OPTD/public"
 		probe_ok "root: the other world-readable file in the same directory stays readable"
+		# /usr's cache (checked by stamps, trusted for an hour): one past half its age is still
+		# used, and renewed by a detached scan, so that no run waits for the scan of /usr
+		usrcache=/var/cache/agentjail/treescan-%2Fusr.cache
+		if grep -q '^check 3 ' "$usrcache" 2>/dev/null; then
+			old=$(($(date +%s) - 2400))
+			sed -i "3s/^check 3 .*/check 3 $old/" "$usrcache"
+			t0=$(date +%s)
+			aj_run root -- run -- "$P" read "$OPTD/public"
+			probe_ok "root: a run with a /usr scan cache 40 minutes old uses it"
+			now=
+			for _ in $(seq 1 150); do
+				now=$(sed -n '3s/^check 3 //p' "$usrcache" 2>/dev/null)
+				[ -n "$now" ] && [ "$now" -ge "$t0" ] && break
+				sleep 0.2
+			done
+			ok $([ -n "$now" ] && [ "$now" -ge "$t0" ] && echo 0 || echo 1) \
+				"root: … and a detached scan renews that cache (check time ${now:-?}, the run's $t0)"
+		else
+			skip "root: an aging /usr scan cache is renewed in the background" \
+				"/usr is checked otherwise here ($(sed -n 3p "$usrcache" 2>/dev/null))"
+		fi
 		# a PATH directory under $HOME is bound read-only: its root-only files are masked too
 		mkdir -m 0755 "$HOMEDIR/bin"
 		printf '#!/bin/sh\necho tool-ok\n' >"$HOMEDIR/bin/tool"

@@ -99,9 +99,14 @@ for who in "${AJ_WHOS[@]}"; do
 		"$who: log --json: the violation after the decisions"
 	is "$(pyl "d[5]['detail']['path']")" "$WS/.envrc" "$who: ... with its detail"
 
-	# --follow: prints as the session goes on, stops when it ends, with the last events
+	# --follow: prints as the session goes on, stops when it ends, with the last events. The
+	# session lasts until the test has looked (a stop file, 30 s at most): a fixed 3 s ended
+	# before log --follow was even started when other test files kept the machine busy
+	STOP=$WS/.netlog-stop
+	rm -f "$STOP"
 	aj_cmd "$who" -b agentjail-testbuild -e AGENTJAIL_TEST_NET_EVENTS="$EV" \
-		-e AGENTJAIL_TEST_NET_EVENTS_END="$EV_END" -- run -- sleep 3
+		-e AGENTJAIL_TEST_NET_EVENTS_END="$EV_END" -- run -- \
+		sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' sh "$STOP"
 	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/run.out" 2>"$AJ_TMP/run.err" &
 	RUN_PID=$!
 	AJ_PIDS+=("$RUN_PID")
@@ -115,10 +120,17 @@ for who in "${AJ_WHOS[@]}"; do
 	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/follow.out" 2>"$AJ_TMP/follow.err" &
 	FOLLOW_PID=$!
 	AJ_PIDS+=("$FOLLOW_PID")
-	sleep 1
+	# what was recorded so far comes while the session runs, however busy the machine (a
+	# fixed second was too short beside other test files)
+	for _ in $(seq 1 100); do
+		sleep 0.1
+		OUT=$(cat "$AJ_TMP/follow.out")
+		[ "$(pyl 'len(d)')" = 5 ] && break
+	done
 	check "$who: log --follow is still waiting while the session runs" kill -0 "$FOLLOW_PID"
 	OUT=$(cat "$AJ_TMP/follow.out")
 	is "$(pyl 'len(d)')" 5 "$who: ... having printed what was recorded so far"
+	aj_host touch "$STOP"
 	wait "$RUN_PID"
 	for _ in $(seq 1 50); do kill -0 "$FOLLOW_PID" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$FOLLOW_PID" 2>/dev/null; then

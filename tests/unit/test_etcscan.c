@@ -741,6 +741,18 @@ static void test_stamps(void **state)
 	assert_false(info.from_cache);
 }
 
+/* Move a STAMPS cache's scan time `seconds` into the past (negative: the future). */
+static void age_stamps_cache(const struct fx *f, long long seconds)
+{
+	_cleanup_free_ char *text = slurp(f->cache);
+	char *at = strstr(text, "\ncheck 3 ");
+	assert_non_null(at);
+	long long t = strtoll(at + 9, NULL, 10);
+	_cleanup_free_ char *from = xasprintf("\ncheck 3 %lld\n", t);
+	_cleanup_free_ char *to = xasprintf("\ncheck 3 %lld\n", t - seconds);
+	edit_cache(f, from, to);
+}
+
 /* A STAMPS cache older than max_age (or from the future) is not trusted. */
 static void test_stamps_age(void **state)
 {
@@ -750,19 +762,94 @@ static void test_stamps_age(void **state)
 	static const char *const ages[] = {"700", "-5"}; /* seconds before now; after now */
 	for (size_t i = 0; i < 2; i++) {
 		mark(f, &o);
-		_cleanup_free_ char *text = slurp(f->cache);
-		char *at = strstr(text, "\ncheck 3 ");
-		assert_non_null(at);
-		long long t = strtoll(at + 9, NULL, 10);
-		_cleanup_free_ char *from = xasprintf("\ncheck 3 %lld\n", t);
-		_cleanup_free_ char *to = xasprintf("\ncheck 3 %lld\n", t - atoll(ages[i]));
-		edit_cache(f, from, to);
+		age_stamps_cache(f, atoll(ages[i]));
 		struct scan_info info;
 		get_opts(f, false, &o, base_list, &info);
 		assert_false(info.from_cache);
 	}
 	/* within the age: a hit */
 	mark(f, &o);
+}
+
+/* A STAMPS cache past half its age is still trusted, and says it is aging (the caller renews
+ * it in the background); a younger one does not; other checks never age. */
+static void test_stamps_aging(void **state)
+{
+	struct fx *f = *state;
+	const struct scan_opts o = {
+		.allow_stamps = true, .entry_budget = 2, .dir_budget = 2, .max_age = 600};
+	static const long long back[] = {100, 350, 599};
+	static const bool aging[] = {false, true, true};
+	for (size_t i = 0; i < 3; i++) {
+		mark(f, &o);
+		age_stamps_cache(f, back[i]);
+		struct scan_info info;
+		get_opts(f, false, &o, marked_list, &info);
+		assert_true(info.from_cache);
+		assert_int_equal(info.aging, aging[i]);
+	}
+	/* an ENTRIES cache (the defaults on a small tree) never ages */
+	struct scan_info info;
+	get_opts(f, true, NULL, base_list, &info);
+	get_opts(f, false, NULL, base_list, &info);
+	assert_true(info.from_cache);
+	assert_false(info.aging);
+}
+
+/* A tree bound read-only (stamps allowed) is scanned on several threads past its first
+ * level: the same list, entry count and directory count as the one-thread scan of /etc's
+ * options, on a tree with hidden entries at every depth, a directory masked whole below the
+ * first level, one not listable, one too private to enter, and on the real /usr. */
+static void test_parallel_equals_serial(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *path; /* a directory when it ends in "/" */
+		mode_t mode;
+	} tree[] = {
+		{"pub/a/", 0755},	     {"pub/a/b/", 0755},	 {"pub/a/b/c/", 0755},
+		{"pub/d/", 0755},	     {"pub/e/", 0755},		 {"pub/e/priv/", 0755},
+		{"pub/a/b/c/deep600", 0600}, {"pub/a/b/c/ok644", 0644}, {"pub/a/top600", 0600},
+		{"pub/d/ok644", 0644},	     {"pub/e/priv/in644", 0644},
+	};
+	for (size_t i = 0; i < sizeof tree / sizeof *tree; i++) {
+		size_t n = strlen(tree[i].path);
+		if (tree[i].path[n - 1] == '/') {
+			_cleanup_free_ char *d = xstrndup(tree[i].path, n - 1);
+			mkdirm(f, d, tree[i].mode);
+		} else {
+			mkfile(f, tree[i].path, tree[i].mode);
+		}
+	}
+	_cleanup_free_ char *priv = path_join(f->root, "pub/e/priv");
+	assert_int_equal(chmod(priv, 0700), 0);
+	backdate(f);
+	const struct scan_opts par = {.allow_stamps = true};
+	const char *roots[] = {f->root, "/usr"};
+	for (size_t r = 0; r < 2; r++) {
+		struct stat st;
+		if (lstat(roots[r], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		struct strv a = STRV_INIT, b = STRV_INIT;
+		struct err e = {0};
+		struct scan_info ia, ib;
+		assert_int_equal(treescan_get(roots[r], NULL, true, &par, &a, &ia, &e), 0);
+		assert_int_equal(treescan_get(roots[r], NULL, true, NULL, &b, &ib, &e), 0);
+		assert_int_equal(a.n, b.n);
+		for (size_t i = 0; i < a.n; i++)
+			assert_string_equal(a.v[i], b.v[i]);
+		if (r == 0) { /* the real tree may change between the two scans */
+			assert_int_equal(ia.nentries, ib.nentries);
+			assert_int_equal(ia.ndirs, ib.ndirs);
+			static const char *const want[] = {
+				"back\\slash", "dir\nnl/f600", "group640", "new\nline", "noexec",
+				"private", "pub/a/b/c/deep600", "pub/a/top600", "pub/deep600",
+				"pub/e/priv", "secret600", "with space", NULL};
+			expect_list(f, &a, want);
+		}
+		strv_free(&a);
+		strv_free(&b);
+	}
 }
 
 /* The real system trees, as root's jails scan them: figures reported, not asserted. */
@@ -839,6 +926,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_skip_subtree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_age, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_aging, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parallel_equals_serial, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_trees, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

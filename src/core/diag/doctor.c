@@ -848,7 +848,7 @@ static bool written_since(const char *path, const struct timespec *t0)
 
 /* The other read-only system trees of root's jails, rescanned (a refresh is the remedy for what
  * a cached scan cannot notice, see etcscan.h): one phrase for the etcscan line. */
-static char *scan_trees(const char *state_dir)
+static char *scan_trees(const char *scan_dir)
 {
 	static const char *const roots[] = {"/usr", "/opt", NULL};
 	static const char *const how[] = {"", "every entry checked per run",
@@ -865,7 +865,7 @@ static char *scan_trees(const char *state_dir)
 		struct err e = {0};
 		if (b.len)
 			sb_add(&b, ", ");
-		if (treescan_bound(state_dir, roots[i], true, &list, &info, &e) < 0) {
+		if (treescan_bound(scan_dir, roots[i], true, &list, &info, &e) < 0) {
 			char line[2200];
 			err_line(&e, line, sizeof line);
 			sb_addf(&b, "%s cannot be scanned (%s): masked whole", roots[i], line);
@@ -887,10 +887,11 @@ static void check_etcscan(struct doctor_report *r, const char *state_dir)
 		           "users cannot read");
 		return;
 	}
-	/* the same file hostfacts_gather reads: <canonical state dir>/etcscan.cache */
+	/* the same files hostfacts_gather reads: etcscan.cache and treescan-*.cache in root's scan
+	 * directory (treescan_cache_dir of the canonical state dir) */
 	char *real = realpath(state_dir, NULL);
-	_cleanup_free_ char *real_state = xstrdup(real ? real : state_dir);
-	_cleanup_free_ char *cache = path_join(real_state, "etcscan.cache");
+	_cleanup_free_ char *scan_dir = treescan_cache_dir(real ? real : state_dir);
+	_cleanup_free_ char *cache = path_join(scan_dir, "etcscan.cache");
 	free(real);
 	struct timespec t0;
 	clock_gettime(CLOCK_REALTIME_COARSE, &t0);
@@ -905,7 +906,7 @@ static void check_etcscan(struct doctor_report *r, const char *state_dir)
 		return;
 	}
 	bool fresh = written_since(cache, &t0);
-	_cleanup_free_ char *trees = scan_trees(real_state);
+	_cleanup_free_ char *trees = scan_trees(scan_dir);
 	doctor_add(r, "etcscan", DOCTOR_OK, NULL,
 	           "%zu /etc entries other users cannot read are masked in root's jails; %s %s; %s",
 	           list.n,

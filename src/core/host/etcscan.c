@@ -5,10 +5,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +43,30 @@ struct recs {
 	size_t n, cap;
 };
 
+/* A large tree is scanned by several threads: the first pass lists the root and its
+ * directories, and hands each directory it meets at PAR_DEPTH (/usr/lib/x86_64-linux-gnu,
+ * /usr/share/doc, …) to a queue, which PAR_THREADS_MAX threads at most (one per CPU) then scan
+ * whole, each into a scan of its own; their findings are merged. The rules are the same:
+ * each directory is still opened relative to its parent's fd (held open until the threads
+ * are done), and recorded before it is read. */
+#define PAR_DEPTH 1
+#define PAR_THREADS_MAX 4
+
+struct work {
+	int parent; /* the directory it is in, open (held in workq.fds) */
+	char *name, *path;
+	struct stat lst;
+};
+
+struct workq {
+	struct work *v;
+	size_t n, cap;
+	size_t next; /* the next to take, under mu */
+	pthread_mutex_t mu;
+	int *fds; /* the parents' fds */
+	size_t nfds, capfds;
+};
+
 struct scan {
 	struct strv masked;
 	struct recs d;      /* every directory met */
@@ -48,6 +77,9 @@ struct scan {
 	uid_t self;
 	const char *const *skip;
 	struct strbuf path; /* the entry being judged */
+	struct workq *q;    /* the first pass of a parallel scan: directories at PAR_DEPTH go
+			     * there (NULL: scanned here) */
+	int q_parent;       /* the held fd of the directory being read at PAR_DEPTH, or -1 */
 };
 
 static void recs_free(struct recs *r)
@@ -145,6 +177,17 @@ static bool is_skipped(const struct scan *s, const char *path)
 
 static int scan_dir(struct scan *s, int fd, int depth);
 
+static void defer(struct scan *s, const char *name, const struct stat *lst)
+{
+	struct workq *q = s->q;
+	if (q->n == q->cap) {
+		q->cap = q->cap ? 2 * q->cap : 256;
+		q->v = xrealloc(q->v, q->cap * sizeof *q->v);
+	}
+	q->v[q->n++] = (struct work){.parent = s->q_parent, .name = xstrdup(name),
+				     .path = xstrdup(sb_str(&s->path)), .lst = *lst};
+}
+
 static void judge_dir(struct scan *s, int dfd, const char *name, const struct stat *lst,
 		      int depth)
 {
@@ -155,6 +198,10 @@ static void judge_dir(struct scan *s, int dfd, const char *name, const struct st
 		record_dir(s, sb_str(&s->path), lst);
 		if (depth >= MAX_DEPTH || scan_hidden(lst->st_mode, lst->st_uid, s->self))
 			mask_here(s);
+		return;
+	}
+	if (s->q && depth == PAR_DEPTH && s->q_parent >= 0) {
+		defer(s, name, lst); /* judged as here by a thread, with its parent's fd */
 		return;
 	}
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -209,7 +256,7 @@ static void judge(struct scan *s, int dfd, const char *name, int depth)
  * whole: what was found in it is dropped and the caller masks the directory instead. */
 static int scan_dir(struct scan *s, int fd, int depth)
 {
-	size_t nmasked = s->masked.n, nd = s->d.n, nf = s->f.n;
+	size_t nmasked = s->masked.n, nd = s->d.n, nf = s->f.n, nq = s->q ? s->q->n : 0;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		int saved = errno;
@@ -218,6 +265,18 @@ static int scan_dir(struct scan *s, int fd, int depth)
 		return -1;
 	}
 	_cleanup_closedir_ DIR *dir = d;
+	if (s->q && depth == PAR_DEPTH) {
+		/* its subdirectories are deferred: their parent's fd outlives this call */
+		struct workq *q = s->q;
+		s->q_parent = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (s->q_parent >= 0) {
+			if (q->nfds == q->capfds) {
+				q->capfds = q->capfds ? 2 * q->capfds : 32;
+				q->fds = xrealloc(q->fds, q->capfds * sizeof *q->fds);
+			}
+			q->fds[q->nfds++] = s->q_parent;
+		}
+	}
 	size_t base = s->path.len;
 	int rerr;
 	for (;;) {
@@ -241,13 +300,103 @@ static int scan_dir(struct scan *s, int fd, int depth)
 	}
 	if (rerr) {
 		rollback(s, nmasked, nd, nf);
+		/* what it deferred goes too: the caller masks this directory whole */
+		while (s->q && s->q->n > nq) {
+			s->q->n--;
+			free(s->q->v[s->q->n].name);
+			free(s->q->v[s->q->n].path);
+		}
 		errno = rerr;
 		return -1;
 	}
 	return 0;
 }
 
-static int do_scan(const char *root, struct scan *s, struct err *e)
+/* ---- the parallel pass ---- */
+
+struct worker {
+	struct scan s;
+	struct workq *q;
+	pthread_t tid;
+	bool started;
+};
+
+static void *work_loop(void *arg)
+{
+	struct worker *w = arg;
+	for (;;) {
+		pthread_mutex_lock(&w->q->mu);
+		size_t i = w->q->next < w->q->n ? w->q->next++ : w->q->n;
+		pthread_mutex_unlock(&w->q->mu);
+		if (i == w->q->n)
+			return NULL;
+		const struct work *it = &w->q->v[i];
+		w->s.path.len = 0;
+		sb_add(&w->s.path, it->path);
+		judge_dir(&w->s, it->parent, it->name, &it->lst, PAR_DEPTH);
+	}
+}
+
+static void recs_move(struct recs *to, struct recs *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		if (to->n == to->cap) {
+			to->cap = to->cap ? 2 * to->cap : 64;
+			to->v = xrealloc(to->v, to->cap * sizeof *to->v);
+		}
+		to->v[to->n++] = from->v[i];
+	}
+	from->n = 0;
+}
+
+static size_t cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > PAR_THREADS_MAX ? PAR_THREADS_MAX : (size_t)n;
+}
+
+/* Scan what the first pass queued, on as many threads as there are CPUs (this one among
+ * them), and merge what they found into s. */
+static void run_queue(struct scan *s, struct workq *q)
+{
+	size_t n = cpus();
+	struct worker *w = xmalloc(n * sizeof *w);
+	for (size_t i = 0; i < n; i++) {
+		w[i] = (struct worker){.q = q};
+		w[i].s = (struct scan){.self = s->self, .skip = s->skip,
+				       .entry_budget = s->entry_budget, .q_parent = -1};
+	}
+	for (size_t i = 1; i < n && q->n > 1; i++)
+		w[i].started = pthread_create(&w[i].tid, NULL, work_loop, &w[i]) == 0;
+	(void)work_loop(&w[0]);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && w[i].started)
+			(void)pthread_join(w[i].tid, NULL);
+		for (size_t k = 0; k < w[i].s.masked.n; k++)
+			strv_push_take(&s->masked, steal_pointer(&w[i].s.masked.v[k]));
+		w[i].s.masked.n = 0;
+		recs_move(&s->d, &w[i].s.d);
+		recs_move(&s->f, &w[i].s.f);
+		s->nentries += w[i].s.nentries;
+		scan_free(&w[i].s);
+	}
+	free(w);
+}
+
+static void workq_free(struct workq *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		free(q->v[i].name);
+		free(q->v[i].path);
+	}
+	free(q->v);
+	for (size_t i = 0; i < q->nfds; i++)
+		close(q->fds[i]);
+	free(q->fds);
+	pthread_mutex_destroy(&q->mu);
+}
+
+static int do_scan(const char *root, struct scan *s, bool parallel, struct err *e)
 {
 	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -263,8 +412,17 @@ static int do_scan(const char *root, struct scan *s, struct err *e)
 	}
 	/* children of "/" are "/name", not "//name" */
 	sb_add(&s->path, strcmp(root, "/") == 0 ? "" : root);
-	if (scan_dir(s, steal_fd(&fd), 0) < 0)
-		return err_set(e, errno, root, "cannot read the directory to scan");
+	struct workq q = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	s->q = parallel ? &q : NULL;
+	s->q_parent = -1;
+	int rc = scan_dir(s, steal_fd(&fd), 0);
+	int saved = errno;
+	s->q = NULL;
+	if (rc == 0)
+		run_queue(s, &q);
+	workq_free(&q);
+	if (rc < 0)
+		return err_set(e, saved, root, "cannot read the directory to scan");
 	return 0;
 }
 
@@ -573,7 +731,8 @@ static bool parse_records(char *line, const char *root, enum scan_check check,
 
 /* The "check <n> <time>" line: *check set, and *p past it, when it is well-formed and (for
  * STAMPS, which the options must allow) the cache is younger than the age limit. */
-static bool parse_check(char **p, const struct scan_opts *o, enum scan_check *check)
+static bool parse_check(char **p, const struct scan_opts *o, enum scan_check *check,
+			long *age)
 {
 	if (strncmp(*p, "check ", 6) != 0)
 		return false;
@@ -595,12 +754,13 @@ static bool parse_check(char **p, const struct scan_opts *o, enum scan_check *ch
 	long max_age = o->max_age > 0 ? o->max_age : SCAN_MAX_AGE;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
+	*age = (long)((intmax_t)now.tv_sec - t);
 	return t <= (intmax_t)now.tv_sec && (intmax_t)now.tv_sec - t < max_age;
 }
 
 /* 0 with the cached list appended to out when the cache is trustworthy and current. */
 static int cache_load(const char *file, const char *root, const struct scan_opts *o,
-		      struct strv *out, enum scan_check *check)
+		      struct strv *out, enum scan_check *check, long *age)
 {
 	_cleanup_free_ char *text = read_trusted(file);
 	if (!text)
@@ -613,7 +773,7 @@ static int cache_load(const char *file, const char *root, const struct scan_opts
 	char *rest = text + head.len;
 	sb_free(&head);
 	struct strv masked = STRV_INIT;
-	if (!same || !parse_check(&rest, o, check) ||
+	if (!same || !parse_check(&rest, o, check, age) ||
 	    !parse_records(rest, root, *check, &masked)) {
 		strv_free(&masked);
 		return -1;
@@ -666,8 +826,11 @@ int treescan_get(const char *root_in, const char *cache_file, bool refresh,
 		return 0;
 	}
 	_cleanup_free_ char *cache = cache_file ? absolute(cache_file) : NULL;
-	if (cache && !refresh && cache_load(cache, root, o, out, &info->check) == 0) {
+	long age = 0;
+	if (cache && !refresh && cache_load(cache, root, o, out, &info->check, &age) == 0) {
 		info->from_cache = true;
+		long max_age = o && o->max_age > 0 ? o->max_age : SCAN_MAX_AGE;
+		info->aging = info->check == SCAN_CHECK_STAMPS && age >= max_age / 2;
 		return 0;
 	}
 
@@ -676,7 +839,9 @@ int treescan_get(const char *root_in, const char *cache_file, bool refresh,
 	size_t eb = o && o->entry_budget ? o->entry_budget : SCAN_ENTRY_BUDGET;
 	struct scan s = {.self = geteuid(), .skip = o ? o->skip : NULL, .entry_budget = eb};
 	take_stamps(&s, o);
-	if (do_scan(root, &s, e) < 0) {
+	/* the trees that may be large (a tree bound read-only: /usr, a toolchain) on every CPU;
+	 * /etc on one (≈ 3 ms) */
+	if (do_scan(root, &s, o && o->allow_stamps, e) < 0) {
 		scan_free(&s);
 		return -1;
 	}
@@ -734,24 +899,25 @@ static const char *const pkg_stamps[] = {
 	"/var/lib/pacman/local", "/lib/apk/db", NULL,
 };
 
-static int scan_part(const char *state_dir, const char *root, const char *const *skip,
+static int scan_part(const char *cache_dir, const char *root, const char *const *skip,
 		     bool refresh, struct strv *out, struct scan_info *info, struct err *e)
 {
 	struct scan_opts o = {.skip = skip, .allow_stamps = true, .stamps = pkg_stamps};
-	_cleanup_free_ char *cache = treescan_cache_path(state_dir, root);
+	_cleanup_free_ char *cache = treescan_cache_path(cache_dir, root);
 	struct scan_info part;
 	if (treescan_get(root, cache, refresh, &o, out, &part, e) < 0)
 		return -1;
 	if (part.check > info->check)
 		info->check = part.check;
 	info->from_cache = info->from_cache && part.from_cache;
+	info->aging = info->aging || part.aging;
 	info->stored = info->stored || part.stored;
 	info->nentries += part.nentries;
 	info->ndirs += part.ndirs;
 	return 0;
 }
 
-int treescan_bound(const char *state_dir, const char *root, bool refresh, struct strv *out,
+int treescan_bound(const char *cache_dir, const char *root, bool refresh, struct strv *out,
 		   struct scan_info *info, struct err *e)
 {
 	struct scan_info dummy;
@@ -762,13 +928,13 @@ int treescan_bound(const char *state_dir, const char *root, bool refresh, struct
 	static const char *const usr_skip[] = {"/usr/local", NULL};
 	bool usr = strcmp(root, "/usr") == 0;
 	struct strv list = STRV_INIT;
-	if (scan_part(state_dir, root, usr ? usr_skip : NULL, refresh, &list, info, e) < 0) {
+	if (scan_part(cache_dir, root, usr ? usr_skip : NULL, refresh, &list, info, e) < 0) {
 		strv_free(&list);
 		return -1;
 	}
 	struct stat st;
 	if (usr && lstat("/usr/local", &st) == 0 && S_ISDIR(st.st_mode) &&
-	    scan_part(state_dir, "/usr/local", NULL, refresh, &list, info, e) < 0) {
+	    scan_part(cache_dir, "/usr/local", NULL, refresh, &list, info, e) < 0) {
 		strv_free(&list);
 		return -1;
 	}
@@ -777,4 +943,67 @@ int treescan_bound(const char *state_dir, const char *root, bool refresh, struct
 		strv_push_take(out, steal_pointer(&list.v[i]));
 	free(list.v);
 	return 0;
+}
+
+char *treescan_cache_dir(const char *state_dir)
+{
+	if (geteuid() == 0) {
+		struct stat st;
+		if (mkdir(TREESCAN_MACHINE_DIR, 0700) < 0 && errno != EEXIST)
+			goto fallback;
+		if (lstat(TREESCAN_MACHINE_DIR, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+		    !(st.st_mode & (S_IWGRP | S_IWOTH)))
+			return xstrdup(TREESCAN_MACHINE_DIR);
+	}
+fallback:
+	return state_dir ? xstrdup(state_dir) : NULL;
+}
+
+void treescan_refresh_detached(const char *self_exe, const char *cache_dir, const char *root)
+{
+	if (!self_exe || !cache_dir)
+		return;
+	pid_t pid = fork();
+	if (pid < 0)
+		return;
+	if (pid > 0) {
+		/* the child forks the scanner and exits at once: reaped here, never a zombie */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	if (fork() != 0)
+		_exit(0);
+	/* the scanner: its own session, nothing of the caller's open, the lowest priority, and a
+	 * command line of its own (a fork would keep the run's, which a pattern looking for the
+	 * run's processes would match) */
+	(void)setsid();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; null >= 0 && fd < 3; fd++)
+		(void)dup2(null, fd);
+	(void)close_range(3, ~0U, 0);
+	(void)setpriority(PRIO_PROCESS, 0, 19);
+	struct sched_param sp = {0};
+	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+	char *argv[] = {"agentjail", "__rescan", (char *)cache_dir, (char *)root, NULL};
+	char *envp[] = {NULL};
+	execve(self_exe, argv, envp);
+	_exit(127);
+}
+
+int treescan_rescan(const char *cache_dir, const char *root)
+{
+	_cleanup_free_ char *cache = treescan_cache_path(cache_dir, root);
+	if (!cache)
+		return -1;
+	_cleanup_free_ char *lock = xasprintf("%s.refresh", cache);
+	_cleanup_close_ int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
+		return 0; /* another run's refresh is under way */
+	struct strv out = STRV_INIT;
+	struct err e = {0};
+	int rc = treescan_bound(cache_dir, root, true, &out, NULL, &e);
+	err_clear(&e);
+	strv_free(&out);
+	return rc;
 }

@@ -38,6 +38,12 @@
  *   places an administrator puts things by hand (/usr/local, /opt, /etc) are trees of their own
  *   and get the stronger checks while they are small.
  *
+ * A tree whose options allow stamps (one bound read-only: /usr, /opt, a toolchain) is scanned
+ * on every CPU (4 at most) past its first level: the first pass reads the root and its
+ * directories and queues the directories below them, which threads then scan whole by the
+ * same rules, each opened relative to its parent's fd; the results are merged. /etc (≈ 3 ms)
+ * is scanned on one thread.
+ *
  * Timestamps have a granularity (a kernel tick, a second on some filesystems): an entry changed
  * in the same tick as the scan could change again without moving its timestamps. So a scan that
  * recorded an entry whose mtime and ctime are both within the window of the scan (or in the
@@ -92,6 +98,8 @@ struct scan_info {
 	enum scan_check check; /* how the answer's cache is (or would be) checked */
 	bool from_cache;       /* the cache answered */
 	bool stored;           /* a scan was made and its cache written */
+	bool aging;            /* a STAMPS cache answered, past half its age limit: refresh it
+				* before it expires (treescan_refresh_detached) */
 	size_t nentries;       /* entries judged by the scan (0 when the cache answered) */
 	size_t ndirs;          /* directories met by the scan */
 };
@@ -118,9 +126,26 @@ int etcscan_get(const char *etc_root, const char *cache_file, bool refresh, stru
  * would be too long (no cache then). */
 char *treescan_cache_path(const char *state_dir, const char *root);
 
+/* Where root's scan caches are kept: TREESCAN_MACHINE_DIR, made 0700 when missing, as long as
+ * it is a directory of root's that nobody else can write; else state_dir (as for any other
+ * uid). What a tree holds does not depend on the state directory, so a new one (a first run,
+ * AGENTJAIL_STATE_DIR, a test's or a bench's) does not rescan /usr (doc/design.md §3b). NULL
+ * when state_dir is NULL and the machine's directory cannot be used. */
+#define TREESCAN_MACHINE_DIR "/var/cache/agentjail"
+char *treescan_cache_dir(const char *state_dir);
+
+/* Rescan root in a detached process of the lowest priority (`self_exe __rescan CACHE_DIR ROOT`,
+ * treescan_rescan), its standard fds on /dev/null and no other fd inherited, so that the
+ * caller neither waits for it nor keeps a pipe open through it. The caller has used a cache
+ * that is still valid: this only renews it before it expires. */
+void treescan_refresh_detached(const char *self_exe, const char *cache_dir, const char *root);
+/* treescan_bound(refresh) of root into cache_dir, one at a time per tree (a lock file beside
+ * the cache; 0 at once when another holds it). */
+int treescan_rescan(const char *cache_dir, const char *root) WUR;
+
 /* A tree bound read-only into root's jails, scanned with agentjail's settings: stamps allowed
  * (the package databases), and /usr without /usr/local, which is scanned as a tree of its own
  * (an administrator's, where the stronger checks apply while it is small) and merged in.
- * Caches in state_dir. info (may be NULL) describes the weakest check of the parts. */
-int treescan_bound(const char *state_dir, const char *root, bool refresh, struct strv *out,
+ * Caches in cache_dir (treescan_cache_dir). info (may be NULL) describes the weakest check of the parts. */
+int treescan_bound(const char *cache_dir, const char *root, bool refresh, struct strv *out,
 		   struct scan_info *info, struct err *e) WUR;

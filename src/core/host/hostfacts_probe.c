@@ -167,14 +167,21 @@ int policy_canonicalize(struct policy *pol, struct err *e)
 	return 0;
 }
 
-/* A tree bound read-only into a root jail: scanned (and cached) in the state directory. A scan
- * that fails makes the tree answer itself (masked whole, see hf_unreadable). */
+/* A tree bound read-only into a root jail: scanned (and cached) in root's scan directory
+ * (treescan_cache_dir). A scan that fails makes the tree answer itself (masked whole, see
+ * hf_unreadable). A cache past half its age is renewed in the background, so that a run every
+ * half hour never waits for the scan of /usr. */
 static int probe_scan(struct hostfacts *hf, const char *root, struct strv *out)
 {
-	if (!hf->state_dir)
+	if (!hf->scan_dir)
 		return -1;
 	struct err e = {0};
-	return treescan_bound(hf->state_dir, root, false, out, NULL, &e);
+	struct scan_info info;
+	if (treescan_bound(hf->scan_dir, root, false, out, &info, &e) < 0)
+		return -1;
+	if (info.aging)
+		treescan_refresh_detached(hf->self_exe, hf->scan_dir, root);
+	return 0;
 }
 
 void hostfacts_use_host(struct hostfacts *hf)
@@ -313,7 +320,9 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 		free(resolv);
 
 	if (hf->uid == 0 && pol->fs != FS_DANGER_FULL) {
-		_cleanup_free_ char *cache = path_join(hf->state_dir, "etcscan.cache");
+		hf->scan_dir = treescan_cache_dir(hf->state_dir);
+		_cleanup_free_ char *cache =
+			hf->scan_dir ? path_join(hf->scan_dir, "etcscan.cache") : NULL;
 		if (etcscan_get("/etc", cache, false, &hf->etc_unreadable, e) < 0)
 			return -1;
 	}

@@ -48,7 +48,8 @@ void hostfacts_free(struct hostfacts *hf)
 {
 	hf_secrets_free(&hf->sec);
 	char **strs[] = {&hf->home,	     &hf->user,		 &hf->cwd,
-			 &hf->state_dir,     &hf->config_dir,	 &hf->self_exe,
+			 &hf->state_dir,     &hf->scan_dir,	 &hf->config_dir,
+			 &hf->self_exe,
 			 &hf->resolv_target,
 			 &hf->gitdir,	     &hf->commondir,	 &hf->hooks_path,
 			 &hf->session_id,    &hf->cgroup_parent,	 &hf->limits_why};

@@ -63,6 +63,7 @@ struct hostfacts {
 	char *cwd;             /* canonical cwd */
 	struct strv env;       /* the host environment, "NAME=VALUE" */
 	char *state_dir;       /* agentjail's state directory */
+	char *scan_dir;        /* where root's tree scans are cached (treescan_cache_dir), or NULL */
 	char *config_dir;      /* agentjail's config directory */
 	char *self_exe;        /* agentjail's own binary (canonical) */
 	char *resolv_target;   /* canonical target of /etc/resolv.conf when it lies under /run */

@@ -396,7 +396,7 @@ aj_cmd() {
 # "The test suite"). aj_run runs such a run once more, saying so: the second run is whole and
 # is what the test judges.
 _aj_host_race() {
-	[ "$RC" = 125 ] && grep -qE "Can't bind mount /oldroot/dev/null on /newroot/(etc|opt|usr/local)/.*(No such file or directory|Unable to remount destination)|Can't mkdir /(newroot/)?(etc|opt|usr/local)/[^:]*: (Read-only file system|No such file or directory)" "$AJ_TMP/err"
+	[ "$RC" = 125 ] && grep -qE "Can't bind mount /oldroot/dev/null on /newroot/(etc|opt|usr/local)/.*(No such file or directory|Unable to remount destination|in mount table)|Can't mkdir /(newroot/)?(etc|opt|usr/local)/[^:]*: (Read-only file system|No such file or directory)" "$AJ_TMP/err"
 }
 
 aj_run() {

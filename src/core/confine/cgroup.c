@@ -367,10 +367,15 @@ int cg_scope_create(const char *parent, enum limits_mech mech, uint64_t memory, 
 	else if (write_file(dir, "pids.max", p) < 0)
 		failed = "pids.max";
 	if (!failed) {
-		_cleanup_free_ char *procs = path_join(dir, "cgroup.procs");
+		/* v1: "tasks" moves the writing thread alone, which the kernel does without the
+		 * global threadgroup lock and its RCU grace period (cgroup.procs: 10-20 ms a run
+		 * here, doc/design.md §7 "Start-up cost"); the child that writes it is a process of
+		 * one thread, so the whole process moves. v2 has no such file for a domain cgroup. */
+		const char *join = v1 ? "tasks" : "cgroup.procs";
+		_cleanup_free_ char *procs = path_join(dir, join);
 		s->procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
 		if (s->procs_fd < 0)
-			failed = "cgroup.procs";
+			failed = join;
 	}
 	if (failed) {
 		int saved = errno;

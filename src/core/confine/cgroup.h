@@ -58,7 +58,8 @@ void cg_probe_free(struct cg_probe *p);
 /* One jail's scope. */
 struct cg_scope {
 	char *dir;      /* PARENT/jail-PID-N */
-	int procs_fd;   /* DIR/cgroup.procs, open for writing: the child writes "0" into it */
+	int procs_fd;   /* DIR/cgroup.procs (v1: DIR/tasks), open for writing: the child writes
+			 * "0" into it */
 	uint64_t memory, pids;
 };
 #define CG_SCOPE_INIT {.procs_fd = -1}
@@ -68,7 +69,9 @@ struct cg_scope {
  * behind. */
 int cg_scope_create(const char *parent, enum limits_mech mech, uint64_t memory, uint64_t pids,
 		    struct cg_scope *s, struct err *e);
-/* In the child, before exec: move the calling process into the scope (async-signal-safe). */
+/* In the child, before exec: move the calling process into the scope (async-signal-safe).
+ * The caller must be a process of one thread (a fork or vfork child): on v1 only the calling
+ * thread is moved. */
 int cg_scope_enter(const struct cg_scope *s);
 /* The scope's memory.events oom_kill counter (0 when unreadable), and whether pids.max was
  * reached (pids.events max). */

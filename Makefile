@@ -264,9 +264,9 @@ check: deps-test
 # /etc, /opt or /usr/local) run after all the others, one at a time: another file's jail
 # planned to mask such a file fails to start when it vanishes before bwrap mounts over it.
 # The slowest start first (CHECK_FIRST, by a run's --timer figures: none is left alone at the
-# end). The real agents from npm (41, 61, 83) are installed once for the run (lib.sh's
-# aj_npm_shared, in AJ_SUITE_DIR) by a process started beside prove; 61, the longest, runs
-# its other checks meanwhile. The last line is the suite's wall time.
+# end). The real agents from npm (41, 61, 83, 89, 98, 99) are installed once for the run
+# (lib.sh's aj_npm_shared, in AJ_SUITE_DIR) by a process started beside prove; 61, the
+# longest, runs its other checks meanwhile. The last line is the suite's wall time.
 CHECK_JOBS ?= 4
 CHECK_SEQ := tests/sh/08-etc-race.t tests/sh/64-rootonly.t
 CHECK_FIRST := $(addprefix tests/sh/,61-agent-persist.t 99-container.t 98-landlock-agents.t \

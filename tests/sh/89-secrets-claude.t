@@ -11,7 +11,7 @@
 # output, the state directory (the session store) or the logs; the placeholder sent elsewhere
 # was refused and logged as an exfiltration attempt. As root and as an unprivileged user. Skips,
 # with the reason, when npm or the registry is unavailable; AJ_NPM_PREFIX=DIR reuses an install
-# (a DIR with bin/claude).
+# (a DIR with bin/claude), as does the suite's one install (lib.sh's aj_npm_shared).
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
@@ -24,8 +24,11 @@ skip_all() {
 command -v npm >/dev/null 2>&1 || skip_all "npm is not installed"
 command -v node >/dev/null 2>&1 || skip_all "node is not installed"
 NPM=$AJ_TMP/npm
+AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
 if [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then
-	mkdir -m 0755 "$NPM" && cp -a "$AJ_NPM_PREFIX/." "$NPM/"
+	aj_npm_copy "$AJ_NPM_PREFIX" "$NPM" @anthropic-ai/claude-code
+elif why=$(aj_npm_why "${AJ_NPM_PREFIX:-}" @anthropic-ai/claude-code); then
+	skip_all "$why"
 elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \
 	>/dev/null 2>"$AJ_TMP/npm-view.err"; then
 	skip_all "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"

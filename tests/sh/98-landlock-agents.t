@@ -3,7 +3,8 @@
 # namespaces are refused (max_user_namespaces = 0 in a test user namespace when root, as
 # 98-landlock-backend.t does), as root and as a user. Every profile's command starts with
 # `--backend landlock` (stand-ins print their $HOME and arguments; the real claude, codex and
-# gemini from npm print their versions when npm is reachable or AJ_NPM_PREFIX=DIR gives them).
+# gemini from npm print their versions when the suite's one install (lib.sh's aj_npm_shared),
+# AJ_NPM_PREFIX=DIR or, alone, npm gives them).
 # The hardening cases of 61-agent-persist.t rerun on this backend: claude's ~/.claude.json is a
 # private copy (a rename over it reaches the copy) of which only safe keys come back; its
 # protected and instruction files are kept by the guard (a change moved aside, the original put
@@ -252,10 +253,13 @@ real_skip() {
 	done; done
 }
 have=
+AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	real_skip "npm or node is not installed"
-elif [ -n "${AJ_NPM_PREFIX:-}" ] && [ -d "$AJ_NPM_PREFIX/lib/node_modules" ]; then
-	mkdir -m 0755 "$NPM" && cp -a "$AJ_NPM_PREFIX/." "$NPM/" && have=1
+elif [ -n "${AJ_NPM_PREFIX:-}" ] && { [ -d "$AJ_NPM_PREFIX/lib/node_modules" ] ||
+	aj_npm_why "$AJ_NPM_PREFIX" x >/dev/null; }; then
+	# (the suite's install may lack some or all of them: each skips with aj_npm_why's reason)
+	aj_npm_copy "$AJ_NPM_PREFIX" "$NPM" "${PKG[@]}" && have=1
 elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version >/dev/null 2>"$AJ_TMP/npm-view.err"; then
 	real_skip "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"
 else
@@ -273,7 +277,8 @@ if [ -n "$have" ]; then
 		aj_chown "$HOMEDIR/.npm-global"
 		for a in claude codex gemini; do
 			if [ ! -x "$NPM/bin/$a" ]; then
-				skip "$who: the real $a --version on the Landlock backend" "npm install ${PKG[$a]} failed"
+				why=$(aj_npm_why "${AJ_NPM_PREFIX:-}" "${PKG[$a]}") || why="npm install ${PKG[$a]} failed"
+				skip "$who: the real $a --version on the Landlock backend" "$why"
 				continue
 			fi
 			# the host's node may be older than the package needs (Debian 12's is 18)

@@ -11,7 +11,8 @@
 # allowed (a name off the list is refused by the proxy, a direct connection to the model's port
 # by Landlock). podman runs with runc (crun refuses this host's cgroups) and the file and
 # process limits the host gives (raising them needs CAP_SYS_RESOURCE). Skips with the reason when podman
-# cannot run a container here, or npm cannot give claude.
+# cannot run a container here, or npm cannot give claude (the suite's one install, lib.sh's
+# aj_npm_shared, or AJ_NPM_PREFIX=DIR when there is one; else its own).
 . "$(dirname "$0")/lib.sh"
 aj_setup
 
@@ -88,8 +89,11 @@ claude_skip() {
 	done_testing
 }
 command -v node >/dev/null 2>&1 || claude_skip "node is not installed"
+AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
 if [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then
-	mkdir -m 0755 "$NPM" && cp -a "$AJ_NPM_PREFIX/." "$NPM/"
+	aj_npm_copy "$AJ_NPM_PREFIX" "$NPM" @anthropic-ai/claude-code
+elif why=$(aj_npm_why "${AJ_NPM_PREFIX:-}" @anthropic-ai/claude-code); then
+	claude_skip "$why"
 elif ! command -v npm >/dev/null 2>&1; then
 	claude_skip "npm is not installed"
 elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version >/dev/null 2>"$AJ_TMP/npm-view.err"; then

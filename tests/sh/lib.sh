@@ -573,9 +573,9 @@ ns_run() {
 # when set, is that prefix. Otherwise `make check` and `make t` set AJ_SUITE_DIR (in the build
 # directory; `make check` empties it first) and the first test file to ask installs them there
 # under a lock, while the others that ask wait for it: one download per suite run, not one per
-# test file (41, 61, 83). A package that failed to install is missing from the prefix, and
-# aj_npm_why says why: the test skips with that reason rather than trying again itself (an
-# unreachable registry cost each of them npm's retries, up to 10 minutes).
+# test file (41, 61, 83, 89, 98, 99). A package that failed to install is missing from the
+# prefix, and aj_npm_why says why: the test skips with that reason rather than trying again
+# itself (an unreachable registry cost each of them npm's retries, up to 10 minutes).
 AJ_NPM_AGENTS=(@anthropic-ai/claude-code @openai/codex @google/gemini-cli
 	@earendil-works/pi-coding-agent opencode-ai)
 aj_npm_shared() {
@@ -620,6 +620,26 @@ aj_npm_why() {
 	fi
 	printf ' (the suite\x27s install in %s: `make check` empties it, or remove it)' "$AJ_SUITE_DIR"
 	return 0
+}
+# aj_npm_copy FROM TO PACKAGE…: copies PACKAGEs (lib/node_modules/PACKAGE, and FROM's bin/ links
+# into it) from the npm prefix FROM to a new prefix TO, for a test that needs only those: the
+# suite's install holds every agent of AJ_NPM_AGENTS (1.3 GB; a copy of all of it took 11 s
+# here, 7 s of it pi's 20,000 files; of claude, codex and gemini 0.5 s). A package FROM lacks
+# is left out (the test skips it).
+aj_npm_copy() {
+	local from=$1 to=$2 p b
+	shift 2
+	mkdir -m 0755 "$to" && mkdir -p "$to/bin" "$to/lib/node_modules" || return 1
+	for p in "$@"; do
+		[ -d "$from/lib/node_modules/$p" ] || continue
+		mkdir -p "$(dirname "$to/lib/node_modules/$p")" &&
+			cp -a "$from/lib/node_modules/$p" "$(dirname "$to/lib/node_modules/$p")/" || return 1
+		for b in "$from"/bin/*; do
+			case $(readlink "$b") in
+			../lib/node_modules/"$p"/*) cp -a "$b" "$to/bin/" || return 1 ;;
+			esac
+		done
+	done
 }
 
 # --- durations on a loaded machine ------------------------------------------------------------

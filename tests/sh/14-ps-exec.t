@@ -158,23 +158,71 @@ print(repr(got))' "$sock" 2>&1)
 	rc_is 125 "$who: exec into a session that ended: 125"
 	like "$ERR" "is not running" "$who: ... it says so"
 
-	# ---- --net allow: exec's command is not captured, and so reaches nothing directly -----
-	rm -f "$WS/done" "$WS/main.ready"
-	aj_cmd "$who" -- run --net allow --allow-domain example.com -- sh -c "echo ready > main.ready; i=0; while [ ! -e done ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i+1)); done"
+	# ---- --net allow: exec's command is not captured, so it connects nothing at all -------
+	# The jail's command (captured) is handed a host socket for each allowed connect (the
+	# relay's, port 443); it passes one to exec's command (a Unix datagram: no connect
+	# needed), which, with no capture over it, would disconnect it (AF_UNSPEC) and connect it
+	# from the host's network anywhere: here a listener on the host's loopback.
+	rm -f "$WS/done" "$WS/main.ready" "$WS/fdbox-14" "$AJ_TMP/host.port" "$AJ_TMP/host.got"
+	timeout 120 python3 -c '
+import socket, sys
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(4); l.settimeout(110)
+open(sys.argv[1] + ".tmp", "w").write(str(l.getsockname()[1]))
+__import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    c, a = l.accept(); c.settimeout(3)
+    try: d = c.recv(100)
+    except OSError: d = b""
+    open(sys.argv[2], "a").write("GOT %r\n" % d)' "$AJ_TMP/host.port" "$AJ_TMP/host.got" &
+	AJ_PIDS+=("$!")
+	for i in $(seq 1 100); do [ -e "$AJ_TMP/host.port" ] && break; sleep 0.1; done
+	hport=$(cat "$AJ_TMP/host.port")
+	aj_cmd "$who" -- run --net allow --allow-domain 192.0.2.1 -- python3 -c '
+import array, os, socket, time
+open("main.ready", "w").write("r")
+for i in range(600):
+    if os.path.exists("done"): break
+    if os.path.exists("fdbox-14") and not os.path.exists("fdbox-14.sent"):
+        s = socket.socket(); s.setblocking(False)
+        try: s.connect(("192.0.2.1", 443))
+        except BlockingIOError: pass
+        time.sleep(0.3)
+        u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        u.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [s.fileno()]))], 0, "fdbox-14")
+        open("fdbox-14.sent", "w").write("s")
+    time.sleep(0.1)'
 	"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/bg.out" 2>"$AJ_TMP/bg.err" &
 	bg=$!
 	AJ_PIDS+=("$bg")
 	for i in $(seq 1 300); do [ -e "$WS/main.ready" ] && break; sleep 0.1; done
 	aj_run "$who" -- exec --last -- python3 -c '
-import os, socket
+import array, ctypes, os, socket, struct, sys
 try:
     socket.create_connection(("192.0.2.1", 80), timeout=5)
     print("DIRECT connected")
 except OSError as e:
-    print("DIRECT", e.errno == 101 and "unreachable" or e)
-print("PROXY", os.environ.get("HTTPS_PROXY"))'
-	like "$OUT" "DIRECT unreachable" "$who: --net allow: exec's direct connection goes nowhere (no route out)"
-	like "$OUT" "PROXY http://127\.0\.0\.1:3128" "$who: ... the proxy is its way out, as for the jail's command"
+    print("DIRECT", e.errno in (13, 101) and "refused" or e)
+print("PROXY", os.environ.get("HTTPS_PROXY"))
+u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); u.bind("fdbox-14"); u.settimeout(20)
+_, anc, _, _ = u.recvmsg(1, socket.CMSG_LEN(4))
+fd = array.array("i", anc[0][2])[0]
+print("HELD", socket.socket(fileno=os.dup(fd)).getsockname())
+libc = ctypes.CDLL(None, use_errno=True)
+unspec = struct.pack("H14x", 0)
+r = libc.connect(fd, unspec, len(unspec))
+print("UNSPEC", r == 0 and "disconnected" or "refused %d" % ctypes.get_errno())
+s = socket.socket(fileno=fd); s.settimeout(5)
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1]))); s.sendall(b"ESCAPED-14"); print("HOST connected")
+except OSError as e:
+    print("HOST", e)' "$hport"
+	like "$OUT" "DIRECT refused" "$who: --net allow: exec's direct connection goes nowhere"
+	like "$OUT" "PROXY http://127\.0\.0\.1:3128" "$who: ... its environment names the proxy, as the jail's command's does"
+	like "$OUT" "HELD \('127\.0\.0\.1'" "$who: ... handed a host socket the capture gave the jail's command (its relay's)"
+	like "$OUT" "UNSPEC refused 13" "$who: ... it cannot disconnect it (connect refused: no capture serves exec's command)"
+	sleep 0.5
+	is "$(cat "$AJ_TMP/host.got" 2>/dev/null)" "" "$who: ... nor connect it to a port of the host's loopback"
+	unlike "$OUT" "HOST connected" "$who: ... (exec's command says so too)"
 	touch "$WS/done"
 	aj_chown "$WS/done"
 	wait "$bg"

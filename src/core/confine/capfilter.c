@@ -82,6 +82,11 @@ static uint8_t offset(const struct cf_asm *a, size_t from, int l)
 
 size_t capfilter_program(struct sock_filter *out)
 {
+	return capfilter_program_ret(out, SECCOMP_RET_USER_NOTIF);
+}
+
+size_t capfilter_program_ret(struct sock_filter *out, uint32_t on_call)
+{
 #ifdef CF_ARCH
 	struct cf_asm a = {.p = out};
 	ld(&a, offsetof(struct seccomp_data, arch));
@@ -105,7 +110,7 @@ size_t capfilter_program(struct sock_filter *out)
 	ld(&a, ARG_LO(2));
 	jump(&a, BPF_JSET, MSG_FASTOPEN, L_NOTSUP, L_ALLOW);
 	ret(&a, L_ALLOW, SECCOMP_RET_ALLOW);
-	ret(&a, L_NOTIFY, SECCOMP_RET_USER_NOTIF);
+	ret(&a, L_NOTIFY, on_call);
 	ret(&a, L_NOTSUP, SECCOMP_RET_ERRNO | EOPNOTSUPP);
 	ret(&a, L_NOPROTO, SECCOMP_RET_ERRNO | ENOPROTOOPT);
 	for (size_t i = 0; i < a.nfix; i++) {
@@ -116,22 +121,37 @@ size_t capfilter_program(struct sock_filter *out)
 	return a.n;
 #else
 	(void)out;
+	(void)on_call;
 	return 0;
 #endif
 }
 
-int capfilter_install(int *listener, struct err *e)
+/* The program with on_call for connect and listen, installed with flags: its result (the
+ * listener's fd with SECCOMP_FILTER_FLAG_NEW_LISTENER, else 0), or -1 with e. */
+static long install(uint32_t on_call, unsigned flags, struct err *e)
 {
 	struct sock_filter f[CAPFILTER_MAX];
-	size_t n = capfilter_program(f);
+	size_t n = capfilter_program_ret(f, on_call);
 	if (!n)
 		return err_set(e, ENOSYS, "", "connection capture: this architecture is not supported "
 				     "(x86_64 and aarch64 are)");
 	struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
-	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-			  &prog);
-	if (fd < 0)
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	if (r < 0)
 		return err_set(e, errno, "", "connection capture: cannot install its seccomp filter");
+	return r;
+}
+
+int capfilter_install(int *listener, struct err *e)
+{
+	long fd = install(SECCOMP_RET_USER_NOTIF, SECCOMP_FILTER_FLAG_NEW_LISTENER, e);
+	if (fd < 0)
+		return -1;
 	*listener = (int)fd; /* the kernel makes it close-on-exec */
 	return 0;
+}
+
+int capfilter_refuse(struct err *e)
+{
+	return install(SECCOMP_RET_ERRNO | EACCES, 0, e) < 0 ? -1 : 0;
 }

@@ -17,6 +17,7 @@
  * (the kernel answers EBUSY), so no one else can answer the jail's connects. */
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
 
 #include <linux/filter.h>
 
@@ -28,6 +29,16 @@
  * architecture is not one capture knows (x86_64, aarch64). */
 size_t capfilter_program(struct sock_filter *out);
 
+/* The same program with on_call (a SECCOMP_RET_ value) for connect and listen instead. */
+size_t capfilter_program_ret(struct sock_filter *out, uint32_t on_call);
+
 /* Install it on the calling thread (no_new_privs must be set) with a new listener: *listener
  * is the listener's fd (close-on-exec). 0, or -1 with e. */
 int capfilter_install(int *listener, struct err *e) WUR;
+
+/* Install the program with connect(2) and listen(2) refused (EACCES) rather than sent to a
+ * listener: for a process of a `--net allow` jail that is not the command's descendant
+ * (`agentjail exec`'s, core/jail/init.c), which no capture serves. Without it such a process,
+ * handed a socket the capture installed (a host socket, SCM_RIGHTS from the command), could
+ * disconnect it and connect it anywhere from the host's network. 0, or -1 with e. */
+int capfilter_refuse(struct err *e) WUR;

@@ -393,8 +393,12 @@ static void exec_reply(int chan, uint32_t type, int32_t value)
 
 /* In the child: a session of its own (its terminal, when it has one, its controlling one), the
  * three fds as 0-2 and no other, signals as a command starts with them, then the command.
- * Everything that confines the jail is inherited from init: nothing is added, nothing lifted. */
-static void exec_child(const int fds[4], unsigned flags, char **argv, const sigset_t *orig)
+ * Everything that confines the jail is inherited from init: nothing is lifted. Under
+ * --capture one thing is added: connect and listen refused (capfilter_refuse), since no
+ * capture serves this process and a socket the capture handed the command (a host socket)
+ * would otherwise connect anywhere here (doc/design.md §5, "ps, exec, stop"). */
+static void exec_child(const int fds[4], unsigned flags, char **argv, const sigset_t *orig,
+		       bool capture)
 {
 	(void)setsid();
 	for (int i = 0; i < 3; i++)
@@ -411,6 +415,13 @@ static void exec_child(const int fds[4], unsigned flags, char **argv, const sigs
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
 	if (syscall(SYS_close_range, 3U, ~0U, 0) < 0)
 		_exit(125);
+	struct err e = {0};
+	if (capture && capfilter_refuse(&e) < 0) {
+		char buf[ERR_FMT_MAX];
+		err_format(&e, buf, sizeof buf);
+		fprintf(stderr, "agentjail: exec: %s; the command was not run\n", buf);
+		_exit(125);
+	}
 	execvp(argv[0], argv);
 	int err = errno;
 	fprintf(stderr, "agentjail: exec: cannot run %s: %s\n", argv[0], strerror(err));
@@ -444,7 +455,7 @@ static void spawn_exec(struct loop *l, int fds[4])
 	if (!err && pid < 0)
 		err = errno;
 	if (pid == 0)
-		exec_child(fds, flags, argv, l->orig);
+		exec_child(fds, flags, argv, l->orig, l->a->capture);
 	for (int i = 1; i < 4; i++)
 		if (fds[i] >= 0)
 			(void)close(fds[i]);

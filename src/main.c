@@ -1,7 +1,10 @@
 /* agentjail: the command table. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/backend/backend.h"
@@ -88,8 +91,28 @@ static int unknown_command(const char *cmd)
 	return rc;
 }
 
+/* Started with fd 0, 1 or 2 closed, the next descriptor agentjail opens would take its place
+ * and be handed on as a standard stream: e.g. agentjail exec's own end of its channel to init
+ * given to the jail as the command's stdin. /dev/null fills them. */
+static int std_fds_open(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", O_RDWR | O_NOCTTY) != fd) /* the lowest free one: fd */
+			return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (std_fds_open() < 0) {
+		static const char msg[] = "agentjail: a standard stream (fd 0, 1 or 2) is closed and "
+					  "/dev/null cannot be opened in its place; nothing was run\n";
+		if (write(2, msg, sizeof msg - 1) < 0) {
+			/* stderr is the closed one: the exit status alone says it */
+		}
+		return EXIT_JAIL;
+	}
 	backend_keep_argv(argc, argv); /* --backend opensandbox execs agentjail-remote with it */
 	/* a relative state directory would be relative to wherever agentjail runs: refused */
 	const char *sd = getenv("AGENTJAIL_STATE_DIR");

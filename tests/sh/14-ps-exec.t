@@ -74,6 +74,11 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -i "$AJ_SRC/README.md" -- exec "$SID" -- sh -c 'wc -l; exit 7'
 	is "$RC/$(tr -d ' ' <<<"$OUT")" "7/$(wc -l <"$AJ_SRC/README.md")" \
 		"$who: exec: stdin and stdout are the caller's, the exit status the command's"
+	# started with fd 0 closed: the exec channel must not land on it (the client's own end
+	# would go into the jail as stdin, and the jail could swallow init's replies)
+	aj_cmd "$who" -- exec "$SID" -- sh -c 'read x; echo "read=$?"; exit 5'
+	timeout 20 "${AJ_CMD[@]}" <&- >"$AJ_TMP/out" 2>"$AJ_TMP/err"
+	is "$?/$(cat "$AJ_TMP/out")" "5/read=1" "$who: exec with stdin closed: the command reads nothing, its status comes back"
 	aj_run "$who" -- exec "$SID" -- /nonexistent-14
 	rc_is 127 "$who: exec of a missing command: 127"
 	like "$ERR" "cannot run /nonexistent-14" "$who: ... said"

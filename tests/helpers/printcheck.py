@@ -70,6 +70,7 @@ OURS = [
     ("tls_main.c", r"buf|line",
      "agentjail-tls's __ca and __ca-info: an error about, or the subject, expiry and fingerprint "
      "of, agentjail's own CA in the user's state directory (masked in every jail, §3 step 8)"),
+    ("main.c", r"msg", "a constant: the closed standard stream that /dev/null cannot fill"),
     ("cache.c", r"when", "a date strftime made"),
     ("cache.c", r"what", "agentjail's own words, or cmd_shown_workspace: the recorded "
                          "workspace cleaned (fmt_clean)"),

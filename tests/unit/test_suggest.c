@@ -34,6 +34,15 @@ static void closest(void **state)
 	assert_null(closest_word("completely_else", keys));
 	assert_null(closest_word("xyz", keys));
 	assert_null(closest_word("x", NULL));
+	/* the start of a longer word, too far by edits: the first word it begins */
+	static const char *const opts[] = {"--allow-domain", "--allow-http", "--deny-domain",
+					   "--net", "--env", NULL};
+	assert_string_equal(closest_word("--allow", opts), "--allow-domain");
+	assert_string_equal(closest_word("--deny", opts), "--deny-domain");
+	assert_string_equal(closest_word("allow", keys), "allow_domains");
+	assert_null(closest_word("--", opts));  /* too short a start to mean one of them */
+	assert_null(closest_word("--a", opts));
+	assert_null(closest_word("", keys));
 }
 
 int main(void)

@@ -233,14 +233,16 @@ static const struct {
 	const char *name;
 	enum opt_id id;
 	bool value;
-} run_opts[] = {{"--dry-run", OPT_DRY_RUN, false}, {"--allow-ptrace", OPT_ALLOW_PTRACE, false},
+} run_opts[] = {{"--dry-run", OPT_DRY_RUN, false},
 		{"--fs", OPT_FS, true},		 {"--net", OPT_NET, true},
 		{"--workspace", OPT_WORKSPACE, true}, {"--rw", OPT_RW, true},
 		{"--ro", OPT_RO, true},		 {"--hide", OPT_HIDE, true},
 		{"--dev", OPT_DEV, true},		 {"--env", OPT_ENV, true},
 		{"--agent-writable-instructions", OPT_AGENT_WRITABLE_INSTR, false},
 		{"--memory", OPT_MEMORY, true},	 {"--pids", OPT_PIDS, true},
+		/* --allow-domain first of the --allow-…: what "--allow" is taken to mean (suggest) */
 		{"--allow-domain", OPT_ALLOW_DOMAIN, true}, {"--deny-domain", OPT_DENY_DOMAIN, true},
+		{"--allow-ptrace", OPT_ALLOW_PTRACE, false},
 		{"--map-host", OPT_MAP_HOST, true}, {"--quiet", OPT_QUIET, false},
 		{"--allow-http", OPT_ALLOW_HTTP, true}, {"--ssh-agent", OPT_SSH_AGENT, false},
 		{"--gpg-agent", OPT_GPG_AGENT, false}, {"--home", OPT_HOME, true},

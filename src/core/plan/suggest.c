@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/xalloc.h"
 
@@ -63,5 +64,13 @@ const char *closest_word(const char *word, const char *const *candidates)
 			best = candidates[i];
 		}
 	}
+	if (best_d == 0 || n - strspn(word, "-") < 3)
+		return best;
+	/* a word cut short ("--allow" for --allow-domain, "--deny" for --deny-domain rather than
+	 * --env, 2 edits away): the first candidate it begins, when it has at least 3 letters
+	 * past any leading dashes */
+	for (size_t i = 0; candidates && candidates[i]; i++)
+		if (strlen(candidates[i]) > n && !strncasecmp(word, candidates[i], n))
+			return candidates[i];
 	return best;
 }

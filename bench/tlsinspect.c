@@ -306,7 +306,7 @@ int main(int argc, char **argv)
 				    .dns_tcp = -1, .inspect_fd = h.ctl};
 	h.ctl = -1;
 	struct proxy *p;
-	if (proxy_start(&l, &rules, NULL, NULL, &p, &e) < 0)
+	if (proxy_start(&l, &rules, NULL, NULL, NULL, &p, &e) < 0)
 		die(e.what);
 
 	/* warm up both paths, then alternate */

@@ -1,8 +1,9 @@
 /* Shared by the benchmarks: a monotonic clock in ms, the median of samples, a listener on
- * the host's loopback. */
+ * the host's loopback and a connection to it. */
 #pragma once
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -42,5 +43,21 @@ static inline int bench_listen_lo(uint16_t *port)
 		return -1;
 	}
 	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* A TCP connection to 127.0.0.1:port with TCP_NODELAY, or -1. */
+static inline int bench_dial_lo(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	return fd;
 }

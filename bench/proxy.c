@@ -50,13 +50,9 @@ static int listen_tcp(uint16_t *port)
 
 static int dial(uint16_t port)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+	int fd = bench_dial_lo(port);
+	if (fd < 0)
 		die("connect");
-	int one = 1;
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	return fd;
 }
 

@@ -23,21 +23,7 @@ if [ "$abi" -lt 4 ]; then
 	skip "agents on the Landlock backend" "the kernel's Landlock ABI is $abi (4 needed for the agents' --net allow)"
 	done_testing
 fi
-NS=
-if aj_is_root && [ "$(id -u "${AJ_USER:-root}")" -lt 65536 ]; then NS=1; fi
-llrun() {
-	aj_cmd "$@"
-	if [ -n "$NS" ]; then
-		ns_run "${AJ_CMD[@]}"
-	else
-		"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
-		RC=$?
-		OUT=$(cat "$AJ_TMP/out")
-		ERR=$(cat "$AJ_TMP/err")
-		AJ_LAST="[$AJ_WHO] ${AJ_CMD[*]}"
-	fi
-}
-[ -n "$NS" ] || diag "user namespaces stay allowed here (not root): the runs use the host as is"
+aj_llrun_setup # NS and llrun (lib.sh): runs where user namespaces are refused, when it can
 jget() { jq -c "$2" "$1" 2>/dev/null; }
 
 # A stand-in for every profile's command: prints its name, arguments, $HOME and the backend.

@@ -16,23 +16,7 @@ if [ "$abi" -lt 3 ]; then
 	done_testing
 fi
 
-# llrun WHO [aj_cmd options] -- ARGS…: agentjail ARGS as WHO, where user namespaces are refused
-# when the test can arrange it (root), else directly.
-NS=
-if aj_is_root && [ "$(id -u "${AJ_USER:-root}")" -lt 65536 ]; then NS=1; fi
-llrun() {
-	aj_cmd "$@"
-	if [ -n "$NS" ]; then
-		ns_run "${AJ_CMD[@]}"
-	else
-		"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
-		RC=$?
-		OUT=$(cat "$AJ_TMP/out")
-		ERR=$(cat "$AJ_TMP/err")
-		AJ_LAST="[$AJ_WHO] ${AJ_CMD[*]}"
-	fi
-}
-[ -n "$NS" ] || diag "user namespaces stay allowed here (not root): the runs use the host as is"
+aj_llrun_setup # NS and llrun (lib.sh): runs where user namespaces are refused, when it can
 
 for who in "${AJ_WHOS[@]}"; do
 	aj_use "$who"

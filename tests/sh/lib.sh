@@ -567,6 +567,27 @@ ns_run() {
 	AJ_LAST="[$AJ_WHO] (max_user_namespaces=0) ${AJ_CMD[*]}"
 }
 
+# The Landlock backend's tests: NS=1 where runs can be made with user namespaces refused (root,
+# the test user's uid mapped), else empty (said once). llrun WHO [aj_cmd options] -- ARGS…:
+# agentjail ARGS as WHO, in such a namespace when NS is set, else directly.
+aj_llrun_setup() {
+	NS=
+	if aj_is_root && [ "$(id -u "${AJ_USER:-root}")" -lt 65536 ]; then NS=1; fi
+	[ -n "$NS" ] || diag "user namespaces stay allowed here (not root): the runs use the host as is"
+}
+llrun() {
+	aj_cmd "$@"
+	if [ -n "$NS" ]; then
+		ns_run "${AJ_CMD[@]}"
+	else
+		"${AJ_CMD[@]}" <"$AJ_STDIN" >"$AJ_TMP/out" 2>"$AJ_TMP/err"
+		RC=$?
+		OUT=$(cat "$AJ_TMP/out")
+		ERR=$(cat "$AJ_TMP/err")
+		AJ_LAST="[$AJ_WHO] ${AJ_CMD[*]}"
+	fi
+}
+
 # --- the real agents from npm, installed once per suite run -----------------------------------
 # aj_npm_shared: the path of an npm prefix (bin/, lib/node_modules/) holding the real agents of
 # AJ_NPM_AGENTS, or nothing (the test then installs or skips as it did alone). AJ_NPM_PREFIX,

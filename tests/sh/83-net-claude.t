@@ -23,20 +23,7 @@ skip_all() {
 command -v npm >/dev/null 2>&1 || skip_all "npm is not installed"
 command -v node >/dev/null 2>&1 || skip_all "node is not installed"
 NPM=$AJ_TMP/npm
-AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
-if [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then
-	mkdir -m 0755 "$NPM" && cp -a "$AJ_NPM_PREFIX/." "$NPM/"
-elif why=$(aj_npm_why "${AJ_NPM_PREFIX:-}" @anthropic-ai/claude-code); then
-	skip_all "$why"
-elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \
-	>/dev/null 2>"$AJ_TMP/npm-view.err"; then
-	skip_all "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"
-elif ! timeout 600 npm install -g --prefix "$NPM" --cache "$AJ_TMP/npm-cache" --no-audit \
-	--no-fund --loglevel=error @anthropic-ai/claude-code >"$AJ_TMP/npm.log" 2>&1 ||
-	[ ! -x "$NPM/bin/claude" ]; then
-	skip_all "npm install @anthropic-ai/claude-code failed: $(tail -n1 "$AJ_TMP/npm.log")"
-fi
-chmod -R a+rX "$NPM"
+why=$(aj_npm_claude "$NPM") || skip_all "$why" # the suite's one install (lib.sh), or its own
 
 KEY='-----BEGIN OPENSSH PRIVATE KEY----- agentjail-test-not-a-real-key'
 DENIED=exfil.denied.example

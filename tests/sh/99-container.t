@@ -89,20 +89,7 @@ claude_skip() {
 	done_testing
 }
 command -v node >/dev/null 2>&1 || claude_skip "node is not installed"
-AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
-if [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then
-	aj_npm_copy "$AJ_NPM_PREFIX" "$NPM" @anthropic-ai/claude-code
-elif why=$(aj_npm_why "${AJ_NPM_PREFIX:-}" @anthropic-ai/claude-code); then
-	claude_skip "$why"
-elif ! command -v npm >/dev/null 2>&1; then
-	claude_skip "npm is not installed"
-elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version >/dev/null 2>"$AJ_TMP/npm-view.err"; then
-	claude_skip "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"
-elif ! timeout 600 npm install -g --prefix "$NPM" --cache "$AJ_TMP/npm-cache" --no-audit --no-fund \
-	--loglevel=error @anthropic-ai/claude-code >"$AJ_TMP/npm.log" 2>&1 || [ ! -x "$NPM/bin/claude" ]; then
-	claude_skip "npm install @anthropic-ai/claude-code failed: $(tail -n1 "$AJ_TMP/npm.log")"
-fi
-chmod -R a+rX "$NPM"
+why=$(aj_npm_claude "$NPM") || claude_skip "$why" # the suite's one install (lib.sh), or its own
 cp "$AJ_SRC/tests/helpers/fake_anthropic.py" "$AJ_TMP/fake_anthropic.py"
 chmod a+r "$AJ_TMP/fake_anthropic.py"
 KEY='-----BEGIN OPENSSH PRIVATE KEY----- agentjail-test-not-a-real-key'

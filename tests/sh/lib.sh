@@ -663,6 +663,28 @@ aj_npm_copy() {
 	done
 }
 
+# aj_npm_claude DIR: the real claude in the npm prefix DIR (DIR/bin/claude, readable by all):
+# copied from the suite's one install when it has it, else installed there by this test. When
+# it cannot be had, prints why (the test skips with that) and fails.
+aj_npm_claude() {
+	local dir=$1 pkg=@anthropic-ai/claude-code prefix why
+	prefix=$(aj_npm_shared)
+	if [ -n "$prefix" ] && [ -x "$prefix/bin/claude" ]; then
+		aj_npm_copy "$prefix" "$dir" "$pkg" || { echo "cannot copy $pkg from $prefix"; return 1; }
+	elif why=$(aj_npm_why "$prefix" "$pkg"); then
+		echo "$why"; return 1
+	elif ! command -v npm >/dev/null 2>&1; then
+		echo "npm is not installed"; return 1
+	elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" "$pkg" version \
+		>/dev/null 2>"$AJ_TMP/npm-view.err"; then
+		echo "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"; return 1
+	elif ! timeout 600 npm install -g --prefix "$dir" --cache "$AJ_TMP/npm-cache" --no-audit \
+		--no-fund --loglevel=error "$pkg" >"$AJ_TMP/npm.log" 2>&1 || [ ! -x "$dir/bin/claude" ]; then
+		echo "npm install $pkg failed: $(tail -n1 "$AJ_TMP/npm.log")"; return 1
+	fi
+	chmod -R a+rX "$dir"
+}
+
 # --- durations on a loaded machine ------------------------------------------------------------
 # aj_base_ms WHO: how long a plain `agentjail run -- true` takes as WHO now, in ms (the median of
 # 3). A check of a duration scales its limit by it (aj_limit_ms), measured in the same test

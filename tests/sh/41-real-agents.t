@@ -24,17 +24,18 @@ command -v node >/dev/null 2>&1 || skip_all "node is not installed"
 # One install, shared by hard links (same filesystem): each identity gets its own prefix
 # under its own $HOME, as `npm install -g` with prefix=~/.npm-global makes it.
 NPM=$AJ_TMP/npm
-mkdir -m 0755 "$NPM"
 declare -A HAVE=() WHY=()
 AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is one
 if [ -n "${AJ_NPM_PREFIX:-}" ] && { [ -d "$AJ_NPM_PREFIX/lib/node_modules" ] ||
 	aj_npm_why "$AJ_NPM_PREFIX" x >/dev/null; }; then
-	cp -a "$AJ_NPM_PREFIX/." "$NPM/"
+	# only the three agents this file runs, not the whole shared prefix
+	aj_npm_copy "$AJ_NPM_PREFIX" "$NPM" "${PKG[@]}" || bail "cannot copy the agents from $AJ_NPM_PREFIX"
 	for a in "${AGENTS[@]}"; do
 		[ -x "$NPM/bin/$a" ] || WHY[$a]=$(aj_npm_why "$AJ_NPM_PREFIX" "${PKG[$a]}") ||
 			WHY[$a]="${PKG[$a]} is not installed in AJ_NPM_PREFIX ($AJ_NPM_PREFIX)"
 	done
 else
+	mkdir -m 0755 "$NPM"
 	if ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \
 		>/dev/null 2>"$AJ_TMP/npm-view.err"; then
 		skip_all "the npm registry is not reachable: $(tail -n1 "$AJ_TMP/npm-view.err")"

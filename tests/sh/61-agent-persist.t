@@ -165,7 +165,9 @@ AJ_NPM_PREFIX=$(aj_npm_shared) # the suite's one install (lib.sh), when there is
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	real_skip "npm or node is not installed"
 elif [ -n "${AJ_NPM_PREFIX:-}" ] && [ -x "$AJ_NPM_PREFIX/bin/claude" ]; then
-	mkdir -m 0755 "$NPM" && cp -a "$AJ_NPM_PREFIX/." "$NPM/" && have_real=1
+	# only the agents this file runs, not the whole shared prefix
+	aj_npm_copy "$AJ_NPM_PREFIX" "$NPM" @anthropic-ai/claude-code @earendil-works/pi-coding-agent \
+		opencode-ai && have_real=1
 elif why=$(aj_npm_why "${AJ_NPM_PREFIX:-}" @anthropic-ai/claude-code); then
 	real_skip "$why"
 elif ! timeout 30 npm view --cache "$AJ_TMP/npm-cache" @anthropic-ai/claude-code version \

@@ -209,11 +209,12 @@ static void io_place(void *arg, const struct backend_place *p)
 		cmd_print_err(&e);
 }
 
-static void io_record_violation(void *arg, const char *path, const char *what, const char *moved)
+static void io_record_violation(void *arg, const char *kind, const char *path, const char *what,
+				const char *moved)
 {
 	struct cmd_io *c = arg;
 	if (c->rec)
-		cmd_rec_violation(c->rec, path, what, moved);
+		cmd_rec_violation(c->rec, kind, path, what, moved);
 }
 
 static void io_ended(void *arg, int status, int cmd_signal, int term_signal)

@@ -119,7 +119,8 @@ void cmd_rec_begin(struct sess_rec *r, const struct run_request *req, const stru
 /* A new attempt of session id (resume); its number, or -1. */
 int cmd_rec_attempt(struct sess_rec *r, const char *id, int kind, const struct strv *argv,
 		    const char *agent_id);
-void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, const char *moved);
+void cmd_rec_violation(struct sess_rec *r, const char *kind, const char *path, const char *what,
+		       const char *moved);
 /* An event of another kind (--net ask's "net.ask", "net.answer"); r may be NULL. */
 void cmd_rec_event(struct sess_rec *r, const char *kind, const char *detail_json);
 /* The end: status shell-style; cmd_signal the signal the command died of; term_signal the one

@@ -98,7 +98,8 @@ int cmd_rec_attempt(struct sess_rec *r, const char *id, int kind, const struct s
 	return n;
 }
 
-void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, const char *moved)
+void cmd_rec_violation(struct sess_rec *r, const char *kind, const char *path, const char *what,
+		       const char *moved)
 {
 	if (!r->id)
 		return;
@@ -110,7 +111,7 @@ void cmd_rec_violation(struct sess_rec *r, const char *path, const char *what, c
 	char *d = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	struct err e = {0};
-	if (store_add_event(r->st, r->id, "violation.protected_path", d, &e) < 0)
+	if (store_add_event(r->st, r->id, kind, d, &e) < 0)
 		rec_warn(r, &e);
 	free(d);
 }

@@ -154,9 +154,18 @@ for who in "${AJ_WHOS[@]}"; do
 	[ ! -e "$S/snapshot-bash-host.sh" ]
 	ok $? "$who: … a host snapshot the run changed is moved aside too"
 	is "$(cat "$S/snapshot-bash-old.sh")" '# old' "$who: … one it did not touch stays"
-	like "$ERR" "violation: $S/snapshot-bash-planted\.sh: written during the run in the agent's own directory $S .*moved aside to $STATE/quarantine/" \
+	like "$ERR" "swept: $S/snapshot-bash-planted\.sh: written during the run in the agent's own directory $S .*moved aside to $STATE/quarantine/" \
 		"$who: … each is reported with where it went"
-	like "$ERR" "violation: $S/snapshot-bash-host\.sh: written during the run" "$who: … the changed one too"
+	like "$ERR" "swept: $S/snapshot-bash-host\.sh: written during the run" "$who: … the changed one too"
+	unlike "$ERR" "violation: $S/" "$who: … said as swept, not as a violation (the agent writes there itself)"
+	like "$ERR" "violation: .*CLAUDE\.md" "$who: … while a change to a protected path still is one"
+	keep_out=$OUT keep_err=$ERR
+	aj_run "$who" -- sessions --json
+	ID=$(py "d[0]['id']")
+	aj_run "$who" -- log "$ID" --json
+	like "$OUT" '"type": *"sweep"[^'$'\n'']*"kind": *"sweep\.agent_dir"[^'$'\n'']*snapshot-bash-planted\.sh' \
+		"$who: log --json: the swept entries are kept, as kind sweep.agent_dir"
+	OUT=$keep_out ERR=$keep_err
 	like "$OUT" 'home: writable' "$who: the private \$HOME is writable"
 	[ ! -e "$HOMEDIR/.cache-made-here" ]
 	ok $? "$who: … and what is written there stays out of the real \$HOME"

@@ -149,7 +149,7 @@ EOF2
 	# claude's own directories there (the host's on this backend): what it wrote is moved aside
 	is "$(cd "$HOMEDIR/.claude" 2>/dev/null && ls -A shell-snapshots session-env 2>/dev/null | grep -v ':$' | grep .)" "" \
 		"$who: nothing claude wrote in the host's ~/.claude/session-env or shell-snapshots stays for its next unjailed run"
-	like "$ERR" "violation: $HOMEDIR/\.claude/(session-env|shell-snapshots)/[^:]*: written during the run in the agent's own directory .*moved aside to" \
+	like "$ERR" "swept: $HOMEDIR/\.claude/(session-env|shell-snapshots)/[^:]*: written during the run in the agent's own directory .*moved aside to" \
 		"$who: … what it wrote there was moved aside, and said"
 done
 aj_skip_missing_whos "agentjail in a podman container"

@@ -123,7 +123,10 @@ struct backend_io {
 	 * runs (remote), a violation, its end. NULL when nothing is recorded (verify). */
 	void (*started)(void *arg, const struct bw_plan *plan, const char *bwrap);
 	void (*place)(void *arg, const struct backend_place *p);
-	void (*record_violation)(void *arg, const char *path, const char *what, const char *moved);
+	/* kind: the event's ("violation.protected_path", or "sweep.agent_dir" for what the Landlock
+	 * backend's sweep moved out of the agent's own directories: doc/design.md §4c) */
+	void (*record_violation)(void *arg, const char *kind, const char *path, const char *what,
+				 const char *moved);
 	void (*ended)(void *arg, int status, int cmd_signal, int term_signal);
 	/* --net allow: start the proxy on these listeners (owned by the callee from here on); -1
 	 * with e: the run stops (exit 125). net_stop: the proxy stopped, its events written and

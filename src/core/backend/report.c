@@ -26,7 +26,8 @@ void report_warn(const struct backend_io *io, const char *fmt, ...)
 
 char *backend_violation_text(const struct violation *v, const char *moved)
 {
-	char *head = v->own_words ? xasprintf("violation: %s: %s", v->path, v->what)
+	const char *label = v->swept ? "swept" : "violation";
+	char *head = v->own_words ? xasprintf("%s: %s: %s", label, v->path, v->what)
 				  : xasprintf("violation: protected path %s %s during the run",
 					      v->path, v->what);
 	if (!v->moved_to)
@@ -56,7 +57,8 @@ void report_violations(const struct launch_result *r, const struct backend_io *i
 {
 	for (size_t i = 0; i < r->viol.n; i++) {
 		const struct violation *v = &r->viol.v[i];
-		io->record_violation(io->arg, v->path, v->what, v->moved_to);
+		io->record_violation(io->arg, v->swept ? "sweep.agent_dir" : "violation.protected_path",
+				     v->path, v->what, v->moved_to);
 		if (v->reported)
 			continue; /* said the moment the live watch moved it */
 		_cleanup_free_ char *line = backend_violation_text(v, "moved aside to");

@@ -46,6 +46,9 @@ struct violation {
 	bool reported;       /* already shown to the user while the run went on (live watch) */
 	bool own_words;      /* `what` is a whole clause about path (a scan's finding), shown as
 			      * "PATH: WHAT"; otherwise it says what happened to a protected path */
+	bool swept;          /* the Landlock backend's sweep moved it out of the agent's own
+			      * directory (jail/sweep.h): said as "swept", not as a violation, since
+			      * the agent writes there itself on every run */
 };
 
 struct violations {

@@ -180,6 +180,7 @@ int sweep_check(const struct sweep *s, const char *quarantine_dir, struct violat
 		free(v->what);
 		v->what = what;
 		v->own_words = true;
+		v->swept = true;
 	}
 	violations_append(out, &moved);
 	snapshot_free(&absent);

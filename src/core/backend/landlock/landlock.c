@@ -194,8 +194,8 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 		report_warn(io, "could not remove the private temporary directory %s", tmpdir);
 	req->interrupted = r.term_signal != 0;
 	size_t moved = 0;
-	for (size_t i = 0; i < lres.viol.n; i++)
-		moved += lres.viol.v[i].moved_to != NULL;
+	for (size_t i = 0; i < lres.viol.n; i++) /* the swept were said as such, not counted */
+		moved += lres.viol.v[i].moved_to && !lres.viol.v[i].swept;
 	io->end(io->arg, r.status, r.cmd_signal, req->interrupted, moved);
 	return r.status;
 }

@@ -79,7 +79,7 @@ static void report_pull(struct osb_pull_report *r, const struct backend_io *io)
 		report_warn(io,
 			    "violation: protected path %s was changed in the sandbox; not brought back",
 			    r->protected_.v[i]);
-		io->record_violation(io->arg, r->protected_.v[i],
+		io->record_violation(io->arg, "violation.protected_path", r->protected_.v[i],
 				     "changed in the sandbox; not brought back", NULL);
 	}
 	for (size_t i = 0; i < r->conflicts.n; i++)

@@ -181,6 +181,54 @@ for who in "${AJ_WHOS[@]}"; do
 	llrun "$who" -e PATH="$APATH" -- run --backend landlock -- cat "$HOMEDIR/secret"
 	isnt "$RC" 0 "$who: the real \$HOME's other files stay unreadable"
 
+	# two runs of one agent at once: the first to end would sweep what the other wrote in the
+	# agent's own dirs, in the middle of that run; the second is refused (a lock per swept
+	# dir), a plain run or another agent's is not
+	cat >"$HOMEDIR/.local/bin/claude" <<'EOF2'
+S=$HOME/.claude/shell-snapshots
+case "$*" in *second*) me=second ;; *) me=first ;; esac
+echo "$me" >"$S/snapshot-bash-$me.sh" && touch "$PWD/$me-started"
+i=0
+while [ ! -e "$PWD/$me-go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -e "$S/snapshot-bash-$me.sh" ]; then echo "$me: still there"; else echo "$me: gone"; fi
+EOF2
+	chmod 0755 "$HOMEDIR/.local/bin/claude"
+	aj_chown "$HOMEDIR"
+	bg_run() { # NAME ARGS…: agentjail ARGS as $who in the background, its output in $AJ_TMP/NAME.*
+		local n=$1
+		shift
+		aj_cmd "$who" -e PATH="$APATH" -- "$@"
+		"${AJ_CMD[@]}" </dev/null >"$AJ_TMP/$n.out" 2>"$AJ_TMP/$n.err" &
+	}
+	bg_run first claude --backend landlock -- -p first
+	first=$!
+	for i in $(seq 1 300); do [ -e "$WS/first-started" ] && break; sleep 0.1; done
+	[ -e "$WS/first-started" ]
+	ok $? "$who: a first claude run on the Landlock backend started"
+	llrun "$who" -e PATH="$APATH" -- run --backend landlock -- true
+	rc_is 0 "$who: … a plain run beside it is not held back (it sweeps nothing)"
+	llrun "$who" -e PATH="$APATH" -- codex --backend landlock -- --version
+	rc_is 0 "$who: … nor another agent's run (its own dirs are others)"
+	bg_run second claude --backend landlock -- -p second
+	second=$!
+	for i in $(seq 1 300); do
+		[ -e "$WS/second-started" ] || ! kill -0 "$second" 2>/dev/null && break
+		sleep 0.1
+	done
+	touch "$WS/first-go"
+	wait "$first"
+	touch "$WS/second-go"
+	wait "$second"
+	is "$?" 125 "$who: … a second claude run at the same time is refused (exit 125)"
+	like "$(cat "$AJ_TMP/second.err")" "another run of this agent on the landlock backend \(agentjail pid [0-9]+\) sweeps this directory when it ends: two at once would move each other.s files aside" \
+		"$who: … saying why, with the other run's pid"
+	like "$(cat "$AJ_TMP/second.err")" 'run this one with --backend bwrap' "$who: … and what to do"
+	unlike "$(cat "$AJ_TMP/first.out" "$AJ_TMP/second.out")" 'gone' \
+		"$who: … so no run's file in the agent's own dir was swept from under it"
+	llrun "$who" -e PATH="$APATH" -- claude --backend landlock -- -p hi
+	rc_is 0 "$who: once the first has ended, claude runs again (the lock is gone with it)"
+	rm -f "$WS"/first-* "$WS"/second-*
+
 	# the session: the backend and the agent's session id, resumed there with it
 	plain "$HOMEDIR/.local/bin/claude"
 	aj_chown "$HOMEDIR/.local/bin/claude"

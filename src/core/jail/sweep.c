@@ -3,10 +3,17 @@
 #include "core/jail/sweep.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include "util/fs.h"
+#include "util/path.h"
+#include "util/sha256.h"
 #include "util/xalloc.h"
 
 bool sweep_ent_changed(const struct sweep_ent *before, const struct stat *now)
@@ -62,7 +69,7 @@ static int take_one(const char *fpath, const struct stat *st, int flag, struct F
 
 void sweep_take(const struct strv *dirs, struct sweep *out)
 {
-	*out = (struct sweep){0};
+	out->n = 0; /* sweep_lock's locks stay */
 	out->d = xcalloc(dirs->n ? dirs->n : 1, sizeof *out->d);
 	for (size_t i = 0; i < dirs->n; i++) {
 		struct sweep_dir *d = &out->d[out->n++];
@@ -189,8 +196,78 @@ int sweep_check(const struct sweep *s, const char *quarantine_dir, struct violat
 	return rc;
 }
 
+static char *lock_path(const char *locks, const char *dir)
+{
+	struct sha256 c;
+	uint8_t h[32];
+	sha256_init(&c);
+	sha256_update(&c, dir, strlen(dir));
+	sha256_final(&c, h);
+	char hex[17];
+	for (size_t i = 0; i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", h[i]);
+	return xasprintf("%s/sweep-%s", locks, hex);
+}
+
+int sweep_lock(const struct strv *dirs, const char *state_dir, struct sweep *s, char **busy,
+	       long *pid, struct err *e)
+{
+	*busy = NULL;
+	*pid = 0;
+	if (!dirs->n)
+		return 0;
+	char *locks = path_join(state_dir, "locks");
+	char *failed = NULL;
+	if (fs_mkdirs(locks, 0700, &failed) < 0) {
+		err_set(e, errno, failed ? failed : locks, "cannot make the directory of run locks");
+		free(failed);
+		free(locks);
+		return -1;
+	}
+	s->lock_fds = xcalloc(dirs->n, sizeof *s->lock_fds);
+	s->n_locks = 0;
+	int rc = 0;
+	for (size_t i = 0; i < dirs->n && rc == 0; i++) {
+		char *lp = lock_path(locks, dirs->v[i]);
+		/* in our own 0700 directory: only its last component could be planted */
+		int fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			rc = err_set(e, errno, lp, "cannot open the lock of the swept directory %s",
+				     dirs->v[i]);
+		} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno == EWOULDBLOCK) {
+				char buf[32] = "";
+				ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+				*pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+				*busy = xstrdup(dirs->v[i]);
+				rc = 1;
+			} else {
+				rc = err_set(e, errno, lp, "cannot lock it");
+			}
+			(void)close(fd);
+		} else {
+			char buf[32];
+			int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+			if (ftruncate(fd, 0) < 0 || fs_write_all(fd, buf, (size_t)n) < 0)
+				rc = err_set(e, errno, lp, "cannot write our pid into the lock");
+			s->lock_fds[s->n_locks++] = fd;
+		}
+		free(lp);
+	}
+	free(locks);
+	if (rc != 0) { /* all or nothing */
+		for (size_t i = 0; i < s->n_locks; i++)
+			(void)close(s->lock_fds[i]);
+		s->n_locks = 0;
+	}
+	return rc;
+}
+
 void sweep_free(struct sweep *s)
 {
+	for (size_t i = 0; i < s->n_locks; i++)
+		(void)close(s->lock_fds[i]);
+	free(s->lock_fds);
 	for (size_t i = 0; i < s->n; i++) {
 		for (size_t k = 0; k < s->d[i].n; k++)
 			free(s->d[i].e[k].rel);

@@ -47,7 +47,19 @@ struct sweep_dir {
 struct sweep {
 	struct sweep_dir *d;
 	size_t n;
+	int *lock_fds; /* sweep_lock's, one per directory (-1: none); closed by sweep_free */
+	size_t n_locks;
 };
+
+/* Two runs of one agent on this backend at once would each move the other's files aside (what
+ * the other wrote there is new to it), in the middle of that run. So a run holds, for each
+ * directory it sweeps, an exclusive lock (flock) on STATE_DIR/locks/sweep-HASH (HASH: the
+ * first 16 hex digits of the path's SHA-256; the directory made 0700, the file 0600, our pid
+ * in it) from before its record until after its sweep. 0 when every lock is held; 1 when
+ * another run holds one: *busy is that directory and *pid the holder's pid as it wrote it (0
+ * if unknown), nothing is held; -1 with e when a lock file cannot be made or locked. */
+int sweep_lock(const struct strv *dirs, const char *state_dir, struct sweep *s, char **busy,
+	       long *pid, struct err *e);
 
 /* Whether `now` (an lstat) is not the entry recorded before: another type, device or inode;
  * for a directory (whose ctime moves with its entries, which are looked at themselves) other

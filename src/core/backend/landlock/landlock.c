@@ -89,6 +89,24 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	 * runs, checked after it (core/jail/guard.h); no snapshot, no run. A private copy this
 	 * backend cannot put in place is kept the same way (llplan.h's guard_extra). */
 	_cleanup_free_ char *qdir = path_join(j->hf.state_dir, "quarantine");
+	/* the agent's own directories: one run at a time sweeps them (core/jail/sweep.h) */
+	_cleanup_(sweep_free) struct sweep sw = {0};
+	_cleanup_free_ char *busy = NULL;
+	long holder = 0;
+	int lk = sweep_lock(&lp.sweep, j->hf.state_dir, &sw, &busy, &holder, &e);
+	if (lk > 0) {
+		err_set(&e, 0, busy,
+			"another run of this agent on the landlock backend (agentjail pid %ld) sweeps "
+			"this directory when it ends: two at once would move each other's files aside",
+			holder);
+		err_hint(&e, "wait for that run to end, or run this one with --backend bwrap (its "
+			     "own directories are the workspace's there)");
+	}
+	if (lk != 0) {
+		io->error(io->arg, &e);
+		io->warn(io->arg, "nothing was run");
+		return EXIT_JAIL;
+	}
 	_cleanup_(launch_result_free) struct launch_result lres = {.landlock = -1};
 	struct guard *g = NULL;
 	struct guard_opts go = {.keep = true, .live = true};
@@ -127,7 +145,6 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 		report_warn(io, "landlock backend, unlike the bwrap jail: %s", lp.gaps.v[i]);
 	/* the agent's own directories: recorded now, what the run leaves there moved aside after
 	 * it (core/jail/sweep.h) */
-	_cleanup_(sweep_free) struct sweep sw = {0};
 	sweep_take(&lp.sweep, &sw);
 	for (size_t i = 0; i < sw.n; i++)
 		if (sw.d[i].unswept)

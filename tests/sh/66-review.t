@@ -45,6 +45,7 @@ seed_ws() {
 	aj_chown "$WS"
 	aj_host git -C "$WS" add -A
 	aj_host git -C "$WS" "${GIT_ID[@]}" commit -qm seed
+	aj_host git -C "$WS" branch side
 }
 
 # What an agent does: every kind of change, and a commit.
@@ -58,6 +59,9 @@ ln -s keep.txt link
 printf "bin\001ary\n" > bin.dat
 git -c user.name=agent -c user.email=agent@agentjail.invalid add edit.txt new.txt gone.txt dir mode.sh link bin.dat
 git -c user.name=agent -c user.email=agent@agentjail.invalid commit -qm agent
+git branch -D side >/dev/null
+o=$(git rev-parse HEAD~1:keep.txt)
+rm -f ".git/objects/$(echo "$o" | cut -c1-2)/$(echo "$o" | cut -c3-)"
 printf "direnv\n" > .envrc
 if printf x >> .git/hooks/pre-commit 2>/dev/null; then echo HOOK-WRITTEN; fi
 if mv .git .git-away 2>/dev/null; then echo GIT-MOVED; fi
@@ -121,8 +125,10 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- diff "$id" --json
 	is "$(py '[c["change"] for c in d["changes"] if c["path"] == "gone.txt"][0]')" "deleted" "$who: diff --json: the deletion"
 	is "$(py '[c["protected"] for c in d["changes"] if c["path"] == ".envrc"][0]')" "named" "$who: … .envrc protected"
-	is "$(py 'sorted({c["protected"] for c in d["changes"] if c["path"].startswith(".git/objects/")})')" "[None]" \
-		"$who: … git's objects are free to apply"
+	is "$(py 'sorted({c["protected"] for c in d["changes"] if c["path"].startswith(".git/objects/") and c["change"] != "deleted"})')" "[None]" \
+		"$who: … git's new objects are free to apply"
+	is "$(py 'sorted({(c["protected"], c["protected_root"]) for c in d["changes"] if c["path"].startswith(".git/") and c["change"] == "deleted"})')" "[('named', '.git')]" \
+		"$who: … what it deleted under .git (a ref, an object) only when named"
 	aj_run "$who" -- show "$id"
 	like "$OUT" "review +[0-9]+ entries pending \\([0-9]+ bytes\\)" "$who: show: the pending change set's size"
 
@@ -163,6 +169,12 @@ for who in "${AJ_WHOS[@]}"; do
 	[ ! -e "$WS/gone.txt" ] && [ -e "$WS/new.txt" ] && [ -d "$WS/dir/new" ] && [ ! -e "$WS/dir/old" ] &&
 		[ "$(readlink "$WS/link")" = keep.txt ] && [ "$(od -An -c "$WS/bin.dat" | tr -d ' \n')" = 'bin001ary\n' ]
 	ok $? "$who: … everything else applied: the deletion, the rename, the symlink, the binary"
+	like "$ERR" "held back: \\.git/refs/heads/side: a deletion in git.s own directory \\(history, refs\\): applied only when named: agentjail apply ${id:0:8} \\.git/refs/heads/side" \
+		"$who: … a branch the jail deleted is held back, naming how to apply it"
+	like "$ERR" "held back: \\.git/objects/[0-9a-f]{2}/[0-9a-f]+: a deletion in git.s own directory" \
+		"$who: … as is an object it deleted"
+	aj_host git -C "$WS" rev-parse -q --verify refs/heads/side >/dev/null
+	ok $? "$who: … so the branch is still there"
 	is "$(aj_host git -C "$WS" log -1 --format=%s)" "agent" "$who: … the jail's commit is the host's HEAD"
 	aj_host git -C "$WS" fsck --no-progress >/dev/null 2>&1
 	ok $? "$who: … and the repository is whole (git fsck)"
@@ -171,6 +183,10 @@ for who in "${AJ_WHOS[@]}"; do
 	rc_is 1 "$who: naming the hook: still never applied"
 	[ ! -e "$WS/.git/hooks/post-checkout" ]
 	ok $? "$who: … not written"
+	aj_run "$who" -- apply "$id" .git/refs/heads/side
+	rc_is 0 "$who: naming the branch's ref applies its deletion"
+	! aj_host git -C "$WS" rev-parse -q --verify refs/heads/side >/dev/null
+	ok $? "$who: … the branch is gone"
 	aj_run "$who" -- apply "$id" .envrc
 	rc_is 0 "$who: naming .envrc applies it"
 	is "$(cat "$WS/.envrc" 2>/dev/null)" "direnv" "$who: … written"

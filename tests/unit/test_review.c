@@ -327,12 +327,25 @@ static void diff_applies(void **state)
 	sb_free(&b);
 }
 
+static void git_dir_len(void **state)
+{
+	(void)state;
+	assert_int_equal(review_git_dir_len(".git/refs/heads/side"), 4);
+	assert_int_equal(review_git_dir_len("sub/.GIT/objects/ab/cd"), 8);
+	assert_int_equal(review_git_dir_len(".git"), 4);
+	assert_int_equal(review_git_dir_len("a/b.git/c"), 0);
+	assert_int_equal(review_git_dir_len(".gitignore"), 0);
+	assert_int_equal(review_git_dir_len("x/.git2/y"), 0);
+	assert_int_equal(review_git_dir_len(""), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(guards),     cmocka_unit_test(named),
 		cmocka_unit_test(modes_links), cmocka_unit_test(baselines),
 		cmocka_unit_test(diff_known), cmocka_unit_test(diff_applies),
+		cmocka_unit_test(git_dir_len),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -150,6 +150,18 @@ enum rv_guard review_guard(const char *rel, bool is_dir, const struct rv_rules *
 	return RV_FREE;
 }
 
+size_t review_git_dir_len(const char *rel)
+{
+	for (const char *p = rel;;) {
+		const char *q = strchrnul(p, '/');
+		if (comp_is(p, (size_t)(q - p), ".git"))
+			return (size_t)(q - rel);
+		if (!*q)
+			return 0;
+		p = q + 1;
+	}
+}
+
 bool review_named(const char *rel, const char *root, const struct strv *paths)
 {
 	for (size_t i = 0; i < paths->n; i++) {

@@ -69,6 +69,12 @@ enum rv_guard review_guard(const char *rel, bool is_dir, const struct rv_rules *
  * above it, and, when rel is protected (root not NULL), at or below its protected root. */
 bool review_named(const char *rel, const char *root, const struct strv *paths);
 
+/* The length of rel's prefix up to and including its first component named .git (any case),
+ * 0 when it has none: "sub/.git/refs/x" → 8. A deletion below it (a ref, git's objects) is
+ * applied only when named: removing them loses history, and a jail's `git gc` or `branch -D`
+ * held back leaves a whole repository (doc/design.md §4e). */
+size_t review_git_dir_len(const char *rel);
+
 /* The mode a file or directory is applied with: its permission bits without setuid, setgid
  * and sticky, group and other write only where the workspace's copy had them too. */
 mode_t review_mode(mode_t upper, bool had, mode_t workspace);

@@ -84,6 +84,11 @@ static char *held_why(const struct rv_change *ch, const struct rv_apply_opts *o,
 				 "it by hand if you want it",
 				 upper, ch->rel);
 	bool named = o->paths && o->paths->n && review_named(ch->rel, ch->root, o->paths);
+	if (ch->guard == RV_NAMED && !named && ch->op == RV_DELETE && ch->root &&
+	    review_git_dir_len(ch->rel) == strlen(ch->root))
+		return xasprintf("a deletion in git's own directory (history, refs): applied only "
+				 "when named: agentjail apply %.8s %s",
+				 o->id ? o->id : "ID", ch->rel);
 	if (ch->guard == RV_NAMED && !named)
 		return xasprintf("protected (%s): applied only when named: agentjail apply %.8s %s",
 				 ch->root ? ch->root : ch->rel, o->id ? o->id : "ID",

@@ -275,6 +275,11 @@ static void judge(struct scan *s, struct rv_change *ch, int wfd, const char *nam
 	ch->guard = review_guard(ch->rel, is_dir, s->c->rules, has_head, s, &ch->root);
 	if (ch->op == RV_DELETE && ch->guard == RV_NEVER)
 		ch->guard = RV_NAMED;
+	size_t git = ch->op == RV_DELETE && ch->guard == RV_FREE ? review_git_dir_len(ch->rel) : 0;
+	if (git && git < strlen(ch->rel)) { /* below a .git: history and refs, named to go */
+		ch->guard = RV_NAMED;
+		ch->root = xstrndup(ch->rel, git);
+	}
 	/* a directory of the workspace removed, or replaced by a file or a link: as protected
 	 * as what it holds */
 	if (ch->old_kind == 'd' && ch->op != RV_MODE) {

@@ -64,13 +64,45 @@ int cmd_session_call(const char *verb, const char *idle, const char *id, const c
 	return 0;
 }
 
+/* A session running on the Landlock backend: it has no control socket (no init to serve one,
+ * doc/design.md §4c); its agentjail is the session's pid, alive with the start time recorded. */
+static bool ll_session(const struct session *s)
+{
+	if (s->status != SESS_RUNNING || !s->policy_json ||
+	    !store_proc_alive(s->pid, s->pid_start, NULL))
+		return false;
+	json_t *o = json_loads(s->policy_json, 0, NULL);
+	const char *b = json_string_value(json_object_get(o, "backend"));
+	bool ll = b && !strcmp(b, "landlock");
+	json_decref(o);
+	return ll;
+}
+
+/* The session ID (or the last) when it runs on the Landlock backend: 1 with *out filled; 0
+ * when it does not (the control socket answers for it, or says why not); else the exit
+ * status of a lookup that failed (said). */
+static int ll_lookup(const char *verb, const char *id, struct store **st, struct session *out)
+{
+	if (cmd_store_existing(st) < 0)
+		return -1;
+	if (!*st)
+		return 0; /* cmd_session_call says there is nothing */
+	int g = id ? cmd_session_get(*st, id, out) : cmd_session_last(*st, verb, out);
+	if (g)
+		return -g;
+	if (ll_session(out))
+		return 1;
+	session_free(out);
+	return 0;
+}
+
 /* ---- ps ------------------------------------------------------------------------------------ */
 
 static const char ps_usage[] =
 	"usage: agentjail ps [--json]\n"
-	"The jails running now (in the bwrap jail), of every workspace: the session's id, the\n"
-	"jail's first process on the host, its age, the CPU time and memory (resident) of all its\n"
-	"processes, the policy and the command.\n"
+	"The jails running now, of every workspace: the session's id, the jail's first process on\n"
+	"the host (on the landlock backend: its agentjail, marked so), its age, the CPU time and\n"
+	"memory (resident) of all its processes, the policy and the command.\n"
 	"example: agentjail ps\n";
 
 struct proc_use {
@@ -200,9 +232,12 @@ int cmd_ps(int argc, char **argv)
 	size_t shown = 0;
 	for (size_t i = 0; i < n; i++) {
 		long pid = 0;
-		bool stopping = false;
-		if (!jail_pid(dir, &v[i], &pid, &stopping))
-			continue;
+		bool stopping = false, ll = false;
+		if (!jail_pid(dir, &v[i], &pid, &stopping)) {
+			if (!(ll = ll_session(&v[i])))
+				continue;
+			pid = v[i].pid;
+		}
 		struct proc_use u = pid > 0 ? tree_use(pid) : (struct proc_use){0};
 		long long age_ms = now - v[i].last_started_ms;
 		if (json) {
@@ -212,14 +247,14 @@ int cmd_ps(int argc, char **argv)
 			json_t *pol = v[i].policy_json ? json_loads(v[i].policy_json, 0, NULL) : NULL;
 			json_array_append_new(
 				arr, json_pack("{s:s, s:I, s:o, s:s?, s:o, s:s, s:I, s:I, s:f, s:I, s:i, "
-					       "s:b}",
+					       "s:b, s:s}",
 					       "id", v[i].id, "pid", (json_int_t)pid, "command", cmd,
 					       "profile", v[i].profile, "policy", pol ? pol : json_null(),
 					       "workspace", v[i].workspace ? v[i].workspace : "",
 					       "started_ms", (json_int_t)v[i].last_started_ms, "age_ms",
 					       (json_int_t)age_ms, "cpu_s", u.cpu_s, "rss_bytes",
 					       (json_int_t)u.rss, "processes", u.nproc, "stopping",
-					       stopping));
+					       stopping, "backend", ll ? "landlock" : "bwrap"));
 			shown++;
 			continue;
 		}
@@ -234,7 +269,7 @@ int cmd_ps(int argc, char **argv)
 		_cleanup_free_ char *pcol = prof ? xasprintf("%s %s", prof, pol) : xstrdup(pol);
 		_cleanup_free_ char *cmd = sessfmt_argv(&v[i].argv);
 		printf("%-8.8s %8ld %7s %7s %7s  %-16s %s%s\n", v[i].id, pid, age, cpu, mem, pcol, cmd,
-		       stopping ? "  (stopping)" : "");
+		       stopping ? "  (stopping)" : ll ? "  (landlock backend: no exec)" : "");
 	}
 	if (json) {
 		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_ENSURE_ASCII);
@@ -254,7 +289,8 @@ static const char stop_usage[] =
 	"usage: agentjail stop ID|--last\n"
 	"End a running session as if it had finished: its command is sent SIGTERM (killed after\n"
 	"10 s), then the jail is torn down, its protected paths checked and its record closed, by\n"
-	"the agentjail that runs it. The session's events say who stopped it.\n"
+	"the agentjail that runs it (on the landlock backend: SIGTERM to that agentjail, which\n"
+	"does the same). The session's events say who stopped it.\n"
 	"example: agentjail stop 3f2a\n";
 
 int cmd_stop(int argc, char **argv)
@@ -282,11 +318,36 @@ int cmd_stop(int argc, char **argv)
 	}
 	struct strv reply = STRV_INIT;
 	_cleanup_free_ char *full = NULL;
-	int rc = cmd_session_call("stop", "nothing to stop", id, "AJ1 stop", NULL, 0, &reply,
-				  &full);
-	strv_free(&reply);
-	if (rc)
-		return rc;
+	struct session ls;
+	_cleanup_store_ struct store *lst = NULL;
+	int rc = ll_lookup("stop", id, &lst, &ls);
+	if (rc < 0)
+		return -rc;
+	if (rc == 1) { /* its agentjail ends it its usual way on SIGTERM (llrun.h) */
+		full = xstrdup(ls.id);
+		json_t *o = json_pack("{s:i, s:i, s:s}", "uid", (int)getuid(), "pid", (int)getpid(),
+				      "what", "agentjail stop");
+		char *d = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(o);
+		struct err e = {0};
+		if (d && store_add_event(lst, ls.id, "session.stop", d, &e) < 0)
+			cmd_print_err(&e);
+		free(d);
+		bool sent = kill((pid_t)ls.pid, SIGTERM) == 0;
+		int err = errno;
+		session_free(&ls);
+		if (!sent) {
+			cmd_warn("stop: session %s: cannot signal its agentjail: %s", full,
+				 strerror(err));
+			return 1;
+		}
+	} else {
+		rc = cmd_session_call("stop", "nothing to stop", id, "AJ1 stop", NULL, 0, &reply,
+				      &full);
+		strv_free(&reply);
+		if (rc)
+			return rc;
+	}
 	/* until its agentjail has closed the record (it waits for the jail, 10 s at most, then
 	 * for its checks) */
 	_cleanup_store_ struct store *st = NULL;
@@ -501,6 +562,21 @@ int cmd_exec(int argc, char **argv)
 		fputs(exec_usage, stderr);
 		return EXIT_USAGE;
 	}
+	struct session ls;
+	_cleanup_store_ struct store *lst = NULL;
+	int l = ll_lookup("exec", last ? NULL : id, &lst, &ls);
+	if (l < 0)
+		return 125;
+	if (l == 1) {
+		cmd_warn("exec: session %s runs on the landlock backend: there is no init of its own "
+			 "to start a command under its confinement (exec is for the bwrap jail); "
+			 "agentjail stop %.8s ends it",
+			 ls.id, ls.id);
+		session_free(&ls);
+		return 125;
+	}
+	store_close(lst);
+	lst = NULL;
 	struct exec_io x = {.chan = -1, .sfd = -1};
 	int rc = exec_start(&x, last ? NULL : id, argv + i, argc - i);
 	if (x.chan >= 0)

@@ -229,6 +229,33 @@ EOF2
 	rc_is 0 "$who: once the first has ended, claude runs again (the lock is gone with it)"
 	rm -f "$WS"/first-* "$WS"/second-*
 
+	# ps, exec and stop on this backend: no control socket (no init); ps and stop reach its
+	# agentjail, exec says why not; a command that ignores SIGTERM is killed 10 s after it
+	bg_run llps run --backend landlock -- sh -c 'trap "" TERM; touch ll-ps-started; sleep 60'
+	llps=$!
+	for i in $(seq 1 300); do [ -e "$WS/ll-ps-started" ] && break; sleep 0.1; done
+	aj_run "$who" -- ps --json
+	is "$(py '[(x["backend"], x["command"][0]) for x in d]')" "[('landlock', 'sh')]" \
+		"$who: ps lists a run on the landlock backend, marked so"
+	id=$(py 'd[0]["id"]')
+	is "$(py 'd[0]["pid"]')" "$(pgrep -P "$llps" -x agentjail || echo "$llps")" "$who: … with its agentjail's pid"
+	aj_run "$who" -- ps
+	like "$OUT" "\(landlock backend: no exec\)" "$who: … in the table too"
+	aj_run "$who" -- exec "$id" -- true
+	rc_is 125 "$who: exec into it: 125"
+	like "$ERR" "runs on the landlock backend: there is no init of its own to start a command under its confinement" \
+		"$who: … saying why"
+	aj_run "$who" -- stop "$id"
+	rc_is 0 "$who: stop ends it"
+	like "$OUT" "session $id stopped: killed \(TERM\)" "$who: … once its agentjail has closed the record"
+	wait "$llps"
+	is "$?" 137 "$who: … the command, which ignored SIGTERM, was killed after the grace"
+	like "$(cat "$AJ_TMP/llps.err")" "the command did not exit 10 s after SIGTERM: it was killed" "$who: … and its run says so"
+	aj_run "$who" -- show "$id" --json
+	is "$(py "[e['detail'].get('uid') for e in d['events_detail'] if e['kind'] == 'session.stop']")" \
+		"[$RUN_UID]" "$who: … the session's events say who stopped it (uid $RUN_UID)"
+	rm -f "$WS/ll-ps-started"
+
 	# the session: the backend and the agent's session id, resumed there with it
 	plain "$HOMEDIR/.local/bin/claude"
 	aj_chown "$HOMEDIR/.local/bin/claude"

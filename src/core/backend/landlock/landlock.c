@@ -1,6 +1,7 @@
 /* landlock: `run --backend landlock` as a backend (doc/design.md §2a, §4c): the bwrap plan is
  * built as for a jail, mirrored into a Landlock ruleset (llplan.h) and run by llrun.h; the
  * protected paths are kept by the guard (core/jail/guard.h). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,9 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 		launch_scan_after(&j->plan, qdir, &since, &lres);
 	report_violations(&lres, io);
 	report_limits(&lres, &j->plan, io);
+	if (r.killed)
+		report_warn(io, "the command did not exit %d s after %s: it was killed",
+			    LLRUN_TERM_GRACE_MS / 1000, r.term_signal == SIGHUP ? "SIGHUP" : "SIGTERM");
 	if (lr < 0) {
 		io->error(io->arg, &e);
 		io->warn(io->arg, "nothing was run");

@@ -272,12 +272,21 @@ static void kill_leftovers(const pid_t *before, size_t nbefore)
 
 /* Wait until the command ends (its pidfd readable; without one, 50 ms at most) or a signal
  * comes, serving the watch meanwhile. */
-static void serve_watch(const struct llrun_watch *w, int pidfd)
+/* Until the command exits (its pidfd), the watch has something (then served), a signal comes
+ * or timeout_ms pass. */
+static void wait_some(const struct llrun_watch *w, int pidfd, int timeout_ms)
 {
-	struct pollfd pf[2] = {{.fd = w->fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
-	int n = poll(pf, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 50);
-	if (n > 0 && (pf[0].revents & POLLIN))
+	struct pollfd pf[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = w ? w->fd : -1, .events = POLLIN}};
+	int n = poll(pf, 2, pidfd >= 0 ? timeout_ms : 50);
+	if (n > 0 && w && (pf[1].revents & POLLIN))
 		w->on_event(w->arg);
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static volatile sig_atomic_t got_term;
@@ -335,17 +344,24 @@ int llrun_run(const struct ll_plan *p, const struct bw_limits *lim, char **cmd,
 			;
 		int ws = 0;
 		bool passed = false;
-		_cleanup_close_ int pidfd = w && w->fd >= 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+		long long passed_at = 0;
+		_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		const struct llrun_watch *lw = w && w->fd >= 0 ? w : NULL;
 		for (;;) {
-			if (w && w->fd >= 0)
-				serve_watch(w, pidfd);
-			pid_t got = waitpid(pid, &ws, w && w->fd >= 0 ? WNOHANG : 0);
+			/* a signal between the check below and the poll is seen at the next
+			 * timeout: a quarter of a second at most */
+			wait_some(lw, pidfd, passed ? 100 : 250);
+			pid_t got = waitpid(pid, &ws, WNOHANG);
 			if (got == pid || (got < 0 && errno != EINTR))
 				break;
 			if (got_term && !passed) {
 				(void)kill(pid, got_term);
 				r->term_signal = got_term;
 				passed = true;
+				passed_at = mono_ms();
+			} else if (passed && !r->killed && mono_ms() - passed_at >= LLRUN_TERM_GRACE_MS) {
+				(void)kill(pid, SIGKILL); /* as the bwrap jail's stop (supervise.h) */
+				r->killed = true;
 			}
 		}
 		if (n == (ssize_t)sizeof f) {

@@ -23,10 +23,15 @@ char *llrun_mktemp(struct err *e);
 /* --net allow: a TCP listener on the host's 127.0.0.1, on a port the kernel picks. */
 int llrun_listen_loopback(int *fd, unsigned short *port, struct err *e) WUR;
 
+/* How long the command has, after the SIGTERM or SIGHUP agentjail passed on (`agentjail
+ * stop`, a closed terminal), before it is killed: as the bwrap jail's stop. */
+#define LLRUN_TERM_GRACE_MS 10000
+
 struct llrun_result {
 	int status;     /* shell-style: n, or 128+signal; 125 when the confinement failed */
 	int cmd_signal; /* the command died of this signal, or 0 */
 	int term_signal; /* SIGTERM/SIGHUP agentjail received and passed on, or 0 */
+	bool killed;     /* the command was still there LLRUN_TERM_GRACE_MS after it: SIGKILL */
 	struct landlock_report ll;
 	unsigned long long oom_kills, pids_hits; /* what the cgroup scope saw (launch.h) */
 	bool cgroup_left;                        /* the scope could not be removed: cg_err */

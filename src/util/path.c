@@ -81,10 +81,10 @@ char *path_join(const char *a, const char *b)
 	while (*b == '/')
 		b++;
 	if (strcmp(a, "/") == 0)
-		return xasprintf("/%s", b);
+		return xstrcat3("/", b, "");
 	if (!*b)
 		return xstrdup(a);
-	return xasprintf("%s/%s", a, b);
+	return xstrcat3(a, "/", b);
 }
 
 char *path_dirname(const char *p)

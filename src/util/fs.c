@@ -1,6 +1,7 @@
 #include "util/fs.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/openat2.h>
@@ -13,9 +14,30 @@
 
 #include "util/xalloc.h"
 
+/* mkdir of p, then of its missing parents and p again when p's parent is missing (p is cut
+ * and restored in place): true when p exists now. The common case, a directory an earlier run
+ * made, costs one mkdir instead of one per component from "/" down. */
+static bool mkdir_up(char *p, mode_t mode)
+{
+	if (mkdir(p, mode) == 0 || errno == EEXIST)
+		return true;
+	char *slash = strrchr(p, '/');
+	if (errno != ENOENT || !slash || slash == p)
+		return false;
+	*slash = '\0';
+	bool up = mkdir_up(p, mode);
+	*slash = '/';
+	return up && (mkdir(p, mode) == 0 || errno == EEXIST);
+}
+
 int fs_mkdirs(const char *dir, mode_t mode, char **failed)
 {
 	char *p = xstrdup(dir);
+	if (p[0] == '/' && mkdir_up(p, mode)) {
+		free(p);
+		return 0;
+	}
+	/* the walk from "/" down says which component fails, and why */
 	for (char *q = p + 1;; q++) {
 		if (*q != '/' && *q != '\0')
 			continue;

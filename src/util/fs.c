@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -58,6 +59,27 @@ int fs_mkdirs(const char *dir, mode_t mode, char **failed)
 	}
 	free(p);
 	return 0;
+}
+
+char *fs_self_exe(void)
+{
+	static char *known;
+	if (known)
+		return xstrdup(known);
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	struct stat named, self;
+	char *r = NULL;
+	if (n > 0 && buf[0] == '/') {
+		buf[n] = '\0';
+		if (stat(buf, &named) == 0 && stat("/proc/self/exe", &self) == 0 &&
+		    named.st_dev == self.st_dev && named.st_ino == self.st_ino)
+			r = xstrdup(buf);
+	}
+	if (!r && !(r = realpath("/proc/self/exe", NULL)))
+		return NULL;
+	known = r;
+	return xstrdup(known);
 }
 
 ssize_t fs_read_small(const char *path, char *buf, size_t n)

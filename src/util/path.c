@@ -5,8 +5,27 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+bool path_is_normal(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	if (!p[1])
+		return true;
+	for (const char *c = p + 1;;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		if (!c[n])
+			return true;
+		c += n + 1;
+	}
+}
+
 char *path_normalize(const char *cwd, const char *p)
 {
+	/* most paths a plan handles are normal already: one copy, no walk */
+	if (path_is_normal(p))
+		return xstrdup(p);
 	struct strbuf in = STRBUF_INIT;
 	if (p[0] != '/') {
 		sb_add(&in, cwd ? cwd : "/");

@@ -684,28 +684,10 @@ static bool rec_unchanged(char kind, char *rec, char **path)
 	       (uintmax_t)st.st_ctim.tv_nsec == cns;
 }
 
-/* A normalized absolute path (what path_normalize would leave as it is): "/", or components
- * after single slashes, none empty, "." or "..", no slash at the end. */
-static bool is_normal(const char *p)
-{
-	if (p[0] != '/')
-		return false;
-	if (!p[1])
-		return true;
-	for (const char *c = p + 1;;) {
-		size_t n = strcspn(c, "/");
-		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-			return false;
-		if (!c[n])
-			return true;
-		c += n + 1;
-	}
-}
-
 /* A cached entry must be a normalized path below root. */
 static bool valid_entry(const char *p, const char *root)
 {
-	return p[0] == '/' && path_below(p, root) && is_normal(p);
+	return p[0] == '/' && path_below(p, root) && path_is_normal(p);
 }
 
 /* Which records a cache checked this way may hold. */
@@ -733,7 +715,7 @@ static bool parse_records(char *line, const char *root, enum scan_check check,
 			    !rec_unchanged(kind, line + 2, &path))
 				return false;
 			if (nd == 0 ? strcmp(path, root) != 0
-				    : kind == 'p' ? !is_normal(path) : !valid_entry(path, root))
+				    : kind == 'p' ? !path_is_normal(path) : !valid_entry(path, root))
 				return false;
 			nd++;
 		} else if (strncmp(line, "m ", 2) == 0 && nd > 0) {

@@ -18,6 +18,7 @@
 #include "core/plan/resolve.h"
 #include "core/host/shim.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -28,7 +29,7 @@ extern char **environ;
 int cmd_find_agent(const struct profile *pr, const char *home, const char *cwd,
 		   struct resolved *res, struct err *e)
 {
-	_cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
+	_cleanup_free_ char *self = fs_self_exe();
 	int rc = -1;
 	for (size_t i = 0; pr->exe[i] && rc < 0; i++) {
 		err_clear(e);

@@ -1,7 +1,9 @@
 #include "util/fs.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -13,9 +15,30 @@
 
 #include "util/xalloc.h"
 
+/* mkdir of p, then of its missing parents and p again when p's parent is missing (p is cut
+ * and restored in place): true when p exists now. The common case, a directory an earlier run
+ * made, costs one mkdir instead of one per component from "/" down. */
+static bool mkdir_up(char *p, mode_t mode)
+{
+	if (mkdir(p, mode) == 0 || errno == EEXIST)
+		return true;
+	char *slash = strrchr(p, '/');
+	if (errno != ENOENT || !slash || slash == p)
+		return false;
+	*slash = '\0';
+	bool up = mkdir_up(p, mode);
+	*slash = '/';
+	return up && (mkdir(p, mode) == 0 || errno == EEXIST);
+}
+
 int fs_mkdirs(const char *dir, mode_t mode, char **failed)
 {
 	char *p = xstrdup(dir);
+	if (p[0] == '/' && mkdir_up(p, mode)) {
+		free(p);
+		return 0;
+	}
+	/* the walk from "/" down says which component fails, and why */
 	for (char *q = p + 1;; q++) {
 		if (*q != '/' && *q != '\0')
 			continue;
@@ -36,6 +59,27 @@ int fs_mkdirs(const char *dir, mode_t mode, char **failed)
 	}
 	free(p);
 	return 0;
+}
+
+char *fs_self_exe(void)
+{
+	static char *known;
+	if (known)
+		return xstrdup(known);
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	struct stat named, self;
+	char *r = NULL;
+	if (n > 0 && buf[0] == '/') {
+		buf[n] = '\0';
+		if (stat(buf, &named) == 0 && stat("/proc/self/exe", &self) == 0 &&
+		    named.st_dev == self.st_dev && named.st_ino == self.st_ino)
+			r = xstrdup(buf);
+	}
+	if (!r && !(r = realpath("/proc/self/exe", NULL)))
+		return NULL;
+	known = r;
+	return xstrdup(known);
 }
 
 ssize_t fs_read_small(const char *path, char *buf, size_t n)

@@ -9,6 +9,12 @@
  * *failed the component that could not be made (free it). */
 int fs_mkdirs(const char *dir, mode_t mode, char **failed);
 
+/* agentjail's own binary as realpath("/proc/self/exe") names it, found once per process: the
+ * kernel's name for it (absolute, no links, no "." or "..") when a stat shows it is the same
+ * file, else realpath's walk (a link and every component read). A new string, or NULL with
+ * errno. */
+char *fs_self_exe(void);
+
 /* Read up to n-1 bytes of a file into buf, NUL-terminated (a /proc file, a canary). Bytes read,
  * or -1 with errno. */
 ssize_t fs_read_small(const char *path, char *buf, size_t n);

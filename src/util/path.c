@@ -5,8 +5,27 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+bool path_is_normal(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	if (!p[1])
+		return true;
+	for (const char *c = p + 1;;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		if (!c[n])
+			return true;
+		c += n + 1;
+	}
+}
+
 char *path_normalize(const char *cwd, const char *p)
 {
+	/* most paths a plan handles are normal already: one copy, no walk */
+	if (path_is_normal(p))
+		return xstrdup(p);
 	struct strbuf in = STRBUF_INIT;
 	if (p[0] != '/') {
 		sb_add(&in, cwd ? cwd : "/");
@@ -81,10 +100,10 @@ char *path_join(const char *a, const char *b)
 	while (*b == '/')
 		b++;
 	if (strcmp(a, "/") == 0)
-		return xasprintf("/%s", b);
+		return xstrcat3("/", b, "");
 	if (!*b)
 		return xstrdup(a);
-	return xasprintf("%s/%s", a, b);
+	return xstrcat3(a, "/", b);
 }
 
 char *path_dirname(const char *p)

@@ -5,6 +5,9 @@
 /* Make `p` absolute (relative to `cwd`) and lexically normal: no "//", ".", "..", no trailing
  * slash (except "/"). ".." above "/" stays at "/". Returns a new string. */
 char *path_normalize(const char *cwd, const char *p);
+/* true when `p` is absolute and lexically normal: path_normalize("/", p) would return it as it
+ * is ("/", or components after single slashes, none empty, "." or "..", no slash at the end). */
+bool path_is_normal(const char *p);
 /* Expand a leading "~" or "~/" with home; other strings are copied. */
 char *path_expand_home(const char *home, const char *p);
 /* true when `p` equals `root` or lies below it (both normalized). */

@@ -53,6 +53,16 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *xstrcat3(const char *a, const char *b, const char *c)
+{
+	size_t na = strlen(a), nb = strlen(b), nc = strlen(c);
+	char *p = xmalloc(na + nb + nc + 1);
+	memcpy(p, a, na);
+	memcpy(p + na, b, nb);
+	memcpy(p + na + nb, c, nc + 1);
+	return p;
+}
+
 char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *out = NULL;

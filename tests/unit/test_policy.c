@@ -398,6 +398,16 @@ static void paths(void **state)
 		char *n = path_normalize(t[i].cwd, t[i].in);
 		assert_string_equal(n, t[i].out);
 		free(n);
+		assert_true(path_is_normal(t[i].out));
+	}
+	/* path_is_normal says exactly when path_normalize would return the path as it is */
+	static const char *const odd[] = {"/",	   "/a",    "/a/b",  "//",	"/a/",	 "/a//b",
+					  "/./a", "/a/.", "/a/..", "/..",	"/...", "/a/.b",
+					  "/.a.", "a",	   "",	    "./a",	"/a/b/", "/ a"};
+	for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+		char *n = path_normalize("/", odd[i]);
+		assert_int_equal(path_is_normal(odd[i]), odd[i][0] == '/' && !strcmp(n, odd[i]));
+		free(n);
 	}
 	assert_true(path_is_under("/a/b", "/a"));
 	assert_true(path_is_under("/a", "/a"));

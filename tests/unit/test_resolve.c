@@ -307,12 +307,45 @@ static void live_tree(void **state)
 	assert_int_equal(test_rm_tree(root), 0);
 }
 
+/* hf_realpath answers a path it walked before from its memo (the same answer, the same links
+ * appended each time), and forgets it when a fact is added: a link made after the first walk
+ * is followed by the next one. */
+static void realpath_memo(void **state)
+{
+	(void)state;
+	struct hostfacts hf;
+	load(&hf, "d /a\nd /a/b\nl /a/l b\nd /c\n");
+	struct strv links = STRV_INIT;
+	char *r1 = hf_realpath(&hf, "/a/l//.", &links);
+	assert_string_equal(r1, "/a/b");
+	char *r2 = hf_realpath(&hf, "/a/l", &links);
+	assert_string_equal(r2, "/a/b");
+	assert_int_equal(links.n, 4); /* both calls appended the link they passed */
+	assert_string_equal(links.v[2], "/a/l");
+	assert_string_equal(links.v[3], "b");
+	assert_null(hf_realpath(&hf, "/a/m", NULL));
+	/* /a/m appears, /a/l now leads to /c: the memo must not answer from before */
+	hf_add(&hf, "/a/m", HF_DIR, 0755, 0, NULL);
+	hf_add(&hf, "/a/l", HF_SYMLINK, 0777, 0, "/c");
+	char *r3 = hf_realpath(&hf, "/a/m", NULL);
+	assert_string_equal(r3, "/a/m");
+	char *r4 = hf_realpath(&hf, "/a/l", NULL);
+	assert_string_equal(r4, "/c");
+	free(r1);
+	free(r2);
+	free(r3);
+	free(r4);
+	strv_free(&links);
+	hostfacts_free(&hf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(layouts_resolve),
 		cmocka_unit_test(install_roots),
 		cmocka_unit_test(live_tree),
+		cmocka_unit_test(realpath_memo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

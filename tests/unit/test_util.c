@@ -1,4 +1,4 @@
-/* Tests for util/err (err_wrap, ERR_FMT_MAX), util/uuid and util/clock. */
+/* Tests for util/err (err_wrap, ERR_FMT_MAX), util/uuid, util/clock and util/fs's mkdir -p. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -6,12 +6,17 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/uuid.h"
+#include "testutil.h"
 
 static void wrap(void **state)
 {
@@ -105,6 +110,46 @@ static void clock_monotonic(void **state)
 	assert_true(t0 > 0 && t1 >= t0);
 }
 
+/* fs_mkdirs makes what is missing with the mode, leaves what exists, and when it cannot make a
+ * path names the component the walk from "/" stops at (it tries the whole path first). */
+static void mkdirs(void **state)
+{
+	(void)state;
+	char top[] = "/tmp/aj-mkdirs-XXXXXX";
+	assert_non_null(mkdtemp(top));
+	char p[256], q[256];
+	struct stat st;
+	mode_t old = umask(022);
+	snprintf(p, sizeof p, "%s/a/b/c", top);
+	assert_int_equal(fs_mkdirs(p, 0700, NULL), 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0700);
+	snprintf(q, sizeof q, "%s/a", top);
+	assert_int_equal(stat(q, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(fs_mkdirs(p, 0755, NULL), 0); /* exists: left as it is */
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	snprintf(p, sizeof p, "%s/a/b/d/e/", top); /* a trailing slash, two missing */
+	assert_int_equal(fs_mkdirs(p, 0700, NULL), 0);
+	assert_int_equal(stat(p, &st), 0);
+	/* a file in the way: the component below it is the one that fails */
+	snprintf(q, sizeof q, "%s/a/f", top);
+	FILE *f = fopen(q, "we");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(p, sizeof p, "%s/a/f/g/h", top);
+	char *failed = NULL;
+	assert_int_equal(fs_mkdirs(p, 0700, &failed), -1);
+	assert_int_equal(errno, ENOTDIR);
+	snprintf(q, sizeof q, "%s/a/f/g", top);
+	assert_string_equal(failed, q);
+	free(failed);
+	umask(old);
+	assert_int_equal(test_rm_tree(top), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -113,6 +158,7 @@ int main(void)
 		cmocka_unit_test(format_once),
 		cmocka_unit_test(uuid),
 		cmocka_unit_test(clock_monotonic),
+		cmocka_unit_test(mkdirs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,29 +108,62 @@ char *cg_self_path(const char *text, const char *controller)
 	return NULL;
 }
 
-/* The mount point of the cgroup2 hierarchy (controller NULL) or of the v1 hierarchy holding
- * `controller`, or NULL. */
-static char *cgroup_mount(const char *controller)
+/* What the probe reads of this process: /proc/self/mountinfo (the kernel formats every mount
+ * each time it is read) and /proc/self/cgroup, read once for v2's probe and v1's. NULL when
+ * unreadable. */
+struct cg_self {
+	char *mountinfo;
+	char *cgroup;
+};
+
+static char *read_proc(const char *path)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
 		return NULL;
-	char *line = NULL, *found = NULL;
-	size_t cap = 0;
-	while (!found && getline(&line, &cap, f) > 0)
-		(void)cg_mountinfo_match(line, controller, &found);
-	free(line);
-	(void)fclose(f);
+	size_t cap = 8192, len = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (cap - len < 4096)
+			buf = xrealloc(buf, cap *= 2);
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* The mount point of the cgroup2 hierarchy (controller NULL) or of the v1 hierarchy holding
+ * `controller`, or NULL. Only a cgroup or cgroup2 mount's line (its type follows the first
+ * " - ") is parsed. */
+static char *cgroup_mount(const struct cg_self *cs, const char *controller)
+{
+	char *found = NULL;
+	for (const char *l = cs->mountinfo; l && *l && !found;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		const char *dash = strstr(l, " - ");
+		if (dash && dash < l + len && !strncmp(dash + 3, "cgroup", 6)) {
+			_cleanup_free_ char *line = xstrndup(l, len);
+			(void)cg_mountinfo_match(line, controller, &found);
+		}
+		l = nl ? nl + 1 : NULL;
+	}
 	return found;
 }
 
 /* This process's cgroup in that hierarchy, from /proc/self/cgroup, or NULL. */
-static char *self_cgroup(const char *controller)
+static char *self_cgroup(const struct cg_self *cs, const char *controller)
 {
-	char buf[8192];
-	if (fs_read_small("/proc/self/cgroup", buf, sizeof buf) < 0)
-		return NULL;
-	return cg_self_path(buf, controller);
+	return cs->cgroup ? cg_self_path(cs->cgroup, controller) : NULL;
 }
 
 /* Whether a space-separated controller list holds memory and pids. */
@@ -169,10 +202,10 @@ __attribute__((format(printf, 3, 4))) static void fallback(struct cg_probe *out,
 }
 
 /* A cgroup v2 scope with memory and pids, or the fallback with the reason. */
-static void probe_v2(struct cg_probe *out)
+static void probe_v2(struct cg_probe *out, const struct cg_self *cs)
 {
-	_cleanup_free_ char *mnt = cgroup_mount(NULL);
-	_cleanup_free_ char *self = self_cgroup(NULL);
+	_cleanup_free_ char *mnt = cgroup_mount(cs, NULL);
+	_cleanup_free_ char *self = self_cgroup(cs, NULL);
 	if (!mnt) {
 		fallback(out, FIX_UNIFIED, "cgroup v2 is not mounted");
 		return;
@@ -232,10 +265,10 @@ static void probe_v2(struct cg_probe *out)
  * cgroups in it (the same parent as v2's: root's `agentjail` at its top, a user's under the
  * delegated user@UID.service). Then --pids holds; memory stays with rlimits, and why and fix
  * still say why there is no v2 scope and how to get one. */
-static void probe_v1_pids(struct cg_probe *out)
+static void probe_v1_pids(struct cg_probe *out, const struct cg_self *cs)
 {
-	_cleanup_free_ char *mnt = cgroup_mount("pids");
-	_cleanup_free_ char *self = mnt ? self_cgroup("pids") : NULL;
+	_cleanup_free_ char *mnt = cgroup_mount(cs, "pids");
+	_cleanup_free_ char *self = mnt ? self_cgroup(cs, "pids") : NULL;
 	char why[sizeof out->why], fix[sizeof out->fix];
 	_cleanup_free_ char *parent =
 		self ? cg_plan_parent(mnt, self, getuid(), why, sizeof why, fix, sizeof fix) : NULL;
@@ -253,9 +286,12 @@ static void probe_v1_pids(struct cg_probe *out)
 void cg_probe_host(struct cg_probe *out)
 {
 	memset(out, 0, sizeof *out);
-	probe_v2(out);
+	struct cg_self cs = {read_proc("/proc/self/mountinfo"), read_proc("/proc/self/cgroup")};
+	probe_v2(out, &cs);
 	if (out->mech != LIMITS_CGROUP)
-		probe_v1_pids(out);
+		probe_v1_pids(out, &cs);
+	free(cs.mountinfo);
+	free(cs.cgroup);
 }
 
 /* ---- a jail's scope -------------------------------------------------------------------- */

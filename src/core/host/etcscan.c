@@ -508,26 +508,28 @@ static void add_escaped(struct strbuf *b, const char *p)
 	}
 }
 
-/* The inverse of add_escaped, or NULL for an unknown escape. */
+/* The inverse of add_escaped, or NULL for an unknown escape. (One allocation: a cache check
+ * unescapes a path per record, hundreds a run.) */
 static char *unescape(const char *p)
 {
-	struct strbuf b = STRBUF_INIT;
+	char *out = xmalloc(strlen(p) + 1), *o = out;
 	for (; *p; p++) {
 		if (*p != '\\') {
-			sb_addc(&b, *p);
+			*o++ = *p;
 			continue;
 		}
 		p++;
 		if (*p == '\\') {
-			sb_addc(&b, '\\');
+			*o++ = '\\';
 		} else if (*p == 'n') {
-			sb_addc(&b, '\n');
+			*o++ = '\n';
 		} else {
-			sb_free(&b);
+			free(out);
 			return NULL;
 		}
 	}
-	return sb_steal(&b);
+	*o = '\0';
+	return out;
 }
 
 static int open_temp(const char *file, char **tmpl)
@@ -618,32 +620,43 @@ static char *read_trusted(const char *file)
 	return steal_pointer(&buf);
 }
 
-/* Parse "<digits> " and step past the space. */
+/* Parse "<digits> " (at most lim) and step past the space: what strtoumax with its ERANGE check
+ * accepted, without its locale and whitespace handling (six numbers a record, hundreds of
+ * records a run). */
+static bool take_digits(char **p, uintmax_t lim, uintmax_t *v)
+{
+	char *c = *p;
+	if (!(*c >= '0' && *c <= '9'))
+		return false;
+	uintmax_t n = 0;
+	for (; *c >= '0' && *c <= '9'; c++) {
+		unsigned d = (unsigned)(*c - '0');
+		if (n > (lim - d) / 10)
+			return false;
+		n = n * 10 + d;
+	}
+	if (*c != ' ')
+		return false;
+	*v = n;
+	*p = c + 1;
+	return true;
+}
+
 static bool take_u(char **p, uintmax_t *v)
 {
-	char *end;
-	if (!(**p >= '0' && **p <= '9'))
-		return false;
-	errno = 0;
-	*v = strtoumax(*p, &end, 10);
-	if (errno || *end != ' ')
-		return false;
-	*p = end + 1;
-	return true;
+	return take_digits(p, UINTMAX_MAX, v);
 }
 
 /* Parse "[-]<digits> " (seconds may be before 1970) and step past the space. */
 static bool take_s(char **p, intmax_t *v)
 {
-	char *end;
-	const char *d = **p == '-' ? *p + 1 : *p;
-	if (!(*d >= '0' && *d <= '9'))
+	bool neg = **p == '-';
+	char *q = neg ? *p + 1 : *p;
+	uintmax_t u;
+	if (!take_digits(&q, neg ? (uintmax_t)INTMAX_MAX + 1 : (uintmax_t)INTMAX_MAX, &u))
 		return false;
-	errno = 0;
-	*v = strtoimax(*p, &end, 10);
-	if (errno || *end != ' ')
-		return false;
-	*p = end + 1;
+	*v = neg ? (u == (uintmax_t)INTMAX_MAX + 1 ? INTMAX_MIN : -(intmax_t)u) : (intmax_t)u;
+	*p = q;
 	return true;
 }
 
@@ -671,19 +684,10 @@ static bool rec_unchanged(char kind, char *rec, char **path)
 	       (uintmax_t)st.st_ctim.tv_nsec == cns;
 }
 
-/* A normalized absolute path. */
-static bool is_normal(const char *p)
-{
-	if (p[0] != '/')
-		return false;
-	_cleanup_free_ char *norm = path_normalize("/", p);
-	return strcmp(norm, p) == 0;
-}
-
 /* A cached entry must be a normalized path below root. */
 static bool valid_entry(const char *p, const char *root)
 {
-	return p[0] == '/' && path_below(p, root) && is_normal(p);
+	return p[0] == '/' && path_below(p, root) && path_is_normal(p);
 }
 
 /* Which records a cache checked this way may hold. */
@@ -711,7 +715,7 @@ static bool parse_records(char *line, const char *root, enum scan_check check,
 			    !rec_unchanged(kind, line + 2, &path))
 				return false;
 			if (nd == 0 ? strcmp(path, root) != 0
-				    : kind == 'p' ? !is_normal(path) : !valid_entry(path, root))
+				    : kind == 'p' ? !path_is_normal(path) : !valid_entry(path, root))
 				return false;
 			nd++;
 		} else if (strncmp(line, "m ", 2) == 0 && nd > 0) {

@@ -24,6 +24,7 @@
 #include "core/host/gitscan.h"
 #include "core/plan/resolve.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/xalloc.h"
 #include "util/uuid.h"
@@ -308,7 +309,7 @@ int hostfacts_gather(struct hostfacts *hf, struct policy *pol, const struct strv
 		return err_set(e, errno, ".", "cannot read the current directory");
 	hf->cwd = cwd;
 
-	char *self = realpath("/proc/self/exe", NULL);
+	char *self = fs_self_exe();
 	if (!self)
 		return err_set(e, errno, "/proc/self/exe", "cannot find agentjail's own binary");
 	hf->self_exe = self;

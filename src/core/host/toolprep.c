@@ -35,10 +35,12 @@ static int mkdirs(const char *dir, struct err *e)
 }
 
 /* The host file, read without following a symlink at its last component; NULL when it is not
- * a regular file we can read. */
-static char *read_conf(const char *path)
+ * a regular file we can read, with *absent (when not NULL) true when nothing is there at all. */
+static char *read_conf(const char *path, bool *absent)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (absent)
+		*absent = fd < 0 && errno == ENOENT;
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONF_MAX)
 		return NULL;
@@ -62,7 +64,7 @@ static int write_copy(const char *dir, const char *name, const char *text, const
 		      struct err *e)
 {
 	_cleanup_free_ char *dst = path_join(dir, name);
-	_cleanup_free_ char *have = read_conf(dst);
+	_cleanup_free_ char *have = read_conf(dst, NULL);
 	if (have && !strcmp(have, text))
 		return 0;
 	_cleanup_free_ char *tmp = xasprintf("%s.%ld.tmp", dst, (long)getpid());
@@ -116,13 +118,15 @@ int toolprep_prepare(const struct hostfacts *hf, const char *root, const char *w
 		_cleanup_free_ char *src = toolconf_host_path(hf, i);
 		if (!src)
 			continue;
-		_cleanup_free_ char *text = read_conf(src);
+		bool absent;
+		_cleanup_free_ char *text = read_conf(src, &absent);
+		struct stat st;
+		/* nothing there (the open said so, without following a link): no copy */
+		if (!text && (absent || lstat(src, &st) < 0))
+			continue;
 		/* unreadable now (changed since the plan was made): an empty copy, never the
 		 * original */
 		_cleanup_free_ char *filtered = toolconf_filter(text ? text : "", NULL);
-		struct stat st;
-		if (!text && lstat(src, &st) < 0)
-			continue;
 		if (write_copy(confdir, toolconfs[i].copy, filtered,
 			       "the filtered registry configuration", e) < 0)
 			return -1;

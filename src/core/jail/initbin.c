@@ -10,6 +10,7 @@
 
 #include "core/plan/initpath.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -47,7 +48,7 @@ int helperbin_open(const struct helperpath *h, char **path, struct err *e)
 {
 	if (path)
 		*path = NULL;
-	_cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
+	_cleanup_free_ char *self = fs_self_exe();
 	struct stat sst;
 	if (!self || stat(self, &sst) < 0)
 		return err_set(e, errno, "/proc/self/exe", "cannot find agentjail's own binary");

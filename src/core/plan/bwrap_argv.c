@@ -1588,14 +1588,16 @@ static void op_free(struct bw_op *o)
  * never widened. Bind fds are renumbered afterwards. */
 static void dedupe_mounts(struct bw_plan *p)
 {
+	/* each op's destination found once (this compares every pair) */
+	const char **dest = xcalloc(p->nops, sizeof *dest);
+	for (size_t i = 0; i < p->nops; i++)
+		dest[i] = mount_dest(&p->ops[i]);
 	size_t w = 0;
 	for (size_t i = 0; i < p->nops; i++) {
-		const char *d = mount_dest(&p->ops[i]);
+		const char *d = dest[i];
 		bool later = false;
-		for (size_t j = i + 1; d && j < p->nops && !later; j++) {
-			const char *dj = mount_dest(&p->ops[j]);
-			later = dj && !strcmp(dj, d);
-		}
+		for (size_t j = i + 1; d && j < p->nops && !later; j++)
+			later = dest[j] && !strcmp(dest[j], d);
 		if (!later) {
 			p->ops[w++] = p->ops[i];
 			continue;
@@ -1611,6 +1613,7 @@ static void dedupe_mounts(struct bw_plan *p)
 		}
 		op_free(&p->ops[i]);
 	}
+	free(dest);
 	p->nops = w;
 	int fd = BW_FD_BIND0;
 	for (size_t i = 0; i < p->nops; i++) {

@@ -44,6 +44,22 @@ void hf_secrets_copy(struct hf_secrets *dst, const struct hf_secrets *src)
 	dst->gpg_home = dup_or_null(src->gpg_home);
 }
 
+static void reals_forget(struct hostfacts *hf)
+{
+	for (size_t i = 0; i < hf->capreals; i++) {
+		struct hf_real *r = hf->reals[i];
+		if (!r)
+			continue;
+		free(r->path);
+		free(r->real);
+		strv_free(&r->links);
+		free(r);
+	}
+	free(hf->reals);
+	hf->reals = NULL;
+	hf->nreals = hf->capreals = 0;
+}
+
 void hostfacts_free(struct hostfacts *hf)
 {
 	hf_secrets_free(&hf->sec);
@@ -72,6 +88,7 @@ void hostfacts_free(struct hostfacts *hf)
 	}
 	free(hf->tab);
 	free(hf->idx);
+	reals_forget(hf);
 	memset(hf, 0, sizeof *hf);
 }
 
@@ -135,11 +152,51 @@ static struct hf_entry *insert(struct hostfacts *hf, const char *path)
 void hf_add(struct hostfacts *hf, const char *path, enum hf_type type, mode_t mode, uid_t uid,
 	    const char *link)
 {
+	reals_forget(hf); /* a walk may meet this fact now */
 	struct hf_entry *en = insert(hf, path);
 	en->st.type = type;
 	en->st.mode = mode;
 	en->st.uid = uid;
 	en->st.link = link ? xstrdup(link) : NULL;
+}
+
+/* The slot of path in reals: where it is, or the empty slot where it would go. */
+static size_t real_slot(const struct hostfacts *hf, const char *path)
+{
+	size_t mask = hf->capreals - 1, i = path_hash(path) & mask;
+	while (hf->reals[i] && strcmp(hf->reals[i]->path, path))
+		i = (i + 1) & mask;
+	return i;
+}
+
+const struct hf_real *hf_real_find(const struct hostfacts *hf, const char *path)
+{
+	return hf->capreals ? hf->reals[real_slot(hf, path)] : NULL;
+}
+
+void hf_real_store(struct hostfacts *hf, const char *path, const char *real,
+		   const struct strv *links)
+{
+	if (2 * (hf->nreals + 1) > hf->capreals) {
+		struct hf_real **old = hf->reals;
+		size_t n = hf->capreals;
+		hf->capreals = n ? n * 2 : 128;
+		hf->reals = xcalloc(hf->capreals, sizeof *hf->reals);
+		for (size_t i = 0; i < n; i++)
+			if (old[i])
+				hf->reals[real_slot(hf, old[i]->path)] = old[i];
+		free(old);
+	}
+	size_t i = real_slot(hf, path);
+	if (hf->reals[i])
+		return; /* known already: the same answer */
+	struct hf_real *r = xcalloc(1, sizeof *r);
+	r->path = xstrdup(path);
+	r->real = real ? xstrdup(real) : NULL;
+	if (links)
+		strv_copy(&r->links, links);
+	hf->reals[i] = r;
+	hf->nreals++;
 }
 
 static struct hf_tree *tree_entry(struct hostfacts *hf, const char *root, bool *fresh)

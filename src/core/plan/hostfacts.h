@@ -29,6 +29,14 @@ struct hf_entry {
 	char *head;           /* the "#!" line of a script, "" for other files, NULL unreadable */
 };
 
+/* A memo of hf_realpath (resolve.h): a normalized path, its real path (NULL: none), and the
+ * links the walk passed (pairs: link, target). */
+struct hf_real {
+	char *path;
+	char *real;
+	struct strv links;
+};
+
 struct hostfacts;
 typedef int (*hf_probe_fn)(struct hostfacts *hf, const char *path, struct hf_stat *out);
 typedef int (*hf_list_fn)(struct hostfacts *hf, const char *path, struct strv *names);
@@ -89,6 +97,11 @@ struct hostfacts {
 	 * power of two at least twice ntab (a plan asks about thousands of paths; a linear search
 	 * was the run's top user-space symbol) */
 	size_t *idx, capidx;
+	/* hf_realpath's answers (the plan asks for the same paths again and again: every tool
+	 * manager's roots for every PATH entry), by path, open addressing as idx; emptied by
+	 * hf_add, which may change what a walk meets */
+	struct hf_real **reals;
+	size_t nreals, capreals;
 	hf_probe_fn probe;     /* NULL in tests */
 	hf_list_fn list;       /* NULL in tests */
 	hf_head_fn head;       /* NULL in tests */
@@ -117,6 +130,12 @@ const char *hf_head(struct hostfacts *hf, const char *path);
  * (to mask when the jail runs as root). A tree that cannot be scanned answers itself: masked
  * whole, never shown unchecked. */
 const struct strv *hf_unreadable(struct hostfacts *hf, const char *root);
+/* hf_realpath's memo of the normalized path `path`, or NULL when not known (hf_add forgets
+ * them all). */
+const struct hf_real *hf_real_find(const struct hostfacts *hf, const char *path);
+/* Remember hf_realpath's answer for `path` (copies; links may be NULL: none). */
+void hf_real_store(struct hostfacts *hf, const char *path, const char *real,
+		   const struct strv *links);
 /* Value of a host environment variable, or NULL. */
 const char *hf_getenv(const struct hostfacts *hf, const char *name);
 

@@ -25,16 +25,16 @@ void resolved_free(struct resolved *r)
 /* The rest of a walk after a symlink: its target, then what followed the link. */
 static char *after_link(const char *target, const char *rest)
 {
-	return *rest ? xasprintf("%s/%s", target, rest) : xstrdup(target);
+	return *rest ? xstrcat3(target, "/", rest) : xstrdup(target);
 }
 
 /* As the kernel walks a path: a component is looked up in the real directory reached so far
  * (never a symlink), a symlink's target is walked the same way from its directory (or "/"), and
  * ".." takes the parent of where the walk really is, so a `..` after a link leaves the link's
  * target, not the link's directory. */
-char *hf_realpath(struct hostfacts *hf, const char *path, struct strv *links)
+static char *walk_real(struct hostfacts *hf, const char *path, struct strv *links)
 {
-	char *todo = path_normalize("/", path);
+	char *todo = xstrdup(path);
 	char *acc = xstrdup("/");
 	const char *p = todo;
 	int hops = 0;
@@ -87,6 +87,24 @@ char *hf_realpath(struct hostfacts *hf, const char *path, struct strv *links)
 	}
 	free(todo);
 	return acc;
+}
+
+/* The walk, once per path while the facts stay the same (hostfacts.h's memo). */
+char *hf_realpath(struct hostfacts *hf, const char *path, struct strv *links)
+{
+	_cleanup_free_ char *norm = path_normalize("/", path);
+	const struct hf_real *m = hf_real_find(hf, norm);
+	if (!m) {
+		struct strv walked = STRV_INIT;
+		char *real = walk_real(hf, norm, &walked);
+		hf_real_store(hf, norm, real, &walked);
+		strv_free(&walked);
+		free(real);
+		m = hf_real_find(hf, norm);
+	}
+	if (links)
+		strv_copy(links, &m->links);
+	return m->real ? xstrdup(m->real) : NULL;
 }
 
 char *resolve_install_root(const char *real)

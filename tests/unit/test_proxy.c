@@ -1634,20 +1634,26 @@ static void cc_of(int fd, char *name, size_t cap)
 	assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len), 0);
 }
 
+/* What SO_SNDBUF or SO_RCVBUF reads back once the proxy set 512 KiB: twice that, or twice
+ * the cap (max: net.core.wmem_max or rmem_max). */
+static int tuned_buf(const char *max)
+{
+	long m = sysctl_long(max, 0);
+	return 2 * (int)(m < 524288 ? m : 524288);
+}
+
 /* What the proxy set on a loopback leg (doc/design.md §7, the proxy's buffers): fixed buffers
  * of 512 KiB (doubled by the kernel, capped by net.core.[wr]mem_max) and Reno. */
 static void assert_tuned(int fd, const char *which)
 {
-	long w = sysctl_long("/proc/sys/net/core/wmem_max", 0),
-	     r = sysctl_long("/proc/sys/net/core/rmem_max", 0);
 	int snd = 0, rcv = 0;
 	socklen_t len = sizeof snd;
 	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, &len), 0);
 	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &len), 0);
 	char cc[32];
 	cc_of(fd, cc, sizeof cc);
-	if (snd != 2 * (w < 524288 ? w : 524288) || rcv != 2 * (r < 524288 ? r : 524288) ||
-	    strcmp(cc, "reno"))
+	if (snd != tuned_buf("/proc/sys/net/core/wmem_max") ||
+	    rcv != tuned_buf("/proc/sys/net/core/rmem_max") || strcmp(cc, "reno"))
 		fail_msg("%s leg: SO_SNDBUF %d, SO_RCVBUF %d, %s; want twice 512 KiB (or the cap) "
 			 "and reno", which, snd, rcv, cc);
 }
@@ -1735,10 +1741,14 @@ static void remote_leg_untouched(void **state)
 	int jail_side = sock_with_peer(&me), upstream = sock_with_peer(&sa);
 	assert_true(jail_side >= 0 && upstream >= 0);
 	assert_tuned(jail_side, "the client's");
-	int rcv = 0;
+	int rcv = 0, snd = 0;
 	len = sizeof rcv;
 	assert_int_equal(getsockopt(upstream, SOL_SOCKET, SO_RCVBUF, &rcv, &len), 0);
-	assert_int_equal(rcv, sysctl_long("/proc/sys/net/ipv4/tcp_rmem", 1)); /* autotuned */
+	assert_int_equal(getsockopt(upstream, SOL_SOCKET, SO_SNDBUF, &snd, &len), 0);
+	if (rcv == tuned_buf("/proc/sys/net/core/rmem_max") ||
+	    snd == tuned_buf("/proc/sys/net/core/wmem_max"))
+		fail_msg("the remote upstream's buffers were fixed: SO_RCVBUF %d, SO_SNDBUF %d", rcv,
+			 snd);
 	char cc[32], want[32] = {0};
 	cc_of(upstream, cc, sizeof cc);
 	FILE *fp = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "re");

@@ -590,12 +590,12 @@ static bool on_loopback(const struct sockaddr_storage *sa)
  * than the writer before it (a download to a client that copies: the upstream's receive
  * queue held 12-22 MiB, the client's 2-16), so each byte sat tens of MiB behind the source's
  * copy and was out of the CPU caches when the client copied it: the client's and source's
- * CPU per MiB were 1.6 times the direct download's. A loopback path has no bandwidth-delay
- * product to fill: 1 MiB per socket keeps the splices large. Pacing (BBR, where it is the
- * host's default) spent the proxy's time in timer interrupts on a path nothing congests:
- * Reno, always allowed, paces nothing. A remote server's leg keeps the kernel's
- * autotuning and congestion control (its window is its throughput). doc/design.md §7. Best
- * effort: a refusal (a capped net.core.rmem_max) leaves that setting as the kernel has it. */
+ * CPU per MiB were 1.4-1.7 times the direct download's. A loopback path has no bandwidth-delay
+ * product to fill: 1 MiB per socket keeps the splices large. BBR (where it is the host's
+ * default) paces a socket's sends from a timer; a path nothing congests needs none: Reno,
+ * always allowed, paces nothing. A remote server's leg keeps the kernel's autotuning and
+ * congestion control (its window is its throughput). doc/design.md §7. Best effort: the
+ * kernel caps the sizes at net.core.[wr]mem_max, and a refusal leaves a setting as it was. */
 static void tune_loopback(int fd)
 {
 	static const char reno[] = "reno";

@@ -348,13 +348,20 @@ static void mappings(void **state)
 	netrules_free(&r);
 }
 
+/* An address's text as its family and bytes. */
+static int parse_addr(const char *text, uint8_t a[16])
+{
+	if (inet_pton(AF_INET, text, a) == 1)
+		return AF_INET;
+	assert_int_equal(inet_pton(AF_INET6, text, a), 1);
+	return AF_INET6;
+}
+
 static enum netaddr_class cls(const char *text)
 {
 	uint8_t a[16];
-	if (inet_pton(AF_INET, text, a) == 1)
-		return netaddr_classify(AF_INET, a);
-	assert_int_equal(inet_pton(AF_INET6, text, a), 1);
-	return netaddr_classify(AF_INET6, a);
+	int family = parse_addr(text, a);
+	return netaddr_classify(family, a);
 }
 
 static void classes(void **state)
@@ -392,6 +399,32 @@ static void classes(void **state)
 				 netaddr_class_name(t[i].c));
 	assert_string_equal(netaddr_class_name(NA_METADATA), "cloud metadata");
 	assert_int_equal(netaddr_classify(12345, (const uint8_t *)"\0\0\0\0"), NA_RESERVED);
+}
+
+static bool on_lo(const char *text)
+{
+	uint8_t a[16];
+	int family = parse_addr(text, a);
+	return netaddr_on_loopback(family, a);
+}
+
+/* The proxy bounds the buffers of a leg on this host's loopback only (a remote server's leg
+ * keeps the kernel's autotuning): an IPv4 loopback inside NAT64 or 6to4 goes out. */
+static void on_loopback(void **state)
+{
+	(void)state;
+	const char *yes[] = {"127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1",
+			     "::ffff:127.1.2.3"};
+	const char *no[] = {"126.255.255.255", "128.0.0.1", "0.0.0.0", "10.0.0.1", "::",
+			    "::2", "::127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::7f00:1",
+			    "2002:7f00:1::", "fe80::1", "2606:4700::1111"};
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		if (!on_lo(yes[i]))
+			fail_msg("%s: not on the loopback", yes[i]);
+	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+		if (on_lo(no[i]))
+			fail_msg("%s: on the loopback", no[i]);
+	assert_false(netaddr_on_loopback(AF_UNIX, (const uint8_t *)"\x7f\0\0\1"));
 }
 
 static void addr_ok(void **state)
@@ -632,6 +665,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(normalize), cmocka_unit_test(parse),   cmocka_unit_test(maps),
 		cmocka_unit_test(matching),  cmocka_unit_test(mappings), cmocka_unit_test(classes),
+		cmocka_unit_test(on_loopback),
 		cmocka_unit_test(addr_ok),   cmocka_unit_test(reasons), cmocka_unit_test(proxy_env),
 		cmocka_unit_test(wildcard_note),
 		cmocka_unit_test(name_check),

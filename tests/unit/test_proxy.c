@@ -11,7 +11,10 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1598,6 +1601,168 @@ static void stop_with_open_tunnels(void **state)
 	f->st.open_now = 0; /* seen; the fixture checks the fds */
 }
 
+
+/* ---------------------------------------------------------------- a loopback leg's buffers */
+
+/* The socket of this process whose peer is exactly sa (an IPv4 address), or -1. */
+static int sock_with_peer(const struct sockaddr_in *sa)
+{
+	for (int fd = 0; fd < 1024; fd++) {
+		struct sockaddr_in p;
+		socklen_t len = sizeof p;
+		if (getpeername(fd, (struct sockaddr *)&p, &len) == 0 && p.sin_family == AF_INET &&
+		    p.sin_port == sa->sin_port && p.sin_addr.s_addr == sa->sin_addr.s_addr)
+			return fd;
+	}
+	return -1;
+}
+
+static long sysctl_long(const char *path, int field)
+{
+	FILE *fp = fopen(path, "re");
+	assert_non_null(fp);
+	long v[3] = {0};
+	assert_true(fscanf(fp, "%ld %ld %ld", &v[0], &v[1], &v[2]) >= field + 1);
+	fclose(fp);
+	return v[field];
+}
+
+static void cc_of(int fd, char *name, size_t cap)
+{
+	socklen_t len = (socklen_t)cap - 1;
+	memset(name, 0, cap);
+	assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len), 0);
+}
+
+/* What SO_SNDBUF or SO_RCVBUF reads back once the proxy set 512 KiB: twice that, or twice
+ * the cap (max: net.core.wmem_max or rmem_max). */
+static int tuned_buf(const char *max)
+{
+	long m = sysctl_long(max, 0);
+	return 2 * (int)(m < 524288 ? m : 524288);
+}
+
+/* What the proxy set on a loopback leg (doc/design.md §7, the proxy's buffers): fixed buffers
+ * of 512 KiB (doubled by the kernel, capped by net.core.[wr]mem_max) and Reno. */
+static void assert_tuned(int fd, const char *which)
+{
+	int snd = 0, rcv = 0;
+	socklen_t len = sizeof snd;
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, &len), 0);
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &len), 0);
+	char cc[32];
+	cc_of(fd, cc, sizeof cc);
+	if (snd != tuned_buf("/proc/sys/net/core/wmem_max") ||
+	    rcv != tuned_buf("/proc/sys/net/core/rmem_max") || strcmp(cc, "reno"))
+		fail_msg("%s leg: SO_SNDBUF %d, SO_RCVBUF %d, %s; want twice 512 KiB (or the cap) "
+			 "and reno", which, snd, rcv, cc);
+}
+
+/* A download's legs on the loopback (the client's, and an upstream that is a server of this
+ * host's) get bounded buffers: autotuned, the bytes queued behind a slower reader went cold. */
+static void loopback_legs_tuned(void **state)
+{
+	struct fx *f = *state;
+	char hp[64], head[1024];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	int fd = connect_via(f, hp, head, sizeof head);
+	assert_non_null(strstr(head, "HTTP/1.1 200"));
+	echo_check(fd, "hello");
+	struct sockaddr_in me, up = {.sin_family = AF_INET, .sin_port = htons(f->echo.port),
+				     .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof me;
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &len), 0);
+	int jail_side = sock_with_peer(&me), upstream = sock_with_peer(&up);
+	assert_true(jail_side >= 0 && upstream >= 0);
+	assert_tuned(jail_side, "the client's");
+	assert_tuned(upstream, "the upstream's");
+	close(fd);
+}
+
+/* An IPv4 address of this host that is not the loopback, or false. */
+static bool other_addr(struct sockaddr_in *out)
+{
+	struct ifaddrs *ifs;
+	if (getifaddrs(&ifs) < 0)
+		return false;
+	bool found = false;
+	for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
+		    !(i->ifa_flags & IFF_LOOPBACK)) {
+			memcpy(out, i->ifa_addr, sizeof *out);
+			found = true;
+		}
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* A server that is not on the loopback (here: this host's other address, allowed by its
+ * literal) keeps the kernel's autotuning and congestion control: its window is its
+ * throughput. The client's leg is still bounded. */
+static void remote_leg_untouched(void **state)
+{
+	struct fx *f = *state;
+	struct sockaddr_in sa;
+	if (!other_addr(&sa)) {
+		print_message("# skip: this host has no IPv4 address but the loopback\n");
+		return;
+	}
+	sa.sin_port = 0;
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	socklen_t len = sizeof sa;
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 8), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+	stop_proxy(f); /* a proxy of this test's own: one rule, the literal */
+	char a[INET_ADDRSTRLEN], spec[64], head[1024];
+	assert_non_null(inet_ntop(AF_INET, &sa.sin_addr, a, sizeof a));
+	(void)snprintf(spec, sizeof spec, "%s:%u", a, ntohs(sa.sin_port));
+	struct strv allow = STRV_INIT;
+	strv_push(&allow, spec);
+	struct netrules rules;
+	struct err e = {0};
+	struct proxy *p;
+	uint16_t pport;
+	struct proxy_listeners l = {.tcp4 = listen_on(SOCK_STREAM, &pport), .tcp6 = -1,
+				    .dns_udp = -1, .dns_tcp = -1, .inspect_fd = -1};
+	assert_int_equal(netrules_build(&allow, NULL, NULL, &rules, &e), 0);
+	if (proxy_start(&l, &rules, NULL, sink, NULL, &p, &e) < 0)
+		fail_msg("proxy_start: %s", e.what);
+	int fd = dial(pport);
+	char req[128];
+	(void)snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\n\r\n", spec);
+	send_str(fd, req);
+	read_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, "HTTP/1.1 200"));
+	struct sockaddr_in me;
+	len = sizeof me;
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &len), 0);
+	int jail_side = sock_with_peer(&me), upstream = sock_with_peer(&sa);
+	assert_true(jail_side >= 0 && upstream >= 0);
+	assert_tuned(jail_side, "the client's");
+	int rcv = 0, snd = 0;
+	len = sizeof rcv;
+	assert_int_equal(getsockopt(upstream, SOL_SOCKET, SO_RCVBUF, &rcv, &len), 0);
+	assert_int_equal(getsockopt(upstream, SOL_SOCKET, SO_SNDBUF, &snd, &len), 0);
+	if (rcv == tuned_buf("/proc/sys/net/core/rmem_max") ||
+	    snd == tuned_buf("/proc/sys/net/core/wmem_max"))
+		fail_msg("the remote upstream's buffers were fixed: SO_RCVBUF %d, SO_SNDBUF %d", rcv,
+			 snd);
+	char cc[32], want[32] = {0};
+	cc_of(upstream, cc, sizeof cc);
+	FILE *fp = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "re");
+	assert_non_null(fp);
+	assert_int_equal(fscanf(fp, "%31s", want), 1);
+	fclose(fp);
+	assert_string_equal(cc, want);
+	close(fd);
+	proxy_stop(p, NULL);
+	netrules_free(&rules);
+	strv_free(&allow);
+	close(lfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1612,6 +1777,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(upstream_refused_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(upstream_timeout_504, setup_short_connect, teardown),
 		cmocka_unit_test_setup_teardown(half_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(loopback_legs_tuned, setup, teardown),
+		cmocka_unit_test_setup_teardown(remote_leg_untouched, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_and_vanishing_clients, setup_slow, teardown),
 		cmocka_unit_test_setup_teardown(oversized_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(dns_udp, setup, teardown),

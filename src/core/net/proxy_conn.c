@@ -37,6 +37,7 @@
 #define PX_PIPE_BIG (1 << 20) /* a busy direction's pipe (after PX_PIPE_GROW bytes) */
 #define PX_PIPE_GROW (4 << 20)
 #define PX_CONNS_MAX 8192     /* open proxy connections; more are closed at accept */
+#define PX_LO_BUF (512 << 10) /* a loopback leg's socket buffers (the kernel doubles it) */
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
@@ -573,6 +574,49 @@ static void relay_hup(struct proxy *p, struct px_conn *c, int s)
 	c->dir[s].readable = true; /* to its EOF */
 }
 
+static bool on_loopback(const struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET)
+		return netaddr_on_loopback(
+			AF_INET, (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr);
+	return sa->ss_family == AF_INET6 &&
+	       netaddr_on_loopback(AF_INET6, ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr);
+}
+
+/* A leg of the relay whose peer is on this host's loopback (the jail's side: its loopback,
+ * or the capture's on the host's; the upstream too when it is a server of the host's, a
+ * mapped name or a --publish's jail): fixed socket buffers of PX_LO_BUF and no pacing.
+ * Autotuned, a loopback leg's windows grew to 16-22 MiB when the reader beyond it is slower
+ * than the writer before it (a download to a client that copies: the upstream's receive
+ * queue held 12-22 MiB, the client's 2-16), so each byte sat tens of MiB behind the source's
+ * copy and was out of the CPU caches when the client copied it: the client's and source's
+ * CPU per MiB were 1.4-1.7 times the direct download's. A loopback path has no bandwidth-delay
+ * product to fill: 1 MiB per socket keeps the splices large. BBR (where it is the host's
+ * default) paces a socket's sends from a timer; a path nothing congests needs none: Reno,
+ * always allowed, paces nothing. A remote server's leg keeps the kernel's autotuning and
+ * congestion control (its window is its throughput). doc/design.md §7. Best effort: the
+ * kernel caps the sizes at net.core.[wr]mem_max, and a refusal leaves a setting as it was. */
+static void tune_loopback(int fd)
+{
+	static const char reno[] = "reno";
+	int sz = PX_LO_BUF;
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof reno - 1);
+}
+
+/* Both legs of a connection about to relay: tune_loopback where the peer is ours. The
+ * upstream's peer is the address connected to (a --publish's is the jail's loopback). */
+static void tune_legs(struct px_conn *c)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof sa;
+	if (getpeername(c->c.fd, (struct sockaddr *)&sa, &len) == 0 && on_loopback(&sa))
+		tune_loopback(c->c.fd);
+	if (c->pub || on_loopback(&c->addrs[c->i_addr]))
+		tune_loopback(c->u.fd);
+}
+
 static void connected(struct proxy *p, struct px_conn *c)
 {
 	if (!c->pub) { /* a published port's event keeps the host's client as its address */
@@ -584,6 +628,7 @@ static void connected(struct proxy *p, struct px_conn *c)
 	}
 	int one = 1;
 	(void)setsockopt(c->u.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	tune_legs(c);
 	/* what follows the request in the buffer goes on after our head (SOCKS: the buffer holds
 	 * only what followed the request) */
 	size_t head = c->have_req ? c->req.head_len : 0;

@@ -568,6 +568,15 @@ enum netaddr_class netaddr_classify(int family, const uint8_t *addr)
 	return NA_RESERVED;
 }
 
+bool netaddr_on_loopback(int family, const uint8_t *addr)
+{
+	static const uint8_t one[16] = {[15] = 1}, v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+	if (family == AF_INET)
+		return addr[0] == 127;
+	return family == AF_INET6 &&
+	       (!memcmp(addr, one, 16) || (!memcmp(addr, v4mapped, 12) && addr[12] == 127));
+}
+
 const char *netaddr_class_name(enum netaddr_class c)
 {
 	switch (c) {

@@ -111,6 +111,10 @@ enum netaddr_class {
 };
 enum netaddr_class netaddr_classify(int family, const uint8_t *addr);
 const char *netaddr_class_name(enum netaddr_class c);
+/* Is addr this host's own loopback (127.0.0.0/8, ::1, an IPv4-mapped 127.x)? Unlike
+ * netaddr_classify, an IPv4 loopback inside NAT64 or 6to4 is not: such a packet leaves the
+ * host. What the proxy asks of a socket's peer (doc/design.md §7, the proxy's buffers). */
+bool netaddr_on_loopback(int family, const uint8_t *addr);
 
 /* After resolution: may the proxy connect to this address for the decision d? Public
  * addresses yes; any other class only when d's rule is exactly that IP literal or the name

@@ -202,6 +202,10 @@ struct backend {
 	 * launched and reported (verify's battery). The exit status. NULL for the others. */
 	int (*dry_run)(struct run_request *req, struct jail *j, const struct backend_io *io);
 	int (*launch)(struct run_request *req, struct jail *j, const struct backend_io *io);
+	/* What a run (not a dry run) starts once its policy is valid, to run beside the plan
+	 * (core/jail/pipeline.h's jail_prep ahead: the bwrap jail's --net allow namespace, §7);
+	 * launch takes it from the jail. NULL: nothing. */
+	void (*ahead)(struct jail *j, const struct policy *pol);
 	/* Can it run here (a test run): -1 with e when that could not even be tried; NULL when
 	 * the backend has no such test. */
 	int (*available)(struct avail_result *r, struct err *e);

@@ -12,6 +12,7 @@
 #include "core/backend/bwrap/avail.h"
 #include "core/backend/bwrap/jailreport.h"
 #include "core/backend/bwrap/launch.h"
+#include "core/backend/bwrap/netns.h"
 #include "core/backend/report.h"
 #include "core/confine/landlock.h"
 #include "core/review/changeset.h"
@@ -263,6 +264,29 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 	return rc;
 }
 
+static void ahead_free(void *p)
+{
+	netns_ahead_free(p);
+	free(p);
+}
+
+/* --net allow: the namespace holder forked now, so the namespace is built beside the host
+ * facts and the plan rather than before bwrap (doc/design.md §7). One that cannot be forked
+ * here is tried again by launch, which says why. */
+static void bwrap_ahead(struct jail *j, const struct policy *pol)
+{
+	if (pol->net != NET_ALLOW)
+		return;
+	struct netns_ahead *a = xmalloc(sizeof *a);
+	struct err e = {0};
+	if (netns_spawn(a, &e) < 0) {
+		free(a);
+		return;
+	}
+	j->ahead = a;
+	j->ahead_free = ahead_free;
+}
+
 const struct backend backend_bwrap = {
 	.id = BACKEND_LOCAL,
 	.name = "local",
@@ -270,5 +294,6 @@ const struct backend backend_bwrap = {
 	.run = backend_local_run,
 	.dry_run = bwrap_dry_run,
 	.launch = bwrap_launch,
+	.ahead = bwrap_ahead,
 	.available = avail_probe,
 };

@@ -134,6 +134,9 @@ struct backend_io {
 	 * connections then fail. */
 	void (*net_capture)(void *arg, int listener, int chan);
 	void (*net_stop)(void *arg);
+	/* The jail is gone (no process of it is left): the proxy may begin to stop on its own
+	 * threads while the checks after the run are made; net_stop still follows. NULL: none. */
+	void (*net_ending)(void *arg);
 	/* Before the bwrap jail is built: --publish's host ports listened on (and said), --net
 	 * ask's hub made (cmd/netask.h), the session's control socket (cmd/jailctl.h) and *x filled with what the
 	 * supervising loop serves for it (zeroed: nothing). -1 with e: nothing runs (exit 2: a

@@ -108,6 +108,13 @@ static void on_net_capture(void *arg, int listener, int chan)
 	h->io->net_capture(h->io->arg, listener, chan);
 }
 
+static void on_jail_gone(void *arg)
+{
+	struct hooks_ctx *h = arg;
+	if (h->io->net_ending)
+		h->io->net_ending(h->io->arg);
+}
+
 /* --fs review (doc/design.md §3c): before the jail, the change set made ready and locked
  * (nothing runs without it: review never falls back to workspace-write); after it, its
  * baselines, and what is pending said. A jail of its own (verify's: nothing recorded) takes its
@@ -224,6 +231,7 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 				     .violation = on_violation,
 				     .net_ready = plan->net_allow ? on_net_ready : NULL,
 				     .net_capture = plan->net_allow ? on_net_capture : NULL,
+				     .jail_gone = plan->net_allow ? on_jail_gone : NULL,
 				     .publish = plan->publish ? on_publish : NULL,
 				     .arg = &hc,
 				     .ext_fill = x.fill,

@@ -724,6 +724,8 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
 	guard_disarm(c->guard); /* the jail is gone: start releasing the watches (guard.h) */
+	if (c->hooks && c->hooks->jail_gone)
+		c->hooks->jail_gone(c->hooks->arg); /* --net allow: the proxy begins to stop */
 	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
 	 * stop or kill us now, after the jail is gone and before we report */
 	struct signalfd_siginfo late;

@@ -44,6 +44,9 @@ struct launch_hooks {
 	 * proxy's end of init's capture channel (sent by init before the command's exec; the fds
 	 * are the callee's): serve them. */
 	void (*net_capture)(void *arg, int listener, int chan);
+	/* The jail is gone (bwrap reaped, the supervising loop over), before the checks after the
+	 * run: what served it may begin to stop. NULL: nothing. */
+	void (*jail_gone)(void *arg);
 	void *arg;
 	/* more fds in the supervising loop, and --net ask's questions for the terminal
 	 * (core/jail/supervise.h: ext_fill, ext_handle, ext_arg, ask) */

@@ -236,6 +236,12 @@ static void io_net_capture(void *arg, int listener, int chan)
 	netrun_capture(&c->net, listener, chan);
 }
 
+static void io_net_ending(void *arg)
+{
+	struct cmd_io *c = arg;
+	netrun_stop_begin(&c->net);
+}
+
 static void io_net_stop(void *arg)
 {
 	struct cmd_io *c = arg;
@@ -353,6 +359,7 @@ static void io_init(struct cmd_io *c, struct backend_io *io, struct run_request 
 				  .net_ready = io_net_ready,
 				  .net_capture = io_net_capture,
 				  .net_stop = io_net_stop,
+				  .net_ending = io_net_ending,
 				  .net_prepare = io_net_prepare,
 				  .publish = io_publish,
 				  .begin = io_begin,

@@ -109,6 +109,11 @@ void netrun_capture(struct netrun *nr, int listener, int chan)
 	cmd_print_err(&e);
 }
 
+void netrun_stop_begin(struct netrun *nr)
+{
+	proxy_stop_begin(nr->proxy);
+}
+
 void netrun_stop(struct netrun *nr)
 {
 	if (!nr->proxy)

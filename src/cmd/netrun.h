@@ -54,4 +54,7 @@ void netrun_capture(struct netrun *nr, int listener, int chan);
 /* After the run and before the session is marked ended: stop the proxy (its last events are
  * written, and agentjail-tls's), reap agentjail-tls, then say what was denied. Nothing when the proxy never started. */
 void netrun_stop(struct netrun *nr);
+/* The jail is gone: the proxy begins to stop on its own threads (proxy_stop_begin), so that
+ * overlaps the checks after the run; netrun_stop then waits for it. */
+void netrun_stop_begin(struct netrun *nr);
 void netrun_free(struct netrun *nr);

@@ -20,9 +20,10 @@ struct store;
 struct netsink;
 
 /* st: the run's store (struct sess_rec's), NULL when there is none; session_id NULL when the
- * run is not recorded (then the denials are only counted). Neither is kept: the sink opens its
- * own connection (store_open_again) and copies the id. attempt <= 0: the session's current
- * attempt when each batch is written. Never NULL. */
+ * run is not recorded (then the denials are only counted). The sink copies the id and opens
+ * its own connection (store_open_again) when the first batch comes, on the thread that delivers
+ * it, so st must outlive the sink (a connection that cannot be opened is one warning then).
+ * attempt <= 0: the session's current attempt when each batch is written. Never NULL. */
 struct netsink *netsink_new(struct store *st, const char *session_id, int attempt);
 /* A net_event_sink: arg is the netsink. Safe to call from any one thread at a time. */
 void netsink_fn(void *arg, const struct net_event *ev, size_t n);

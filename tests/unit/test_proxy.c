@@ -1580,17 +1580,25 @@ static void ask_stop_while_waiting(void **state)
 	f->st.open_now = 0; /* the held one was open: seen */
 }
 
+/* Two connections open: *a a tunnel, *b a client in the middle of its head. */
+static void open_two(struct fx *f, int *a, int *b)
+{
+	char hp[64], head[1024];
+	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
+	*a = connect_via(f, hp, head, sizeof head);
+	*b = dial(f->pport);
+	send_str(*b, "CONN");
+	while (px_test_open(f->p) < 2)
+		usleep(5000);
+}
+
 /* Stopping with tunnels open closes them and still delivers their events. */
 static void stop_with_open_tunnels(void **state)
 {
 	struct fx *f = *state;
-	char hp[64], head[1024], buf[8];
-	(void)snprintf(hp, sizeof hp, "ok.test:%u", f->echo.port);
-	int a = connect_via(f, hp, head, sizeof head);
-	int b = dial(f->pport); /* mid-head */
-	send_str(b, "CONN");
-	while (px_test_open(f->p) < 2)
-		usleep(5000);
+	char buf[8];
+	int a, b;
+	open_two(f, &a, &b);
 	proxy_stop(f->p, &f->st);
 	f->p = NULL;
 	assert_int_equal(f->st.open_now, 2);
@@ -1763,6 +1771,29 @@ static void remote_leg_untouched(void **state)
 	close(lfd);
 }
 
+/* proxy_stop_begin (the jail is gone): the proxy closes its tunnels on its own threads without
+ * waiting for proxy_stop, a second call does nothing, and proxy_stop then waits for that work
+ * and reports it as if it had done it (the open tunnels, their events). */
+static void stop_begun_before_stop(void **state)
+{
+	struct fx *f = *state;
+	char buf[8];
+	int a, b;
+	open_two(f, &a, &b);
+	proxy_stop_begin(f->p);
+	proxy_stop_begin(f->p);
+	assert_int_equal(read_all(a, buf, sizeof buf), 0); /* closed before proxy_stop */
+	assert_int_equal(read_all(b, buf, sizeof buf), 0);
+	proxy_stop(f->p, &f->st);
+	f->p = NULL;
+	assert_int_equal(f->st.open_now, 2);
+	assert_int_equal(n_evs, 1);
+	close(a);
+	close(b);
+	f->st.open_now = 0; /* seen; the fixture checks the fds */
+	proxy_stop_begin(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1788,6 +1819,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(threads_block_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(stop_with_open_tunnels, setup, teardown),
+		cmocka_unit_test_setup_teardown(stop_begun_before_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_names_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_helper_gone, setup_inspect, teardown),
 		cmocka_unit_test_setup_teardown(tls_port_refuses_other_bytes, setup, teardown),

@@ -137,6 +137,9 @@ struct backend_io {
 	 * connections then fail. */
 	void (*net_capture)(void *arg, int listener, int chan);
 	void (*net_stop)(void *arg);
+	/* The jail is gone (no process of it is left): the proxy may begin to stop on its own
+	 * threads while the checks after the run are made; net_stop still follows. NULL: none. */
+	void (*net_ending)(void *arg);
 	/* Before the bwrap jail is built: --publish's host ports listened on (and said), --net
 	 * ask's hub made (cmd/netask.h), the session's control socket (cmd/jailctl.h) and *x filled with what the
 	 * supervising loop serves for it (zeroed: nothing). -1 with e: nothing runs (exit 2: a
@@ -205,6 +208,10 @@ struct backend {
 	 * launched and reported (verify's battery). The exit status. NULL for the others. */
 	int (*dry_run)(struct run_request *req, struct jail *j, const struct backend_io *io);
 	int (*launch)(struct run_request *req, struct jail *j, const struct backend_io *io);
+	/* What a run (not a dry run) starts once its policy is valid, to run beside the plan
+	 * (core/jail/pipeline.h's jail_prep ahead: the bwrap jail's --net allow namespace, §7);
+	 * launch takes it from the jail. NULL: nothing. */
+	void (*ahead)(struct jail *j, const struct policy *pol);
 	/* Can it run here (a test run): -1 with e when that could not even be tried; NULL when
 	 * the backend has no such test. */
 	int (*available)(struct avail_result *r, struct err *e);

@@ -36,10 +36,12 @@ static int run_unjailed(struct run_request *req, const struct backend_io *io)
 	return st;
 }
 
-int backend_prepare(struct run_request *req, struct jail *j, const struct backend_io *io)
+/* backend_prepare, with what the backend starts beside the plan (jail_prep's ahead) */
+static int prepare(struct run_request *req, struct jail *j, const struct backend_io *io,
+		   void (*ahead)(struct jail *j, const struct policy *pol))
 {
 	struct err e = {0};
-	struct jail_prep o = {.make_caches = !req->dry_run, .sec = io->sec};
+	struct jail_prep o = {.make_caches = !req->dry_run, .sec = io->sec, .ahead = ahead};
 	enum jail_stage st = jail_prepare(req, &o, j, &e);
 	if (st == JAIL_READY) {
 		for (size_t i = 0; i < j->home_moved.n; i++)
@@ -57,6 +59,11 @@ int backend_prepare(struct run_request *req, struct jail *j, const struct backen
 	}
 	io->error(io->arg, &e);
 	return st == JAIL_NO_FACTS || st == JAIL_NO_HOME ? EXIT_JAIL : EXIT_USAGE;
+}
+
+int backend_prepare(struct run_request *req, struct jail *j, const struct backend_io *io)
+{
+	return prepare(req, j, io, NULL);
 }
 
 int backend_local_run(const struct backend *b, struct run_request *req,
@@ -81,7 +88,7 @@ int backend_local_run(const struct backend *b, struct run_request *req,
 		return EXIT_USAGE;
 	}
 	struct jail j;
-	rc = backend_prepare(req, &j, io);
+	rc = prepare(req, &j, io, req->dry_run ? NULL : b->ahead);
 	if (rc == 0)
 		rc = req->dry_run ? b->dry_run(req, &j, io) : b->launch(req, &j, io);
 	jail_free(&j);

@@ -73,8 +73,12 @@ enum jail_stage jail_prepare(struct run_request *req, const struct jail_prep *o,
 	j->home_moved = (struct strv)STRV_INIT;
 	if (req->session_id)
 		j->hf.session_id = xstrdup(req->session_id);
+	j->ahead = NULL;
+	j->ahead_free = NULL;
 	if (policy_canonicalize(&req->pol, e) < 0 || policy_validate(&req->pol, getenv("HOME"), e) < 0)
 		return JAIL_BAD_POLICY;
+	if (o->ahead)
+		o->ahead(j, &req->pol);
 	if (hostfacts_gather(&j->hf, &req->pol, &req->cmd, environ, e) < 0)
 		return JAIL_NO_FACTS;
 	if (o->sec)
@@ -131,4 +135,8 @@ void jail_free(struct jail *j)
 		(void)close(j->home_lock);
 	j->home_lock = -1;
 	strv_free(&j->home_moved);
+	if (j->ahead && j->ahead_free)
+		j->ahead_free(j->ahead);
+	j->ahead = NULL;
+	j->ahead_free = NULL;
 }

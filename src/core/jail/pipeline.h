@@ -21,6 +21,10 @@ struct jail {
 				 * jail_free (core/host/homeprep.h); else -1 */
 	struct strv home_moved; /* what was renamed aside in the persisted home for bwrap's
 				 * mount points ("~/PATH (WHAT): renamed to NAME") */
+	void *ahead;            /* what the backend started while the plan was built
+				 * (jail_prep's ahead: the bwrap jail's --net allow namespace
+				 * holder), or NULL; its launch takes it */
+	void (*ahead_free)(void *ahead); /* … ended and freed by jail_free */
 };
 
 /* Where jail_prepare stopped. */
@@ -42,6 +46,9 @@ struct jail_prep {
 				* jail is planned without it (doctor's probe) */
 	const struct hf_secrets *sec; /* what a run with secrets or agents adds to the view
 				       * (doc/design.md §4d), or NULL */
+	/* Called once the policy is valid, before the host facts and the plan: what the backend
+	 * can start now, to run beside them (j->ahead; doc/design.md §7). NULL: nothing. */
+	void (*ahead)(struct jail *j, const struct policy *pol);
 };
 
 /* Canonicalize and validate req's policy (the resolved limits stored back into it), gather the

@@ -339,6 +339,22 @@ void proxy_answer(struct proxy *p, uint64_t id, const char *entry, enum ask_answ
 
 /* ---------------------------------------------------------------- the loop */
 
+static void teardown(struct proxy *p);
+
+/* On the loop's thread once it has stopped (proxy_stop_begin): every connection closed, their
+ * events first, then agentjail-tls's last ones; the loop's resources let go; the event writer
+ * flushed and joined. stop_h, wake_h and the inbox stay for proxy_stop (another thread may
+ * still write them). */
+static void finish(struct proxy *p)
+{
+	p->st.open_now = p->n_conns + p->n_dns_conns;
+	px_close_all(p);
+	px_inspect_finish(p);
+	teardown(p);
+	px_events_stop(&p->evq);
+	p->st.events_dropped = p->evq.dropped;
+}
+
 static void *loop(void *arg)
 {
 	struct proxy *p = arg;
@@ -419,6 +435,7 @@ static void *loop(void *arg)
 			free(p->graveyard[i]); /* every kind begins with its handle */
 		p->n_grave = 0;
 	}
+	finish(p);
 	return NULL;
 }
 
@@ -437,11 +454,6 @@ static void teardown(struct proxy *p)
 	px_ask_free(p); /* the DNS queries still waiting are answered (denied) and freed */
 	px_dns_close_all(p);
 	px_pub_free(p);
-	for (struct px_job *j = p->inbox, *next; j; j = next) {
-		next = j->next;
-		job_drop(j);
-	}
-	p->inbox = NULL;
 	px_capture_close(p);
 	if (p->ares_ok) {
 		ares_destroy(p->ch); /* calls back the lookups in flight: they bury their conns */
@@ -459,12 +471,25 @@ static void teardown(struct proxy *p)
 	p->graveyard = NULL;
 	p->n_grave = p->cap_grave = 0;
 	struct px_handle *hs[] = {&p->listen_h[0], &p->listen_h[1], &p->udp_h, &p->dnsl_h,
-				  &p->stop_h, &p->wake_h, &p->inspect_h};
+				  &p->inspect_h};
 	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++)
 		px_close_fd(&hs[i]->fd);
 	px_capture_free(p);
 	netsynth_free(&p->synth);
 	px_close_fd(&p->ep);
+}
+
+/* What another thread may still touch until the loop is joined: the jobs posted and never run
+ * (what they hold closed), the eventfds. */
+static void close_posts(struct proxy *p)
+{
+	for (struct px_job *j = p->inbox, *next; j; j = next) {
+		next = j->next;
+		job_drop(j);
+	}
+	p->inbox = NULL;
+	px_close_fd(&p->stop_h.fd);
+	px_close_fd(&p->wake_h.fd);
 }
 
 static int setup(struct proxy *p, struct err *e)
@@ -545,11 +570,22 @@ int proxy_start(const struct proxy_listeners *l, const struct netrules *rules,
 	p->jail_netns_ino = l->tcp4 >= 0 ? netns_ino(l->tcp4) : 0;
 	if (px_ask_setup(p, ask) < 0 || setup(p, e) < 0) {
 		teardown(p);
+		close_posts(p);
 		free(p);
 		return -1;
 	}
 	*out = p;
 	return 0;
+}
+
+void proxy_stop_begin(struct proxy *p)
+{
+	if (!p || !p->thr_started || p->stop_sent)
+		return;
+	p->stop_sent = true;
+	uint64_t one = 1;
+	if (write(p->stop_h.fd, &one, sizeof one) != sizeof one)
+		(void)0; /* cannot fail on a fresh eventfd; proxy_stop's join would hang if so */
 }
 
 void proxy_stop(struct proxy *p, struct proxy_stats *st)
@@ -560,17 +596,12 @@ void proxy_stop(struct proxy *p, struct proxy_stats *st)
 		return;
 	}
 	if (p->thr_started) {
-		uint64_t one = 1;
-		if (write(p->stop_h.fd, &one, sizeof one) != sizeof one)
-			(void)0; /* cannot fail on a fresh eventfd; the join below would hang if so */
-		(void)pthread_join(p->thr, NULL);
+		proxy_stop_begin(p);
+		(void)pthread_join(p->thr, NULL); /* it has finished (finish) */
+	} else {
+		teardown(p);
 	}
-	p->st.open_now = p->n_conns + p->n_dns_conns;
-	px_close_all(p); /* their events first, then agentjail-tls's last ones */
-	px_inspect_finish(p);
-	teardown(p);
-	px_events_stop(&p->evq);
-	p->st.events_dropped = p->evq.dropped;
+	close_posts(p);
 	if (st)
 		*st = p->st;
 	(void)pthread_mutex_destroy(&p->inbox_mu);

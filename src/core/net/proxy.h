@@ -74,6 +74,11 @@ int proxy_publish(struct proxy *p, const struct publish *v, const int *fds, size
  * failure). -1 with e: the jail's connects then fail (ENOSYS), nothing opens. */
 int proxy_capture(struct proxy *p, int listener, int chan, struct err *e) WUR;
 /* Stop: close the listeners and every connection, let agentjail-tls finish (its events read
- * until it closes the control socket, at most 2 s), deliver the remaining events, join, free.
- * The control socket is closed; reaping the helper is its starter's. */
+ * until it closes the control socket, at most 2 s), deliver the remaining events — all on the
+ * proxy's own threads —, join, free. The control socket is closed; reaping the helper is its
+ * starter's. */
 void proxy_stop(struct proxy *p, struct proxy_stats *st);
+/* Begin proxy_stop's work on the proxy's threads and return at once, for when the jail is gone
+ * (doc/design.md §7: it overlaps the checks after the run); proxy_stop then waits for it. From
+ * the thread that calls proxy_stop; nothing is served after it. NULL is fine. */
+void proxy_stop_begin(struct proxy *p);

@@ -125,6 +125,7 @@ struct proxy {
 	struct px_events evq;
 	pthread_t thr;
 	bool thr_started;
+	bool stop_sent;                    /* proxy_stop_begin wrote stop_h (its caller's) */
 	int head_ms, connect_ms;           /* from px_test_timeouts, or the defaults */
 	long long accept_paused_until;     /* out of fds: the listeners rest until then */
 	struct px_handle wake_h;           /* eventfd: px_post wrote a job */

@@ -12,6 +12,7 @@
 #include "core/backend/bwrap/avail.h"
 #include "core/backend/bwrap/jailreport.h"
 #include "core/backend/bwrap/launch.h"
+#include "core/backend/bwrap/netns.h"
 #include "core/backend/report.h"
 #include "core/confine/landlock.h"
 #include "core/review/changeset.h"
@@ -105,6 +106,13 @@ static void on_net_capture(void *arg, int listener, int chan)
 {
 	struct hooks_ctx *h = arg;
 	h->io->net_capture(h->io->arg, listener, chan);
+}
+
+static void on_jail_gone(void *arg)
+{
+	struct hooks_ctx *h = arg;
+	if (h->io->net_ending)
+		h->io->net_ending(h->io->arg);
 }
 
 /* --fs review (doc/design.md §3c): before the jail, the change set made ready and locked
@@ -223,6 +231,7 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 				     .violation = on_violation,
 				     .net_ready = plan->net_allow ? on_net_ready : NULL,
 				     .net_capture = plan->net_allow ? on_net_capture : NULL,
+				     .jail_gone = plan->net_allow ? on_jail_gone : NULL,
 				     .publish = plan->publish ? on_publish : NULL,
 				     .arg = &hc,
 				     .ext_fill = x.fill,
@@ -263,6 +272,29 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 	return rc;
 }
 
+static void ahead_free(void *p)
+{
+	netns_ahead_free(p);
+	free(p);
+}
+
+/* --net allow: the namespace holder forked now, so the namespace is built beside the host
+ * facts and the plan rather than before bwrap (doc/design.md §7). One that cannot be forked
+ * here is tried again by launch, which says why. */
+static void bwrap_ahead(struct jail *j, const struct policy *pol)
+{
+	if (pol->net != NET_ALLOW)
+		return;
+	struct netns_ahead *a = xmalloc(sizeof *a);
+	struct err e = {0};
+	if (netns_spawn(a, &e) < 0) {
+		free(a);
+		return;
+	}
+	j->ahead = a;
+	j->ahead_free = ahead_free;
+}
+
 const struct backend backend_bwrap = {
 	.id = BACKEND_LOCAL,
 	.name = "local",
@@ -270,5 +302,6 @@ const struct backend backend_bwrap = {
 	.run = backend_local_run,
 	.dry_run = bwrap_dry_run,
 	.launch = bwrap_launch,
+	.ahead = bwrap_ahead,
 	.available = avail_probe,
 };

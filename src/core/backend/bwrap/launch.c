@@ -179,7 +179,7 @@ struct fdmap {
 	size_t n;
 	char **argv; /* bwrap --args N -- COMMAND… */
 	const struct cg_scope *cg; /* the jail's cgroup scope, or NULL */
-	const struct netns_holder *ns; /* --net allow: the namespace holder's part, or NULL */
+	const struct netns_fds *ns;    /* --net allow: the holder's namespaces to join, or NULL */
 	const struct ovlns_req *ovl;   /* --fs review: the overlay's part, or NULL */
 };
 
@@ -211,6 +211,8 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
 {
 	static const char msg[] = "agentjail: cannot start bwrap\n";
 	static const char cgmsg[] = "agentjail: cannot enter the jail's cgroup\n";
+	static const char nsmsg[] = "agentjail: --net allow: cannot join the jail's network "
+				    "namespace (setns)\n";
 	/* first: the fds below are about to be renumbered */
 	if (m->cg && cg_scope_enter(m->cg) < 0) {
 		ssize_t w = write(2, cgmsg, sizeof cgmsg - 1);
@@ -223,10 +225,12 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
 	 * jail except through agentjail; with a pty, that pty is its controlling terminal */
 	if (which ? pty_child_setup(slave, which) < 0 : setsid() < 0)
 		_exit(125);
-	/* --net allow: this child becomes the namespace holder; bwrap runs in its network
-	 * namespace (the failed step is reported to the parent) */
-	if (m->ns && netns_enter(m->ns) < 0)
+	/* --net allow: bwrap runs in the namespaces the holder made (netns.h) */
+	if (m->ns && netns_join(m->ns) < 0) {
+		ssize_t w = write(2, nsmsg, sizeof nsmsg - 1);
+		(void)w;
 		_exit(125);
+	}
 	/* --fs review: the overlay mounted in a mount namespace of this child's, the sources
 	 * taken from it parked above every fd moved below (the failed step is reported) */
 	if (m->ovl && ovlns_enter(m->ovl) < 0)
@@ -370,8 +374,9 @@ struct run_ctx {
 	const struct launch_hooks *hooks;
 	struct guard *guard;       /* the protected paths' snapshot and live watch, or NULL */
 	struct launch_result *r;   /* where its violations go */
-	struct netns_holder ns;    /* --net allow: the child's end of the hand-over */
-	int ns_sock;               /* … and ours, or -1 */
+	struct netns_ahead *nsa;   /* --net allow: the namespace holder (netns.h) */
+	struct netns_fds ns;       /* … the namespaces it made, for the child to join */
+	struct netns_listeners netl; /* … and its listeners, until net_ready takes them */
 	int err_read;              /* bwrap's stderr, a pipe (bwrapmsg.h), or -1 */
 	struct strbuf ids;         /* the binds' identities for init (bindcheck.h) */
 	struct ovlns_req ovl;      /* --fs review: the child's part of the overlay */
@@ -394,8 +399,8 @@ static void run_ctx_free(struct run_ctx *c)
 	if (c->pty.slave >= 0)
 		(void)close(c->pty.slave);
 	strv_free(&c->argv);
-	if (c->ns_sock >= 0)
-		(void)close(c->ns_sock);
+	netns_fds_close(&c->ns);
+	netns_listeners_close(&c->netl);
 	if (c->err_read >= 0)
 		(void)close(c->err_read);
 	c->err_read = -1;
@@ -408,9 +413,6 @@ static void run_ctx_free(struct run_ctx *c)
 		if (c->pub[i] >= 0)
 			(void)close(c->pub[i]);
 	c->pub[0] = c->pub[1] = -1;
-	if (c->ns.sock >= 0)
-		(void)close(c->ns.sock);
-	c->ns_sock = c->ns.sock = -1;
 	guard_free(c->guard);
 	c->guard = NULL;
 }
@@ -478,8 +480,8 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 		c->err_read = ep[0];
 		fdmap_add(&c->m, ep[1], STDERR_FILENO);
 	}
-	if (plan->net_allow) {
-		if (netns_prepare(&c->ns, &c->ns_sock, e) < 0)
+	if (plan->net_allow) { /* last: the holder has had the longest to build it */
+		if (netns_take(c->nsa, 5000, &c->netl, &c->ns, e) < 0)
 			return -1;
 		c->m.ns = &c->ns;
 	}
@@ -546,16 +548,14 @@ static int publish_handover(struct run_ctx *c, struct err *e)
 	return c->hooks->publish(c->hooks->arg, chan, e);
 }
 
-/* --net allow: the listeners the holder opened (it has exec'd bwrap or failed by now: a vfork
- * child) go to the net_ready hook after the session is recorded and before the command may
- * start (CTL_GO). */
+/* --net allow: the listeners the holder opened go to the net_ready hook after the session is
+ * recorded and before the command may start (CTL_GO). */
 static int net_handover(struct run_ctx *c, struct err *e)
 {
-	(void)close(c->ns.sock);
-	c->ns.sock = -1;
-	struct netns_listeners l;
-	if (netns_receive(c->ns_sock, 5000, &l, e) < 0)
-		return -1;
+	netns_fds_close(&c->ns); /* bwrap has joined them (a vfork child: it has exec'd by now) */
+	netns_ahead_free(c->nsa); /* the holder exited once it had reported: reaped */
+	struct netns_listeners l = c->netl;
+	c->netl = NETNS_LISTENERS_NONE;
 	if (!c->hooks || !c->hooks->net_ready) {
 		netns_listeners_close(&l);
 		return err_set(e, 0, NULL, "--net allow: nothing serves the jail's listeners");
@@ -627,7 +627,7 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 	}
 	int top = c->maxfd > c->pty.slave ? c->maxfd : c->pty.slave;
 	int ovl_fds[] = {c->ovl.sock, c->ovl.host_fd[0], c->ovl.host_fd[1], c->ovl.host_fd[2],
-			 c->ovl.host_fd[3], c->ovl_sock, c->ns.sock, c->ns_sock};
+			 c->ovl.host_fd[3], c->ovl_sock, c->ns.userns, c->ns.netns};
 	for (size_t i = 0; i < sizeof ovl_fds / sizeof *ovl_fds; i++)
 		if (ovl_fds[i] > top)
 			top = ovl_fds[i];
@@ -674,7 +674,7 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 	bool snapped = start_guard(c, e) == 0;
 	if (snapped && c->hooks && c->hooks->started)
 		c->hooks->started(c->hooks->arg);
-	if (!snapped || (c->ns_sock >= 0 && net_handover(c, e) < 0) ||
+	if (!snapped || (plan->net_allow && net_handover(c, e) < 0) ||
 	    publish_handover(c, e) < 0) {
 		/* bwrap never runs the command without its snapshot or its proxy */
 		(void)kill(pid, SIGKILL);
@@ -724,6 +724,8 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
 	guard_disarm(c->guard); /* the jail is gone: start releasing the watches (guard.h) */
+	if (c->hooks && c->hooks->jail_gone)
+		c->hooks->jail_gone(c->hooks->arg); /* --net allow: the proxy begins to stop */
 	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
 	 * stop or kill us now, after the jail is gone and before we report */
 	struct signalfd_siginfo late;
@@ -765,7 +767,7 @@ static void limits_collect(struct cg_scope *cg, struct launch_result *r)
 
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
 	       const char *quarantine_dir, const struct launch_hooks *hooks,
-	       struct launch_result *r, struct err *e)
+	       struct netns_ahead *ahead, struct launch_result *r, struct err *e)
 {
 	memset(r, 0, sizeof *r);
 	r->landlock = -1;
@@ -782,14 +784,21 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .pty = {.master = -1, .slave = -1},
 			    .hooks = hooks,
 			    .r = r,
-			    .ns_sock = -1,
-			    .ns.sock = -1,
+			    .ns = NETNS_FDS_NONE,
+			    .netl = NETNS_LISTENERS_NONE,
 			    .err_read = -1,
 			    .ovl_sock = -1,
 			    .pub = {-1, -1},
 			    .ovl = {.sock = -1, .host_fd = {-1, -1, -1, -1}}};
 	struct cg_scope cg = CG_SCOPE_INIT;
-	int rc = setup(plan, bwrap, sc, &c, e);
+	/* --net allow: the holder started ahead (struct backend's ahead), else one started now */
+	struct netns_ahead own = NETNS_AHEAD_NONE;
+	c.nsa = ahead && ahead->sock >= 0 ? ahead : &own;
+	int rc = 0;
+	if (plan->net_allow && c.nsa == &own)
+		rc = netns_spawn(&own, e);
+	if (rc == 0)
+		rc = setup(plan, bwrap, sc, &c, e);
 	c.protect = &plan->watch;
 	c.qdir = quarantine_dir;
 	struct timespec since;
@@ -803,6 +812,7 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 	r->retired = g; /* closed last (launch_result_free) */
 	c.guard = NULL;
 	run_ctx_free(&c);
+	netns_ahead_free(&own);
 	limits_collect(&cg, r);
 	struct violations after = {0};
 	if (rc == 0 && guard_finish(g, &after, &r->snap_err) < 0)
@@ -830,5 +840,6 @@ int jail_launch(const struct run_request *req, const struct jail *j, const char 
 	struct seccomp_opts sc = {.allow_ptrace = req->pol.allow_ptrace,
 				  .test_errno = seccomp_test_errno()};
 	_cleanup_free_ char *own = quarantine ? NULL : path_join(j->hf.state_dir, "quarantine");
-	return launch_run(&j->plan, bwrap, &sc, quarantine ? quarantine : own, hooks, r, e);
+	return launch_run(&j->plan, bwrap, &sc, quarantine ? quarantine : own, hooks,
+			  (struct netns_ahead *)j->ahead, r, e);
 }

@@ -14,6 +14,7 @@
 struct pollfd;
 struct askprompt_src; /* core/jail/askprompt.h */
 struct supervise_jail; /* core/jail/supervise.h */
+struct netns_ahead;    /* core/backend/bwrap/netns.h */
 
 /* Find bwrap in a trusted place: `configured` (AGENTJAIL_BWRAP) if given, else
  * /usr/bin/bwrap, /usr/local/bin/bwrap. Refused unless the file and every directory above it
@@ -43,6 +44,9 @@ struct launch_hooks {
 	 * proxy's end of init's capture channel (sent by init before the command's exec; the fds
 	 * are the callee's): serve them. */
 	void (*net_capture)(void *arg, int listener, int chan);
+	/* The jail is gone (bwrap reaped, the supervising loop over), before the checks after the
+	 * run: what served it may begin to stop. NULL: nothing. */
+	void (*jail_gone)(void *arg);
 	void *arg;
 	/* more fds in the supervising loop, and --net ask's questions for the terminal
 	 * (core/jail/supervise.h: ext_fill, ext_handle, ext_arg, ask) */
@@ -52,9 +56,11 @@ struct launch_hooks {
 	const struct askprompt_src *ask;
 	struct supervise_jail *jail; /* filled while the jail runs (core/jail/supervise.h) */
 };
+/* --net allow: `ahead` is the namespace holder started while the plan was built (netns.h),
+ * taken from here on; NULL (or one already taken): one is started now. */
 int launch_run(const struct bw_plan *plan, const char *bwrap, const struct seccomp_opts *sc,
 	       const char *quarantine_dir, const struct launch_hooks *hooks,
-	       struct launch_result *r, struct err *e) WUR;
+	       struct netns_ahead *ahead, struct launch_result *r, struct err *e) WUR;
 /* Start the prepared jail with `bwrap` and supervise it to the end: seccomp from the policy,
  * what appears under a protected path moved into `quarantine` (NULL: <state dir>/quarantine).
  * 0 with r filled (r->started says whether the command ran), or -1 with e (r still holds what

@@ -22,15 +22,17 @@
 #include "core/backend/bwrap/nschild.h"
 #include "core/plan/netrules.h"
 
-/* The holder's report: errnum 0 and the listeners as SCM_RIGHTS (tcp4, dns_udp, dns_tcp, then
- * tcp6 when there is one), or the step that failed and its errno, without fds. */
+/* The holder's report: errnum 0 and as SCM_RIGHTS the listeners and the namespaces (tcp4,
+ * dns_udp, dns_tcp, userns, netns, then tcp6 when there is one), or the step that failed and
+ * its errno, without fds. */
 struct netns_msg {
 	int32_t errnum;
 	uint32_t nfds;
 	char step[48];
 };
 
-#define NETNS_NFDS_MAX 4
+#define NETNS_NFDS_MAX 6
+#define NETNS_NFDS_MIN 5
 
 void netns_listeners_close(struct netns_listeners *l)
 {
@@ -42,7 +44,28 @@ void netns_listeners_close(struct netns_listeners *l)
 	}
 }
 
-int netns_prepare(struct netns_holder *h, int *parent_end, struct err *e)
+/* What the holder needs, prepared before the fork (the child then only makes system calls). */
+struct netns_holder {
+	int sock; /* the child's end of the hand-over socketpair */
+	uid_t uid;
+	gid_t gid;
+	struct nsc_inject inject; /* test builds: fail this step with EPERM
+				   * (AGENTJAIL_TEST_NETNS_FAIL) */
+};
+
+void netns_fds_close(struct netns_fds *f)
+{
+	if (f->userns >= 0)
+		(void)close(f->userns);
+	if (f->netns >= 0)
+		(void)close(f->netns);
+	*f = NETNS_FDS_NONE;
+}
+
+/* The socketpair: h gets the child's end, *parent_end ours (both close-on-exec); the step
+ * that starts with fail_step (NULL: none) is made to fail. */
+static int holder_prepare(struct netns_holder *h, int *parent_end, const char *fail_step,
+			  struct err *e)
 {
 	memset(h, 0, sizeof *h);
 	h->sock = -1;
@@ -55,12 +78,8 @@ int netns_prepare(struct netns_holder *h, int *parent_end, struct err *e)
 	h->sock = sp[1];
 	h->uid = getuid();
 	h->gid = getgid();
-#ifdef AJ_TEST_BUILD
-	/* test builds only: make one step fail, to see the failure reported and nothing run */
-	const char *f = getenv("AGENTJAIL_TEST_NETNS_FAIL");
-	if (f)
-		(void)strncpy(h->inject.step, f, sizeof h->inject.step - 1);
-#endif
+	if (fail_step)
+		(void)strncpy(h->inject.step, fail_step, sizeof h->inject.step - 1);
 	return 0;
 }
 
@@ -160,13 +179,18 @@ static bool injected(const struct netns_holder *h, const char *step)
 	return nsc_injected(&h->inject, step);
 }
 
-int netns_enter(const struct netns_holder *h)
+/* In the holder: unshare user + net, deny setgroups, map uid and gid to themselves (dumpable
+ * for that time: nschild.h), bring lo up, open the listeners and the namespaces, send them,
+ * close them. 0, or -1 after sending the failed step and its errno instead. */
+static int holder_run(const struct netns_holder *h)
 {
-	int fds[NETNS_NFDS_MAX] = {-1, -1, -1, -1};
+	int fds[NETNS_NFDS_MAX] = {-1, -1, -1, -1, -1, -1};
 	static const char *const steps[] = {"listen on 127.0.0.1:3128", "bind 127.0.0.1:53 (udp)",
 					    "listen on 127.0.0.1:53 (tcp)"};
 	static const int types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_STREAM};
 	static const uint16_t ports[] = {NET_PROXY_PORT, NET_DNS_PORT, NET_DNS_PORT};
+	static const char *const ns_steps[] = {"open /proc/self/ns/user", "open /proc/self/ns/net"};
+	static const char *const ns_paths[] = {"/proc/self/ns/user", "/proc/self/ns/net"};
 	const char *step;
 	if (nsc_userns(h->uid, h->gid, CLONE_NEWNET, &h->inject, &step) < 0)
 		return fail(h, step, errno, fds, 0);
@@ -177,19 +201,33 @@ int netns_enter(const struct netns_holder *h)
 		if (injected(h, steps[i]) || (fds[i] = open_listener(AF_INET, types[i], ports[i])) < 0)
 			return fail(h, steps[i], errno, fds, i);
 	}
-	uint32_t n = 3;
+	for (size_t i = 0; i < 2; i++) {
+		if (injected(h, ns_steps[i]) ||
+		    (fds[3 + i] = open(ns_paths[i], O_RDONLY | O_CLOEXEC)) < 0)
+			return fail(h, ns_steps[i], errno, fds, 3 + i);
+	}
+	uint32_t n = NETNS_NFDS_MIN;
 	step = "listen on [::1]:3128";
 	if (injected(h, step))
 		return fail(h, step, errno, fds, n);
-	fds[3] = open_listener(AF_INET6, SOCK_STREAM, NET_PROXY_PORT);
-	if (fds[3] >= 0)
-		n = 4;
+	fds[n] = open_listener(AF_INET6, SOCK_STREAM, NET_PROXY_PORT);
+	if (fds[n] >= 0)
+		n++;
 	else if (errno != EAFNOSUPPORT && errno != EADDRNOTAVAIL)
 		return fail(h, step, errno, fds, n); /* no IPv6 here: 127.0.0.1 alone */
 	send_msg(h->sock, 0, "", fds, n);
 	for (size_t i = 0; i < n; i++)
 		(void)close(fds[i]);
 	(void)close(h->sock);
+	return 0;
+}
+
+int netns_join(const struct netns_fds *ns)
+{
+	/* the user namespace first: it gives the capabilities that joining its network
+	 * namespace needs */
+	if (setns(ns->userns, CLONE_NEWUSER) < 0 || setns(ns->netns, CLONE_NEWNET) < 0)
+		return -1;
 	return 0;
 }
 
@@ -235,9 +273,11 @@ static int explain(const char *step, int errnum, struct err *e)
 	return -1;
 }
 
-int netns_receive(int sock, int timeout_ms, struct netns_listeners *l, struct err *e)
+static int recv_report(int sock, int timeout_ms, struct netns_listeners *l, struct netns_fds *ns,
+		       struct err *e)
 {
 	*l = NETNS_LISTENERS_NONE;
+	*ns = NETNS_FDS_NONE;
 	struct pollfd p = {.fd = sock, .events = POLLIN};
 	int pr;
 	while ((pr = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
@@ -279,7 +319,7 @@ int netns_receive(int sock, int timeout_ms, struct netns_listeners *l, struct er
 		}
 	}
 	bool bad = got != (ssize_t)sizeof m || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
-		   (m.errnum == 0 && (m.nfds < 3 || m.nfds != nfds));
+		   (m.errnum == 0 && (m.nfds < NETNS_NFDS_MIN || m.nfds != nfds));
 	if (bad || m.errnum != 0) {
 		for (size_t i = 0; i < nfds; i++)
 			(void)close(fds[i]);
@@ -295,32 +335,83 @@ int netns_receive(int sock, int timeout_ms, struct netns_listeners *l, struct er
 	l->tcp4 = fds[0];
 	l->dns_udp = fds[1];
 	l->dns_tcp = fds[2];
-	l->tcp6 = nfds == 4 ? fds[3] : -1;
+	ns->userns = fds[3];
+	ns->netns = fds[4];
+	l->tcp6 = nfds == NETNS_NFDS_MAX ? fds[5] : -1;
 	return 0;
+}
+
+int netns_spawn(struct netns_ahead *a, struct err *e)
+{
+	const char *fail_step = NULL;
+#ifdef AJ_TEST_BUILD
+	/* test builds only: make one step fail, to see the failure reported and nothing run */
+	fail_step = getenv("AGENTJAIL_TEST_NETNS_FAIL");
+#endif
+	return netns_spawn_failing(a, fail_step, e);
+}
+
+int netns_spawn_failing(struct netns_ahead *a, const char *fail_step, struct err *e)
+{
+	*a = NETNS_AHEAD_NONE;
+	struct netns_holder h;
+	if (holder_prepare(&h, &a->sock, fail_step, e) < 0)
+		return -1;
+	/* a process of its own (not a vfork child): it runs beside us, and its dumpable flag
+	 * while it writes its maps is its own mm's, never agentjail's */
+	pid_t pid = fork();
+	if (pid == 0) {
+		(void)close(a->sock);
+		_exit(holder_run(&h) == 0 ? 0 : 1);
+	}
+	int saved = errno;
+	(void)close(h.sock);
+	if (pid < 0) {
+		(void)close(a->sock);
+		a->sock = -1;
+		return err_set(e, saved, NULL, "--net allow: cannot fork the namespace holder");
+	}
+	a->pid = pid;
+	return 0;
+}
+
+int netns_take(struct netns_ahead *a, int timeout_ms, struct netns_listeners *l,
+	       struct netns_fds *ns, struct err *e)
+{
+	*l = NETNS_LISTENERS_NONE;
+	*ns = NETNS_FDS_NONE;
+	if (a->sock < 0)
+		return err_set(e, EBADF, NULL, "--net allow: the namespace holder's report was "
+					       "already taken");
+	int rc = recv_report(a->sock, timeout_ms, l, ns, e);
+	(void)close(a->sock);
+	a->sock = -1;
+	return rc;
+}
+
+void netns_ahead_free(struct netns_ahead *a)
+{
+	if (a->sock >= 0)
+		(void)close(a->sock);
+	if (a->pid > 0) {
+		/* it exits once it has reported; one that has not is not waited for */
+		(void)kill(a->pid, SIGKILL);
+		while (waitpid(a->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	*a = NETNS_AHEAD_NONE;
 }
 
 int netns_probe(struct err *e)
 {
-	struct netns_holder h;
-	int sock;
-	if (netns_prepare(&h, &sock, e) < 0)
+	struct netns_ahead a;
+	if (netns_spawn(&a, e) < 0)
 		return -1;
-	pid_t pid = fork();
-	if (pid == 0)
-		_exit(netns_enter(&h) == 0 ? 0 : 1);
-	int saved = errno;
-	(void)close(h.sock);
-	if (pid < 0) {
-		(void)close(sock);
-		return err_set(e, saved, NULL, "cannot fork the namespace probe");
-	}
 	struct netns_listeners l;
-	int rc = netns_receive(sock, 5000, &l, e);
+	struct netns_fds ns;
+	int rc = netns_take(&a, 5000, &l, &ns, e);
 	netns_listeners_close(&l);
-	(void)close(sock);
-	if (rc < 0)
-		(void)kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	netns_fds_close(&ns);
+	netns_ahead_free(&a);
 	return rc;
 }

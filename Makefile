@@ -232,8 +232,8 @@ clang-build:
 	@if command -v clang >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory CC=clang INIT_CC=clang BUILD=build/clang SAN= \
 	    build/clang/agentjail build/clang/agentjail-init build/clang/agentjail-remote \
-	    build/clang/agentjail-tls \
-	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror)"; \
+	    build/clang/agentjail-tls $(UNIT_SRC:tests/unit/%.c=build/clang/tests/unit/%) \
+	    >/dev/null && echo "clang build: ok (-Wall -Wextra -Werror; the unit tests too)"; \
 	else echo "clang build: skipped, clang not installed"; fi
 
 # libFuzzer (clang): `make fuzz FUZZ_SECONDS=60` explores beyond the replayed corpus, each

@@ -118,7 +118,7 @@ static void answer_keys(void **state)
 	static const char *const replies[] = {
 		"\033[24;80R", "\033[?64;1;2;6;9;15;18;21;22c", "\033]11;rgb:0000/0000/0000\033\\",
 		"\033]lsession always\033\\", "\033]Lonce\007", "\033P1$r0m\033\\", "\033[200~",
-		"\033OP", "\033[15~", "\233" "1;1R", "\033_Gapc\033\\",
+		"\033OP", "\033[15~", ("\233" "1;1R"), "\033_Gapc\033\\",
 	};
 	for (size_t i = 0; i < sizeof replies / sizeof *replies; i++) {
 		struct askkeys kk = {0};

@@ -578,8 +578,8 @@ static void proxy_env(void **state)
 	const char *want[] = {"HTTP_PROXY=http://127.0.0.1:3128",
 			      "https_proxy=http://127.0.0.1:3128",
 			      "NO_PROXY=localhost,127.0.0.1,::1", "NODE_USE_ENV_PROXY=1",
-			      "GIT_SSH_COMMAND=ssh -o ProxyCommand='/run/agentjail/init __connect "
-			      "%h %p'",
+			      ("GIT_SSH_COMMAND=ssh -o ProxyCommand='/run/agentjail/init __connect "
+			       "%h %p'"),
 			      "RSYNC_PROXY=127.0.0.1:3128"};
 	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
 		bool found = false;

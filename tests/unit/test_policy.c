@@ -576,8 +576,8 @@ static void json_round_trip(void **state)
 		"{\"version\":99,\"fs\":\"read-only\",\"net\":\"off\",\"workspace\":\"/w\"}",
 		"{\"version\":1,\"fs\":\"sideways\",\"net\":\"off\",\"workspace\":\"/w\"}",
 		"{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\"}",
-		"{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\",\"workspace\":\"/w\","
-		"\"rw\":[1]}",
+		("{\"version\":1,\"fs\":\"read-only\",\"net\":\"off\",\"workspace\":\"/w\","
+		 "\"rw\":[1]}"),
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		err_clear(&e);

@@ -46,6 +46,7 @@
 #include "core/plan/pubwire.h"
 #include "core/confine/landlock.h"
 #include "util/fdmsg.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
@@ -59,25 +60,26 @@ static int fail(const char *what, int err)
 	return 125;
 }
 
-/* All five capability sets must be empty. 1 yes, 0 no, -1 unreadable. */
+/* All five capability sets must be empty. 1 yes, 0 no, -1 unreadable. Read whole at once (the
+ * file is ≈ 1.5 KB): stdio's line reads took twice the system calls. */
 static int caps_are_zero(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
+	char buf[8192];
+	if (fs_read_small("/proc/self/status", buf, sizeof buf) < 0)
 		return -1;
-	char line[256];
 	int seen = 0, nonzero = 0;
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "Cap", 3) != 0)
-			continue;
-		char *colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		seen++;
-		if (strtoull(colon + 1, NULL, 16) != 0)
-			nonzero++;
+	for (const char *line = buf; *line;) {
+		const char *eol = strchr(line, '\n');
+		const char *colon = strchr(line, ':');
+		if (!strncmp(line, "Cap", 3) && colon && (!eol || colon < eol)) {
+			seen++;
+			if (strtoull(colon + 1, NULL, 16) != 0)
+				nonzero++;
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
 	}
-	(void)fclose(f);
 	return seen == 5 && nonzero == 0 ? 1 : 0;
 }
 

@@ -60,8 +60,12 @@ static int fail(const char *what, int err)
 	return 125;
 }
 
+/* The signals init was started ignoring (SigIgn): all of them until it is read. */
+static uint64_t sig_ignored = ~0ULL;
+
 /* All five capability sets must be empty. 1 yes, 0 no, -1 unreadable. Read whole at once (the
- * file is ≈ 1.5 KB): stdio's line reads took twice the system calls. */
+ * file is ≈ 1.5 KB): stdio's line reads took twice the system calls. Notes SigIgn on the way
+ * (default_signals). */
 static int caps_are_zero(void)
 {
 	char buf[8192];
@@ -75,12 +79,31 @@ static int caps_are_zero(void)
 			seen++;
 			if (strtoull(colon + 1, NULL, 16) != 0)
 				nonzero++;
+		} else if (!strncmp(line, "SigIgn:", 7)) {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(line + 7, &end, 16);
+			if (!errno && end != line + 7 && (*end == '\n' || !*end))
+				sig_ignored = v;
 		}
 		if (!eol)
 			break;
 		line = eol + 1;
 	}
 	return seen == 5 && nonzero == 0 ? 1 : 0;
+}
+
+/* Every signal's disposition back to the default, in a child about to exec a command. init
+ * installs no handler (it reads a signalfd) and exec resets caught signals anyway, so only
+ * those init was started ignoring need it: one or two calls instead of 64 (if the status could
+ * not be read, all of them). */
+static void default_signals(void)
+{
+	struct sigaction dfl = {0};
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG && s <= 64; s++)
+		if (sig_ignored & (1ULL << (s - 1)))
+			(void)sigaction(s, &dfl, NULL);
 }
 
 /* Keep only 0-2 and the control channel: bwrap's bind fds must not reach the command (a
@@ -242,10 +265,7 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 	(void)setpgid(0, 0);
 	if (tty >= 0)
 		(void)tcsetpgrp(tty, getpid()); /* SIGTTOU is blocked here */
-	struct sigaction dfl = {0};
-	dfl.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		(void)sigaction(s, &dfl, NULL);
+	default_signals();
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
 	if (a->capture && capture_connects(a, chan) < 0)
 		_exit(125);
@@ -410,10 +430,7 @@ static void exec_child(const int fds[4], unsigned flags, char **argv, const sigs
 		for (int i = 0; i < 3; i++)
 			if (isatty(i) && ioctl(i, TIOCSCTTY, 0) == 0)
 				break;
-	struct sigaction dfl = {0};
-	dfl.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		(void)sigaction(s, &dfl, NULL);
+	default_signals();
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
 	if (syscall(SYS_close_range, 3U, ~0U, 0) < 0)
 		_exit(125);

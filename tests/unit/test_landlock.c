@@ -1125,6 +1125,18 @@ static void child_deny_errors(void *arg)
 	expect_conflict(__LINE__, etc_sl, t->shadow, EINVAL);
 	expect_conflict(__LINE__, key_sl, t->private_dir, EINVAL);
 	expect_conflict(__LINE__, hl, t->shadow, EINVAL);
+	/* each writable path's every name is resolved, though the one before it shares a prefix
+	 * (landlock.c's real_path: work/key is a directory, work/key-sl a symlink; work/priv-sl
+	 * a symlink to the denied directory, its key below the denied path) */
+	char *key_dir = in(t->work, "key"), *priv_key = in(t->work, "priv-sl/key");
+	const char *after_dir[] = {key_dir, key_sl}, *after_work[] = {t->work, priv_key};
+	const char *deny_priv[] = {t->private_dir};
+	o = (struct landlock_opts){.writable = after_dir, .nwritable = 2, .deny_read = deny_priv,
+				   .ndeny_read = 1};
+	EXPECT_ERROR(&o, EINVAL, key_sl);
+	o.writable = after_work;
+	EXPECT_ERROR(&o, EINVAL, priv_key);
+	free(key_dir), free(priv_key);
 
 	/* a denied path cannot be walked through a symlink: its rules would land elsewhere */
 	char *through = in(etc_sl, "shadow");
@@ -1148,8 +1160,11 @@ static void test_deny_read_errors(void **state)
 	assert_int_equal(symlink("etc", etc_sl), 0);
 	assert_int_equal(link(t.shadow, hl), 0);
 	assert_int_equal(symlink(t.key, key_sl), 0);
+	char *key_dir = in(t.work, "key"), *priv_sl = in(t.work, "priv-sl");
+	assert_int_equal(mkdir(key_dir, 0755), 0);
+	assert_int_equal(symlink(t.private_dir, priv_sl), 0);
 	run_child(child_deny_errors, &t);
-	free(etc_sl), free(hl), free(key_sl);
+	free(etc_sl), free(hl), free(key_sl), free(key_dir), free(priv_sl);
 	free_tree(&t);
 }
 

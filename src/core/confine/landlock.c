@@ -424,15 +424,65 @@ static int check_deny_path(const char *p, struct err *e)
 	return 0;
 }
 
+/* The prefixes of writable paths already seen not to be symlinks (readlink said EINVAL): realpath
+ * asks again for each path's every component, and the writable paths share most of theirs
+ * (/home/u, /home/u/.npm, /home/u/.m2). Each entry is the first n bytes of a writable path. */
+struct plain_dirs {
+	struct plain {
+		const char *s;
+		size_t n;
+	} *v;
+	size_t len, cap;
+};
+
+static bool plain_known(const struct plain_dirs *p, const char *s, size_t n)
+{
+	for (size_t i = 0; i < p->len; i++)
+		if (p->v[i].n == n && memcmp(p->v[i].s, s, n) == 0)
+			return true;
+	return false;
+}
+
+/* What realpath(w) answers, for a normalized w, with a readlink only for the prefixes not in
+ * `plain`: a path whose every prefix exists and is no symlink is its own real path; any other
+ * (a symlink on the way, a component missing or not a directory) is realpath's to answer. */
+static char *real_path(const char *w, struct plain_dirs *plain)
+{
+	size_t n = strlen(w);
+	char buf[PATH_MAX];
+	if (n < 2 || n >= sizeof buf)
+		return realpath(w, NULL);
+	memcpy(buf, w, n + 1);
+	for (size_t end = 2; end <= n; end++) {
+		if (buf[end] != '/' && buf[end] != '\0')
+			continue;
+		if (plain_known(plain, w, end))
+			continue;
+		char c;
+		buf[end] = '\0';
+		bool plain_here = readlink(buf, &c, 1) < 0 && errno == EINVAL;
+		buf[end] = w[end];
+		if (!plain_here)
+			return realpath(w, NULL);
+		if (plain->len == plain->cap) {
+			plain->cap = plain->cap ? 2 * plain->cap : 16;
+			plain->v = xrealloc(plain->v, plain->cap * sizeof *plain->v);
+		}
+		plain->v[plain->len++] = (struct plain){w, end};
+	}
+	return xstrdup(w);
+}
+
 /* A writable path gets reading beneath it, so it cannot hold a denied path; one at or inside a
  * denied path would undo the deny there. Checked as given and as resolved: the rule lands on
  * whatever a symlink leads to. */
-static int check_writable_vs_deny(const struct landlock_opts *o, const char *w, struct err *e)
+static int check_writable_vs_deny(const struct landlock_opts *o, const char *w,
+				  struct plain_dirs *plain, struct err *e)
 {
 	if (!w || w[0] != '/')
 		return 0; /* refused with its own message when its rule is added */
 	_cleanup_free_ char *norm = path_normalize(NULL, w);
-	_cleanup_free_ char *real = realpath(w, NULL);
+	_cleanup_free_ char *real = strcmp(norm, w) == 0 ? real_path(w, plain) : realpath(w, NULL);
 	const char *d = deny_conflict(o, norm);
 	if (!d && real)
 		d = deny_conflict(o, real);
@@ -457,10 +507,12 @@ static int check_deny_list(const struct landlock_opts *o, struct err *e)
 	for (size_t i = 0; i < o->ndeny_read; i++)
 		if (check_deny_path(o->deny_read[i], e) < 0)
 			return -1;
-	for (size_t i = 0; i < o->nwritable; i++)
-		if (check_writable_vs_deny(o, o->writable[i], e) < 0)
-			return -1;
-	return 0;
+	struct plain_dirs plain = {0};
+	int rc = 0;
+	for (size_t i = 0; i < o->nwritable && rc == 0; i++)
+		rc = check_writable_vs_deny(o, o->writable[i], &plain, e);
+	free(plain.v);
+	return rc;
 }
 
 enum deny_rel { REL_NONE, REL_DENIED, REL_ABOVE };

@@ -119,7 +119,8 @@ static int close_inherited(int ctl)
 	return fcntl(ctl, F_SETFD, FD_CLOEXEC);
 }
 
-static int apply_landlock(const struct init_args *a)
+/* Landlock on init itself; *report is the CTL_LANDLOCK value for the host. */
+static int apply_landlock(const struct init_args *a, int *report)
 {
 	struct landlock_opts lo = {.writable = (const char *const *)a->writable.v,
 				   .nwritable = a->writable.n,
@@ -139,14 +140,8 @@ static int apply_landlock(const struct init_args *a)
 	snprintf(desc, sizeof desc, "abi=%d%s%s%s", rep.abi, rep.fs_applied ? ",fs" : "",
 		 rep.scoped ? ",scoped" : "", rep.read_denied ? ",deny-read" : "");
 	(void)setenv("AGENTJAIL_LANDLOCK", desc, 1);
-	if (a->ctl >= 0) {
-		int v = rep.abi & 0xff;
-		if (rep.fs_applied)
-			v |= CTL_LL_FS;
-		if (rep.scoped)
-			v |= CTL_LL_SCOPED;
-		(void)ctl_send(a->ctl, CTL_LANDLOCK, v);
-	}
+	*report = (rep.abi & 0xff) | (rep.fs_applied ? CTL_LL_FS : 0) |
+		  (rep.scoped ? CTL_LL_SCOPED : 0);
 	return 0;
 }
 
@@ -675,7 +670,8 @@ int init_main(int argc, char **argv)
 	 * command never holds it */
 	struct loop l = {.a = &a, .status = -1, .capchan = -1, .pub = -1};
 	watch_lock(&l);
-	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
+	int ll_report = 0;
+	if (apply_landlock(&a, &ll_report) < 0 || apply_rlimits(&a) < 0)
 		return 125;
 	/* not dumpable: otherwise the command (same uid) could open /proc/1/mem and write into
 	 * init, which holds the control channel to the host (fake exits, fake stops). The
@@ -745,8 +741,12 @@ int init_main(int argc, char **argv)
 	(void)setpgid(child, child);
 	if (tty >= 0)
 		(void)tcsetpgrp(tty, child);
-	if (a.ctl >= 0)
+	/* the host only records CTL_LANDLOCK: told now, its wakeup is no longer between init's
+	 * Landlock and the command's fork */
+	if (a.ctl >= 0) {
+		(void)ctl_send(a.ctl, CTL_LANDLOCK, ll_report);
 		(void)ctl_send(a.ctl, CTL_READY, child);
+	}
 	l.tty = tty;
 	l.child = child;
 	l.orig = &orig;

@@ -31,6 +31,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -1224,6 +1225,39 @@ static void test_deny_read_shared_dirs(void **state)
 	free_tree(&c.t);
 }
 
+/* Few descriptors allowed (RLIMIT_NOFILE 40) and a denied path among 300 files: the walk
+ * keeps the descriptors its rules were put on until it closes them together
+ * (landlock.c's defer_close), so it runs out on the way; it closes those and goes on, and the
+ * view is the same as with descriptors to spare. */
+static void child_few_fds(void *arg)
+{
+	const char *many = arg;
+	if (landlock_abi() == 0)
+		SKIP_CHILD("the kernel has no Landlock");
+	struct rlimit rl = {40, 40};
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	char *f0 = in(many, "f0"), *f299 = in(many, "f299");
+	const char *deny[] = {f0};
+	struct landlock_opts o = {.deny_read = deny, .ndeny_read = 1};
+	(void)child_apply_opts(&o);
+	CHECK(can_read(f299) == 0);
+	CHECK_ERRNO(can_read(f0), EACCES);
+	free(f0), free(f299);
+}
+
+static void test_deny_read_few_fds(void **state)
+{
+	char *many = in(base, "many");
+	assert_int_equal(mkdir(many, 0755), 0);
+	for (int i = 0; i < 300; i++) {
+		char *f = xasprintf("%s/f%d", many, i);
+		assert_int_equal(put(f, "", 0644), 0);
+		free(f);
+	}
+	run_child(child_few_fds, many);
+	free(many);
+}
+
 /* A denied path in a directory of more entries than the rule budget: refused, not crawled. */
 static void child_too_many_rules(void *arg)
 {
@@ -1384,6 +1418,7 @@ int main(void)
 		cmocka_unit_test(test_deny_read_missing),
 		cmocka_unit_test(test_deny_read_errors),
 		cmocka_unit_test(test_deny_read_shared_dirs),
+		cmocka_unit_test(test_deny_read_few_fds),
 		cmocka_unit_test(test_deny_read_too_many_rules),
 		cmocka_unit_test(test_deny_read_real_etc),
 	};

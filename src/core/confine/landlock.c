@@ -774,6 +774,8 @@ int landlock_apply(const struct landlock_opts *o, struct landlock_report *r, str
 		r = &dummy;
 	if (!o)
 		o = &none;
+	if (o->keep_ruleset)
+		*o->keep_ruleset = -1;
 	*r = (struct landlock_report){.abi = landlock_abi()};
 	if (r->abi == 0)
 		return 0;
@@ -787,6 +789,8 @@ int landlock_apply(const struct landlock_opts *o, struct landlock_report *r, str
 		return -1;
 	if (syscall(SYS_landlock_restrict_self, b.ruleset, 0U) < 0)
 		return err_set(e, errno, NULL, "cannot enforce the Landlock ruleset");
+	if (o->keep_ruleset)
+		*o->keep_ruleset = steal_fd(&b.ruleset);
 	r->fs_applied = true;
 	r->scoped = o->scope && r->abi >= 6;
 	r->read_denied = b.deny;

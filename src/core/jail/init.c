@@ -119,14 +119,17 @@ static int close_inherited(int ctl)
 	return fcntl(ctl, F_SETFD, FD_CLOEXEC);
 }
 
-/* Landlock on init itself; *report is the CTL_LANDLOCK value for the host. */
-static int apply_landlock(const struct init_args *a, int *report)
+/* Landlock on init itself; *report is the CTL_LANDLOCK value for the host, *ruleset the
+ * enforced ruleset's descriptor (or -1), closed after the command's fork: freeing its rules
+ * need not hold the command up. */
+static int apply_landlock(const struct init_args *a, int *report, int *ruleset)
 {
 	struct landlock_opts lo = {.writable = (const char *const *)a->writable.v,
 				   .nwritable = a->writable.n,
 				   .deny_read = (const char *const *)a->deny_read.v,
 				   .ndeny_read = a->deny_read.n,
-				   .scope = a->scope};
+				   .scope = a->scope,
+				   .keep_ruleset = ruleset};
 	struct landlock_report rep = {0};
 	struct err e = {0};
 	if (landlock_apply(&lo, &rep, &e) < 0) {
@@ -670,8 +673,8 @@ int init_main(int argc, char **argv)
 	 * command never holds it */
 	struct loop l = {.a = &a, .status = -1, .capchan = -1, .pub = -1};
 	watch_lock(&l);
-	int ll_report = 0;
-	if (apply_landlock(&a, &ll_report) < 0 || apply_rlimits(&a) < 0)
+	int ll_report = 0, ruleset = -1;
+	if (apply_landlock(&a, &ll_report, &ruleset) < 0 || apply_rlimits(&a) < 0)
 		return 125;
 	/* not dumpable: otherwise the command (same uid) could open /proc/1/mem and write into
 	 * init, which holds the control channel to the host (fake exits, fake stops). The
@@ -737,6 +740,8 @@ int init_main(int argc, char **argv)
 		exec_command(&a, tty, &orig, chan[1]);
 	if (chan[1] >= 0)
 		(void)close(chan[1]);
+	if (ruleset >= 0) /* close-on-exec: the command never holds it */
+		(void)close(ruleset);
 	/* both sides set the group, whichever runs first */
 	(void)setpgid(child, child);
 	if (tty >= 0)

@@ -7,7 +7,8 @@
  * The children get what a jail gives init, or init refuses to run: no capabilities in any set
  * and no_new_privs. This process empties its own sets first; a user, who may not empty the
  * bounding set, does it in a user namespace of its own (as bwrap's jail does).
- * usage: initexec INIT [PAIRS] */
+ * usage: initexec INIT [PAIRS [INIT-OPTION]...]: the options go to init before its `--` (e.g. a
+ * real run's --writable and --deny-read lists, to time its Landlock walk). */
 #include <errno.h>
 #include <linux/capability.h>
 #include <sched.h>
@@ -63,7 +64,7 @@ static double time_exec(char *const argv[], double *cpu)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fputs("usage: initexec INIT [PAIRS]\n", stderr);
+		fputs("usage: initexec INIT [PAIRS [INIT-OPTION]...]\n", stderr);
 		return 2;
 	}
 	int pairs = argc > 2 ? atoi(argv[2]) : 200;
@@ -73,7 +74,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "initexec: cannot drop privileges: %s\n", strerror(errno));
 		return 1;
 	}
-	char *init_argv[] = {argv[1], "__init", "--", "/bin/true", NULL};
+	int nopt = argc > 3 ? argc - 3 : 0; /* INIT __init [OPTION]... -- /bin/true */
+	char **init_argv = calloc((size_t)nopt + 5, sizeof *init_argv);
+	if (!init_argv)
+		return 1;
+	init_argv[0] = argv[1], init_argv[1] = "__init";
+	memcpy(init_argv + 2, argv + 3, (size_t)nopt * sizeof *argv);
+	init_argv[2 + nopt] = "--", init_argv[3 + nopt] = "/bin/true";
 	char *true_argv[] = {"/bin/true", NULL};
 	double *a = calloc((size_t)pairs, sizeof *a), *b = calloc((size_t)pairs, sizeof *b);
 	double *ca = calloc((size_t)pairs, sizeof *ca), *cb = calloc((size_t)pairs, sizeof *cb);

@@ -50,6 +50,26 @@ for who in "${AJ_WHOS[@]}"; do
 	aj_run "$who" -- run -- "$P" write /run/agentjail/init x
 	probe_denied "$who: /run/agentjail/init cannot be written from inside"
 
+	# --- the command starts with every signal at its default, even when init was started
+	# ignoring some (it resets only those: its SigIgn; a caught one exec resets itself). Run
+	# directly, under the conditions a jail gives it: no capability in any set, no_new_privs.
+	ign=$(aj_host unshare -r setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all \
+		--bounding-set=-all bash -c "trap '' HUP INT PIPE USR2 TERM
+			grep SigIgn /proc/self/status
+			exec $(printf %q "$INIT") __init -- grep SigIgn /proc/self/status" 2>&1)
+	if [[ $ign == *"Operation not permitted"* || $ign == *"unshare failed"* ]]; then
+		skip "$who: a command starts with no signal ignored" "no user namespace here: $ign"
+	elif [[ $ign =~ ^SigIgn:.([0-9a-f]{16})$'\n'SigIgn:.([0-9a-f]{16})$ ]]; then
+		# signals 1-31: 32 and 33 are the C library's own (musl's sigaction refuses them, and
+		# the suite's parent may leave them ignored), not the command's to see
+		is "$(printf %x $((0x${BASH_REMATCH[1]} & 0x7fffffff)))" 5803 \
+			"$who: init started ignoring HUP INT PIPE USR2 TERM"
+		is "$(printf %x $((0x${BASH_REMATCH[2]} & 0x7fffffff)))" 0 \
+			"$who: … the command it runs starts ignoring none of signals 1-31"
+	else
+		ok 1 "$who: init started ignoring signals ran the command" || diag "$ign"
+	fi
+
 	# --- agentjail without its init: exit 125, the places looked at, nothing run -----------
 	lone=$AJ_TMP/$who/lone
 	mkdir -p "$lone" && install -m 0755 "$AJ_BIN/agentjail" "$lone/agentjail" && aj_chown "$lone"

@@ -31,6 +31,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -917,14 +918,19 @@ struct rename_case {
 
 /* Hide path under /dev/null in a mount namespace of this process's own (a user namespace
  * too when unprivileged). */
-static void mask_with_dev_null(const char *path)
+static void own_mount_ns(const char *why)
 {
 	bool ns = unshare(CLONE_NEWNS) == 0;
 	if (!ns && errno == EPERM)
 		ns = unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0;
 	if (!ns)
-		SKIP_CHILD("no mount namespace to mask a file in: %s", strerror(errno));
+		SKIP_CHILD("no mount namespace to %s in: %s", why, strerror(errno));
 	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+}
+
+static void mask_with_dev_null(const char *path)
+{
+	own_mount_ns("mask a file");
 	CHECK(mount("/dev/null", path, NULL, MS_BIND, NULL) == 0);
 	char buf[8];
 	CHECK(read_text(path, buf, sizeof buf) == 0);
@@ -1120,6 +1126,18 @@ static void child_deny_errors(void *arg)
 	expect_conflict(__LINE__, etc_sl, t->shadow, EINVAL);
 	expect_conflict(__LINE__, key_sl, t->private_dir, EINVAL);
 	expect_conflict(__LINE__, hl, t->shadow, EINVAL);
+	/* each writable path's every name is resolved, though the one before it shares a prefix
+	 * (landlock.c's real_path: work/key is a directory, work/key-sl a symlink; work/priv-sl
+	 * a symlink to the denied directory, its key below the denied path) */
+	char *key_dir = in(t->work, "key"), *priv_key = in(t->work, "priv-sl/key");
+	const char *after_dir[] = {key_dir, key_sl}, *after_work[] = {t->work, priv_key};
+	const char *deny_priv[] = {t->private_dir};
+	o = (struct landlock_opts){.writable = after_dir, .nwritable = 2, .deny_read = deny_priv,
+				   .ndeny_read = 1};
+	EXPECT_ERROR(&o, EINVAL, key_sl);
+	o.writable = after_work;
+	EXPECT_ERROR(&o, EINVAL, priv_key);
+	free(key_dir), free(priv_key);
 
 	/* a denied path cannot be walked through a symlink: its rules would land elsewhere */
 	char *through = in(etc_sl, "shadow");
@@ -1143,9 +1161,101 @@ static void test_deny_read_errors(void **state)
 	assert_int_equal(symlink("etc", etc_sl), 0);
 	assert_int_equal(link(t.shadow, hl), 0);
 	assert_int_equal(symlink(t.key, key_sl), 0);
+	char *key_dir = in(t.work, "key"), *priv_sl = in(t.work, "priv-sl");
+	assert_int_equal(mkdir(key_dir, 0755), 0);
+	assert_int_equal(symlink(t.private_dir, priv_sl), 0);
 	run_child(child_deny_errors, &t);
-	free(etc_sl), free(hl), free(key_sl);
+	free(etc_sl), free(hl), free(key_sl), free(key_dir), free(priv_sl);
 	free_tree(&t);
+}
+
+/* The directories the denied paths share are looked at once (landlock.c's collect_aliases):
+ * each is still known by its inode, as is each denied path. A second mount of etc/ssl/d2
+ * (above the second path, named as long as etc/ssl/d1 above the first), of etc/ssl (shared by
+ * both) and a hard link of the second path are refused as writable paths, whatever the order
+ * of the list; so is d2's mount when the first path stops short (etc/ssl/none does not
+ * exist). */
+struct shared_dirs {
+	struct tree t;
+	char *d1, *d2, *s1, *s2, *none, *ssl, *hl, *mnt_d2, *mnt_ssl;
+};
+
+static void child_shared_dirs(void *arg)
+{
+	const struct shared_dirs *c = arg;
+	if (landlock_abi() == 0)
+		SKIP_CHILD("the kernel has no Landlock");
+	own_mount_ns("mount a second view of a directory");
+	CHECK(mount(c->d2, c->mnt_d2, NULL, MS_BIND, NULL) == 0);
+	CHECK(mount(c->ssl, c->mnt_ssl, NULL, MS_BIND, NULL) == 0);
+	const char *lists[][2] = {{c->s1, c->s2}, {c->s2, c->s1}, {c->none, c->s2}};
+	for (size_t i = 0; i < ARRAY_LEN(lists); i++) {
+		const char *ws[] = {c->mnt_d2, c->mnt_ssl, c->hl};
+		for (size_t j = 0; j < ARRAY_LEN(ws); j++) {
+			if (i == 2 && j == 1)
+				continue; /* etc/ssl is above both lists' paths: covered above */
+			const char *wr[] = {ws[j]};
+			struct landlock_opts o = {.writable = wr, .nwritable = 1,
+						  .deny_read = lists[i], .ndeny_read = 2};
+			/* "line" names the case: this line + 100 × the list + the path */
+			expect_error(__LINE__ + (int)(100 * i + j), &o, EINVAL, ws[j]);
+		}
+	}
+}
+
+static void test_deny_read_shared_dirs(void **state)
+{
+	struct shared_dirs c;
+	make_tree(&c.t, "shared");
+	c.ssl = in(c.t.etc, "ssl");
+	c.d1 = in(c.ssl, "d1"), c.d2 = in(c.ssl, "d2");
+	c.s1 = in(c.d1, "s1"), c.s2 = in(c.d2, "s2"), c.none = in(c.ssl, "none/s0");
+	c.hl = in(c.t.work, "s2-hl");
+	c.mnt_d2 = in(c.t.work, "d2-again"), c.mnt_ssl = in(c.t.work, "ssl-again");
+	const char *dirs[] = {c.d1, c.d2, c.mnt_d2, c.mnt_ssl};
+	for (size_t i = 0; i < ARRAY_LEN(dirs); i++)
+		assert_int_equal(mkdir(dirs[i], 0755), 0);
+	assert_int_equal(put(c.s1, "one", 0600), 0);
+	assert_int_equal(put(c.s2, "two", 0600), 0);
+	assert_int_equal(link(c.s2, c.hl), 0);
+	run_child(child_shared_dirs, &c);
+	char **all[] = {&c.ssl, &c.d1, &c.d2, &c.s1, &c.s2, &c.none, &c.hl, &c.mnt_d2, &c.mnt_ssl};
+	for (size_t i = 0; i < ARRAY_LEN(all); i++)
+		free(*all[i]);
+	free_tree(&c.t);
+}
+
+/* Few descriptors allowed (RLIMIT_NOFILE 40) and a denied path among 300 files: the walk
+ * keeps the descriptors its rules were put on until it closes them together
+ * (landlock.c's defer_close), so it runs out on the way; it closes those and goes on, and the
+ * view is the same as with descriptors to spare. */
+static void child_few_fds(void *arg)
+{
+	const char *many = arg;
+	if (landlock_abi() == 0)
+		SKIP_CHILD("the kernel has no Landlock");
+	struct rlimit rl = {40, 40};
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	char *f0 = in(many, "f0"), *f299 = in(many, "f299");
+	const char *deny[] = {f0};
+	struct landlock_opts o = {.deny_read = deny, .ndeny_read = 1};
+	(void)child_apply_opts(&o);
+	CHECK(can_read(f299) == 0);
+	CHECK_ERRNO(can_read(f0), EACCES);
+	free(f0), free(f299);
+}
+
+static void test_deny_read_few_fds(void **state)
+{
+	char *many = in(base, "many");
+	assert_int_equal(mkdir(many, 0755), 0);
+	for (int i = 0; i < 300; i++) {
+		char *f = xasprintf("%s/f%d", many, i);
+		assert_int_equal(put(f, "", 0644), 0);
+		free(f);
+	}
+	run_child(child_few_fds, many);
+	free(many);
 }
 
 /* A denied path in a directory of more entries than the rule budget: refused, not crawled. */
@@ -1307,6 +1417,8 @@ int main(void)
 		cmocka_unit_test(test_deny_read_survives_rename),
 		cmocka_unit_test(test_deny_read_missing),
 		cmocka_unit_test(test_deny_read_errors),
+		cmocka_unit_test(test_deny_read_shared_dirs),
+		cmocka_unit_test(test_deny_read_few_fds),
 		cmocka_unit_test(test_deny_read_too_many_rules),
 		cmocka_unit_test(test_deny_read_real_etc),
 	};

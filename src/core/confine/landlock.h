@@ -59,6 +59,10 @@ struct landlock_opts {
 	 * rules (E2BIG): keep denied paths out of huge directories. */
 	const char *const *deny_read;
 	size_t ndeny_read;
+	/* NULL, or where the enforced ruleset's descriptor (close-on-exec) is left for the caller
+	 * to close when it suits it (-1 when none was made): closing it frees every rule, which
+	 * init does after the command's fork rather than before. */
+	int *keep_ruleset;
 };
 
 #define LANDLOCK_MAX_DENY_READ 1024

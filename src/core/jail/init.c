@@ -46,6 +46,7 @@
 #include "core/plan/pubwire.h"
 #include "core/confine/landlock.h"
 #include "util/fdmsg.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
@@ -59,26 +60,50 @@ static int fail(const char *what, int err)
 	return 125;
 }
 
-/* All five capability sets must be empty. 1 yes, 0 no, -1 unreadable. */
+/* The signals init was started ignoring (SigIgn): all of them until it is read. */
+static uint64_t sig_ignored = ~0ULL;
+
+/* All five capability sets must be empty. 1 yes, 0 no, -1 unreadable. Read whole at once (the
+ * file is ≈ 1.5 KB): stdio's line reads took twice the system calls. Notes SigIgn on the way
+ * (default_signals). */
 static int caps_are_zero(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
+	char buf[8192];
+	if (fs_read_small("/proc/self/status", buf, sizeof buf) < 0)
 		return -1;
-	char line[256];
 	int seen = 0, nonzero = 0;
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "Cap", 3) != 0)
-			continue;
-		char *colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		seen++;
-		if (strtoull(colon + 1, NULL, 16) != 0)
-			nonzero++;
+	for (const char *line = buf; *line;) {
+		const char *eol = strchr(line, '\n');
+		const char *colon = strchr(line, ':');
+		if (!strncmp(line, "Cap", 3) && colon && (!eol || colon < eol)) {
+			seen++;
+			if (strtoull(colon + 1, NULL, 16) != 0)
+				nonzero++;
+		} else if (!strncmp(line, "SigIgn:", 7)) {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(line + 7, &end, 16);
+			if (!errno && end != line + 7 && (*end == '\n' || !*end))
+				sig_ignored = v;
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
 	}
-	(void)fclose(f);
 	return seen == 5 && nonzero == 0 ? 1 : 0;
+}
+
+/* Every signal's disposition back to the default, in a child about to exec a command. init
+ * installs no handler (it reads a signalfd) and exec resets caught signals anyway, so only
+ * those init was started ignoring need it: one or two calls instead of 64 (if the status could
+ * not be read, all of them). */
+static void default_signals(void)
+{
+	struct sigaction dfl = {0};
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG && s <= 64; s++)
+		if (sig_ignored & (1ULL << (s - 1)))
+			(void)sigaction(s, &dfl, NULL);
 }
 
 /* Keep only 0-2 and the control channel: bwrap's bind fds must not reach the command (a
@@ -94,13 +119,17 @@ static int close_inherited(int ctl)
 	return fcntl(ctl, F_SETFD, FD_CLOEXEC);
 }
 
-static int apply_landlock(const struct init_args *a)
+/* Landlock on init itself; *report is the CTL_LANDLOCK value for the host, *ruleset the
+ * enforced ruleset's descriptor (or -1), closed after the command's fork: freeing its rules
+ * need not hold the command up. */
+static int apply_landlock(const struct init_args *a, int *report, int *ruleset)
 {
 	struct landlock_opts lo = {.writable = (const char *const *)a->writable.v,
 				   .nwritable = a->writable.n,
 				   .deny_read = (const char *const *)a->deny_read.v,
 				   .ndeny_read = a->deny_read.n,
-				   .scope = a->scope};
+				   .scope = a->scope,
+				   .keep_ruleset = ruleset};
 	struct landlock_report rep = {0};
 	struct err e = {0};
 	if (landlock_apply(&lo, &rep, &e) < 0) {
@@ -114,14 +143,8 @@ static int apply_landlock(const struct init_args *a)
 	snprintf(desc, sizeof desc, "abi=%d%s%s%s", rep.abi, rep.fs_applied ? ",fs" : "",
 		 rep.scoped ? ",scoped" : "", rep.read_denied ? ",deny-read" : "");
 	(void)setenv("AGENTJAIL_LANDLOCK", desc, 1);
-	if (a->ctl >= 0) {
-		int v = rep.abi & 0xff;
-		if (rep.fs_applied)
-			v |= CTL_LL_FS;
-		if (rep.scoped)
-			v |= CTL_LL_SCOPED;
-		(void)ctl_send(a->ctl, CTL_LANDLOCK, v);
-	}
+	*report = (rep.abi & 0xff) | (rep.fs_applied ? CTL_LL_FS : 0) |
+		  (rep.scoped ? CTL_LL_SCOPED : 0);
 	return 0;
 }
 
@@ -240,10 +263,7 @@ static void exec_command(const struct init_args *a, int tty, const sigset_t *ori
 	(void)setpgid(0, 0);
 	if (tty >= 0)
 		(void)tcsetpgrp(tty, getpid()); /* SIGTTOU is blocked here */
-	struct sigaction dfl = {0};
-	dfl.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		(void)sigaction(s, &dfl, NULL);
+	default_signals();
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
 	if (a->capture && capture_connects(a, chan) < 0)
 		_exit(125);
@@ -408,10 +428,7 @@ static void exec_child(const int fds[4], unsigned flags, char **argv, const sigs
 		for (int i = 0; i < 3; i++)
 			if (isatty(i) && ioctl(i, TIOCSCTTY, 0) == 0)
 				break;
-	struct sigaction dfl = {0};
-	dfl.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		(void)sigaction(s, &dfl, NULL);
+	default_signals();
 	(void)sigprocmask(SIG_SETMASK, orig, NULL);
 	if (syscall(SYS_close_range, 3U, ~0U, 0) < 0)
 		_exit(125);
@@ -656,7 +673,8 @@ int init_main(int argc, char **argv)
 	 * command never holds it */
 	struct loop l = {.a = &a, .status = -1, .capchan = -1, .pub = -1};
 	watch_lock(&l);
-	if (apply_landlock(&a) < 0 || apply_rlimits(&a) < 0)
+	int ll_report = 0, ruleset = -1;
+	if (apply_landlock(&a, &ll_report, &ruleset) < 0 || apply_rlimits(&a) < 0)
 		return 125;
 	/* not dumpable: otherwise the command (same uid) could open /proc/1/mem and write into
 	 * init, which holds the control channel to the host (fake exits, fake stops). The
@@ -722,12 +740,18 @@ int init_main(int argc, char **argv)
 		exec_command(&a, tty, &orig, chan[1]);
 	if (chan[1] >= 0)
 		(void)close(chan[1]);
+	if (ruleset >= 0) /* close-on-exec: the command never holds it */
+		(void)close(ruleset);
 	/* both sides set the group, whichever runs first */
 	(void)setpgid(child, child);
 	if (tty >= 0)
 		(void)tcsetpgrp(tty, child);
-	if (a.ctl >= 0)
+	/* the host only records CTL_LANDLOCK: told now, its wakeup is no longer between init's
+	 * Landlock and the command's fork */
+	if (a.ctl >= 0) {
+		(void)ctl_send(a.ctl, CTL_LANDLOCK, ll_report);
 		(void)ctl_send(a.ctl, CTL_READY, child);
+	}
 	l.tty = tty;
 	l.child = child;
 	l.orig = &orig;

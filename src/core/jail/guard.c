@@ -2,11 +2,15 @@
 #include "core/jail/guard.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/jail/snapkeep.h"
@@ -84,6 +88,8 @@ struct guard {
 	bool armed;          /* the watches were armed (the first guard_handle, or guard_start) */
 	bool done;           /* disarmed: nothing is watched any more */
 	struct strv failed;  /* missing paths whose move aside failed: reported once, left to the end */
+	pid_t unwatch;       /* the helper holding a reference to fd (guard_unwatch_start), or -1 */
+	int unwatch_go;      /* our end of its pipe: closing it lets the helper exit, or -1 */
 };
 
 static bool real_dir(void *arg, const char *path)
@@ -219,12 +225,81 @@ static size_t rescan(struct guard *g, struct violations *out)
 	return out->n - before;
 }
 
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* The helpers started and not reaped yet: one exits after each run, a long-lived process (the
+ * TUI) reaps them at its next run, a run's agentjail leaves them to init at its exit. */
+static pid_t unwatch_left[16];
+
+static void unwatch_reap(void)
+{
+	for (size_t i = 0; i < sizeof unwatch_left / sizeof *unwatch_left; i++)
+		if (unwatch_left[i] > 0 && waitpid(unwatch_left[i], NULL, WNOHANG) != 0)
+			unwatch_left[i] = 0; /* reaped, or not ours any more */
+}
+
+static void unwatch_forget(pid_t pid)
+{
+	unwatch_reap();
+	for (size_t i = 0; i < sizeof unwatch_left / sizeof *unwatch_left; i++)
+		if (unwatch_left[i] <= 0) {
+			unwatch_left[i] = pid;
+			return;
+		}
+}
+
+/* `exe __unwatch` (agentjail-init: it holds fd 1, here the inotify fd, until fd 0, a pipe
+ * whose other end is ours, ends), started while the jail is being built: its exit then makes
+ * the inotify fd's last close, which waits for the kernel (guard_free), and ours does not. A
+ * vfork child: it shares our memory until the exec, so every signal stays blocked (no handler
+ * of ours runs in it), and the helper keeps them blocked, in a session of its own: neither the
+ * terminal's signals nor ours end it early. It holds nothing else of ours. Any failure leaves
+ * the close to us, as without a helper. */
+void guard_unwatch_start(struct guard *g, int exe)
+{
+	if (!g || g->fd < 0 || g->done || g->unwatch > 0 || exe < 0)
+		return;
+	int p[2];
+	sigset_t all, orig;
+	sigfillset(&all);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	if (sigprocmask(SIG_BLOCK, &all, &orig) < 0) {
+		(void)close(p[0]);
+		(void)close(p[1]);
+		return;
+	}
+	pid_t pid = vfork();
+	if (pid == 0) {
+		char *argv[] = {"agentjail-init", "__unwatch", NULL};
+		char *envp[] = {NULL};
+		/* p[0] and g->fd are above 2: neither is overwritten before it is moved */
+		if (setsid() < 0 || dup2(p[0], 0) < 0 || dup2(g->fd, 1) < 0 ||
+		    syscall(SYS_close_range, 2U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+			_exit(127);
+		syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
+		_exit(127);
+	}
+	(void)close(p[0]);
+	if (pid < 0 || waitpid(pid, NULL, WNOHANG) != 0) { /* the exec failed: it is gone */
+		(void)close(p[1]);
+	} else {
+		g->unwatch = pid;
+		g->unwatch_go = p[1];
+	}
+	(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+}
+
 int guard_start(const struct strv *paths, const char *quarantine_dir, const struct guard_opts *o,
 		struct guard **out, struct err *live_err, struct err *e)
 {
 	*out = NULL;
 	struct guard *g = xcalloc(1, sizeof *g);
 	g->fd = -1;
+	g->unwatch = -1;
+	g->unwatch_go = -1;
 	g->keep = o->keep;
 	if (snapshot_take(paths, &g->before, e) < 0) {
 		free(g);
@@ -326,8 +401,14 @@ void guard_free(struct guard *g)
 {
 	if (!g)
 		return;
+	/* with a helper, ours is not the last reference: this close does not wait; then the
+	 * helper's turn (unwatch_start) */
 	if (g->fd >= 0)
 		(void)close(g->fd);
+	if (g->unwatch_go >= 0)
+		(void)close(g->unwatch_go);
+	if (g->unwatch > 0)
+		unwatch_forget(g->unwatch);
 	for (size_t i = 0; i < g->nw; i++)
 		free(g->w[i].path);
 	free(g->w);

@@ -58,6 +58,11 @@ struct guard_opts {
  * first guard_handle arms them (call it once right after, before the jail starts). */
 int guard_start(const struct strv *paths, const char *quarantine_dir, const struct guard_opts *o,
 		struct guard **out, struct err *live_err, struct err *e) WUR;
+/* Start `agentjail-init __unwatch` (exe: agentjail-init, an fd, core/jail/initbin.h) beside
+ * a live watch: a process of its own that holds a reference to the inotify fd, so that its
+ * last close, which waits for the kernel (guard_free), is the helper's and not ours. Nothing
+ * when there is no live watch; a helper that cannot be started leaves that close to us. */
+void guard_unwatch_start(struct guard *g, int exe);
 /* The fd to poll for reading (-1 when not live). */
 int guard_fd(const struct guard *g);
 /* Read what is pending; move aside what appeared and, with keep, restore what changed. How
@@ -71,5 +76,9 @@ void guard_disarm(struct guard *g);
 /* The command is gone: disarmed, the last check (and, with keep, restore). -1 (e filled) if it
  * could not be made. */
 int guard_finish(struct guard *g, struct violations *out, struct err *e) WUR;
-/* Closes the inotify fd (best late: see guard_disarm) and frees the snapshot. NULL is fine. */
+/* Closes the inotify fd and frees the snapshot. The last close of an inotify fd waits until
+ * the kernel's mark reaper (global: any process's marks, not only ours) is past its SRCU grace
+ * period: 0.2-0.7 ms here, 4-15 ms in one run of five (doc/design.md §7). With the unwatch
+ * helper (guard_opts) that close is the helper's, which exits once ours is done and outlives
+ * us by that much; without it, ours (best late: see guard_disarm). NULL is fine. */
 void guard_free(struct guard *g);

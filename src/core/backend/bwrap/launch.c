@@ -257,7 +257,7 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
  * view shows (bindcheck.h), for init. */
 static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc,
 		       struct fdmap *m, int *maxfd, int *status_read, struct strbuf *ids,
-		       struct err *e)
+		       int *init_exe, struct err *e)
 {
 	*maxfd = BW_FD_BIND0;
 	int fd = args_fd(plan, e);
@@ -271,6 +271,7 @@ static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc
 	if (fd < 0)
 		return -1;
 	fdmap_add(m, fd, BW_FD_INIT);
+	*init_exe = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* the watch's helper too (guard.h); -1: none */
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct bw_op *o = &plan->ops[i];
 		if (!o->src && !o->data)
@@ -380,6 +381,7 @@ struct run_ctx {
 	/* taken while bwrap builds the jail, before CTL_GO lets the command start */
 	const struct strv *protect; /* the plan's protected paths */
 	const char *qdir;           /* the quarantine, for the live watch */
+	int init_exe;               /* agentjail-init, for the watch's unwatch helper, or -1 */
 };
 
 static void run_ctx_free(struct run_ctx *c)
@@ -411,6 +413,9 @@ static void run_ctx_free(struct run_ctx *c)
 	if (c->ns.sock >= 0)
 		(void)close(c->ns.sock);
 	c->ns_sock = c->ns.sock = -1;
+	if (c->init_exe >= 0)
+		(void)close(c->init_exe);
+	c->init_exe = -1;
 	guard_free(c->guard);
 	c->guard = NULL;
 }
@@ -457,7 +462,7 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 	strv_copy(&c->argv, &plan->cmd);
 	c->m.argv = strv_data(&c->argv);
 	(void)bwrap;
-	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, &c->ids, e) < 0)
+	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, &c->ids, &c->init_exe, e) < 0)
 		return -1;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -689,6 +694,8 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 #endif
 	if (c->ctl >= 0)
 		(void)ctl_send(c->ctl, CTL_GO, 0); /* a jail that failed to start never reads it */
+	/* after GO, not to delay it; while bwrap still builds the jail (guard.h) */
+	guard_unwatch_start(c->guard, c->init_exe);
 	struct supervise_in in = {.bwrap = pid,
 				  .status_fd = c->status_read,
 				  .ctl = c->ctl,
@@ -787,6 +794,7 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .err_read = -1,
 			    .ovl_sock = -1,
 			    .pub = {-1, -1},
+			    .init_exe = -1,
 			    .ovl = {.sock = -1, .host_fd = {-1, -1, -1, -1}}};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	int rc = setup(plan, bwrap, sc, &c, e);

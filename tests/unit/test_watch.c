@@ -62,6 +62,49 @@ static void anchors(void **state)
 	anchor_is("/top", none, "/");
 }
 
+/* fake_dir, counting the questions */
+struct counted {
+	const char *const *dirs;
+	int asked;
+};
+
+static bool counted_dir(void *arg, const char *path)
+{
+	struct counted *c = arg;
+	c->asked++;
+	return fake_dir((void *)c->dirs, path);
+}
+
+/* The arming pass's memo: each directory asked once however many paths share it, asked again
+ * once forgotten (a watch began, or the tree changed), with the new answer. */
+static void memo(void **state)
+{
+	(void)state;
+	static const char *const before[] = {"/w", NULL};
+	static const char *const after[] = {"/w", "/w/.git", NULL};
+	struct counted c = {before, 0};
+	struct dirmemo m = {.path = STRV_INIT, .ask = counted_dir, .arg = &c};
+	char *a = watch_anchor("/w/.git/hooks", dirmemo_isdir, &m);
+	assert_string_equal(a, "/w");
+	free(a);
+	assert_int_equal(c.asked, 2); /* /w, /w/.git */
+	a = watch_anchor("/w/.git/config", dirmemo_isdir, &m);
+	free(a);
+	a = watch_anchor("/w/.envrc", dirmemo_isdir, &m);
+	free(a);
+	assert_int_equal(c.asked, 2); /* nothing asked twice */
+	c.dirs = after; /* .git made: the memo still says what it saw */
+	a = watch_anchor("/w/.git/hooks", dirmemo_isdir, &m);
+	assert_string_equal(a, "/w");
+	free(a);
+	dirmemo_forget(&m);
+	a = watch_anchor("/w/.git/hooks", dirmemo_isdir, &m);
+	assert_string_equal(a, "/w/.git");
+	free(a);
+	assert_int_equal(c.asked, 4);
+	dirmemo_forget(&m);
+}
+
 static void events(void **state)
 {
 	(void)state;
@@ -324,6 +367,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(anchors),
+		cmocka_unit_test(memo),
 		cmocka_unit_test(events),
 		cmocka_unit_test(live),
 		cmocka_unit_test(disarm),

@@ -54,6 +54,26 @@ bool watch_event_concerns(const char *dir, const char *name, const char *path)
 	return path_is_under(path, full);
 }
 
+bool dirmemo_isdir(void *memo, const char *path)
+{
+	struct dirmemo *m = memo;
+	for (size_t i = 0; i < m->path.n; i++)
+		if (!strcmp(m->path.v[i], path))
+			return m->dir[i];
+	bool d = m->ask(m->arg, path);
+	m->dir = xrealloc(m->dir, (m->path.n + 1) * sizeof *m->dir);
+	m->dir[m->path.n] = d;
+	strv_push(&m->path, path);
+	return d;
+}
+
+void dirmemo_forget(struct dirmemo *m)
+{
+	strv_free(&m->path);
+	free(m->dir);
+	m->dir = NULL;
+}
+
 /* ---- live ---- */
 
 /* A directory on the way to a missing path: a protected name appearing there. */
@@ -107,18 +127,21 @@ static struct gwatch *find_wd(struct guard *g, int wd)
 	return NULL;
 }
 
-static void add(struct guard *g, const char *path, uint32_t mask, bool self)
+/* 1: a new watch; 0: the inode was watched already; -1: none (the path went meanwhile: the
+ * next event, or the check after the run, sees it). */
+static int add(struct guard *g, const char *path, uint32_t mask, bool self)
 {
 	int wd = inotify_add_watch(g->fd, path, mask);
 	if (wd < 0)
-		return; /* gone meanwhile: the next event, or the check after the run, sees it */
+		return -1;
 	struct gwatch *w = find_wd(g, wd);
 	if (w) {
 		w->self |= self;
-		return;
+		return 0;
 	}
 	g->w = xrealloc(g->w, (g->nw + 1) * sizeof *g->w);
 	g->w[g->nw++] = (struct gwatch){wd, xstrdup(path), self};
+	return 1;
 }
 
 static void forget(struct guard *g, int wd)
@@ -131,17 +154,53 @@ static void forget(struct guard *g, int wd)
 		}
 }
 
+/* One arming pass over the watched paths: most share their anchor (the workspace) and the
+ * directories above it. What the walks saw is kept (a dirmemo) while every watch in place is
+ * older than it: forgotten whenever a watch begins (or fails: the directory went), and after a
+ * move aside. A look after the watch began is what the second walk of arm_one needs, and what
+ * was seen since the last watch began is such a look for every anchor watched then; one pass
+ * so sees the tree as at one moment after its watches began. Each anchor is watched once a
+ * pass. */
+struct arm_pass {
+	struct dirmemo memo;
+	struct strv added;
+};
+
+static void pass_init(struct arm_pass *p)
+{
+	*p = (struct arm_pass){.memo = {.path = STRV_INIT, .ask = real_dir}, .added = STRV_INIT};
+}
+
+static void pass_free(struct arm_pass *p)
+{
+	dirmemo_forget(&p->memo);
+	strv_free(&p->added);
+}
+
+/* add, and the memo forgotten unless the inode was watched already. Whether it is watched. */
+static bool pass_add(struct guard *g, struct arm_pass *p, const char *path, uint32_t mask,
+		     bool self)
+{
+	int r = add(g, path, mask, self);
+	if (r != 0)
+		dirmemo_forget(&p->memo);
+	return r >= 0;
+}
+
 /* Watch the deepest existing directory on the way to `path`; again when a deeper one appeared
- * meanwhile (created between the look and the watch). With keep, the path itself too. */
-static void arm_one(struct guard *g, const char *path)
+ * meanwhile (created between the look and the watch). With keep, the path itself too. Whether
+ * that directory is the path's parent (else nothing stands at the path but through a symlink
+ * or not at all). */
+static bool arm_one(struct guard *g, struct arm_pass *p, const char *path)
 {
 	if (g->fd < 0 || g->done)
-		return;
+		return false;
 	const uint32_t way = g->keep ? WAY_MASK : MISSING_WAY_MASK;
-	_cleanup_free_ char *a = watch_anchor(path, real_dir, NULL);
+	_cleanup_free_ char *a = watch_anchor(path, dirmemo_isdir, &p->memo);
 	for (int round = 0; round < ARM_MAX; round++) {
-		add(g, a, way, false);
-		char *b = watch_anchor(path, real_dir, NULL);
+		if (!strv_contains(&p->added, a) && pass_add(g, p, a, way, false))
+			strv_push(&p->added, a);
+		char *b = watch_anchor(path, dirmemo_isdir, &p->memo);
 		bool same = !strcmp(a, b);
 		free(a);
 		a = b;
@@ -150,13 +209,18 @@ static void arm_one(struct guard *g, const char *path)
 	}
 	struct stat st;
 	if (g->keep && lstat(path, &st) == 0 && !S_ISLNK(st.st_mode))
-		add(g, path, SELF_MASK, true);
+		(void)pass_add(g, p, path, SELF_MASK, true);
+	_cleanup_free_ char *parent = path_dirname(path);
+	return !strcmp(a, parent);
 }
 
 static void arm(struct guard *g)
 {
+	struct arm_pass p;
+	pass_init(&p);
 	for (size_t i = 0; i < g->watched.n; i++)
-		arm_one(g, g->watched.v[i]);
+		(void)arm_one(g, &p, g->watched.v[i]);
+	pass_free(&p);
 }
 
 static void set_what(struct violation *v, char *what)
@@ -204,24 +268,29 @@ static int check(struct guard *g, bool live, struct violations *out, struct err 
 }
 
 /* Without keep: arm every missing path, then move aside each one that exists (after arming: one
- * created meanwhile is either seen here or raises an event). */
+ * created meanwhile is either seen here or raises an event). One not below its parent's watch
+ * (arm_one) is not there to move: nothing, or reached through a symlink, which
+ * snapshot_move_now leaves to the check after the run. */
 static size_t rescan(struct guard *g, struct violations *out)
 {
 	size_t before = out->n;
+	struct arm_pass pass;
+	pass_init(&pass);
 	for (size_t i = 0; i < g->watched.n; i++) {
 		const char *p = g->watched.v[i];
 		if (strv_contains(&g->failed, p))
 			continue;
-		arm_one(g, p);
 		struct stat st;
-		if (lstat(p, &st) < 0)
+		if (!arm_one(g, &pass, p) || lstat(p, &st) < 0)
 			continue;
 		size_t n = out->n;
 		snapshot_move_now(p, g->qdir, out);
 		if (out->n > n && out->v[out->n - 1].move_failed)
 			strv_push(&g->failed, p); /* once: every later event would fail it again */
-		arm_one(g, p);
+		dirmemo_forget(&pass.memo); /* the tree changed */
+		(void)arm_one(g, &pass, p);
 	}
+	pass_free(&pass);
 	return out->n - before;
 }
 

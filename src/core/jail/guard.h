@@ -40,6 +40,18 @@ char *watch_anchor(const char *path, watch_isdir_fn is_dir, void *arg);
  * path or one of its ancestors. */
 bool watch_event_concerns(const char *dir, const char *name, const char *path);
 
+/* ask's answers, each path asked once until dirmemo_forget: a watch_isdir_fn over a memo (the
+ * guard's arming pass, guard.c). */
+struct dirmemo {
+	struct strv path; /* asked so far */
+	bool *dir;        /* their answers */
+	watch_isdir_fn ask;
+	void *arg;
+};
+bool dirmemo_isdir(void *memo, const char *path);
+/* Everything asked is asked again (ask and arg stay). */
+void dirmemo_forget(struct dirmemo *m);
+
 struct guard;
 
 struct guard_opts {

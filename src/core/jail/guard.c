@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -110,6 +111,7 @@ struct guard {
 	struct strv failed;  /* missing paths whose move aside failed: reported once, left to the end */
 	pid_t unwatch;       /* the helper holding a reference to fd (guard_unwatch_start), or -1 */
 	int unwatch_go;      /* our end of its pipe: closing it lets the helper exit, or -1 */
+	int unwatch_pidfd;   /* the helper's pidfd, to wait for it a little (unwatch_end), or -1 */
 };
 
 static bool real_dir(void *arg, const char *path)
@@ -320,12 +322,14 @@ static void unwatch_forget(pid_t pid)
 }
 
 /* `exe __unwatch` (agentjail-init: it holds fd 1, here the inotify fd, until fd 0, a pipe
- * whose other end is ours, ends), started while the jail is being built: its exit then makes
- * the inotify fd's last close, which waits for the kernel (guard_free), and ours does not. A
- * vfork child: it shares our memory until the exec, so every signal stays blocked (no handler
- * of ours runs in it), and the helper keeps them blocked, in a session of its own: neither the
- * terminal's signals nor ours end it early. It holds nothing else of ours. Any failure leaves
- * the close to us, as without a helper. */
+ * whose other end is ours, ends), started while the jail is being built. At guard_disarm our
+ * own reference goes (not the last: no wait) and so does the pipe's end: the helper's exit
+ * makes the last close, which waits for the kernel, while the checks after the run go on;
+ * guard_free reaps it if it is done by then (unwatch_end). A vfork child: it shares our memory
+ * until the exec, so every signal stays blocked (no handler of ours runs in it), and the
+ * helper keeps them blocked, in a session of its own: neither the terminal's signals nor ours
+ * end it early. It holds nothing else of ours. Any failure leaves the close to us, as without
+ * a helper. */
 void guard_unwatch_start(struct guard *g, int exe)
 {
 	if (!g || g->fd < 0 || g->done || g->unwatch > 0 || exe < 0)
@@ -357,8 +361,29 @@ void guard_unwatch_start(struct guard *g, int exe)
 	} else {
 		g->unwatch = pid;
 		g->unwatch_go = p[1];
+		g->unwatch_pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* -1: no wait (5.3) */
 	}
 	(void)sigprocmask(SIG_SETMASK, &orig, NULL);
+}
+
+/* How long guard_free waits for the helper's last close, begun at guard_disarm: most end well
+ * within it (the checks after the run took that long meanwhile), and a helper reaped here is
+ * one init does not have to. One that takes longer (the kernel's slow grace period, 4-20 ms,
+ * about a third of the runs on this loaded machine) is left to init. */
+#define UNWATCH_WAIT_MS 1
+
+static void unwatch_end(struct guard *g)
+{
+	pid_t r = waitpid(g->unwatch, NULL, WNOHANG);
+	struct pollfd p = {.fd = g->unwatch_pidfd, .events = POLLIN};
+	if (r == 0 && g->unwatch_pidfd >= 0 && poll(&p, 1, UNWATCH_WAIT_MS) > 0)
+		r = waitpid(g->unwatch, NULL, WNOHANG);
+	if (r == 0)
+		unwatch_forget(g->unwatch);
+	if (g->unwatch_pidfd >= 0)
+		(void)close(g->unwatch_pidfd);
+	g->unwatch_pidfd = -1;
+	g->unwatch = -1;
 }
 
 int guard_start(const struct strv *paths, const char *quarantine_dir, const struct guard_opts *o,
@@ -369,6 +394,7 @@ int guard_start(const struct strv *paths, const char *quarantine_dir, const stru
 	g->fd = -1;
 	g->unwatch = -1;
 	g->unwatch_go = -1;
+	g->unwatch_pidfd = -1;
 	g->keep = o->keep;
 	if (snapshot_take(paths, &g->before, e) < 0) {
 		free(g);
@@ -456,6 +482,14 @@ void guard_disarm(struct guard *g)
 		free(g->w[i].path);
 	g->nw = 0;
 	g->done = true;
+	/* with the helper: our reference goes now (not the last), then the helper makes the last
+	 * close while the checks after the run go on (guard_unwatch_start) */
+	if (g->unwatch_go >= 0) {
+		(void)close(g->fd);
+		g->fd = -1;
+		(void)close(g->unwatch_go);
+		g->unwatch_go = -1;
+	}
 }
 
 int guard_finish(struct guard *g, struct violations *out, struct err *e)
@@ -477,7 +511,7 @@ void guard_free(struct guard *g)
 	if (g->unwatch_go >= 0)
 		(void)close(g->unwatch_go);
 	if (g->unwatch > 0)
-		unwatch_forget(g->unwatch);
+		unwatch_end(g);
 	for (size_t i = 0; i < g->nw; i++)
 		free(g->w[i].path);
 	free(g->w);

@@ -366,17 +366,18 @@ void guard_unwatch_start(struct guard *g, int exe)
 	(void)sigprocmask(SIG_SETMASK, &orig, NULL);
 }
 
-/* How long guard_free waits for the helper's last close, begun at guard_disarm: most end well
- * within it (the checks after the run took that long meanwhile), and a helper reaped here is
- * one init does not have to. One that takes longer (the kernel's slow grace period, 4-20 ms,
- * about a third of the runs on this loaded machine) is left to init. */
-#define UNWATCH_WAIT_MS 1
+/* How long guard_free waits for the helper's last close, begun at guard_disarm: those that
+ * find the kernel's grace period quick end within it (the checks after the run took that long
+ * meanwhile; half of the runs on this loaded machine), and a helper reaped here is one init
+ * does not have to. One that takes longer (a slow grace period: 1-20 ms) is left to init. */
+#define UNWATCH_WAIT_US 250
 
 static void unwatch_end(struct guard *g)
 {
 	pid_t r = waitpid(g->unwatch, NULL, WNOHANG);
 	struct pollfd p = {.fd = g->unwatch_pidfd, .events = POLLIN};
-	if (r == 0 && g->unwatch_pidfd >= 0 && poll(&p, 1, UNWATCH_WAIT_MS) > 0)
+	const struct timespec wait = {0, UNWATCH_WAIT_US * 1000L};
+	if (r == 0 && g->unwatch_pidfd >= 0 && ppoll(&p, 1, &wait, NULL) > 0)
 		r = waitpid(g->unwatch, NULL, WNOHANG);
 	if (r == 0)
 		unwatch_forget(g->unwatch);

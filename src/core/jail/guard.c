@@ -348,8 +348,9 @@ void guard_unwatch_start(struct guard *g, int exe)
 	if (pid == 0) {
 		char *argv[] = {"agentjail-init", "__unwatch", NULL};
 		char *envp[] = {NULL};
-		/* p[0] and g->fd are above 2: neither is overwritten before it is moved */
-		if (setsid() < 0 || dup2(p[0], 0) < 0 || dup2(g->fd, 1) < 0 ||
+		/* p[0] and g->fd are above 2: neither is overwritten before it is moved; "/":
+		 * not the workspace, which it would keep in use */
+		if (setsid() < 0 || chdir("/") < 0 || dup2(p[0], 0) < 0 || dup2(g->fd, 1) < 0 ||
 		    syscall(SYS_close_range, 2U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 			_exit(127);
 		syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
@@ -506,7 +507,7 @@ void guard_free(struct guard *g)
 	if (!g)
 		return;
 	/* with a helper, ours is not the last reference: this close does not wait; then the
-	 * helper's turn (unwatch_start) */
+	 * helper's turn (guard_unwatch_start) */
 	if (g->fd >= 0)
 		(void)close(g->fd);
 	if (g->unwatch_go >= 0)

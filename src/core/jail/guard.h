@@ -71,12 +71,13 @@ struct guard_opts {
 int guard_start(const struct strv *paths, const char *quarantine_dir, const struct guard_opts *o,
 		struct guard **out, struct err *live_err, struct err *e) WUR;
 /* Start `agentjail-init __unwatch` (exe: agentjail-init, an fd, core/jail/initbin.h) beside
- * a live watch: a process of its own that holds a reference to the inotify fd, so that its
- * last close, which waits for the kernel (guard_free), is the helper's and not ours: it begins
- * at guard_disarm, beside the checks after the run, and guard_free waits at most 0.25 ms more
- * for it; a helper still closing then is left to init (named `agentjail-init __unwatch`, not the
- * run's command line), a few ms. Nothing when there is no live watch; a helper that cannot be
- * started leaves that close to us. */
+ * a live watch, when the jail has ended and before guard_disarm: a process of its own that
+ * holds a reference to the inotify fd, so that its last close, which waits for the kernel
+ * (guard_free), is the helper's and not ours: it begins at guard_disarm, beside the checks
+ * after the run, and guard_free waits at most 0.25 ms more for it; a helper still closing
+ * then is left to init (named `agentjail-init __unwatch`, not the run's command line), a few
+ * ms. Nothing when there is no live watch; a helper that cannot be started leaves that close
+ * to us. */
 void guard_unwatch_start(struct guard *g, int exe);
 /* The fd to poll for reading (-1 when not live). */
 int guard_fd(const struct guard *g);

@@ -694,8 +694,6 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 #endif
 	if (c->ctl >= 0)
 		(void)ctl_send(c->ctl, CTL_GO, 0); /* a jail that failed to start never reads it */
-	/* after GO, not to delay it; while bwrap still builds the jail (guard.h) */
-	guard_unwatch_start(c->guard, c->init_exe);
 	struct supervise_in in = {.bwrap = pid,
 				  .status_fd = c->status_read,
 				  .ctl = c->ctl,
@@ -730,7 +728,10 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
-	guard_disarm(c->guard); /* the jail is gone: start releasing the watches (guard.h) */
+	/* the jail is gone: the watch's last close goes to a helper (started now, when its exec
+	 * no longer takes CPU from the jail's setup), then the watches are released (guard.h) */
+	guard_unwatch_start(c->guard, c->init_exe);
+	guard_disarm(c->guard);
 	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
 	 * stop or kill us now, after the jail is gone and before we report */
 	struct signalfd_siginfo late;

@@ -623,6 +623,34 @@ static void test_planted_parent_symlink(void **state)
 	snapshot_free(&s);
 }
 
+/* Ancestors are looked at once a pass (snapshot.c's anc_memo): below a missing one nothing is
+ * asked, and the next pass looks again. Taken with .claude and .gemini missing; then .claude
+ * is a file (nothing can be below it) and .gemini a directory with settings.json in it: the
+ * check, a pass of its own, sees the latter appear and nothing below the file. */
+static void test_ancestors_once_a_pass(void **state)
+{
+	struct fx *f = *state;
+	const char *set[] = {".claude/settings.json", ".claude/commands", ".gemini/settings.json",
+			     ".gemini/commands/x", NULL};
+	struct snapshot s;
+	struct violations v;
+	take(f, set, &s);
+	for (size_t i = 0; i < s.n; i++)
+		assert_false(s.e[i].exists);
+	assert_false(s.e[3].anc[s.e[3].nanc - 1].exists); /* .gemini/commands: below a missing one */
+	write_file(W(f, ".claude"), "not a directory\n", 0644);
+	mkdir_p(W(f, ".gemini"));
+	write_file(W(f, ".gemini/settings.json"), "{}\n", 0644);
+	check(f, &s, NULL, &v);
+	assert_int_equal(v.n, 1);
+	assert_string_equal(v.v[0].path, W(f, ".gemini/settings.json"));
+	assert_string_equal(v.v[0].what, "appeared");
+	assert_false(exists(W(f, ".gemini/settings.json")));
+	assert_true(exists(W(f, ".claude")));
+	violations_free(&v);
+	snapshot_free(&s);
+}
+
 /* When moving fails, the violation says so and the original stays; the check still returns 0. */
 static void test_move_failure_reported(void **state)
 {
@@ -920,6 +948,7 @@ int main(void)
 		T(test_two_checks_same_second),
 		T(test_symlink_in_dir_not_followed),
 		T(test_planted_parent_symlink),
+		T(test_ancestors_once_a_pass),
 		T(test_move_failure_reported),
 		T(test_depth_limit),
 		T(test_entry_limit),

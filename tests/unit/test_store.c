@@ -583,6 +583,98 @@ static void begin_finish_round_trip(void **state)
 	store_close(st);
 }
 
+/* The end of a session begun on a connection is prepared with its start (store.c, fin): it still
+ * reads the current attempt at the end (a resume recorded meanwhile by another process is the
+ * one ended, as before), and a session begun elsewhere is ended on this connection too. */
+static void finish_prepared_at_start(void **state)
+{
+	struct fx *f = *state;
+	struct store *a = open_ok(f, NULL), *b = open_ok(f, NULL);
+	struct err e = {0};
+	begin_ok(a, ID(1), 4242, 1000);
+	begin_ok(b, ID(2), 4343, 1001);
+	struct strv rargv = STRV_INIT;
+	strv_push(&rargv, "claude");
+	assert_int_equal(store_attempt_begin(b, ID(1), ATTEMPT_RESUME, &rargv, 5000, 55, &e), 2);
+	assert_int_equal(store_finish(a, ID(1), SESS_EXITED, 7, 2000, &e), 0);
+	assert_int_equal(store_finish(a, ID(2), SESS_KILLED, 15, 2001, &e), 0); /* begun by b */
+	struct attempt *at;
+	size_t n;
+	assert_int_equal(store_attempts(a, ID(1), &at, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(at[0].status, SESS_RUNNING); /* attempt 1 was superseded, not ended */
+	assert_int_equal(at[1].status, SESS_EXITED);
+	assert_int_equal(at[1].exit_status, 7);
+	attempts_free(at, n);
+	struct session g;
+	assert_int_equal(store_get(b, ID(2), &g, &e), 0);
+	assert_int_equal(g.status, SESS_KILLED);
+	assert_int_equal(g.exit_status, 15);
+	assert_int_equal(g.ended_ms, 2001);
+	session_free(&g);
+	/* again on the same prepared statements: the next end of ID(1) */
+	assert_int_equal(store_finish(a, ID(1), SESS_SIGNALLED, -1, 3000, &e), 0);
+	assert_int_equal(store_get(a, ID(1), &g, &e), 0);
+	assert_int_equal(g.status, SESS_SIGNALLED);
+	assert_int_equal(g.exit_status, -1);
+	session_free(&g);
+	strv_free(&rargv);
+	store_close(b);
+	store_close(a);
+}
+
+/* The WAL's frames (mxFrame) and those copied into the database (nBackfill), from the
+ * wal-index (SQLite's WAL format: the header at 0, its second copy at 48, the checkpoint
+ * information at 96). */
+static void wal_frames(const struct fx *f, uint32_t *mx, uint32_t *backfill)
+{
+	char *shm = xasprintf("%s-shm", f->db);
+	int fd = open(shm, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	unsigned char h[100];
+	assert_int_equal(pread(fd, h, sizeof h, 0), (ssize_t)sizeof h);
+	close(fd);
+	free(shm);
+	memcpy(mx, h + 16, 4);
+	memcpy(backfill, h + 96, 4);
+}
+
+/* A session's end never checkpoints (store_finish: it is on the way to agentjail's exit); the
+ * next commit past the threshold, the next session's start, does. */
+static void finish_never_checkpoints(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_ok(f, NULL);
+	struct err e = {0};
+	uint32_t mx = 0, bf = 0, mx0;
+	/* how many frames an end adds (d), then events until the WAL is fewer than d frames short
+	 * of the threshold (256) */
+	begin_ok(st, ID(3), 4242, 900);
+	wal_frames(f, &mx0, &bf);
+	assert_int_equal(store_finish(st, ID(3), SESS_EXITED, 0, 950, &e), 0);
+	wal_frames(f, &mx, &bf);
+	uint32_t d = mx - mx0;
+	assert_true(d >= 1 && d < 20);
+	begin_ok(st, ID(1), 4242, 1000);
+	for (int i = 0; i < 100000; i++) {
+		wal_frames(f, &mx, &bf);
+		if (mx + d >= 256 && mx < 256 && bf < mx)
+			break;
+		assert_int_equal(store_add_event(st, ID(1), "net.allow", "{}", &e), 0);
+	}
+	assert_true(mx + d >= 256 && mx < 256);
+	assert_int_equal(store_finish(st, ID(1), SESS_EXITED, 0, 2000, &e), 0);
+	uint32_t mx2, bf2;
+	wal_frames(f, &mx2, &bf2);
+	assert_true(mx2 >= 256); /* past the threshold */
+	assert_true(bf2 < mx2);  /* and not copied */
+	begin_ok(st, ID(2), 4242, 3000);
+	wal_frames(f, &mx, &bf);
+	assert_true(mx > mx2);
+	assert_int_equal(bf, mx); /* checkpointed by the start */
+	store_close(st);
+}
+
 /* What the functions refuse, and the lookups of an unknown session. */
 static void misuse_and_unknown(void **state)
 {
@@ -1509,6 +1601,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(failed_migration_rolls_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(newer_version_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(begin_finish_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(finish_prepared_at_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(finish_never_checkpoints, setup, teardown),
 		cmocka_unit_test_setup_teardown(misuse_and_unknown, setup, teardown),
 		cmocka_unit_test(ids_are_uuid4),
 		cmocka_unit_test_setup_teardown(prefix_resolution, setup, teardown),

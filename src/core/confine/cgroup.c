@@ -511,10 +511,13 @@ int cg_scope_destroy(struct cg_scope *s, struct err *e)
 	s->procs_fd = -1;
 	if (!s->dir)
 		return 0;
-	bool have_kill = kill_scope(s);
-	int rc = -1, saved = 0;
+	/* an empty scope (the jail's PID 1 is gone, and the kernel reaped its namespace with it)
+	 * goes at once: nothing in it to stop or kill, and nothing can enter it once removed */
+	bool gone = rmdir(s->dir) == 0 || errno == ENOENT;
+	bool have_kill = gone || kill_scope(s);
+	int rc = gone ? 0 : -1, saved = 0;
 	/* the jail's PID 1 is gone, so the kernel is killing the rest: wait up to 5 s */
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; !gone && i < 500; i++) {
 		if (rmdir(s->dir) == 0 || errno == ENOENT) {
 			rc = 0;
 			break;

@@ -40,6 +40,18 @@ char *watch_anchor(const char *path, watch_isdir_fn is_dir, void *arg);
  * path or one of its ancestors. */
 bool watch_event_concerns(const char *dir, const char *name, const char *path);
 
+/* ask's answers, each path asked once until dirmemo_forget: a watch_isdir_fn over a memo (the
+ * guard's arming pass, guard.c). */
+struct dirmemo {
+	struct strv path; /* asked so far */
+	bool *dir;        /* their answers */
+	watch_isdir_fn ask;
+	void *arg;
+};
+bool dirmemo_isdir(void *memo, const char *path);
+/* Everything asked is asked again (ask and arg stay). */
+void dirmemo_forget(struct dirmemo *m);
+
 struct guard;
 
 struct guard_opts {
@@ -58,6 +70,15 @@ struct guard_opts {
  * first guard_handle arms them (call it once right after, before the jail starts). */
 int guard_start(const struct strv *paths, const char *quarantine_dir, const struct guard_opts *o,
 		struct guard **out, struct err *live_err, struct err *e) WUR;
+/* Start `agentjail-init __unwatch` (exe: agentjail-init, an fd, core/jail/initbin.h) beside
+ * a live watch, when the jail has ended and before guard_disarm: a process of its own that
+ * holds a reference to the inotify fd, so that its last close, which waits for the kernel
+ * (guard_free), is the helper's and not ours: it begins at guard_disarm, beside the checks
+ * after the run, and guard_free waits at most 0.25 ms more for it; a helper still closing
+ * then is left to init (named `agentjail-init __unwatch`, not the run's command line), a few
+ * ms. Nothing when there is no live watch; a helper that cannot be started leaves that close
+ * to us. */
+void guard_unwatch_start(struct guard *g, int exe);
 /* The fd to poll for reading (-1 when not live). */
 int guard_fd(const struct guard *g);
 /* Read what is pending; move aside what appeared and, with keep, restore what changed. How
@@ -66,10 +87,16 @@ size_t guard_handle(struct guard *g, struct violations *out);
 /* The run is over: remove every inotify watch now, so the kernel starts releasing them in the
  * background. Closing an inotify fd that still has watches waits for an SRCU grace period
  * (≈ 15 ms here) on the spot; disarmed early, the close at guard_free finds that time already
- * (mostly) spent. Nothing is watched from here on: the check after the run takes over. */
+ * (mostly) spent. With the unwatch helper, our reference to the fd goes now and the helper's
+ * last close begins (guard_unwatch_start). Nothing is watched from here on: the check after
+ * the run takes over. */
 void guard_disarm(struct guard *g);
 /* The command is gone: disarmed, the last check (and, with keep, restore). -1 (e filled) if it
  * could not be made. */
 int guard_finish(struct guard *g, struct violations *out, struct err *e) WUR;
-/* Closes the inotify fd (best late: see guard_disarm) and frees the snapshot. NULL is fine. */
+/* Closes the inotify fd and frees the snapshot. The last close of an inotify fd waits until
+ * the kernel's mark reaper (global: any process's marks, not only ours) is past its SRCU grace
+ * period: 0.2-0.7 ms here, 4-20 ms in one run of five to three (doc/design.md §7). With the
+ * unwatch helper that close is the helper's (guard_unwatch_start); without it, ours (best
+ * late: see guard_disarm). NULL is fine. */
 void guard_free(struct guard *g);

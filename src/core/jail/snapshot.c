@@ -189,9 +189,56 @@ static void entry_free(struct snap_entry *se)
 	*se = (struct snap_entry){0};
 }
 
+/* One pass's lstat of the ancestors (a snapshot's, a check's): protected paths share most of
+ * theirs (the workspace and its parents, .claude, .git), so each is asked once a pass, not once
+ * a path. One pass sees each ancestor as it was at one moment, which is what the paths asked
+ * at that same moment would have seen. */
+struct anc_memo {
+	struct strv path;
+	struct snap_id *id;
+	int *err; /* errno of an lstat that failed otherwise than "does not exist" */
+};
+
+static void anc_memo_free(struct anc_memo *m)
+{
+	strv_free(&m->path);
+	free(m->id);
+	free(m->err);
+	*m = (struct anc_memo){.path = STRV_INIT};
+}
+
+/* lstat_id of the ancestor `path`, through the memo (NULL: none). -1 with errno as lstat_id. */
+static int anc_id(struct anc_memo *m, const char *path, struct snap_id *id)
+{
+	for (size_t i = 0; m && i < m->path.n; i++)
+		if (!strcmp(m->path.v[i], path)) {
+			*id = m->id[i];
+			errno = m->err[i];
+			return m->err[i] ? -1 : 0;
+		}
+	struct stat st;
+	int r = lstat_id(path, id, &st);
+	if (m) {
+		m->id = xrealloc(m->id, (m->path.n + 1) * sizeof *m->id);
+		m->err = xrealloc(m->err, (m->path.n + 1) * sizeof *m->err);
+		m->id[m->path.n] = *id;
+		m->err[m->path.n] = r < 0 ? errno : 0;
+		strv_push(&m->path, path);
+	}
+	return r;
+}
+
+/* Nothing can stand below an ancestor that does not exist or is neither a directory nor a
+ * symlink (lstat would say ENOENT or ENOTDIR there): no need to ask. */
+static bool anc_dead_end(const struct snap_id *id)
+{
+	return !id->exists || (id->type != S_IFDIR && id->type != S_IFLNK);
+}
+
 /* Where `path` (normalized, absolute) stands now, without reading any content: the lstat of each
- * strict ancestor and of the path itself. */
-static int probe(const char *path, struct snap_entry *se, struct stat *st, struct err *e)
+ * strict ancestor (through the pass's memo, NULL for none) and of the path itself. */
+static int probe(const char *path, struct snap_entry *se, struct stat *st, struct anc_memo *m,
+		 struct err *e)
 {
 	_cleanup_free_ char *buf = xstrdup(path);
 	size_t n = 0;
@@ -199,18 +246,19 @@ static int probe(const char *path, struct snap_entry *se, struct stat *st, struc
 	for (const char *p = path + 1; *p; p++)
 		n += *p == '/';
 	se->anc = n ? xcalloc(n, sizeof *se->anc) : NULL;
+	bool dead = false; /* an ancestor above rules out everything below it */
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
-		struct stat ast;
 		*p = '\0';
-		if (lstat_id(buf, &se->anc[se->nanc], &ast) < 0)
+		if (!dead && anc_id(m, buf, &se->anc[se->nanc]) < 0)
 			return err_set(e, errno, buf, "cannot inspect a parent of protected path");
+		dead = dead || anc_dead_end(&se->anc[se->nanc]);
 		se->nanc++;
 		*p = '/';
 	}
-	struct snap_id id;
-	if (lstat_id(path, &id, st) < 0)
+	struct snap_id id = {0};
+	if (!dead && lstat_id(path, &id, st) < 0)
 		return err_set(e, errno, path, "cannot inspect protected path");
 	se->exists = id.exists;
 	se->type = id.type;
@@ -219,7 +267,7 @@ static int probe(const char *path, struct snap_entry *se, struct stat *st, struc
 	return 0;
 }
 
-static int take_one(const char *raw, struct snap_entry *se, struct err *e)
+static int take_one(const char *raw, struct snap_entry *se, struct anc_memo *m, struct err *e)
 {
 	if (raw[0] != '/' || strcmp(raw, "/") == 0) {
 		err_set(e, EINVAL, raw, "protected path must be absolute and not /");
@@ -228,7 +276,7 @@ static int take_one(const char *raw, struct snap_entry *se, struct err *e)
 	}
 	_cleanup_free_ char *path = path_normalize(NULL, raw);
 	struct stat st;
-	if (probe(path, se, &st, e) < 0)
+	if (probe(path, se, &st, m, e) < 0)
 		return -1;
 	if (se->exists && digest_entry(se, &st, e) < 0) {
 		err_hint(e, "make it readable by the user running agentjail, or unprotect it");
@@ -243,14 +291,17 @@ int snapshot_take(const struct strv *paths, struct snapshot *out, struct err *e)
 	if (!paths->n)
 		return 0;
 	out->e = xcalloc(paths->n, sizeof *out->e);
+	struct anc_memo m = {.path = STRV_INIT};
 	for (size_t i = 0; i < paths->n; i++) {
 		/* counted first so snapshot_free releases a half-filled entry */
 		out->n++;
-		if (take_one(paths->v[i], &out->e[i], e) < 0) {
+		if (take_one(paths->v[i], &out->e[i], &m, e) < 0) {
+			anc_memo_free(&m);
 			snapshot_free(out);
 			return -1;
 		}
 	}
+	anc_memo_free(&m);
 	return 0;
 }
 
@@ -342,12 +393,12 @@ static char *classify(const struct snap_entry *b, struct snap_entry *now, const 
 	return memcmp(now->digest, b->digest, sizeof b->digest) ? xstrdup("changed") : NULL;
 }
 
-static void check_one(struct check *ck, const struct snap_entry *b)
+static void check_one(struct check *ck, const struct snap_entry *b, struct anc_memo *m)
 {
 	struct snap_entry now = {0};
 	struct stat st;
 	struct err e = {0};
-	if (probe(b->path, &now, &st, &e) < 0) {
+	if (probe(b->path, &now, &st, m, &e) < 0) {
 		char msg[ERR_FMT_MAX];
 		err_format(&e, msg, sizeof msg);
 		add_violation(ck, b->path, xasprintf("could not be checked (%s)", msg), NULL);
@@ -399,8 +450,10 @@ static int check_all(const struct snapshot *before, const char *quarantine_dir, 
 		return err_set(e, EINVAL, "", "no quarantine directory to move violations into");
 	struct check ck = {.qdir = quarantine_dir, .stampfd = -1, .out = out, .live = live};
 	/* every path is compared before anything moves: a move must not change another's verdict */
+	struct anc_memo m = {.path = STRV_INIT};
 	for (size_t i = 0; i < before->n; i++)
-		check_one(&ck, &before->e[i]);
+		check_one(&ck, &before->e[i], &m);
+	anc_memo_free(&m);
 	snap_move_all(&ck);
 	check_free(&ck);
 	return 0;
@@ -424,7 +477,7 @@ int snapshot_retake(struct snapshot *s, const char *path, struct err *e)
 		if (strcmp(s->e[i].path, path) != 0)
 			continue;
 		struct snap_entry now = {0};
-		if (take_one(path, &now, e) < 0) {
+		if (take_one(path, &now, NULL, e) < 0) {
 			entry_free(&now);
 			return -1;
 		}

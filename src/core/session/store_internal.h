@@ -24,6 +24,12 @@
 #include "util/xalloc.h"
 #include "util/uuid.h"
 
+/* Connections do not checkpoint when they close (closing stays cheap); the commit that takes the
+ * WAL past this many pages does (but a session's end: store_finish). The first connection to open
+ * the database after all have closed reads the WAL back (SQLite's recovery), so a short WAL
+ * keeps opening cheap too. */
+#define ST_AUTOCHECKPOINT_PAGES 256
+
 struct store {
 	sqlite3 *db;
 	char *path;
@@ -32,6 +38,11 @@ struct store {
 	void *alive_arg;
 	int busy_ms;
 	int last_rc; /* the SQLite result of the last failure (open retries on BUSY) */
+	/* the end of the session begun on this connection, prepared at its start (store.c) */
+	struct {
+		char *id;
+		sqlite3_stmt *cur, *att, *ses;
+	} fin;
 };
 
 static inline void finalizep(sqlite3_stmt **s) { sqlite3_finalize(*s); }
@@ -41,6 +52,8 @@ static inline void finalizep(sqlite3_stmt **s) { sqlite3_finalize(*s); }
 int st_db_fail(struct store *st, int rc, const char *doing, struct err *e);
 int st_prep(struct store *st, sqlite3_stmt **out, const char *doing, struct err *e,
 	    const char *sql, const char *types, ...);
+/* The prepared statements of the session's end finalized (store_close, before sqlite3_close). */
+void st_fin_drop(struct store *st);
 int st_step_done(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e);
 int st_step_row(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e);
 int st_exec_sql(struct store *st, const char *sql, const char *doing, struct err *e);

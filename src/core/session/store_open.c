@@ -3,10 +3,6 @@
 #include "core/session/store_internal.h"
 
 #define DEFAULT_BUSY_MS 5000
-/* Connections do not checkpoint when they close (closing stays cheap); the commit that takes the
- * WAL past this many pages does. The first connection to open the database after all have
- * closed reads the WAL back (SQLite's recovery), so a short WAL keeps opening cheap too. */
-#define AUTOCHECKPOINT_PAGES "256"
 
 /* Migration k (index k-1) takes user_version k-1 to k. Never edit one that has shipped: add a
  * new one. Each runs in one transaction together with its user_version bump. */
@@ -325,11 +321,10 @@ static int set_up(struct store *st, int target, struct err *e)
 		return -1;
 	if (v > STORE_SCHEMA_VERSION)
 		return too_new(st, v, e);
-	if (st_exec_sql(st,
-		     "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
-		     " PRAGMA wal_autocheckpoint = " AUTOCHECKPOINT_PAGES,
-		     "cannot configure the session database", e) < 0)
+	if (st_exec_sql(st, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
+			"cannot configure the session database", e) < 0)
 		return -1;
+	(void)sqlite3_wal_autocheckpoint(st->db, ST_AUTOCHECKPOINT_PAGES); /* store_internal.h */
 	/* The journal mode is kept in the file: set before the first migration, it is WAL in a
 	 * database already at the target version (unless someone changed it by hand). */
 	if (v < target && st_exec_sql(st, "PRAGMA journal_mode = WAL", "cannot use the WAL journal",
@@ -469,6 +464,7 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	st_fin_drop(st);
 	sqlite3_close(st->db);
 	free(st->path);
 	free(st->dir);

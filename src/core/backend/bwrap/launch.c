@@ -261,7 +261,7 @@ static void child_exec(const char *bwrap, const struct fdmap *m, int base, const
  * view shows (bindcheck.h), for init. */
 static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc,
 		       struct fdmap *m, int *maxfd, int *status_read, struct strbuf *ids,
-		       struct err *e)
+		       int *init_exe, struct err *e)
 {
 	*maxfd = BW_FD_BIND0;
 	int fd = args_fd(plan, e);
@@ -275,6 +275,7 @@ static int prepare_fds(const struct bw_plan *plan, const struct seccomp_opts *sc
 	if (fd < 0)
 		return -1;
 	fdmap_add(m, fd, BW_FD_INIT);
+	*init_exe = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* the watch's helper too (guard.h); -1: none */
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct bw_op *o = &plan->ops[i];
 		if (!o->src && !o->data)
@@ -385,6 +386,7 @@ struct run_ctx {
 	/* taken while bwrap builds the jail, before CTL_GO lets the command start */
 	const struct strv *protect; /* the plan's protected paths */
 	const char *qdir;           /* the quarantine, for the live watch */
+	int init_exe;               /* agentjail-init, for the watch's unwatch helper, or -1 */
 };
 
 static void run_ctx_free(struct run_ctx *c)
@@ -413,6 +415,9 @@ static void run_ctx_free(struct run_ctx *c)
 		if (c->pub[i] >= 0)
 			(void)close(c->pub[i]);
 	c->pub[0] = c->pub[1] = -1;
+	if (c->init_exe >= 0)
+		(void)close(c->init_exe);
+	c->init_exe = -1;
 	guard_free(c->guard);
 	c->guard = NULL;
 }
@@ -459,7 +464,7 @@ static int setup(const struct bw_plan *plan, const char *bwrap, const struct sec
 	strv_copy(&c->argv, &plan->cmd);
 	c->m.argv = strv_data(&c->argv);
 	(void)bwrap;
-	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, &c->ids, e) < 0)
+	if (prepare_fds(plan, sc, &c->m, &c->maxfd, &c->status_read, &c->ids, &c->init_exe, e) < 0)
 		return -1;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -723,7 +728,10 @@ static int run_jail(const char *bwrap, const struct bw_plan *plan, struct run_ct
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
-	guard_disarm(c->guard); /* the jail is gone: start releasing the watches (guard.h) */
+	/* the jail is gone: the watch's last close goes to a helper (started now, when its exec
+	 * no longer takes CPU from the jail's setup), then the watches are released (guard.h) */
+	guard_unwatch_start(c->guard, c->init_exe);
+	guard_disarm(c->guard);
 	if (c->hooks && c->hooks->jail_gone)
 		c->hooks->jail_gone(c->hooks->arg); /* --net allow: the proxy begins to stop */
 	/* consume what arrived after the loop ended: unblocked, a late SIGTSTP or SIGTERM would
@@ -789,6 +797,7 @@ int launch_run(const struct bw_plan *plan, const char *bwrap, const struct secco
 			    .err_read = -1,
 			    .ovl_sock = -1,
 			    .pub = {-1, -1},
+			    .init_exe = -1,
 			    .ovl = {.sock = -1, .host_fd = {-1, -1, -1, -1}}};
 	struct cg_scope cg = CG_SCOPE_INIT;
 	/* --net allow: the holder started ahead (struct backend's ahead), else one started now */

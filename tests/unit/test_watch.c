@@ -308,6 +308,21 @@ static long find_unwatch(void)
 /* The helper that makes the inotify fd's last close (guard_unwatch_start): a process of its own
  * with its own command line, holding the inotify fd and nothing else of ours, until
  * guard_free; then it exits. Needs the build's agentjail-init (beside the unit tests' tree). */
+/* The helper is left to init only where init reaps it: else a zombie per run. */
+static void reaping_inits(void **state)
+{
+	(void)state;
+	assert_true(guard_reaping_init("systemd"));
+	assert_true(guard_reaping_init("tini"));
+	assert_true(guard_reaping_init("docker-init"));
+	assert_false(guard_reaping_init("sleep"));
+	assert_false(guard_reaping_init("bash"));
+	assert_false(guard_reaping_init("node"));
+	assert_false(guard_reaping_init("systemd-x"));
+	assert_false(guard_reaping_init(""));
+	assert_false(guard_reaping_init(NULL));
+}
+
 static void unwatch(void **state)
 {
 	(void)state;
@@ -324,6 +339,7 @@ static void unwatch(void **state)
 	}
 	struct one t;
 	one_start(&t);
+	guard_assume_reaped(true); /* whatever this host's init (reaping_inits) */
 	guard_unwatch_start(t.w, exe);
 	long pid = find_unwatch();
 	assert_true(pid > 0);
@@ -372,7 +388,7 @@ int main(void)
 		cmocka_unit_test(live),
 		cmocka_unit_test(disarm),
 		cmocka_unit_test(move_fails),
-		cmocka_unit_test(unwatch),
+		cmocka_unit_test(reaping_inits), cmocka_unit_test(unwatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

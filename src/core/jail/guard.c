@@ -331,9 +331,46 @@ static void unwatch_forget(pid_t pid)
  * helper keeps them blocked, in a session of its own: neither the terminal's signals nor ours
  * end it early. It holds nothing else of ours. Any failure leaves the close to us, as without
  * a helper. */
+bool guard_reaping_init(const char *comm)
+{
+	static const char *const reapers[] = {"systemd", "init", "tini", "dumb-init",
+					      "docker-init", "catatonit", "s6-svscan",
+					      "runit", "runit-init", "openrc-init", NULL};
+	for (size_t i = 0; comm && reapers[i]; i++)
+		if (!strcmp(comm, reapers[i]))
+			return true;
+	return false;
+}
+
+/* Whether this PID namespace's init is one known to reap the orphans it adopts (/proc/1/comm,
+ * read once): a helper left to any other (a container's shell, `sleep infinity`, the agent
+ * itself) would stay a zombie, one per run. */
+static int reaped_known = -1;
+
+void guard_assume_reaped(bool yes)
+{
+	reaped_known = yes;
+}
+
+static bool orphans_reaped(void)
+{
+	int known = reaped_known;
+	if (known < 0) {
+		char comm[32] = "";
+		int fd = open("/proc/1/comm", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, comm, sizeof comm - 1) : -1;
+		if (fd >= 0)
+			(void)close(fd);
+		if (n > 0 && comm[n - 1] == '\n')
+			comm[n - 1] = '\0';
+		reaped_known = known = n > 0 && guard_reaping_init(comm);
+	}
+	return known == 1;
+}
+
 void guard_unwatch_start(struct guard *g, int exe)
 {
-	if (!g || g->fd < 0 || g->done || g->unwatch > 0 || exe < 0)
+	if (!g || g->fd < 0 || g->done || g->unwatch > 0 || exe < 0 || !orphans_reaped())
 		return;
 	int p[2];
 	sigset_t all, orig;

@@ -79,6 +79,13 @@ int guard_start(const struct strv *paths, const char *quarantine_dir, const stru
  * ms. Nothing when there is no live watch; a helper that cannot be started leaves that close
  * to us. */
 void guard_unwatch_start(struct guard *g, int exe);
+/* Whether an init of that name (/proc/1/comm) reaps the orphans it adopts: systemd, sysvinit's
+ * init, the container inits (tini, dumb-init, docker-init, catatonit, s6-svscan, runit,
+ * openrc-init). Only then is the helper above started: left to another init (a container's
+ * shell or `sleep infinity`, the agent itself) it would stay a zombie, one per run. */
+bool guard_reaping_init(const char *comm);
+/* Decide it instead of /proc/1/comm (the unit tests, whatever the host's init). */
+void guard_assume_reaped(bool yes);
 /* The fd to poll for reading (-1 when not live). */
 int guard_fd(const struct guard *g);
 /* Read what is pending; move aside what appeared and, with keep, restore what changed. How

@@ -96,10 +96,13 @@ static int ll_go(struct run_request *req, struct jail *j, const char *tmpdir,
 	long holder = 0;
 	int lk = sweep_lock(&lp.sweep, j->hf.state_dir, &sw, &busy, &holder, &e);
 	if (lk > 0) {
+		char who[48] = "its pid not written yet";
+		if (holder > 0)
+			snprintf(who, sizeof who, "agentjail pid %ld", holder);
 		err_set(&e, 0, busy,
-			"another run of this agent on the landlock backend (agentjail pid %ld) sweeps "
-			"this directory when it ends: two at once would move each other's files aside",
-			holder);
+			"another run of this agent on the landlock backend (%s) sweeps this directory "
+			"when it ends: two at once would move each other's files aside",
+			who);
 		err_hint(&e, "wait for that run to end, or run this one with --backend bwrap (its "
 			     "own directories are the workspace's there)");
 	}

@@ -72,7 +72,7 @@ bool review_named(const char *rel, const char *root, const struct strv *paths);
 /* The length of rel's prefix up to and including its first component named .git (any case),
  * 0 when it has none: "sub/.git/refs/x" → 8. A deletion below it (a ref, git's objects) is
  * applied only when named: removing them loses history, and a jail's `git gc` or `branch -D`
- * held back leaves a whole repository (doc/design.md §4e). */
+ * held back leaves a whole repository (doc/design.md §3c). */
 size_t review_git_dir_len(const char *rel);
 
 /* The mode a file or directory is applied with: its permission bits without setuid, setgid

@@ -274,7 +274,7 @@ check: deps-test
 # (lib.sh's aj_npm_shared, in AJ_SUITE_DIR) by a process started beside prove; 61, the
 # longest, runs its other checks meanwhile. The last line is the suite's wall time.
 CHECK_JOBS ?= 4
-CHECK_SEQ := tests/sh/08-etc-race.t tests/sh/64-rootonly.t
+CHECK_SEQ := tests/sh/08-etc-race.t tests/sh/08-host-race.t tests/sh/64-rootonly.t
 CHECK_FIRST := $(addprefix tests/sh/,61-agent-persist.t 99-container.t 98-landlock-agents.t \
 	89-secrets-claude.t 66-review.t 20-doctor.t 70-toolchains.t \
 	71-compat.t 41-real-agents.t 83-net-claude.t 96-escapes.t 97-opensandbox-run.t \

@@ -118,6 +118,8 @@ struct cmd_io {
 	const struct config *cfg; /* the run's, else loaded when asked (cc) */
 	struct cmd_config cc;
 	bool cc_loaded, cc_ok;
+	bool begun, recorded;     /* the start line said, the record begun: once, even when the
+				   * jail is built again (BACKEND_AGAIN) */
 };
 
 static void io_warn(void *arg, const char *line)
@@ -191,8 +193,9 @@ static void io_violation(void *arg, const struct violation *v)
 static void io_started(void *arg, const struct bw_plan *plan, const char *bwrap)
 {
 	struct cmd_io *c = arg;
-	if (!c->rec)
+	if (!c->rec || c->recorded)
 		return;
+	c->recorded = true;
 	if (c->req->resume)
 		(void)cmd_rec_attempt(c->rec, c->req->session_id, c->req->attempt_kind,
 				      &c->req->cmd, c->req->agent_session_id);
@@ -314,6 +317,9 @@ static int io_publish(void *arg, int chan, struct err *e)
 static void io_begin(void *arg)
 {
 	struct cmd_io *c = arg;
+	if (c->begun)
+		return;
+	c->begun = true;
 	runlines_start(c->req);
 }
 
@@ -419,6 +425,7 @@ int cmd_backend_jail(const struct backend *b, struct run_request *req, struct ja
 	struct cmd_io c;
 	struct backend_io io;
 	io_init(&c, &io, req, NULL, NULL, NULL);
+	req->host_retried = true; /* this prepared jail only: a failure is said, not retried */
 	int rc = req->dry_run ? b->dry_run(req, j, &io) : b->launch(req, j, &io);
 	io_free(&c);
 	return rc;

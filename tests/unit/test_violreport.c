@@ -150,13 +150,53 @@ static void not_in_view(void **state)
 	free(l);
 }
 
+/* bwrap's failure on a path the plan masks, which the host changed under it: built again */
+static void host_race(void **state)
+{
+	(void)state;
+	const char *masked[] = {"/etc/gshadow", "/usr/local/etc/app/key", "/etc/ssh/host_key"};
+	struct {
+		const char *text, *want;
+	} c[] = {
+		{"bwrap: Can't bind mount /oldroot/dev/null on /newroot/etc/gshadow: No such file or "
+		 "directory\n",
+		 "/etc/gshadow"},
+		{"bwrap: Can't bind mount /oldroot/dev/null on /newroot/etc/gshadow: Unable to remount "
+		 "destination \"/newroot/etc/gshadow\" with correct flags: Invalid argument\n",
+		 "/etc/gshadow"},
+		{"bwrap: Can't mkdir /usr/local/etc/app: Read-only file system\n", "/usr/local/etc/app"},
+		{"bwrap: Can't create file at /etc/gshadow: Read-only file system\n", "/etc/gshadow"},
+		{"bwrap: Can't mkdir /newroot/etc/ssh/host_key: Read-only file system\n",
+		 "/etc/ssh/host_key"},
+		/* not a masked path, or not this failure: said as it is */
+		{"bwrap: Can't bind mount /oldroot/dev/null on /newroot/etc/passwd: No such file or "
+		 "directory\n",
+		 NULL},
+		{"bwrap: Can't bind mount /oldroot/dev/null on /newroot/etc/gshadow-: No such file\n",
+		 NULL},
+		{"bwrap: Can't mkdir /usr/local/et: Read-only file system\n", NULL},
+		{"bwrap: Can't find source path /etc/gshadow: No such file or directory\n", NULL},
+		{"bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n", NULL},
+		{"not bwrap's\n", NULL},
+		{NULL, NULL},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		char *got = bwrapmsg_host_race(c[i].text, masked, 3);
+		if (!c[i].want)
+			assert_null(got);
+		else
+			assert_string_equal(got, c[i].want);
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bwrap_table),
 		cmocka_unit_test(find_line),
 		cmocka_unit_test(protected_why),
-		cmocka_unit_test(not_in_view),
+		cmocka_unit_test(not_in_view), cmocka_unit_test(host_race),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,6 +97,11 @@ struct backend_ext {
 	struct supervise_jail *jail; /* the session's control socket acts on it (ps, exec, stop) */
 };
 
+/* A launch's answer that is not an exit status: the bwrap jail could not be built because the
+ * host changed a file it masks while bwrap mounted over it (bwrapmsg_host_race); the run plans
+ * the jail again and launches it once more (backend_local_run), the same session. */
+#define BACKEND_AGAIN (-2)
+
 struct backend_io {
 	void *arg;
 	bool tty; /* stderr is a terminal */

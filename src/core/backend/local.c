@@ -87,10 +87,12 @@ int backend_local_run(const struct backend *b, struct run_request *req,
 		io->error(io->arg, &e);
 		return EXIT_USAGE;
 	}
-	struct jail j;
-	rc = prepare(req, &j, io, req->dry_run ? NULL : b->ahead);
-	if (rc == 0)
-		rc = req->dry_run ? b->dry_run(req, &j, io) : b->launch(req, &j, io);
-	jail_free(&j);
+	do { /* once more when the host changed a masked file under bwrap (BACKEND_AGAIN) */
+		struct jail j;
+		rc = prepare(req, &j, io, req->dry_run ? NULL : b->ahead);
+		if (rc == 0)
+			rc = req->dry_run ? b->dry_run(req, &j, io) : b->launch(req, &j, io);
+		jail_free(&j);
+	} while (rc == BACKEND_AGAIN);
 	return rc;
 }

@@ -107,6 +107,9 @@ struct run_request {
 	bool resume;              /* a rung of `agentjail resume`: an attempt of session_id */
 	int attempt_kind;         /* enum attempt_kind of that rung */
 	bool interrupted;         /* set by the run: agentjail itself got SIGTERM/SIGHUP/SIGINT */
+	/* the bwrap jail is being built once more, after the host replaced or removed a file it
+	 * masks while bwrap mounted it (BACKEND_AGAIN): a second such failure is reported */
+	bool host_retried;
 };
 
 /* The context the parser needs (plain values, from the host). */

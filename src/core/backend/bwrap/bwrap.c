@@ -10,6 +10,7 @@
 
 #include "core/backend/backend.h"
 #include "core/backend/bwrap/avail.h"
+#include "core/backend/bwrap/bwrapmsg.h"
 #include "core/backend/bwrap/jailreport.h"
 #include "core/backend/bwrap/launch.h"
 #include "core/backend/bwrap/netns.h"
@@ -244,6 +245,21 @@ static int bwrap_launch(struct run_request *req, struct jail *j, const struct ba
 	free(bwrap);
 	io->net_stop(io->arg); /* the proxy stopped, its events written, before the session ends */
 	review_end(req, j, io, &rr); /* the overlay is gone with the jail */
+	char *raced = lr == 0 && !r.started && !req->host_retried
+			      ? bwrapmsg_host_race(r.bwrap_stderr,
+						   (const char *const *)j->plan.deny_read.v,
+						   j->plan.deny_read.n)
+			      : NULL;
+	if (raced) { /* nothing ran: planned again, launched once more (backend.h) */
+		report_warn(io,
+			    "the host replaced or removed %s, which the jail masks, while bwrap "
+			    "mounted over it (a useradd, a package): building the jail again",
+			    raced);
+		free(raced);
+		launch_result_free(&r);
+		req->host_retried = true;
+		return BACKEND_AGAIN;
+	}
 	bool said = jailreport_bwrap(&r, io); /* bwrap's words, then its cause and fix */
 	if (lr < 0) {
 		io->error(io->arg, &e);

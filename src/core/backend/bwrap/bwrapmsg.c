@@ -2,7 +2,10 @@
 #include "core/backend/bwrap/bwrapmsg.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util/xalloc.h"
 
 #define PREFIX "bwrap: "
 
@@ -210,4 +213,39 @@ void bwrapmsg_translate(const char *line, size_t len, struct bwrapmsg *out)
 	out->kind = r->kind;
 	expand(r->cause, msg, mlen, path, pl, why, wlen, out->cause, sizeof out->cause);
 	expand(r->fix, msg, mlen, path, pl, why, wlen, out->fix, sizeof out->fix);
+}
+
+/* a is b, or a directory above b */
+static bool at_or_above(const char *a, size_t an, const char *b)
+{
+	return !strncmp(a, b, an) && (b[an] == '\0' || b[an] == '/');
+}
+
+char *bwrapmsg_host_race(const char *text, const char *const *masked, size_t n)
+{
+	size_t len;
+	const char *line = text ? bwrapmsg_find(text, &len) : NULL;
+	if (!line)
+		return NULL;
+	line += strlen(PREFIX);
+	len -= strlen(PREFIX);
+	static const char *const forms[] = {"Can't bind mount /oldroot/dev/null on ", "Can't mkdir ",
+					    "Can't create file at ", NULL};
+	const char *p = NULL;
+	for (size_t i = 0; forms[i] && !p; i++)
+		if (len > strlen(forms[i]) && !strncmp(line, forms[i], strlen(forms[i])))
+			p = line + strlen(forms[i]);
+	if (!p)
+		return NULL;
+	if (!strncmp(p, "/newroot/", 9))
+		p += 8;
+	const char *end = line + len;
+	const char *colon = memchr(p, ':', (size_t)(end - p));
+	if (!colon || colon == p || p[0] != '/')
+		return NULL;
+	size_t pn = (size_t)(colon - p);
+	for (size_t i = 0; i < n; i++)
+		if (at_or_above(p, pn, masked[i]))
+			return xstrndup(p, pn);
+	return NULL;
 }

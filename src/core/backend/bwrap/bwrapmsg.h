@@ -30,6 +30,16 @@ struct bwrapmsg {
  * and is a failure (its warnings are skipped), or NULL; *len its length without the newline. */
 const char *bwrapmsg_find(const char *text, size_t *len);
 
+/* Whether bwrap's failure (its stderr, text) is the host changing a path the plan masks while
+ * bwrap mounted over it: its line says it could not bind /dev/null over, or make, a path of
+ * `masked` (the plan's deny_read: the root-only files and the secrets it masks) or a directory
+ * above one. The plan had seen that file; a useradd that rewrote /etc/gshadow by rename in that
+ * window, or a package removing its root-only file, makes it go or change (bwrap's words: "No
+ * such file or directory", "Unable to remount destination", "Read-only file system" when it
+ * tries to make it in the read-only /etc: "Can't mkdir", "Can't create file at"). The path (without bwrap's /newroot), or NULL; the
+ * caller frees it. */
+char *bwrapmsg_host_race(const char *text, const char *const *masked, size_t n);
+
 /* Translate one bwrap line (with or without its "bwrap: " prefix and newline). kind BWM_NONE
  * when `line` is not bwrap's. */
 void bwrapmsg_translate(const char *line, size_t len, struct bwrapmsg *out);

@@ -16,6 +16,7 @@
 
 #include "core/jail/snapkeep.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -321,16 +322,6 @@ static void unwatch_forget(pid_t pid)
 		}
 }
 
-/* `exe __unwatch` (agentjail-init: it holds fd 1, here the inotify fd, until fd 0, a pipe
- * whose other end is ours, ends), started when the jail has ended, just before guard_disarm
- * (earlier, its exec took CPU from the jail's setup: 0.5-1.5 ms more in the quick runs). At
- * guard_disarm our own reference goes (not the last: no wait) and so does the pipe's end: the
- * helper's exit makes the last close, which waits for the kernel, while the checks after the
- * run go on; guard_free reaps it if it is done by then (unwatch_end). A vfork child: it shares our memory
- * until the exec, so every signal stays blocked (no handler of ours runs in it), and the
- * helper keeps them blocked, in a session of its own: neither the terminal's signals nor ours
- * end it early. It holds nothing else of ours. Any failure leaves the close to us, as without
- * a helper. */
 bool guard_reaping_init(const char *comm)
 {
 	static const char *const reapers[] = {"systemd", "init", "tini", "dumb-init",
@@ -356,11 +347,8 @@ static bool orphans_reaped(void)
 {
 	int known = reaped_known;
 	if (known < 0) {
-		char comm[32] = "";
-		int fd = open("/proc/1/comm", O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, comm, sizeof comm - 1) : -1;
-		if (fd >= 0)
-			(void)close(fd);
+		char comm[32];
+		ssize_t n = fs_read_small("/proc/1/comm", comm, sizeof comm);
 		if (n > 0 && comm[n - 1] == '\n')
 			comm[n - 1] = '\0';
 		reaped_known = known = n > 0 && guard_reaping_init(comm);
@@ -368,6 +356,16 @@ static bool orphans_reaped(void)
 	return known == 1;
 }
 
+/* `exe __unwatch` (agentjail-init: it holds fd 1, here the inotify fd, until fd 0, a pipe
+ * whose other end is ours, ends), started when the jail has ended, just before guard_disarm
+ * (earlier, its exec took CPU from the jail's setup: 0.5-1.5 ms more in the quick runs). At
+ * guard_disarm our own reference goes (not the last: no wait) and so does the pipe's end: the
+ * helper's exit makes the last close, which waits for the kernel, while the checks after the
+ * run go on; guard_free reaps it if it is done by then (unwatch_end). A vfork child: it shares our memory
+ * until the exec, so every signal stays blocked (no handler of ours runs in it), and the
+ * helper keeps them blocked, in a session of its own: neither the terminal's signals nor ours
+ * end it early. It holds nothing else of ours. Any failure leaves the close to us, as without
+ * a helper. */
 void guard_unwatch_start(struct guard *g, int exe)
 {
 	if (!g || g->fd < 0 || g->done || g->unwatch > 0 || exe < 0 || !orphans_reaped())

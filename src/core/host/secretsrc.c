@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -31,13 +32,6 @@ static char *describe_cmd(const struct secret_def *d)
 		sb_add_shquoted(&b, d->command.v[i]);
 	}
 	return sb_steal(&b);
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Run the command; its stdout into *out (at most SECRET_VALUE_MAX + 1 bytes kept). */
@@ -68,10 +62,10 @@ static int run_command(const struct secret_def *d, char **out, size_t *len, stru
 	}
 	size_t cap = SECRET_VALUE_MAX + 2, n = 0;
 	char *buf = xmalloc(cap);
-	long long end = now_ms() + SECRET_COMMAND_SECONDS * 1000LL;
+	long long end = clock_mono_ms() + SECRET_COMMAND_SECONDS * 1000LL;
 	bool timeout = false;
 	for (;;) {
-		long long left = end - now_ms();
+		long long left = end - clock_mono_ms();
 		struct pollfd pf = {.fd = p[0], .events = POLLIN};
 		if (left <= 0 || poll(&pf, 1, (int)left) == 0) {
 			timeout = true;

@@ -17,6 +17,7 @@
 
 #include "core/jail/initbin.h"
 #include "core/plan/initpath.h"
+#include "util/clock.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/path.h"
@@ -25,13 +26,6 @@
 
 #define HELPER_READY_MS 10000
 #define HELPER_EXIT_MS 2000
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Run agentjail-tls (fd `helper`) with argv and fds 3, 4 as given (-1: none), envp. */
 static pid_t spawn(int helper, char *const *argv, int fd3, int fd4, char *const *envp)
@@ -182,9 +176,9 @@ int tlshelper_start(const struct im_config *cfg, int ssh_listen, char *const *en
 	/* its answer */
 	uint8_t buf[ERR_FMT_MAX + 64];
 	struct pollfd pf = {.fd = h->ctl, .events = POLLIN};
-	long long end = mono_ms() + HELPER_READY_MS;
+	long long end = clock_mono_ms() + HELPER_READY_MS;
 	for (;;) {
-		long long left = end - mono_ms();
+		long long left = end - clock_mono_ms();
 		int r = left > 0 ? poll(&pf, 1, (int)left) : 0;
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -222,13 +216,13 @@ void tlshelper_reap(struct tlshelper *h)
 		(void)close(h->ctl);
 		h->ctl = -1;
 	}
-	long long end = mono_ms() + HELPER_EXIT_MS;
+	long long end = clock_mono_ms() + HELPER_EXIT_MS;
 	int st;
 	for (;;) {
 		pid_t r = waitpid(h->pid, &st, WNOHANG);
 		if (r == h->pid || (r < 0 && errno != EINTR))
 			break;
-		if (mono_ms() >= end) {
+		if (clock_mono_ms() >= end) {
 			(void)kill(h->pid, SIGKILL);
 			while (waitpid(h->pid, &st, 0) < 0 && errno == EINTR)
 				;

@@ -22,6 +22,7 @@
 
 #include "core/net/httpflow.h"
 #include "core/tls/tls_internal.h"
+#include "util/clock.h"
 #include "util/strbuf.h"
 
 #define TUN_BUF 16384
@@ -241,7 +242,7 @@ static void event(struct tun *t, bool allowed, enum net_proto proto, const char 
 		(void)snprintf(ev.addr, sizeof ev.addr, "%s", t->a->t.addr);
 		ev.bytes_up = t->cl.bytes;
 		ev.bytes_down = t->up.bytes;
-		ev.dur_ms = tls_mono_ms() - t->a->t.t0_mono_ms;
+		ev.dur_ms = clock_mono_ms() - t->a->t.t0_mono_ms;
 		(void)snprintf(ev.error, sizeof ev.error, "%s", t->error);
 		ev.failed = t->up_failed;
 	}
@@ -404,7 +405,7 @@ static void wait_io(struct tun *t)
 		pf[1].events |= POLLOUT;
 	int timeout = 1000;
 	if (!t->cl.hs || (!t->up.hs && !t->up_failed)) {
-		int64_t left = t->hs_deadline - tls_mono_ms();
+		int64_t left = t->hs_deadline - clock_mono_ms();
 		if (left <= 0) {
 			set_error(t, "TLS handshake: timeout");
 			t->done = true;
@@ -484,7 +485,7 @@ void *tls_tunnel_thread(void *arg)
 	struct tls_tunnel_arg *a = arg;
 	const struct im_config *cfg = &a->s->cfg;
 	struct tun t = {.s = a->s, .a = a, .cl = {.fd = a->conn.fd[0]}, .up = {.fd = a->conn.fd[1]},
-			.hs_deadline = tls_mono_ms() + TUN_HANDSHAKE_MS,
+			.hs_deadline = clock_mono_ms() + TUN_HANDSHAKE_MS,
 			/* the secrets' values, in the order of the inspect's secrets */
 			.fctx = {.in = &a->s->in, .host = a->t.host, .port = a->t.port,
 				 .tls = a->t.tls, .values = (const char *const *)cfg->values,

@@ -25,13 +25,6 @@ int64_t tls_wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int64_t tls_mono_ms(void)
-{
-	struct timespec ts;
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void tls_send_event(struct tls_srv *s, const struct net_event *ev)
 {
 	struct imsg m = {0};

@@ -74,7 +74,6 @@ void tls_conn_done(struct tls_srv *s, struct tls_conn *c);
 /* One decision to agentjail (a datagram of its own: threads send at once). */
 void tls_send_event(struct tls_srv *s, const struct net_event *ev);
 int64_t tls_wall_ms(void);
-int64_t tls_mono_ms(void);
 
 /* ---- inspect.c ---- */
 

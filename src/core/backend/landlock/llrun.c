@@ -23,6 +23,7 @@
 
 #include "core/confine/cgroup.h"
 #include "util/cleanup.h"
+#include "util/clock.h"
 #include "util/fs.h"
 #include "util/xalloc.h"
 
@@ -282,12 +283,6 @@ static void wait_some(const struct llrun_watch *w, int pidfd, int timeout_ms)
 		w->on_event(w->arg);
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static volatile sig_atomic_t got_term;
 static void on_term(int s) { got_term = s; }
@@ -358,8 +353,8 @@ int llrun_run(const struct ll_plan *p, const struct bw_limits *lim, char **cmd,
 				(void)kill(pid, got_term);
 				r->term_signal = got_term;
 				passed = true;
-				passed_at = mono_ms();
-			} else if (passed && !r->killed && mono_ms() - passed_at >= LLRUN_TERM_GRACE_MS) {
+				passed_at = clock_mono_ms();
+			} else if (passed && !r->killed && clock_mono_ms() - passed_at >= LLRUN_TERM_GRACE_MS) {
 				(void)kill(pid, SIGKILL); /* as the bwrap jail's stop (supervise.h) */
 				r->killed = true;
 			}

@@ -137,7 +137,8 @@ int st_none(struct err *e, const char *id)
 /* ---- statements ---- */
 
 /* Bind the arguments described by `types` to s: 's' a const char * (NULL binds NULL), 'i' an
- * int, 'L' a long long. */
+ * int, 'L' a long long, 'N' a long long that binds NULL when negative (an exit status not
+ * known). */
 static int st_vbind(struct store *st, sqlite3_stmt *s, const char *doing, struct err *e,
 		    const char *types, va_list ap)
 {
@@ -149,6 +150,9 @@ static int st_vbind(struct store *st, sqlite3_stmt *s, const char *doing, struct
 			       : sqlite3_bind_null(s, i + 1);
 		} else if (types[i] == 'i') {
 			rc = sqlite3_bind_int(s, i + 1, va_arg(ap, int));
+		} else if (types[i] == 'N') {
+			long long v = va_arg(ap, long long);
+			rc = v < 0 ? sqlite3_bind_null(s, i + 1) : sqlite3_bind_int64(s, i + 1, v);
 		} else {
 			rc = sqlite3_bind_int64(s, i + 1, va_arg(ap, long long));
 		}
@@ -585,19 +589,14 @@ int store_attempt_begin(struct store *st, const char *id, enum attempt_kind kind
 	return rc;
 }
 
-/* Bind the end's two updates (exit_status < 0 is stored as NULL: bound as text NULL). */
+/* Bind the end's two updates (exit_status < 0 is stored as NULL). */
 static int bind_end(struct store *st, sqlite3_stmt *a, sqlite3_stmt *s, const char *id, int n,
 		    const char *name, int exit_status, long long ended, const char *doing,
 		    struct err *e)
 {
 	long long ex = exit_status;
-	if (exit_status < 0)
-		return st_bind(st, a, doing, e, "ssLsi", name, NULL, ended, id, n) < 0 ||
-				       st_bind(st, s, doing, e, "ssLs", name, NULL, ended, id) < 0
-			       ? -1
-			       : 0;
-	return st_bind(st, a, doing, e, "sLLsi", name, ex, ended, id, n) < 0 ||
-			       st_bind(st, s, doing, e, "sLLs", name, ex, ended, id) < 0
+	return st_bind(st, a, doing, e, "sNLsi", name, ex, ended, id, n) < 0 ||
+			       st_bind(st, s, doing, e, "sNLs", name, ex, ended, id) < 0
 		       ? -1
 		       : 0;
 }

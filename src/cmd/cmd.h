@@ -123,6 +123,9 @@ void cmd_rec_violation(struct sess_rec *r, const char *kind, const char *path, c
 		       const char *moved);
 /* An event of another kind (--net ask's "net.ask", "net.answer"); r may be NULL. */
 void cmd_rec_event(struct sess_rec *r, const char *kind, const char *detail_json);
+/* The detail of an event someone asked for (session.exec, session.stop): who (uid, pid) and,
+ * when not NULL, what. A JSON string to free, or NULL. */
+char *cmd_who_detail(long uid, long pid, const char *what);
 /* The end: status shell-style; cmd_signal the signal the command died of; term_signal the one
  * agentjail received (then the session was killed). */
 void cmd_rec_end(struct sess_rec *r, int status, int cmd_signal, int term_signal);

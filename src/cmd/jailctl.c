@@ -2,7 +2,6 @@
 #include "cmd/jailctl.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,11 +61,7 @@ struct supervise_jail *jailctl_jail(struct jailctl *c)
 static void record(struct jailctl *c, const char *kind, const struct ctlsock_peer *p,
 		   const char *what)
 {
-	json_t *o = json_pack("{s:i, s:i}", "uid", (int)p->uid, "pid", (int)p->pid);
-	if (o && what)
-		json_object_set_new(o, "what", json_string(what));
-	char *d = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-	json_decref(o);
+	char *d = cmd_who_detail((long)p->uid, (long)p->pid, what);
 	cmd_rec_event(c->rec, kind, d);
 	free(d);
 }

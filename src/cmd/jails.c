@@ -325,10 +325,7 @@ int cmd_stop(int argc, char **argv)
 		return -rc;
 	if (rc == 1) { /* its agentjail ends it its usual way on SIGTERM (llrun.h) */
 		full = xstrdup(ls.id);
-		json_t *o = json_pack("{s:i, s:i, s:s}", "uid", (int)getuid(), "pid", (int)getpid(),
-				      "what", "agentjail stop");
-		char *d = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-		json_decref(o);
+		char *d = cmd_who_detail((long)getuid(), (long)getpid(), "agentjail stop");
 		struct err e = {0};
 		if (d && store_add_event(lst, ls.id, "session.stop", d, &e) < 0)
 			cmd_print_err(&e);

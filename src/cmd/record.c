@@ -116,6 +116,16 @@ void cmd_rec_violation(struct sess_rec *r, const char *kind, const char *path, c
 	free(d);
 }
 
+char *cmd_who_detail(long uid, long pid, const char *what)
+{
+	json_t *o = json_pack("{s:I, s:I}", "uid", (json_int_t)uid, "pid", (json_int_t)pid);
+	if (o && what)
+		json_object_set_new(o, "what", json_string(what));
+	char *d = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(o);
+	return d;
+}
+
 void cmd_rec_event(struct sess_rec *r, const char *kind, const char *detail_json)
 {
 	if (!r || !r->id)

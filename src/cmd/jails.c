@@ -17,6 +17,7 @@
 #include "core/jail/pty.h"
 #include "core/plan/ctlproto.h"
 #include "core/plan/execwire.h"
+#include "core/plan/policy.h"
 #include "core/session/sessfmt.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
@@ -71,10 +72,12 @@ static bool ll_session(const struct session *s)
 	if (s->status != SESS_RUNNING || !s->policy_json ||
 	    !store_proc_alive(s->pid, s->pid_start, NULL))
 		return false;
-	json_t *o = json_loads(s->policy_json, 0, NULL);
-	const char *b = json_string_value(json_object_get(o, "backend"));
-	bool ll = b && !strcmp(b, "landlock");
-	json_decref(o);
+	struct policy pol;
+	struct err e = {0};
+	if (policy_from_json(s->policy_json, &pol, &e) < 0)
+		return false; /* a policy it cannot read: not one it can say is Landlock's */
+	bool ll = pol.backend == BACKEND_LANDLOCK;
+	policy_free(&pol);
 	return ll;
 }
 

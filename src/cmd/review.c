@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "core/jail/pipeline.h"
+#include "core/plan/jstr.h"
 #include "core/review/changeset.h"
 #include "core/session/store.h"
 #include "util/cleanup.h"
@@ -433,24 +434,11 @@ static void show_change(const struct rvs *r, const struct rv_change *ch, struct 
 		flags(r, ch);
 }
 
-static json_t *jtext(const char *t)
-{
-	json_t *j = json_string(t);
-	if (j)
-		return j;
-	struct strbuf h = STRBUF_INIT;
-	for (const unsigned char *p = (const unsigned char *)t; *p; p++)
-		sb_addf(&h, "%02x", *p);
-	j = json_pack("{s:s}", "hex", sb_str(&h));
-	sb_free(&h);
-	return j;
-}
-
 static json_t *change_json(const struct rvs *r, const struct rv_change *ch,
 			   const struct rv_diffstat *st)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "path", jtext(ch->rel));
+	json_object_set_new(o, "path", jstr(ch->rel));
 	json_object_set_new(o, "change", json_string(op_word(ch)));
 	char k[2] = {ch->old_kind, 0};
 	json_object_set_new(o, "workspace_has", json_string(k));
@@ -470,13 +458,13 @@ static json_t *change_json(const struct rvs *r, const struct rv_change *ch,
 	json_object_set_new(o, "deletions", json_integer((json_int_t)st->del));
 	json_object_set_new(o, "binary", json_boolean(st->binary));
 	if (ch->target)
-		json_object_set_new(o, "target", jtext(ch->target));
+		json_object_set_new(o, "target", jstr(ch->target));
 	json_object_set_new(o, "protected", ch->guard == RV_FREE ? json_null()
 					    : json_string(ch->guard == RV_NEVER ? "never" : "named"));
 	if (ch->root)
-		json_object_set_new(o, "protected_root", jtext(ch->root));
+		json_object_set_new(o, "protected_root", jstr(ch->root));
 	json_object_set_new(o, "conflict", json_boolean(ch->conflict));
-	json_object_set_new(o, "refused", ch->why ? jtext(ch->why) : json_null());
+	json_object_set_new(o, "refused", ch->why ? jstr(ch->why) : json_null());
 	json_object_set_new(o, "bits_dropped", json_boolean(ch->bits_dropped));
 	(void)r;
 	return o;
@@ -575,7 +563,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (json) {
 		json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:s, s:b}", "session", r.s.id,
-				      "change_set", jtext(r.p.upper), "changes", arr, "truncated",
+				      "change_set", jstr(r.p.upper), "changes", arr, "truncated",
 				      set.truncated, "digest", digest, "running", running);
 		char *s = json_dumps(o, JSON_ENSURE_ASCII | JSON_INDENT(2));
 		if (s)
@@ -853,7 +841,7 @@ void cmd_review_show(const struct session *s, json_t *o)
 		json_object_set_new(o, "review",
 				    json_pack("{s:I, s:I, s:o, s:o, s:b}", "entries",
 					      (json_int_t)sz.entries, "bytes", (json_int_t)sz.bytes,
-					      "change_set", jtext(p.upper), "checkpoints", names,
+					      "change_set", jstr(p.upper), "checkpoints", names,
 					      "running", rv_busy(&p)));
 	} else {
 		_cleanup_free_ char *dir = fmt_clean(p.upper);

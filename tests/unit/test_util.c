@@ -15,6 +15,8 @@
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/fs.h"
+#include "util/hex.h"
+#include "core/plan/jstr.h"
 #include "util/uuid.h"
 #include "testutil.h"
 
@@ -150,6 +152,41 @@ static void mkdirs(void **state)
 	assert_int_equal(test_rm_tree(top), 0);
 }
 
+/* hex both ways, and jstr's two forms round trip (the bytes JSON cannot hold as hex) */
+static void hex_and_jstr(void **state)
+{
+	(void)state;
+	char out[9];
+	hex_encode("\x01\xab\xff/", 4, out);
+	assert_string_equal(out, "01abff2f");
+	char *s = hex_decode_str("2f6101");
+	assert_string_equal(s, "/a\x01");
+	free(s);
+	s = hex_decode_str("");
+	assert_string_equal(s, "");
+	free(s);
+	assert_null(hex_decode_str("2f6"));   /* odd */
+	assert_null(hex_decode_str("2F61"));  /* not what hex_encode writes */
+	assert_null(hex_decode_str("2f0061")); /* a NUL byte */
+	assert_null(hex_decode_str(" 2f6"));
+	static const char *const cases[] = {"plain", "", "caf\xc3\xa9", "bad\xff\xfename"};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		json_t *j = jstr(cases[i]);
+		assert_non_null(j);
+		assert_true(json_is_string(j) == (i < 3));
+		char *back = jstr_get(j);
+		assert_string_equal(back, cases[i]);
+		free(back);
+		json_decref(j);
+	}
+	json_t *h = json_pack("{s:s}", "hex", "62ff");
+	char *back = jstr_get(h);
+	assert_string_equal(back, "b\xff");
+	free(back);
+	json_decref(h);
+	assert_null(jstr_get(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,7 +195,7 @@ int main(void)
 		cmocka_unit_test(format_once),
 		cmocka_unit_test(uuid),
 		cmocka_unit_test(clock_monotonic),
-		cmocka_unit_test(mkdirs),
+		cmocka_unit_test(mkdirs), cmocka_unit_test(hex_and_jstr),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

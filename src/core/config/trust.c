@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/hex.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/path.h"
@@ -22,8 +23,7 @@ void trust_hash(const void *data, size_t len, char hex[65])
 	sha256_init(&c);
 	sha256_update(&c, data, len);
 	sha256_final(&c, d);
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	hex_encode(d, sizeof d, hex);
 }
 
 static char *store_path(const char *state_dir)

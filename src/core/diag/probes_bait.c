@@ -1,6 +1,7 @@
 /* probes, the host side: plant the bait before the jail starts (canary, listeners, sentinel,
  * variables), fill the probe context from it, remove it afterwards; look for survivors. */
 #include "core/diag/probes_internal.h"
+#include "util/hex.h"
 
 /* ======================================================================================= */
 /* Host side                                                                               */
@@ -47,8 +48,7 @@ static int random_token(char out[PROBE_TOKEN_LEN + 1], struct err *e)
 				       "cannot get random bytes for the bait token");
 		got += (size_t)n;
 	}
-	for (size_t i = 0; i < sizeof raw; i++)
-		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	hex_encode(raw, sizeof raw, out);
 	return 0;
 }
 

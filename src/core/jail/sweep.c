@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "util/hex.h"
 #include "util/fs.h"
 #include "util/path.h"
 #include "util/sha256.h"
@@ -204,8 +205,7 @@ static char *lock_path(const char *locks, const char *dir)
 	sha256_update(&c, dir, strlen(dir));
 	sha256_final(&c, h);
 	char hex[17];
-	for (size_t i = 0; i < 8; i++)
-		snprintf(hex + 2 * i, 3, "%02x", h[i]);
+	hex_encode(h, 8, hex);
 	return xasprintf("%s/sweep-%s", locks, hex);
 }
 

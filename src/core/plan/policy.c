@@ -8,6 +8,7 @@
 
 #include "core/plan/limits.h"
 #include "core/plan/httprules.h"
+#include "core/plan/jstr.h"
 #include "core/plan/netask.h"
 #include "core/plan/netrules.h"
 #include "core/plan/publish.h"
@@ -738,43 +739,6 @@ int policy_validate(const struct policy *p, const char *home, struct err *e)
 	if (check_env(p, e) < 0)
 		return -1;
 	return check_overlap(p, e);
-}
-
-/* A string as JSON; a path that is not valid UTF-8 (JSON cannot hold it) as {"hex": "2f…"}. */
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	size_t n = strlen(s);
-	char *hex = xmalloc(2 * n + 1);
-	for (size_t i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)s[i]);
-	j = json_pack("{s:s}", "hex", hex);
-	free(hex);
-	return j;
-}
-
-/* The string jstr made, or NULL when v is neither form. */
-static char *jstr_get(json_t *v)
-{
-	if (json_is_string(v))
-		return xstrdup(json_string_value(v));
-	const char *hex = json_string_value(json_object_get(v, "hex"));
-	size_t n = hex ? strlen(hex) : 1;
-	if (!hex || n % 2)
-		return NULL;
-	char *out = xmalloc(n / 2 + 1);
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned b;
-		if (sscanf(hex + 2 * i, "%2x", &b) != 1 || b == 0) {
-			free(out);
-			return NULL;
-		}
-		out[i] = (char)b;
-	}
-	out[n / 2] = '\0';
-	return out;
 }
 
 static json_t *strv_json(const struct strv *v)

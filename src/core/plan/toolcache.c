@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "core/plan/resolve.h"
+#include "util/hex.h"
 #include "util/cleanup.h"
 #include "util/path.h"
 #include "util/sha256.h"
@@ -35,8 +36,7 @@ char *toolcache_key(const char *workspace)
 	sha256_update(&c, workspace, strlen(workspace));
 	sha256_final(&c, d);
 	char hex[TOOLCACHE_KEY_HEX + 1];
-	for (size_t i = 0; i < TOOLCACHE_KEY_HEX / 2; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	hex_encode(d, TOOLCACHE_KEY_HEX / 2, hex);
 	return xstrdup(hex);
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/plan/relname.h"
 #include "core/review/review_internal.h"
+#include "util/hex.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/path.h"
@@ -683,9 +684,7 @@ void rv_set_digest(const struct rv_set *set, const struct strv *paths,
 	}
 	unsigned char d[32];
 	sha256_final(&h, d);
-	for (int i = 0; i < RV_DIGEST_LEN / 2; i++)
-		snprintf(out + 2 * i, 3, "%02x", d[i]);
-	out[RV_DIGEST_LEN] = '\0';
+	hex_encode(d, RV_DIGEST_LEN / 2, out);
 }
 
 int rv_record(struct rv_ctx *c, long long since_ns, struct err *e)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hex.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -52,17 +53,11 @@ void evdetail_set(json_t *o, const char *key, const char *s)
 	free(r);
 	size_t n = strlen(s);
 	char *hex = xmalloc(2 * n + 1);
-	for (size_t i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)s[i]);
+	hex_encode(s, n, hex);
 	char *k = xasprintf("%s_hex", key);
 	json_object_set_new(o, k, json_string(hex));
 	free(k);
 	free(hex);
-}
-
-static int nibble(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 char *evdetail_get(const json_t *o, const char *key)
@@ -70,22 +65,10 @@ char *evdetail_get(const json_t *o, const char *key)
 	char *k = xasprintf("%s_hex", key);
 	const char *hex = json_string_value(json_object_get(o, k));
 	free(k);
-	size_t n = hex ? strlen(hex) : 0;
-	if (hex && n > 0 && n % 2 == 0) {
-		char *out = xmalloc(n / 2 + 1);
-		size_t i = 0;
-		for (; i < n / 2; i++) {
-			int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-				break; /* not hex, or a NUL: not a file name we wrote */
-			out[i] = (char)(hi << 4 | lo);
-		}
-		if (i == n / 2) {
-			out[i] = '\0';
-			return out;
-		}
-		free(out);
-	}
+	/* not hex, or a NUL: not a file name we wrote (the readable form then) */
+	char *out = hex && *hex ? hex_decode_str(hex) : NULL;
+	if (out)
+		return out;
 	const char *v = json_string_value(json_object_get(o, key));
 	return v ? xstrdup(v) : NULL;
 }

@@ -2,6 +2,8 @@
  * store_open.c for opening the database and its migrations). */
 #include "core/session/store_internal.h"
 
+#include "core/plan/jstr.h"
+
 static const char *const status_names[] = {
 	[SESS_RUNNING] = "running", [SESS_EXITED] = "exited", [SESS_SIGNALLED] = "signalled",
 	[SESS_KILLED] = "killed",   [SESS_LOST] = "lost",
@@ -251,14 +253,7 @@ static char *argv_json(const struct strv *v)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < v->n; i++) {
-		json_t *j = json_string(v->v[i]);
-		if (!j) {
-			struct strbuf h = STRBUF_INIT;
-			for (const unsigned char *p = (const unsigned char *)v->v[i]; *p; p++)
-				sb_addf(&h, "%02x", *p);
-			j = json_pack("{s:s}", "hex", sb_str(&h));
-			sb_free(&h);
-		}
+		json_t *j = jstr(v->v[i]);
 		if (!j || json_array_append_new(a, j) < 0)
 			abort();
 	}
@@ -267,15 +262,6 @@ static char *argv_json(const struct strv *v)
 	if (!s)
 		abort();
 	return s;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
 }
 
 /* Parse what argv_json wrote; an element that is neither form is skipped. */
@@ -287,27 +273,9 @@ static void argv_parse(const char *text, struct strv *out)
 	size_t i;
 	json_t *el;
 	json_array_foreach(a, i, el) {
-		if (json_is_string(el)) {
-			strv_push(out, json_string_value(el));
-			continue;
-		}
-		const char *h = json_string_value(json_object_get(el, "hex"));
-		if (!h || strlen(h) % 2)
-			continue;
-		size_t n = strlen(h) / 2;
-		char *s = xmalloc(n + 1);
-		size_t k = 0;
-		for (; k < n; k++) {
-			int hi = hexval(h[2 * k]), lo = hexval(h[2 * k + 1]);
-			if (hi < 0 || lo < 0 || (hi | lo) == 0)
-				break;
-			s[k] = (char)(hi << 4 | lo);
-		}
-		s[k] = '\0';
-		if (k == n)
+		char *s = jstr_get(el);
+		if (s)
 			strv_push_take(out, s);
-		else
-			free(s);
 	}
 	json_decref(a);
 }

@@ -18,6 +18,7 @@
 
 #include "core/tls/tls_internal.h"
 #include "util/cleanup.h"
+#include "util/hex.h"
 #include "util/path.h"
 #include "util/xalloc.h"
 
@@ -284,8 +285,7 @@ int tls_ca_describe(const char *dir, char *out, size_t cap, struct err *e)
 	unsigned int n = 0;
 	char hex[65] = "";
 	if (X509_digest(x, EVP_sha256(), md, &n) == 1)
-		for (unsigned i = 0; i < n && i < 32; i++)
-			(void)snprintf(hex + 2 * i, 3, "%02x", md[i]);
+		hex_encode(md, n < 32 ? n : 32, hex);
 	bool expired = X509_cmp_current_time(X509_get0_notAfter(x)) < 0;
 	X509_free(x);
 	(void)snprintf(out, cap, "%s: \"%s\", %s %s, SHA-256 %s", cert, cn,

@@ -146,7 +146,8 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	" bytes_up, bytes_down, dur_ms, error, failed FROM net_events;"
 	"DROP TABLE net_events;"
 	"ALTER TABLE net_events_v7 RENAME TO net_events;"
-	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);",	/* 8: inspected hosts and the filtered ssh agent (issue 29, doc/design.md §4d): a request
+	"CREATE INDEX net_events_by_session ON net_events (session_id, seq);",
+	/* 8: inspected hosts and the filtered ssh agent (issue 29, doc/design.md §4d): a request
 	 * refused inside an inspected tunnel ('https') and a signature asked of the agent
 	 * ('ssh-agent'). SQLite changes a CHECK only by rebuilding the table. */
 	"CREATE TABLE net_events_v8 ("
